@@ -1,0 +1,50 @@
+# Darkroom Control Panel — the two commands a fresh machine needs are `make api` and `make test`.
+# Every target bootstraps .venv/ itself (re-installing only when pyproject.toml changes).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml 2>/dev/null | cut -c1-12)
+PORT ?= 5000
+PYTEST_ARGS ?=
+
+.PHONY: venv api test lint typecheck unit cluster operator bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+## api: run the product (embedded devcluster unless KUBECONFIG/--kubeconfig says otherwise)
+api: venv
+	@PORT=$(PORT) $(PY) scripts/run_api.py
+
+## test: lint, type-check and run the whole suite
+test: venv lint typecheck
+	@$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	@$(PY) -m ruff check .
+	@$(PY) -m ruff format --check .
+	@$(PY) -m importlinter.cli lint-imports 2>/dev/null || $(VENV)/bin/lint-imports
+
+typecheck: venv
+	@$(PY) -m mypy
+
+unit: venv
+	@$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+## cluster: devcluster alone in the foreground
+cluster: venv
+	@$(PY) -m devcluster serve --host 127.0.0.1 --port 6443 --data-dir .devcluster --kubeconfig .devcluster/kubeconfig
+
+## bench: performance tables (never part of the test suite)
+bench: venv
+	@$(PY) bench/devcluster.py
+
+clean:
+	rm -rf .devcluster .pytest_cache .mypy_cache .ruff_cache

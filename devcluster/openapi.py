@@ -1,0 +1,1155 @@
+"""OpenAPI v3 documents: ``/openapi/v3`` and ``/openapi/v3/api/v1``, ``/openapi/v3/apis/{group}/{version}``.
+
+kubectl 1.32 reads these for three things, and the documents are shaped for exactly those:
+
+* field-validation support (``k8s.io/cli-runtime/pkg/resource/query_param_verifier_v3.go``): for a
+  GVK it walks the paths of the GVK's group/version document and takes the *first* PATCH operation
+  whose ``x-kubernetes-group-version-kind`` equals the GVK; that operation must carry an
+  ``in: query`` ``fieldValidation`` parameter. Go map order is random, so every PATCH operation
+  tagged with a GVK (the item path and the ``/status`` path alike) carries it.
+* ``kubectl apply``'s patch type (``k8s.io/kubectl/pkg/cmd/apply/patcher.go``,
+  ``gvkSupportsPatchOpenAPIV3``): strategic merge patch is computed from these schemas only if the
+  first matching PATCH operation accepts ``application/strategic-merge-patch+json``. No operation
+  here lists that content type, so kubectl falls back (via OpenAPI v2, then its compiled-in Go types)
+  to strategic merge patches for built-in kinds and JSON merge patches for custom resources. The
+  server still *accepts* strategic merge patches for built-ins; they just are not advertised.
+* ``kubectl explain`` (``k8s.io/kubectl/pkg/explain/v2/templates/plaintext.tmpl``): finds the GVK
+  on an operation of ``/<prefix>/<resource>``, ``.../{name}``, ``.../namespaces/{namespace}/<resource>``
+  or ``.../{name}`` and then the ``components.schemas`` entry whose
+  ``x-kubernetes-group-version-kind`` list contains it. Custom resources get their CRD's
+  openAPIV3Schema; built-ins get a shallow schema (top-level fields with descriptions, nested
+  objects left open with ``x-kubernetes-preserve-unknown-fields``).
+
+Names mirror kube-apiserver: schema keys ``io.k8s.api.core.v1.ConfigMap`` /
+``com.example.deployments.v1alpha1.Darkroom``, operation ids ``patchCoreV1NamespacedConfigMap``,
+``x-kubernetes-action`` values ``get``/``list``/``post``/``put``/``patch``/``delete``/``deletecollection``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+
+from devcluster.resources import ResourceType
+
+OPENAPI_VERSION = "3.0.0"
+INFO = {"title": "Kubernetes", "version": "v1.32.0"}
+META = "io.k8s.apimachinery.pkg.apis.meta.v1"
+OBJECT_META = f"{META}.ObjectMeta"
+LIST_META = f"{META}.ListMeta"
+STATUS = f"{META}.Status"
+DELETE_OPTIONS = f"{META}.DeleteOptions"
+PATCH = f"{META}.Patch"
+SCALE = "io.k8s.api.autoscaling.v1.Scale"
+
+PATCH_CONTENT_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
+RESPONSE_CONTENT_TYPES = ("application/json", "application/yaml")
+LIST_RESPONSE_CONTENT_TYPES = ("application/json", "application/yaml", "application/json;stream=watch")
+
+_API_VERSION_DESCRIPTION = (
+    "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized "
+    "schemas to the latest internal value, and may reject unrecognized values. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+)
+_KIND_DESCRIPTION = (
+    "Kind is a string value representing the REST resource this object represents. Servers may infer this from the "
+    "endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+)
+_METADATA_DESCRIPTION = (
+    "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+_LIST_METADATA_DESCRIPTION = (
+    "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+)
+
+# Go package prefix of the built-in groups whose prefix is not io.k8s.api.<first label of group>.
+_BUILTIN_PACKAGES = {
+    "": "io.k8s.api.core",
+    "apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
+    "apiregistration.k8s.io": "io.k8s.kube-aggregator.pkg.apis.apiregistration",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# names
+
+
+def openapi_path(group_version: str) -> str:
+    """The key of ``group_version`` in ``/openapi/v3``: ``api/v1`` or ``apis/apps/v1``."""
+    return f"apis/{group_version}" if "/" in group_version else f"api/{group_version}"
+
+
+def group_version_for_path(path: str) -> str | None:
+    """Inverse of :func:`openapi_path` (leading ``/openapi/v3/`` or ``/`` tolerated); None if not a GV path."""
+    path = path.removeprefix("/openapi/v3").strip("/")
+    parts = path.split("/")
+    if len(parts) == 2 and parts[0] == "api" and parts[1]:
+        return parts[1]
+    if len(parts) == 3 and parts[0] == "apis" and parts[1] and parts[2]:
+        return f"{parts[1]}/{parts[2]}"
+    return None
+
+
+def schema_name(resource: ResourceType, kind: str | None = None) -> str:
+    """``components.schemas`` key of the resource's kind (or of ``kind`` in the same group/version)."""
+    kind = kind or resource.kind
+    if resource.is_custom:
+        package = ".".join(reversed(resource.group.split(".")))
+    elif resource.group in _BUILTIN_PACKAGES:
+        package = _BUILTIN_PACKAGES[resource.group]
+    else:
+        package = "io.k8s.api." + resource.group.split(".")[0]
+    return f"{package}.{resource.version}.{kind}"
+
+
+def _group_camel(group: str) -> str:
+    if not group:
+        return "Core"
+    words = group.removesuffix(".k8s.io").replace("-", ".").split(".")
+    return "".join(word[:1].upper() + word[1:] for word in words if word)
+
+
+def _id_base(resource: ResourceType) -> str:
+    return _group_camel(resource.group) + resource.version[:1].upper() + resource.version[1:]
+
+
+def _tag(resource: ResourceType) -> str:
+    camel = _group_camel(resource.group)
+    return f"{camel[:1].lower()}{camel[1:]}_{resource.version}"
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _ref_property(name: str, description: str, default: Any = None) -> dict[str, Any]:
+    """A property referring to another schema, wrapped in allOf as kube's v3 documents do."""
+    prop: dict[str, Any] = {"allOf": [_ref(name)]}
+    if default is not None:
+        prop["default"] = default
+    prop["description"] = description
+    return prop
+
+
+def _gvk(group: str, version: str, kind: str) -> dict[str, str]:
+    return {"group": group, "kind": kind, "version": version}
+
+
+# --------------------------------------------------------------------------------------------
+# parameters
+
+
+def _string_param(name: str, description: str, where: str = "query", required: bool = False) -> dict[str, Any]:
+    param: dict[str, Any] = {"name": name, "in": where, "description": description}
+    if required:
+        param["required"] = True
+    param["schema"] = {"type": "string", "uniqueItems": True}
+    return param
+
+
+def _typed_param(name: str, description: str, type_: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "description": description, "schema": {"type": type_, "uniqueItems": True}}
+
+
+_PARAMS: dict[str, dict[str, Any]] = {
+    "allowWatchBookmarks": _typed_param(
+        "allowWatchBookmarks",
+        'allowWatchBookmarks requests watch events with type "BOOKMARK". Servers that do not implement bookmarks may '
+        "ignore this flag and bookmarks are sent at the server's discretion.",
+        "boolean",
+    ),
+    "continue": _string_param(
+        "continue",
+        "The continue option should be set when retrieving more results from the server. Since this value is server "
+        "defined, clients may only use the continue value from a previous query result with identical query parameters "
+        "(except for the value of continue).",
+    ),
+    "dryRun": _string_param(
+        "dryRun",
+        "When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive "
+        "will result in an error response and no further processing of the request. Valid values are: - All: all dry run "
+        "stages will be processed",
+    ),
+    "fieldManager": _string_param(
+        "fieldManager",
+        "fieldManager is a name associated with the actor or entity that is making these changes. The value must be less "
+        "than or 128 characters long, and only contain printable characters, as defined by "
+        "https://golang.org/pkg/unicode/#IsPrint.",
+    ),
+    "fieldSelector": _string_param(
+        "fieldSelector", "A selector to restrict the list of returned objects by their fields. Defaults to everything."
+    ),
+    "fieldValidation": _string_param(
+        "fieldValidation",
+        "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown "
+        "or duplicate fields. Valid values are: - Ignore: This will ignore any unknown fields that are silently dropped "
+        "from the object, and will ignore all but the last duplicate field that the decoder encounters. - Warn: This will "
+        "send a warning via the standard warning response header for each unknown field that is dropped from the object, "
+        "and for each duplicate field that is encountered. The request will still succeed if there are no other errors, "
+        "and will only persist the last of any duplicate fields. This is the default in v1.23+ - Strict: This will fail "
+        "the request with a BadRequest error if any unknown fields would be dropped from the object, or if any duplicate "
+        "fields are present. The error returned from the server will contain all unknown and duplicate fields "
+        "encountered.",
+    ),
+    "force": _typed_param(
+        "force",
+        'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by other '
+        "people. Force flag must be unset for non-apply patch requests.",
+        "boolean",
+    ),
+    "gracePeriodSeconds": _typed_param(
+        "gracePeriodSeconds",
+        "The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero "
+        "indicates delete immediately. If this value is nil, the default grace period for the specified type will be used.",
+        "integer",
+    ),
+    "ignoreStoreReadErrorWithClusterBreakingPotential": _typed_param(
+        "ignoreStoreReadErrorWithClusterBreakingPotential",
+        "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with "
+        "a corrupt object error.",
+        "boolean",
+    ),
+    "labelSelector": _string_param(
+        "labelSelector", "A selector to restrict the list of returned objects by their labels. Defaults to everything."
+    ),
+    "limit": _typed_param(
+        "limit",
+        "limit is a maximum number of responses to return for a list call. If more items exist, the server will set the "
+        "`continue` field on the list metadata to a value that can be used with the same initial query to retrieve the "
+        "next set of results.",
+        "integer",
+    ),
+    "orphanDependents": _typed_param(
+        "orphanDependents",
+        "Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects "
+        'be orphaned. If true/false, the "orphan" finalizer will be added to/removed from the object\'s finalizers list.',
+        "boolean",
+    ),
+    "pretty": _string_param(
+        "pretty",
+        (
+            "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a "
+            "browser or command-line HTTP tool (curl and wget)."
+        ),
+    ),
+    "propagationPolicy": _string_param(
+        "propagationPolicy",
+        "Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not "
+        "both. Acceptable values are: 'Orphan', 'Background', 'Foreground'.",
+    ),
+    "resourceVersion": _string_param(
+        "resourceVersion",
+        "resourceVersion sets a constraint on what resource versions a request may be served from. Defaults to unset",
+    ),
+    "resourceVersionMatch": _string_param(
+        "resourceVersionMatch",
+        "resourceVersionMatch determines how resourceVersion is applied to list calls. It is highly recommended that "
+        "resourceVersionMatch be set for list calls where resourceVersion is set. Defaults to unset",
+    ),
+    "sendInitialEvents": _typed_param(
+        "sendInitialEvents",
+        "`sendInitialEvents=true` may be set together with `watch=true`. In that case, the watch stream will begin with "
+        "synthetic events to produce the current state of objects in the collection.",
+        "boolean",
+    ),
+    "timeoutSeconds": _typed_param(
+        "timeoutSeconds",
+        "Timeout for the list/watch call. This limits the duration of the call, regardless of any activity or inactivity.",
+        "integer",
+    ),
+    "watch": _typed_param(
+        "watch",
+        "Watch for changes to the described resources and return them as a stream of add, update, and remove "
+        "notifications. Specify resourceVersion.",
+        "boolean",
+    ),
+}
+
+_LIST_PARAMS = (
+    "allowWatchBookmarks",
+    "continue",
+    "fieldSelector",
+    "labelSelector",
+    "limit",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+    "watch",
+)
+_WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
+_PATCH_PARAMS = ("dryRun", "fieldManager", "fieldValidation", "force")
+_DELETE_PARAMS = (
+    "dryRun",
+    "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "orphanDependents",
+    "propagationPolicy",
+)
+_DELETECOLLECTION_PARAMS = (
+    "continue",
+    "dryRun",
+    "fieldSelector",
+    "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "labelSelector",
+    "limit",
+    "orphanDependents",
+    "propagationPolicy",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+)
+
+
+def _params(names: Iterable[str]) -> list[dict[str, Any]]:
+    return [copy.deepcopy(_PARAMS[name]) for name in names]
+
+
+def _name_param(kind: str, what: str = "") -> dict[str, Any]:
+    return _string_param("name", f"name of the {what or kind}", where="path", required=True)
+
+
+def _namespace_param() -> dict[str, Any]:
+    return _string_param("namespace", "object name and auth scope, such as for teams and projects", where="path", required=True)
+
+
+# --------------------------------------------------------------------------------------------
+# operations
+
+
+def _content(schema: str, content_types: Iterable[str]) -> dict[str, Any]:
+    return {content_type: {"schema": _ref(schema)} for content_type in content_types}
+
+
+def _responses(codes: Mapping[str, str], schema: str, content_types: Iterable[str] = RESPONSE_CONTENT_TYPES) -> dict[str, Any]:
+    responses: dict[str, Any] = {code: {"description": text, "content": _content(schema, content_types)} for code, text in codes.items()}
+    responses["401"] = {"description": "Unauthorized"}
+    return responses
+
+
+_OK = {"200": "OK"}
+_OK_CREATED = {"200": "OK", "201": "Created"}
+_OK_CREATED_ACCEPTED = {"200": "OK", "201": "Created", "202": "Accepted"}
+_OK_ACCEPTED = {"200": "OK", "202": "Accepted"}
+
+
+def _operation(
+    resource: ResourceType,
+    *,
+    operation_id: str,
+    description: str,
+    action: str,
+    gvk: dict[str, str],
+    parameters: Iterable[str] = (),
+    request_body: dict[str, Any] | None = None,
+    responses: dict[str, Any],
+) -> dict[str, Any]:
+    op: dict[str, Any] = {"tags": [_tag(resource)], "description": description, "operationId": operation_id}
+    params = _params(parameters)
+    if params:
+        op["parameters"] = params
+    if request_body is not None:
+        op["requestBody"] = request_body
+    op["responses"] = responses
+    op["x-kubernetes-action"] = action
+    op["x-kubernetes-group-version-kind"] = dict(gvk)
+    return op
+
+
+def _body(schema: str) -> dict[str, Any]:
+    return {"content": _content(schema, RESPONSE_CONTENT_TYPES), "required": True}
+
+
+def _patch_body() -> dict[str, Any]:
+    return {"content": _content(PATCH, PATCH_CONTENT_TYPES), "required": True}
+
+
+def resource_paths(resource: ResourceType) -> dict[str, dict[str, Any]]:
+    """The paths (with operations) kube-apiserver documents for one resource."""
+    kind = resource.kind
+    gvk = _gvk(resource.group, resource.version, kind)
+    schema = schema_name(resource)
+    list_schema = schema_name(resource, resource.list_kind)
+    base = _id_base(resource)
+    scope = "Namespaced" if resource.namespaced else ""
+    prefix = resource.path_prefix()
+    collection = f"{prefix}/namespaces/{{namespace}}/{resource.plural}" if resource.namespaced else f"{prefix}/{resource.plural}"
+    item = f"{collection}/{{name}}"
+    scope_params = [_namespace_param()] if resource.namespaced else []
+    pretty = _params(["pretty"])
+    is_namespace = resource.group == "" and resource.plural == "namespaces"
+    deleted_schema = schema if resource.returns_deleted_object and not resource.is_custom and not is_namespace else STATUS
+
+    def op_id(verb: str, infix: str = "", suffix: str = "") -> str:
+        return f"{verb}{base}{infix}{scope}{kind}{suffix}"
+
+    paths: dict[str, dict[str, Any]] = {}
+
+    collection_ops: dict[str, Any] = {
+        "get": _operation(
+            resource,
+            operation_id=op_id("list"),
+            description=f"list or watch objects of kind {kind}",
+            action="list",
+            gvk=gvk,
+            parameters=_LIST_PARAMS,
+            responses=_responses(_OK, list_schema, LIST_RESPONSE_CONTENT_TYPES),
+        ),
+        "post": _operation(
+            resource,
+            operation_id=op_id("create"),
+            description=f"create a {kind}",
+            action="post",
+            gvk=gvk,
+            parameters=_WRITE_PARAMS,
+            request_body=_body(schema),
+            responses=_responses(_OK_CREATED_ACCEPTED, schema),
+        ),
+    }
+    if not is_namespace:
+        collection_ops["delete"] = _operation(
+            resource,
+            operation_id=op_id("delete", "Collection"),
+            description=f"delete collection of {kind}",
+            action="deletecollection",
+            gvk=gvk,
+            parameters=_DELETECOLLECTION_PARAMS,
+            request_body={"content": _content(DELETE_OPTIONS, RESPONSE_CONTENT_TYPES)},
+            responses=_responses(_OK, STATUS),
+        )
+    paths[collection] = {**collection_ops, "parameters": [*scope_params, *pretty]}
+
+    paths[item] = {
+        "get": _operation(
+            resource,
+            operation_id=op_id("read"),
+            description=f"read the specified {kind}",
+            action="get",
+            gvk=gvk,
+            responses=_responses(_OK, schema),
+        ),
+        "put": _operation(
+            resource,
+            operation_id=op_id("replace"),
+            description=f"replace the specified {kind}",
+            action="put",
+            gvk=gvk,
+            parameters=_WRITE_PARAMS,
+            request_body=_body(schema),
+            responses=_responses(_OK_CREATED, schema),
+        ),
+        "delete": _operation(
+            resource,
+            operation_id=op_id("delete"),
+            description=f"delete a {kind}",
+            action="delete",
+            gvk=gvk,
+            parameters=_DELETE_PARAMS,
+            request_body={"content": _content(DELETE_OPTIONS, RESPONSE_CONTENT_TYPES)},
+            responses=_responses(_OK_ACCEPTED, deleted_schema),
+        ),
+        "patch": _operation(
+            resource,
+            operation_id=op_id("patch"),
+            description=f"partially update the specified {kind}",
+            action="patch",
+            gvk=gvk,
+            parameters=_PATCH_PARAMS,
+            request_body=_patch_body(),
+            responses=_responses(_OK_CREATED, schema),
+        ),
+        "parameters": [_name_param(kind), *scope_params, *pretty],
+    }
+
+    if resource.namespaced:
+        paths[f"{prefix}/{resource.plural}"] = {
+            "get": _operation(
+                resource,
+                operation_id=f"list{base}{kind}ForAllNamespaces",
+                description=f"list or watch objects of kind {kind}",
+                action="list",
+                gvk=gvk,
+                responses=_responses(_OK, list_schema, LIST_RESPONSE_CONTENT_TYPES),
+            ),
+            "parameters": _params(sorted([*_LIST_PARAMS, "pretty"])),
+        }
+
+    def subresource(name: str, sub_gvk: dict[str, str], sub_schema: str) -> dict[str, Any]:
+        suffix = name.capitalize()
+        return {
+            "get": _operation(
+                resource,
+                operation_id=op_id("read", suffix=suffix),
+                description=f"read {name} of the specified {kind}",
+                action="get",
+                gvk=sub_gvk,
+                responses=_responses(_OK, sub_schema),
+            ),
+            "put": _operation(
+                resource,
+                operation_id=op_id("replace", suffix=suffix),
+                description=f"replace {name} of the specified {kind}",
+                action="put",
+                gvk=sub_gvk,
+                parameters=_WRITE_PARAMS,
+                request_body=_body(sub_schema),
+                responses=_responses(_OK_CREATED, sub_schema),
+            ),
+            "patch": _operation(
+                resource,
+                operation_id=op_id("patch", suffix=suffix),
+                description=f"partially update {name} of the specified {kind}",
+                action="patch",
+                gvk=sub_gvk,
+                parameters=_PATCH_PARAMS,
+                request_body=_patch_body(),
+                responses=_responses(_OK_CREATED, sub_schema),
+            ),
+            "parameters": [_name_param(sub_gvk["kind"]), *scope_params, *pretty],
+        }
+
+    if resource.status_subresource:
+        paths[f"{item}/status"] = subresource("status", gvk, schema)
+    if resource.scale_subresource:
+        paths[f"{item}/scale"] = subresource("scale", _gvk("autoscaling", "v1", "Scale"), SCALE)
+    if is_namespace:
+        paths[f"{item}/finalize"] = {
+            "put": _operation(
+                resource,
+                operation_id=op_id("replace", suffix="Finalize"),
+                description=f"replace finalize of the specified {kind}",
+                action="put",
+                gvk=gvk,
+                parameters=_WRITE_PARAMS,
+                request_body=_body(schema),
+                responses=_responses(_OK_CREATED, schema),
+            ),
+            "parameters": [_name_param(kind), *pretty],
+        }
+    return paths
+
+
+# --------------------------------------------------------------------------------------------
+# schemas
+
+
+def _open_object(description: str) -> dict[str, Any]:
+    return {"description": description, "type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+def _string(description: str, **extra: Any) -> dict[str, Any]:
+    return {"description": description, "type": "string", **extra}
+
+
+def _string_map(description: str, **item: Any) -> dict[str, Any]:
+    return {"description": description, "type": "object", "additionalProperties": {"type": "string", "default": "", **item}}
+
+
+def _object_list(description: str) -> dict[str, Any]:
+    return {"description": description, "type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+
+
+_SPEC = (
+    "Spec defines the desired behavior of the object. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"
+)
+_STATUS = (
+    "Most recently observed status of the object. Populated by the system. Read-only. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"
+)
+_RULES = "Rules holds all the PolicyRules for this role."
+_SUBJECTS = "Subjects holds references to the objects the role applies to."
+_ROLE_REF = (
+    "RoleRef can only reference a role. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable."
+)
+
+
+def _spec_status(spec: bool = True, status: bool = True) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if spec:
+        fields["spec"] = _open_object(_SPEC)
+    if status:
+        fields["status"] = _open_object(_STATUS)
+    return fields
+
+
+# (group, kind) -> (description, top-level fields besides apiVersion/kind/metadata, required fields).
+_BUILTIN_SCHEMAS: dict[tuple[str, str], tuple[str, dict[str, Any], tuple[str, ...]]] = {
+    ("", "Namespace"): ("Namespace provides a scope for Names. Use of multiple namespaces is optional.", _spec_status(), ()),
+    ("", "ConfigMap"): (
+        "ConfigMap holds configuration data for pods to consume.",
+        {
+            "binaryData": _string_map(
+                "BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. "
+                "BinaryData can contain byte sequences that are not in the UTF-8 range.",
+                format="byte",
+            ),
+            "data": _string_map(
+                "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. "
+                "Values with non-UTF-8 byte sequences must use the BinaryData field."
+            ),
+            "immutable": {
+                "description": (
+                    "Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object "
+                    "metadata can be modified)."
+                ),
+                "type": "boolean",
+            },
+        },
+        (),
+    ),
+    ("", "Secret"): (
+        "Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less "
+        "than MaxSecretSize bytes.",
+        {
+            "data": _string_map(
+                "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The "
+                "serialized form of the secret data is a base64 encoded string.",
+                format="byte",
+            ),
+            "immutable": {
+                "description": (
+                    "Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object "
+                    "metadata can be modified)."
+                ),
+                "type": "boolean",
+            },
+            "stringData": _string_map(
+                "stringData allows specifying non-binary secret data in string form. It is provided as a write-only input "
+                "field for convenience. All keys and values are merged into the data field on write."
+            ),
+            "type": _string("Used to facilitate programmatic handling of secret data."),
+        },
+        (),
+    ),
+    ("", "Service"): (
+        "Service is a named abstraction of software service (for example, mysql) consisting of local port (for example "
+        "3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.",
+        _spec_status(),
+        (),
+    ),
+    ("", "Event"): (
+        "Event is a report of an event somewhere in the cluster.",
+        {
+            "action": _string("What action was taken/failed regarding to the Regarding object."),
+            "count": {"description": "The number of times this event has occurred.", "type": "integer", "format": "int32"},
+            "eventTime": _string("Time when this Event was first observed.", format="date-time"),
+            "firstTimestamp": _string(
+                "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", format="date-time"
+            ),
+            "involvedObject": _open_object("The object that this event is about."),
+            "lastTimestamp": _string("The time at which the most recent occurrence of this event was recorded.", format="date-time"),
+            "message": _string("A human-readable description of the status of this operation."),
+            "reason": _string(
+                "This should be a short, machine understandable string that gives the reason for the transition into "
+                "the object's current status."
+            ),
+            "related": _open_object("Optional secondary object for more complex actions."),
+            "reportingComponent": _string("Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`."),
+            "reportingInstance": _string("ID of the controller instance, e.g. `kubelet-xyzf`."),
+            "series": _open_object("Data about the Event series this event represents or nil if it's a singleton Event."),
+            "source": _open_object("The component reporting this event. Should be a short machine understandable string."),
+            "type": _string("Type of this event (Normal, Warning), new types could be added in the future"),
+        },
+        ("metadata", "involvedObject"),
+    ),
+    ("", "Pod"): (
+        "Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.",
+        _spec_status(),
+        (),
+    ),
+    ("", "ServiceAccount"): (
+        "ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an "
+        "identity * a principal that can be authenticated and authorized * a set of secrets",
+        {
+            "automountServiceAccountToken": {
+                "description": (
+                    "AutomountServiceAccountToken indicates whether pods running as this service account should have an "
+                    "API token automatically mounted."
+                ),
+                "type": "boolean",
+            },
+            "imagePullSecrets": _object_list(
+                "ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any "
+                "images in pods that reference this ServiceAccount."
+            ),
+            "secrets": _object_list(
+                "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."
+            ),
+        },
+        (),
+    ),
+    ("apps", "Deployment"): ("Deployment enables declarative updates for Pods and ReplicaSets.", _spec_status(), ()),
+    ("networking.k8s.io", "Ingress"): (
+        "Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. "
+        "An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, "
+        "offer name based virtual hosting etc.",
+        _spec_status(),
+        (),
+    ),
+    ("networking.k8s.io", "NetworkPolicy"): (
+        "NetworkPolicy describes what network traffic is allowed for a set of Pods",
+        _spec_status(status=False),
+        (),
+    ),
+    ("coordination.k8s.io", "Lease"): ("Lease defines a lease concept.", _spec_status(status=False), ()),
+    ("rbac.authorization.k8s.io", "Role"): (
+        "Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.",
+        {"rules": _object_list(_RULES)},
+        (),
+    ),
+    ("rbac.authorization.k8s.io", "ClusterRole"): (
+        (
+            "ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by "
+            "a RoleBinding or ClusterRoleBinding."
+        ),
+        {
+            "aggregationRule": _open_object(
+                "AggregationRule is an optional field that describes how to build the Rules for this ClusterRole."
+            ),
+            "rules": _object_list(_RULES),
+        },
+        (),
+    ),
+    ("rbac.authorization.k8s.io", "RoleBinding"): (
+        "RoleBinding references a role, but does not contain it. It can reference a Role in the same namespace or a "
+        "ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which "
+        "namespace it exists in.",
+        {"roleRef": _open_object(_ROLE_REF), "subjects": _object_list(_SUBJECTS)},
+        ("roleRef",),
+    ),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (
+        "ClusterRoleBinding references a ClusterRole, but not contain it. It can reference a ClusterRole in the global "
+        "namespace, and adds who information via Subject.",
+        {"roleRef": _open_object(_ROLE_REF), "subjects": _object_list(_SUBJECTS)},
+        ("roleRef",),
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
+        "CustomResourceDefinition represents a resource that should be exposed on the API server. Its name MUST be in "
+        "the format <.spec.name>.<.spec.group>.",
+        {
+            "spec": _open_object("spec describes how the user wants the resources to appear"),
+            "status": _open_object("status indicates the actual state of the CustomResourceDefinition"),
+        },
+        ("spec",),
+    ),
+}
+
+
+def _type_meta_properties() -> dict[str, Any]:
+    return {"apiVersion": _string(_API_VERSION_DESCRIPTION), "kind": _string(_KIND_DESCRIPTION)}
+
+
+def kind_schema(resource: ResourceType) -> dict[str, Any]:
+    """The ``components.schemas`` entry of the resource's kind."""
+    gvk = [_gvk(resource.group, resource.version, resource.kind)]
+    metadata = _ref_property(OBJECT_META, _METADATA_DESCRIPTION, default={})
+    if resource.is_custom:
+        schema = copy.deepcopy(resource.schema) if resource.schema is not None else {}
+        schema.setdefault("type", "object")
+        properties = schema.setdefault("properties", {})
+        properties.update(_type_meta_properties())
+        properties["metadata"] = metadata
+        schema["x-kubernetes-group-version-kind"] = gvk
+        return schema
+    description, fields, required = _BUILTIN_SCHEMAS.get(
+        (resource.group, resource.kind), (f"{resource.kind} is a {resource.group_version} resource.", _spec_status(), ())
+    )
+    properties = {**_type_meta_properties(), "metadata": metadata, **copy.deepcopy(fields)}
+    schema = {"description": description, "type": "object", "properties": dict(sorted(properties.items()))}
+    if required:
+        schema["required"] = list(required)
+    schema["x-kubernetes-group-version-kind"] = gvk
+    return schema
+
+
+def list_schema(resource: ResourceType) -> dict[str, Any]:
+    """The ``components.schemas`` entry of the resource's List kind."""
+    return {
+        "description": f"{resource.list_kind} is a list of {resource.kind} objects.",
+        "type": "object",
+        "properties": {
+            "apiVersion": _string(_API_VERSION_DESCRIPTION),
+            "items": {
+                "description": f"List of {resource.plural}.",
+                "type": "array",
+                "items": {"allOf": [_ref(schema_name(resource))], "default": {}},
+            },
+            "kind": _string(_KIND_DESCRIPTION),
+            "metadata": _ref_property(LIST_META, _LIST_METADATA_DESCRIPTION, default={}),
+        },
+        "required": ["items"],
+        "x-kubernetes-group-version-kind": [_gvk(resource.group, resource.version, resource.list_kind)],
+    }
+
+
+def _time(description: str) -> dict[str, Any]:
+    return _ref_property(f"{META}.Time", description)
+
+
+def meta_schemas(group: str, version: str) -> dict[str, dict[str, Any]]:
+    """The apimachinery schemas every group/version document refers to."""
+    delete_options_gvks = [_gvk("", "v1", "DeleteOptions")]
+    if group:
+        delete_options_gvks.append(_gvk(group, version, "DeleteOptions"))
+    return {
+        f"{META}.DeleteOptions": {
+            "description": "DeleteOptions may be provided when deleting an API object.",
+            "type": "object",
+            "properties": {
+                "apiVersion": _string(_API_VERSION_DESCRIPTION),
+                "dryRun": {
+                    "description": "When present, indicates that modifications should not be persisted.",
+                    "type": "array",
+                    "items": {"type": "string", "default": ""},
+                    "x-kubernetes-list-type": "atomic",
+                },
+                "gracePeriodSeconds": {
+                    "description": "The duration in seconds before the object should be deleted.",
+                    "type": "integer",
+                    "format": "int64",
+                },
+                "ignoreStoreReadErrorWithClusterBreakingPotential": {
+                    "description": (
+                        "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow "
+                        "fails with a corrupt object error."
+                    ),
+                    "type": "boolean",
+                },
+                "kind": _string(_KIND_DESCRIPTION),
+                "orphanDependents": {"description": "Deprecated: please use the PropagationPolicy.", "type": "boolean"},
+                "preconditions": _ref_property(
+                    f"{META}.Preconditions",
+                    "Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.",
+                ),
+                "propagationPolicy": _string(
+                    "Whether and how garbage collection will be performed: 'Orphan', 'Background' or 'Foreground'."
+                ),
+            },
+            "x-kubernetes-group-version-kind": delete_options_gvks,
+        },
+        f"{META}.FieldsV1": {
+            "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.",
+            "type": "object",
+        },
+        f"{META}.ListMeta": {
+            "description": "ListMeta describes metadata that synthetic resources must have, including lists and various status objects.",
+            "type": "object",
+            "properties": {
+                "continue": _string("continue may be set if the user set a limit on the number of items returned."),
+                "remainingItemCount": {
+                    "description": (
+                        "remainingItemCount is the number of subsequent items in the list which are not included in this list response."
+                    ),
+                    "type": "integer",
+                    "format": "int64",
+                },
+                "resourceVersion": _string("String that identifies the server's internal version of this object."),
+                "selfLink": _string("Deprecated: selfLink is a legacy read-only field that is no longer populated by the system."),
+            },
+        },
+        f"{META}.ManagedFieldsEntry": {
+            "description": (
+                "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to."
+            ),
+            "type": "object",
+            "properties": {
+                "apiVersion": _string("APIVersion defines the version of this resource that this field set applies to."),
+                "fieldsType": _string(
+                    "FieldsType is the discriminator for the different fields format and version. There is currently only"
+                    ' one possible value: "FieldsV1"'
+                ),
+                "fieldsV1": _ref_property(
+                    f"{META}.FieldsV1", 'FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.'
+                ),
+                "manager": _string("Manager is an identifier of the workflow managing these fields."),
+                "operation": _string(
+                    "Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only "
+                    "valid values for this field are 'Apply' and 'Update'."
+                ),
+                "subresource": _string(
+                    "Subresource is the name of the subresource used to update that object, or empty string if the object"
+                    " was updated through the main resource."
+                ),
+                "time": _time("Time is the timestamp of when the ManagedFields entry was added."),
+            },
+        },
+        f"{META}.ObjectMeta": {
+            "description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
+            "type": "object",
+            "properties": {
+                "annotations": _string_map(
+                    "Annotations is an unstructured key value map stored with a resource that may be set by external tools "
+                    "to store and retrieve arbitrary metadata. More info: "
+                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations"
+                ),
+                "creationTimestamp": _time("CreationTimestamp is a timestamp representing the server time when this object was created."),
+                "deletionGracePeriodSeconds": {
+                    "description": (
+                        "Number of seconds allowed for this object to gracefully terminate before it will be removed from the system."
+                    ),
+                    "type": "integer",
+                    "format": "int64",
+                },
+                "deletionTimestamp": _time("DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted."),
+                "finalizers": {
+                    "description": (
+                        "Must be empty before the object is deleted from the registry. Each entry is an identifier for the "
+                        "responsible component that will remove the entry from the list."
+                    ),
+                    "type": "array",
+                    "items": {"type": "string", "default": ""},
+                    "x-kubernetes-list-type": "set",
+                },
+                "generateName": _string(
+                    "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name "
+                    "field has not been provided."
+                ),
+                "generation": {
+                    "description": (
+                        "A sequence number representing a specific generation of the desired state. Populated by the system. Read-only."
+                    ),
+                    "type": "integer",
+                    "format": "int64",
+                },
+                "labels": _string_map(
+                    "Map of string keys and values that can be used to organize and categorize (scope and select) objects. "
+                    "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels"
+                ),
+                "managedFields": {
+                    "description": "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.",
+                    "type": "array",
+                    "items": {"allOf": [_ref(f"{META}.ManagedFieldsEntry")], "default": {}},
+                    "x-kubernetes-list-type": "atomic",
+                },
+                "name": _string(
+                    "Name must be unique within a namespace. Is required when creating resources, although some resources "
+                    "may allow a client to request the generation of an appropriate name automatically. Cannot be updated. "
+                    "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+                ),
+                "namespace": _string(
+                    "Namespace defines the space within which each name must be unique. An empty namespace is equivalent to "
+                    'the "default" namespace, but "default" is the canonical representation. Cannot be updated. More info: '
+                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces"
+                ),
+                "ownerReferences": {
+                    "description": (
+                        "List of objects depended by this object. If ALL objects in the list have been deleted, this object "
+                        "will be garbage collected."
+                    ),
+                    "type": "array",
+                    "items": {"allOf": [_ref(f"{META}.OwnerReference")], "default": {}},
+                    "x-kubernetes-list-map-keys": ["uid"],
+                    "x-kubernetes-list-type": "map",
+                },
+                "resourceVersion": _string(
+                    "An opaque value that represents the internal version of this object that can be used by clients to "
+                    "determine when objects have changed. Populated by the system. Read-only."
+                ),
+                "selfLink": _string("Deprecated: selfLink is a legacy read-only field that is no longer populated by the system."),
+                "uid": _string(
+                    "UID is the unique in time and space value for this object. It is typically generated by the server on "
+                    "successful creation of a resource and is not allowed to change on PUT operations. Populated by the system. Read-only."
+                ),
+            },
+        },
+        f"{META}.OwnerReference": {
+            "description": (
+                "OwnerReference contains enough information to let you identify an owning object. An owning object "
+                "must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace "
+                "field."
+            ),
+            "type": "object",
+            "properties": {
+                "apiVersion": _string("API version of the referent."),
+                "blockOwnerDeletion": {
+                    "description": (
+                        'If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted '
+                        "from the key-value store until this reference is removed."
+                    ),
+                    "type": "boolean",
+                },
+                "controller": {"description": "If true, this reference points to the managing controller.", "type": "boolean"},
+                "kind": _string("Kind of the referent."),
+                "name": _string("Name of the referent."),
+                "uid": _string("UID of the referent."),
+            },
+            "required": ["apiVersion", "kind", "name", "uid"],
+            "x-kubernetes-map-type": "atomic",
+        },
+        f"{META}.Patch": {
+            "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
+            "type": "object",
+        },
+        f"{META}.Preconditions": {
+            "description": "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.",
+            "type": "object",
+            "properties": {"resourceVersion": _string("Specifies the target ResourceVersion"), "uid": _string("Specifies the target UID.")},
+        },
+        f"{META}.Status": {
+            "description": "Status is a return value for calls that don't return other objects.",
+            "type": "object",
+            "properties": {
+                "apiVersion": _string(_API_VERSION_DESCRIPTION),
+                "code": {"description": "Suggested HTTP return code for this status, 0 if not set.", "type": "integer", "format": "int32"},
+                "details": _ref_property(
+                    f"{META}.StatusDetails",
+                    (
+                        "Extended data associated with the reason. Each reason may define its own extended details. This "
+                        "field is optional and the data returned is not guaranteed to conform to any schema except that "
+                        "defined by the reason type."
+                    ),
+                ),
+                "kind": _string(_KIND_DESCRIPTION),
+                "message": _string("A human-readable description of the status of this operation."),
+                "metadata": _ref_property(LIST_META, _LIST_METADATA_DESCRIPTION, default={}),
+                "reason": _string('A machine-readable description of why this operation is in the "Failure" status.'),
+                "status": _string('Status of the operation. One of: "Success" or "Failure".'),
+            },
+            "x-kubernetes-group-version-kind": [_gvk("", "v1", "Status")],
+        },
+        f"{META}.StatusCause": {
+            "description": (
+                "StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered."
+            ),
+            "type": "object",
+            "properties": {
+                "field": _string("The field of the resource that has caused this error, as named by its JSON serialization."),
+                "message": _string("A human-readable description of the cause of the error."),
+                "reason": _string("A machine-readable description of the cause of the error."),
+            },
+        },
+        f"{META}.StatusDetails": {
+            "description": (
+                "StatusDetails is a set of additional properties that MAY be set by the server to provide additional "
+                "information about a response."
+            ),
+            "type": "object",
+            "properties": {
+                "causes": {
+                    "description": "The Causes array includes more details associated with the StatusReason failure.",
+                    "type": "array",
+                    "items": {"allOf": [_ref(f"{META}.StatusCause")], "default": {}},
+                    "x-kubernetes-list-type": "atomic",
+                },
+                "group": _string("The group attribute of the resource associated with the status StatusReason."),
+                "kind": _string("The kind attribute of the resource associated with the status StatusReason."),
+                "name": _string(
+                    "The name attribute of the resource associated with the status StatusReason (when there is a single "
+                    "name which can be described)."
+                ),
+                "retryAfterSeconds": {
+                    "description": "If specified, the time in seconds before the operation should be retried.",
+                    "type": "integer",
+                    "format": "int32",
+                },
+                "uid": _string("UID of the resource. (when there is a single resource which can be described)."),
+            },
+        },
+        f"{META}.Time": {
+            "description": "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.",
+            "type": "string",
+            "format": "date-time",
+        },
+    }
+
+
+def scale_schemas() -> dict[str, dict[str, Any]]:
+    """autoscaling/v1 Scale, which ``/scale`` subresources read and write."""
+    return {
+        SCALE: {
+            "description": "Scale represents a scaling request for a resource.",
+            "type": "object",
+            "properties": {
+                "apiVersion": _string(_API_VERSION_DESCRIPTION),
+                "kind": _string(_KIND_DESCRIPTION),
+                "metadata": _ref_property(OBJECT_META, _METADATA_DESCRIPTION, default={}),
+                "spec": _ref_property(f"{SCALE}Spec", "spec defines the behavior of the scale.", default={}),
+                "status": _ref_property(f"{SCALE}Status", "status is the current status of the scale. Read-only.", default={}),
+            },
+            "x-kubernetes-group-version-kind": [_gvk("autoscaling", "v1", "Scale")],
+        },
+        f"{SCALE}Spec": {
+            "description": "ScaleSpec describes the attributes of a scale subresource.",
+            "type": "object",
+            "properties": {
+                "replicas": {
+                    "description": "replicas is the desired number of instances for the scaled object.",
+                    "type": "integer",
+                    "format": "int32",
+                }
+            },
+        },
+        f"{SCALE}Status": {
+            "description": "ScaleStatus represents the current status of a scale subresource.",
+            "type": "object",
+            "properties": {
+                "replicas": {
+                    "description": "replicas is the actual number of observed instances of the scaled object.",
+                    "type": "integer",
+                    "format": "int32",
+                },
+                "selector": _string("selector is the label query over pods that should match the replicas count."),
+            },
+            "required": ["replicas"],
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# documents
+
+
+def group_version_document(group_version: str, resources: Iterable[ResourceType]) -> dict[str, Any]:
+    """``/openapi/v3/api/v1`` or ``/openapi/v3/apis/{group}/{version}`` for the resources in ``group_version``.
+
+    ``resources`` may hold other group/versions too; only those in ``group_version`` are described.
+    """
+    selected = sorted((r for r in resources if r.group_version == group_version), key=lambda r: r.plural)
+    group, _, version = group_version.rpartition("/")
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = meta_schemas(group, version)
+    for resource in selected:
+        paths.update(resource_paths(resource))
+        schemas[schema_name(resource)] = kind_schema(resource)
+        schemas[schema_name(resource, resource.list_kind)] = list_schema(resource)
+        if resource.scale_subresource:
+            schemas.update(scale_schemas())
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": dict(INFO),
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "schemas": dict(sorted(schemas.items())),
+            "securitySchemes": {
+                "BearerToken": {"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header"}
+            },
+        },
+        "security": [{"BearerToken": []}],
+    }
+
+
+def root_document(group_versions: Iterable[str], hashes: Mapping[str, str]) -> dict[str, Any]:
+    """``/openapi/v3``: where each group/version document lives, with its hash for cache busting.
+
+    ``hashes`` maps a group/version (``v1``, ``apps/v1``) to :func:`document_hash` of its document;
+    a group/version without a hash gets a URL without the ``hash`` query parameter.
+    """
+    paths: dict[str, Any] = {}
+    for group_version in sorted(set(group_versions), key=openapi_path):
+        url = f"/openapi/v3/{openapi_path(group_version)}"
+        digest = hashes.get(group_version)
+        paths[openapi_path(group_version)] = {"serverRelativeURL": f"{url}?hash={digest}" if digest else url}
+    return {"paths": paths}
+
+
+def document_hash(document: Mapping[str, Any]) -> str:
+    """Upper-case hex sha512 of the document's canonical JSON (sorted keys), as kube's ``?hash=`` and ETag."""
+    return hashlib.sha512(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest().upper()

@@ -1,0 +1,878 @@
+"""Server-side Table printing (``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``).
+
+Mirrors kube-apiserver:
+
+* built-in kinds: the column definitions and cell formats of
+  ``k8s.io/kubernetes/pkg/printers/internalversion/printers.go``; the server always prints "wide"
+  (``GenerateOptions{Wide: true}``), so priority-1 columns are included and clients hide them;
+* kinds without a printer there (roles, clusterroles, customresourcedefinitions, ...): the
+  default table convertor of ``k8s.io/apiserver/pkg/registry/rest`` (``Name``, ``Created At``);
+* custom resources: ``apiextensions-apiserver/pkg/registry/customresource/tableconvertor``
+  (``Name`` + the CRD version's additionalPrinterColumns, or ``Age`` when it declares none);
+* the Table envelope: ``columnDefinitions`` is ``null`` when headers are suppressed (watch events
+  after the first), and ``includeObject`` shapes ``rows[].object`` like ``handlers/response.go``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any
+
+from devcluster import jsonpath
+from devcluster.resources import ResourceType
+
+__all__ = ["Column", "columns_for", "human_duration", "table"]
+
+Cell = Callable[[dict[str, Any], datetime], Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    format: str
+    description: str
+    priority: int
+    cell: Cell
+
+    def definition(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "format": self.format, "description": self.description, "priority": self.priority}
+
+
+# ---------------------------------------------------------------------------------------------
+# Durations and timestamps
+# ---------------------------------------------------------------------------------------------
+
+
+def human_duration(seconds: float) -> str:
+    """``k8s.io/apimachinery/pkg/util/duration.HumanDuration``."""
+    whole = int(seconds)  # Go truncates toward zero
+    if whole < -1:
+        return "<invalid>"
+    if whole < 0:
+        return "0s"
+    if whole < 60 * 2:
+        return f"{whole}s"
+    minutes = whole // 60
+    if minutes < 10:
+        s = whole % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 60 * 3:
+        return f"{minutes}m"
+    hours = whole // 3600
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
+
+
+_RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+def _parse_time(value: Any) -> datetime | None:
+    """Go ``time.Parse(time.RFC3339, value)`` (fractional seconds allowed); None if unparseable."""
+    if not isinstance(value, str):
+        return None
+    m = _RFC3339.match(value)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    micro = int((m.group(7)[1:] + "000000")[:6]) if m.group(7) else 0
+    zone = m.group(8)
+    if zone == "Z":
+        tz = UTC
+    else:
+        sign = 1 if zone[0] == "+" else -1
+        hh, mm = int(zone[1:3]), int(zone[4:6])
+        if hh > 23 or mm > 59:
+            return None
+        tz = timezone(sign * timedelta(hours=hh, minutes=mm))
+    try:
+        return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    except ValueError:
+        return None
+
+
+def _aware(now: datetime) -> datetime:
+    return now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+
+
+def _since(value: Any, now: datetime) -> str:
+    """``translateTimestampSince``: "<unknown>" for a zero (absent) timestamp."""
+    ts = _parse_time(value)
+    if ts is None:
+        return "<unknown>"
+    return human_duration((_aware(now) - ts).total_seconds())
+
+
+def _age(obj: dict[str, Any], now: datetime) -> str:
+    return _since(_meta(obj).get("creationTimestamp"), now)
+
+
+def _created_at(obj: dict[str, Any], now: datetime) -> str:
+    ts = _parse_time(_meta(obj).get("creationTimestamp"))
+    if ts is None:
+        return "0001-01-01T00:00:00Z"
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ---------------------------------------------------------------------------------------------
+# Go fmt-style printing (for "string" printer columns)
+# ---------------------------------------------------------------------------------------------
+
+
+def _go_float(f: float) -> str:
+    """``fmt.Sprint(float64)``: strconv 'g', shortest digits, %e form when the exponent is < -4 or >= 6."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    _sign, digit_tuple, exponent = Decimal(repr(abs(f))).as_tuple()
+    digits = "".join(str(d) for d in digit_tuple).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    # decimal point position relative to the start of the (unstripped) digits
+    dp = len(digit_tuple) + exponent
+    stripped_leading = len(digits) - len(digits.lstrip("0"))
+    digits = digits.lstrip("0")
+    dp -= stripped_leading
+    nd = len(digits)
+    prefix = "-" if f < 0 else ""
+    exp = dp - 1
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if nd > 1 else "")
+        esign = "+" if exp >= 0 else "-"
+        return f"{prefix}{mantissa}e{esign}{abs(exp):02d}"
+    if dp <= 0:
+        return f"{prefix}0.{'0' * -dp}{digits}"
+    if dp >= nd:
+        return f"{prefix}{digits}{'0' * (dp - nd)}"
+    return f"{prefix}{digits[:dp]}.{digits[dp:]}"
+
+
+def _go_sprint(value: Any, top: bool = True) -> str:
+    if value is None:
+        return "<no value>" if top else "<nil>"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_sprint(value[k], False)}" for k in sorted(value, key=lambda k: str(k).encode())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_sprint(v, False) for v in value) + "]"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Descriptions (k8s.io/api SwaggerDoc strings)
+# ---------------------------------------------------------------------------------------------
+
+_NAME_DOC = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to "
+    "request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and "
+    "configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+_CREATION_DOC = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in "
+    "happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+_CONTAINERS_DOC = "Names of each container in the template."
+_IMAGES_DOC = "Images referenced by each container in the template."
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else int(value) if isinstance(value, float) else 0
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _name(obj: dict[str, Any], now: datetime) -> Any:
+    return _str(_meta(obj).get("name"))
+
+
+def _col(name: str, type_: str, description: str, cell: Cell, *, priority: int = 0, format_: str = "") -> Column:
+    return Column(name=name, type=type_, format=format_, description=description, priority=priority, cell=cell)
+
+
+def _name_col(priority: int = 0) -> Column:
+    return _col("Name", "string", _NAME_DOC, _name, priority=priority, format_="name")
+
+
+def _age_col() -> Column:
+    return _col("Age", "string", _CREATION_DOC, _age)
+
+
+# ---------------------------------------------------------------------------------------------
+# Label helpers (labels.FormatLabels, metav1.LabelSelectorAsSelector(...).String())
+# ---------------------------------------------------------------------------------------------
+
+
+def _format_labels(labels: Any) -> str:
+    items = _dict(labels)
+    text = ",".join(f"{k}={items[k]}" for k in sorted(items))
+    return text or "<none>"
+
+
+def _selector_string(selector: Any) -> str | None:
+    """``LabelSelectorAsSelector(sel).String()``; None when the selector is invalid."""
+    if not isinstance(selector, dict):
+        return ""
+    reqs: list[tuple[str, str]] = []
+    for key, value in sorted(_dict(selector.get("matchLabels")).items()):
+        reqs.append((key, f"{key}={value}"))
+    for expr in _list(selector.get("matchExpressions")):
+        if not isinstance(expr, dict):
+            return None
+        key, op, values = _str(expr.get("key")), expr.get("operator"), [str(v) for v in _list(expr.get("values"))]
+        if op in ("In", "NotIn"):
+            if not values:
+                return None
+            word = " in " if op == "In" else " notin "
+            reqs.append((key, f"{key}{word}({','.join(sorted(values))})"))
+        elif op == "Exists":
+            reqs.append((key, key))
+        elif op == "DoesNotExist":
+            reqs.append((key, f"!{key}"))
+        else:
+            return None
+    reqs.sort(key=lambda r: r[0])
+    return ",".join(text for _, text in reqs)
+
+
+def _format_label_selector(selector: Any) -> str:
+    """``metav1.FormatLabelSelector``."""
+    text = _selector_string(selector if selector is not None else {})
+    if text is None:
+        return "<error>"
+    return text or "<none>"
+
+
+def _containers(template_spec: Any) -> tuple[str, str]:
+    containers = [c for c in _list(_get(template_spec, "containers")) if isinstance(c, dict)]
+    return ",".join(_str(c.get("name")) for c in containers), ",".join(_str(c.get("image")) for c in containers)
+
+
+def _lb_status(ingress: Any) -> str:
+    found: set[str] = set()
+    for entry in _list(ingress):
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("ip"):
+            found.add(str(entry["ip"]))
+        elif entry.get("hostname"):
+            found.add(str(entry["hostname"]))
+    return ",".join(sorted(found))
+
+
+# ---------------------------------------------------------------------------------------------
+# Built-in printers
+# ---------------------------------------------------------------------------------------------
+
+
+def _pod_summary(pod: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """``printPod``: READY, STATUS, RESTARTS and the wide columns."""
+    spec, status = _dict(pod.get("spec")), _dict(pod.get("status"))
+    restarts = restartable_restarts = 0
+    total = len(_list(spec.get("containers")))
+    ready = 0
+    last_restart: datetime | None = None
+    last_restartable_restart: datetime | None = None
+
+    phase = _str(status.get("phase"))
+    reason = phase
+    if status.get("reason"):
+        reason = _str(status.get("reason"))
+    conditions = [c for c in _list(status.get("conditions")) if isinstance(c, dict)]
+    for cond in conditions:
+        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+
+    init_specs = [c for c in _list(spec.get("initContainers")) if isinstance(c, dict)]
+    init_by_name = {_str(c.get("name")): c for c in init_specs}
+    for c in init_specs:
+        if c.get("restartPolicy") == "Always":
+            total += 1
+
+    def later(current: datetime | None, container: dict[str, Any]) -> datetime | None:
+        terminated = _get(container, "lastState", "terminated")
+        if isinstance(terminated, dict):
+            finished = _parse_time(terminated.get("finishedAt"))
+            if finished is not None and (current is None or current < finished):
+                return finished
+        return current
+
+    initializing = False
+    for i, container in enumerate(c for c in _list(status.get("initContainerStatuses")) if isinstance(c, dict)):
+        restarts += _int(container.get("restartCount"))
+        last_restart = later(last_restart, container)
+        restartable = _dict(init_by_name.get(_str(container.get("name")))).get("restartPolicy") == "Always"
+        if restartable:
+            restartable_restarts += _int(container.get("restartCount"))
+            last_restartable_restart = later(last_restartable_restart, container)
+        state = _dict(container.get("state"))
+        terminated, waiting = state.get("terminated"), state.get("waiting")
+        if isinstance(terminated, dict) and _int(terminated.get("exitCode")) == 0:
+            continue
+        if restartable and container.get("started") is True:
+            if container.get("ready") is True:
+                ready += 1
+            continue
+        if isinstance(terminated, dict):
+            if not terminated.get("reason"):
+                if _int(terminated.get("signal")) != 0:
+                    reason = f"Init:Signal:{_int(terminated.get('signal'))}"
+                else:
+                    reason = f"Init:ExitCode:{_int(terminated.get('exitCode'))}"
+            else:
+                reason = "Init:" + _str(terminated.get("reason"))
+        elif isinstance(waiting, dict) and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = "Init:" + _str(waiting.get("reason"))
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+
+    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True" for c in conditions)
+    if not initializing or initialized:
+        restarts = restartable_restarts
+        last_restart = last_restartable_restart
+        has_running = False
+        for container in reversed([c for c in _list(status.get("containerStatuses")) if isinstance(c, dict)]):
+            restarts += _int(container.get("restartCount"))
+            last_restart = later(last_restart, container)
+            state = _dict(container.get("state"))
+            terminated, waiting = state.get("terminated"), state.get("waiting")
+            if isinstance(waiting, dict) and waiting.get("reason"):
+                reason = _str(waiting.get("reason"))
+            elif isinstance(terminated, dict) and terminated.get("reason"):
+                reason = _str(terminated.get("reason"))
+            elif isinstance(terminated, dict):
+                if _int(terminated.get("signal")) != 0:
+                    reason = f"Signal:{_int(terminated.get('signal'))}"
+                else:
+                    reason = f"ExitCode:{_int(terminated.get('exitCode'))}"
+            elif container.get("ready") is True and state.get("running") is not None:
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            pod_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+            reason = "Running" if pod_ready else "NotReady"
+
+    deleting = _meta(pod).get("deletionTimestamp") is not None
+    if deleting and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif deleting and phase not in ("Failed", "Succeeded"):
+        reason = "Terminating"
+
+    restarts_text = str(restarts)
+    if restarts != 0 and last_restart is not None:
+        restarts_text = f"{restarts} ({human_duration((_aware(now) - last_restart).total_seconds())} ago)"
+
+    pod_ips = [p for p in _list(status.get("podIPs")) if isinstance(p, dict)]
+    pod_ip = _str(pod_ips[0].get("ip")) if pod_ips else ""
+    gates = [g for g in _list(spec.get("readinessGates")) if isinstance(g, dict)]
+    gates_text = "<none>"
+    if gates:
+        true_count = 0
+        for gate in gates:
+            for cond in conditions:
+                if cond.get("type") == gate.get("conditionType"):
+                    if cond.get("status") == "True":
+                        true_count += 1
+                    break
+        gates_text = f"{true_count}/{len(gates)}"
+    return {
+        "ready": f"{ready}/{total}",
+        "status": reason,
+        "restarts": restarts_text,
+        "ip": pod_ip or "<none>",
+        "node": _str(spec.get("nodeName")) or "<none>",
+        "nominated": _str(status.get("nominatedNodeName")) or "<none>",
+        "gates": gates_text,
+    }
+
+
+def _pod_cell(key: str) -> Cell:
+    return lambda obj, now: _pod_summary(obj, now)[key]
+
+
+def _service_external_ip(svc: dict[str, Any]) -> str:
+    spec = _dict(svc.get("spec"))
+    external = [str(ip) for ip in _list(spec.get("externalIPs"))]
+    svc_type = _str(spec.get("type")) or "ClusterIP"
+    if svc_type in ("ClusterIP", "NodePort"):
+        return ",".join(external) if external else "<none>"
+    if svc_type == "LoadBalancer":
+        lb = _lb_status(_get(svc, "status", "loadBalancer", "ingress"))
+        if external:
+            return ",".join(([*lb.split(",")] if lb else []) + external)
+        return lb or "<pending>"
+    if svc_type == "ExternalName":
+        return _str(spec.get("externalName"))
+    return "<unknown>"
+
+
+def _service_cluster_ip(svc: dict[str, Any]) -> str:
+    spec = _dict(svc.get("spec"))
+    ips = _list(spec.get("clusterIPs"))
+    if not ips and spec.get("clusterIP"):
+        ips = [spec["clusterIP"]]
+    return str(ips[0]) if ips else "<none>"
+
+
+def _service_ports(svc: dict[str, Any]) -> str:
+    pieces = []
+    for port in _list(_get(svc, "spec", "ports")):
+        if not isinstance(port, dict):
+            continue
+        protocol = _str(port.get("protocol")) or "TCP"
+        if _int(port.get("nodePort")) > 0:
+            pieces.append(f"{_int(port.get('port'))}:{_int(port.get('nodePort'))}/{protocol}")
+        else:
+            pieces.append(f"{_int(port.get('port'))}/{protocol}")
+    return ",".join(pieces) or "<none>"
+
+
+def _deployment_selector(obj: dict[str, Any], now: datetime) -> str:
+    text = _selector_string(_get(obj, "spec", "selector"))
+    return "<invalid>" if text is None else text
+
+
+def _deployment_desired(obj: dict[str, Any]) -> int:
+    spec = _dict(obj.get("spec"))
+    return _int(spec["replicas"]) if "replicas" in spec and spec["replicas"] is not None else 1
+
+
+def _ingress_hosts(obj: dict[str, Any], now: datetime) -> str:
+    rules = [r for r in _list(_get(obj, "spec", "rules")) if isinstance(r, dict)]
+    hosts: list[str] = []
+    limit, more = 3, False
+    for rule in rules:
+        if len(hosts) == limit:
+            more = True
+        if not more and rule.get("host"):
+            hosts.append(_str(rule.get("host")))
+    if not hosts:
+        return "*"
+    text = ",".join(hosts)
+    return f"{text} + {len(rules) - limit} more..." if more else text
+
+
+def _event_times(obj: dict[str, Any], now: datetime) -> tuple[str, str, int]:
+    first = _since(obj.get("firstTimestamp"), now)
+    if _parse_time(obj.get("firstTimestamp")) is None:
+        first = _since(obj.get("eventTime"), now)
+    last = _since(obj.get("lastTimestamp"), now)
+    if _parse_time(obj.get("lastTimestamp")) is None:
+        last = first
+    count = _int(obj.get("count"))
+    series = obj.get("series")
+    if isinstance(series, dict):
+        last = _since(series.get("lastObservedTime"), now)
+        count = _int(series.get("count"))
+    elif count == 0:
+        count = 1
+    return last, first, count
+
+
+def _event_object(obj: dict[str, Any], now: datetime) -> str:
+    involved = _dict(obj.get("involvedObject"))
+    kind = _str(involved.get("kind")).lower()
+    name = _str(involved.get("name"))
+    return f"{kind}/{name}" if name else kind
+
+
+def _event_source(obj: dict[str, Any], now: datetime) -> str:
+    source = _dict(obj.get("source"))
+    component = _str(source.get("component")) or _str(obj.get("reportingComponent"))
+    host = _str(source.get("host")) or _str(obj.get("reportingInstance"))
+    return f"{component}, {host}" if host else component
+
+
+def _subjects(obj: dict[str, Any], kind: str) -> str:
+    names = []
+    for subject in _list(obj.get("subjects")):
+        if not isinstance(subject, dict) or subject.get("kind") != kind:
+            continue
+        if kind == "ServiceAccount":
+            names.append(f"{_str(subject.get('namespace'))}/{_str(subject.get('name'))}")
+        else:
+            names.append(_str(subject.get("name")))
+    return ", ".join(names)
+
+
+def _role_ref(obj: dict[str, Any], now: datetime) -> str:
+    ref = _dict(obj.get("roleRef"))
+    return f"{_str(ref.get('kind'))}/{_str(ref.get('name'))}"
+
+
+_SERVICE_SPEC_DOCS = {
+    "type": 'type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types',  # noqa: E501
+    "clusterIP": 'clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',  # noqa: E501
+    "externalIPs": "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.",  # noqa: E501
+    "ports": "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
+    "selector": "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",  # noqa: E501
+}
+_EVENT_DOCS = {
+    "involvedObject": "The object that this event is about.",
+    "reason": "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",  # noqa: E501
+    "message": "A human-readable description of the status of this operation.",
+    "source": "The component reporting this event. Should be a short machine understandable string.",
+    "firstTimestamp": "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+    "lastTimestamp": "The time at which the most recent occurrence of this event was recorded.",
+    "count": "The number of times this event has occurred.",
+    "type": "Type of this event (Normal, Warning), new types could be added in the future",
+    "fieldPath": 'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',  # noqa: E501
+}
+_POD_DOCS = {
+    "podIP": "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+    "nodeName": "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",  # noqa: E501
+    "nominatedNodeName": "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",  # noqa: E501
+    "readinessGates": 'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',  # noqa: E501
+}
+_SECRET_TYPE_DOC = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"
+_SECRET_DATA_DOC = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"  # noqa: E501
+_CONFIGMAP_DATA_DOC = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."  # noqa: E501
+_SA_SECRETS_DOC = 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret'  # noqa: E501
+_LEASE_HOLDER_DOC = "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field."  # noqa: E501
+_NETPOL_SELECTOR_DOC = "Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace."  # noqa: E501
+_ROLEBINDING_REF_DOC = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
+_CLUSTERROLEBINDING_REF_DOC = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
+
+
+def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
+    pods = [
+        _name_col(),
+        _col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic.", _pod_cell("ready")),
+        _col("Status", "string", "The aggregate status of the containers in this pod.", _pod_cell("status")),
+        _col(
+            "Restarts",
+            "string",
+            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+            _pod_cell("restarts"),
+        ),
+        _age_col(),
+        _col("IP", "string", _POD_DOCS["podIP"], _pod_cell("ip"), priority=1),
+        _col("Node", "string", _POD_DOCS["nodeName"], _pod_cell("node"), priority=1),
+        _col("Nominated Node", "string", _POD_DOCS["nominatedNodeName"], _pod_cell("nominated"), priority=1),
+        _col("Readiness Gates", "string", _POD_DOCS["readinessGates"], _pod_cell("gates"), priority=1),
+    ]
+    services = [
+        _name_col(),
+        _col("Type", "string", _SERVICE_SPEC_DOCS["type"], lambda o, n: _str(_get(o, "spec", "type")) or "ClusterIP"),
+        _col("Cluster-IP", "string", _SERVICE_SPEC_DOCS["clusterIP"], lambda o, n: _service_cluster_ip(o)),
+        _col("External-IP", "string", _SERVICE_SPEC_DOCS["externalIPs"], lambda o, n: _service_external_ip(o)),
+        _col("Port(s)", "string", _SERVICE_SPEC_DOCS["ports"], lambda o, n: _service_ports(o)),
+        _age_col(),
+        _col("Selector", "string", _SERVICE_SPEC_DOCS["selector"], lambda o, n: _format_labels(_get(o, "spec", "selector")), priority=1),
+    ]
+    ingresses = [
+        _name_col(),
+        _col(
+            "Class",
+            "string",
+            "The name of the IngressClass resource that should be used for additional configuration",
+            lambda o, n: _str(_get(o, "spec", "ingressClassName")) or "<none>",
+        ),
+        _col("Hosts", "string", "Hosts that incoming requests are matched against before the ingress rule", _ingress_hosts),
+        _col(
+            "Address",
+            "string",
+            "Address is a list containing ingress points for the load-balancer",
+            lambda o, n: _lb_status(_get(o, "status", "loadBalancer", "ingress")),
+        ),
+        _col("Ports", "string", "Ports of TLS configurations that open", lambda o, n: "80, 443" if _list(_get(o, "spec", "tls")) else "80"),
+        _age_col(),
+    ]
+    events = [
+        _col("Last Seen", "string", _EVENT_DOCS["lastTimestamp"], lambda o, n: _event_times(o, n)[0]),
+        _col("Type", "string", _EVENT_DOCS["type"], lambda o, n: _str(o.get("type"))),
+        _col("Reason", "string", _EVENT_DOCS["reason"], lambda o, n: _str(o.get("reason"))),
+        _col("Object", "string", _EVENT_DOCS["involvedObject"], _event_object),
+        _col("Subobject", "string", _EVENT_DOCS["fieldPath"], lambda o, n: _str(_get(o, "involvedObject", "fieldPath")), priority=1),
+        _col("Source", "string", _EVENT_DOCS["source"], _event_source, priority=1),
+        _col("Message", "string", _EVENT_DOCS["message"], lambda o, n: _str(o.get("message")).strip()),
+        _col("First Seen", "string", _EVENT_DOCS["firstTimestamp"], lambda o, n: _event_times(o, n)[1], priority=1),
+        _col("Count", "string", _EVENT_DOCS["count"], lambda o, n: _event_times(o, n)[2], priority=1),
+        _name_col(priority=1),
+    ]
+    namespaces = [
+        _name_col(),
+        _col("Status", "string", "The status of the namespace", lambda o, n: _str(_get(o, "status", "phase")) or "Active"),
+        _age_col(),
+    ]
+    secrets = [
+        _name_col(),
+        _col("Type", "string", _SECRET_TYPE_DOC, lambda o, n: _str(o.get("type")) or "Opaque"),
+        _col("Data", "string", _SECRET_DATA_DOC, lambda o, n: len(_dict(o.get("data")))),
+        _age_col(),
+    ]
+    service_accounts = [
+        _name_col(),
+        _col("Secrets", "string", _SA_SECRETS_DOC, lambda o, n: len(_list(o.get("secrets")))),
+        _age_col(),
+    ]
+    deployments = [
+        _name_col(),
+        _col(
+            "Ready",
+            "string",
+            "Number of the pod with ready state",
+            lambda o, n: f"{_int(_get(o, 'status', 'readyReplicas'))}/{_deployment_desired(o)}",
+        ),
+        _col(
+            "Up-to-date",
+            "string",
+            "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+            lambda o, n: _int(_get(o, "status", "updatedReplicas")),
+        ),
+        _col(
+            "Available",
+            "string",
+            "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+            lambda o, n: _int(_get(o, "status", "availableReplicas")),
+        ),
+        _age_col(),
+        _col("Containers", "string", _CONTAINERS_DOC, lambda o, n: _containers(_get(o, "spec", "template", "spec"))[0], priority=1),
+        _col("Images", "string", _IMAGES_DOC, lambda o, n: _containers(_get(o, "spec", "template", "spec"))[1], priority=1),
+        _col(
+            "Selector",
+            "string",
+            "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
+            _deployment_selector,
+            priority=1,
+        ),
+    ]
+    configmaps = [
+        _name_col(),
+        _col("Data", "string", _CONFIGMAP_DATA_DOC, lambda o, n: len(_dict(o.get("data"))) + len(_dict(o.get("binaryData")))),
+        _age_col(),
+    ]
+    network_policies = [
+        _name_col(),
+        _col("Pod-Selector", "string", _NETPOL_SELECTOR_DOC, lambda o, n: _format_label_selector(_get(o, "spec", "podSelector"))),
+        _age_col(),
+    ]
+
+    def bindings(ref_doc: str, noun: str) -> list[Column]:
+        return [
+            _name_col(),
+            _col("Role", "string", ref_doc, _role_ref),
+            _age_col(),
+            _col("Users", "string", f"Users in the {noun}", lambda o, n: _subjects(o, "User"), priority=1),
+            _col("Groups", "string", f"Groups in the {noun}", lambda o, n: _subjects(o, "Group"), priority=1),
+            _col("ServiceAccounts", "string", f"ServiceAccounts in the {noun}", lambda o, n: _subjects(o, "ServiceAccount"), priority=1),
+        ]
+
+    leases = [
+        _name_col(),
+        _col("Holder", "string", _LEASE_HOLDER_DOC, lambda o, n: _str(_get(o, "spec", "holderIdentity"))),
+        _age_col(),
+    ]
+    return {
+        ("", "pods"): pods,
+        ("", "services"): services,
+        ("networking.k8s.io", "ingresses"): ingresses,
+        ("", "events"): events,
+        ("", "namespaces"): namespaces,
+        ("", "secrets"): secrets,
+        ("", "serviceaccounts"): service_accounts,
+        ("apps", "deployments"): deployments,
+        ("", "configmaps"): configmaps,
+        ("networking.k8s.io", "networkpolicies"): network_policies,
+        ("rbac.authorization.k8s.io", "rolebindings"): bindings(_ROLEBINDING_REF_DOC, "roleBinding"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"): bindings(_CLUSTERROLEBINDING_REF_DOC, "clusterRoleBinding"),
+        ("coordination.k8s.io", "leases"): leases,
+    }
+
+
+_BUILTIN_COLUMNS = _builtin_columns()
+
+# rest.defaultTableConvertor: everything served without a dedicated printer (roles, clusterroles, CRDs).
+_DEFAULT_COLUMNS = [_name_col(), _col("Created At", "date", _CREATION_DOC, _created_at)]
+
+# ---------------------------------------------------------------------------------------------
+# Custom resources (apiextensions tableconvertor)
+# ---------------------------------------------------------------------------------------------
+
+
+def _custom_cell(compiled: jsonpath.Compiled, type_: str) -> Cell:
+    def cell(obj: dict[str, Any], now: datetime) -> Any:
+        try:
+            results = compiled.find_results(obj)
+        except (jsonpath.JSONPathError, RecursionError):
+            return None
+        if not results or not results[0]:
+            return None
+        value = results[0][0]
+        if type_ == "string":
+            return _go_sprint(value)
+        return _cell_for_json_value(type_, value, now)
+
+    return cell
+
+
+def _cell_for_json_value(type_: str, value: Any, now: datetime) -> Any:
+    if value is None:
+        return None
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if type_ == "integer" and is_number:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return int(value)
+    if type_ == "number" and is_number:
+        return float(value)
+    if type_ == "boolean" and isinstance(value, bool):
+        return value
+    if type_ == "string" and isinstance(value, str):
+        return value
+    if type_ == "date" and isinstance(value, str):
+        if value in ("", "null"):
+            return "<unknown>"
+        ts = _parse_time(value)
+        if ts is None:
+            return "<invalid>"
+        return human_duration((_aware(now) - ts).total_seconds())
+    return None
+
+
+def _custom_columns(resource: ResourceType) -> list[Column]:
+    printer_columns = list(resource.printer_columns) or [
+        {"name": "Age", "type": "date", "description": _CREATION_DOC, "jsonPath": ".metadata.creationTimestamp"}
+    ]
+    columns = [_name_col()]
+    for definition in printer_columns:
+        path = _str(definition.get("jsonPath"))
+        try:
+            compiled = jsonpath.parse("{" + path + "}")
+        except jsonpath.JSONPathError:
+            break  # kube keeps the columns parsed so far ("falling back to default printing")
+        type_ = _str(definition.get("type"))
+        description = _str(definition.get("description")) or f"Custom resource definition column (in JSONPath format): {path}"
+        columns.append(
+            Column(
+                name=_str(definition.get("name")),
+                type=type_,
+                format=_str(definition.get("format")),
+                description=description,
+                priority=_int(definition.get("priority")),
+                cell=_custom_cell(compiled, type_),
+            )
+        )
+    return columns
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------
+
+
+def columns_for(resource: ResourceType) -> list[Column]:
+    """The columns kube-apiserver prints for ``resource`` (all priorities; the server prints wide)."""
+    if resource.is_custom:
+        return _custom_columns(resource)
+    return list(_BUILTIN_COLUMNS.get((resource.group, resource.plural), _DEFAULT_COLUMNS))
+
+
+_POD_SUCCEEDED = [{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed successfully."}]
+_POD_FAILED = [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
+
+
+def _row_conditions(resource: ResourceType, obj: dict[str, Any]) -> list[dict[str, Any]] | None:
+    if resource.is_custom or resource.group != "" or resource.plural != "pods":
+        return None
+    phase = _get(obj, "status", "phase")
+    if phase == "Succeeded":
+        return [dict(c) for c in _POD_SUCCEEDED]
+    if phase == "Failed":
+        return [dict(c) for c in _POD_FAILED]
+    return None
+
+
+def table(
+    resource: ResourceType,
+    objects: list[dict[str, Any]],
+    *,
+    include_object: str,
+    now: datetime,
+    list_meta: dict[str, Any],
+    include_definitions: bool = True,
+    api_version: str = "meta.k8s.io/v1",
+) -> dict[str, Any]:
+    """A ``meta.k8s.io`` Table for ``objects``.
+
+    ``include_object`` is the ``includeObject`` query parameter: ``"Metadata"`` (or ``""``) puts a
+    PartialObjectMetadata in each row, ``"Object"`` the object itself, ``"None"`` a null ``object``
+    (Go's RawExtension marshals an empty object as ``null``). Anything else raises ValueError with
+    kube's BadRequest message. ``include_definitions=False`` (watch events after the first) gives
+    ``"columnDefinitions": null``, as kube's ``NoHeaders`` does.
+    """
+    if include_object not in ("", "Metadata", "Object", "None"):
+        raise ValueError(f"unrecognized includeObject value: {include_object!r}".replace("'", '"'))
+    columns = columns_for(resource)
+    rows = []
+    for obj in objects:
+        row: dict[str, Any] = {"cells": [column.cell(obj, now) for column in columns]}
+        conditions = _row_conditions(resource, obj)
+        if conditions:
+            row["conditions"] = conditions
+        if include_object == "Object":
+            row["object"] = obj
+        elif include_object == "None":
+            row["object"] = None
+        else:
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": _meta(obj)}
+        rows.append(row)
+    return {
+        "kind": "Table",
+        "apiVersion": api_version,
+        "metadata": list_meta,
+        "columnDefinitions": [column.definition() for column in columns] if include_definitions else None,
+        "rows": rows,
+    }

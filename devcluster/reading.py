@@ -1,0 +1,117 @@
+"""The read verbs with kube-apiserver semantics: get and list (selectors, pagination, resourceVersion).
+
+Lists are consistent snapshots: a ``continue`` token carries the revision of the first page, and
+later pages are served as of that revision from the store's history (410 Expired once the
+history no longer reaches back, with a fresh token for an inconsistent continuation, as
+kube-apiserver does). Called by ``serving.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from devcluster import errors
+from devcluster.errors import StatusError
+from devcluster.resources import ResourceType
+from devcluster.selectors import FieldSelector, LabelSelector
+from devcluster.store import Store
+
+TOO_OLD_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the "
+    "continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with "
+    "the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list."
+)
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    namespace: str | None
+    labels: LabelSelector
+    fields: FieldSelector
+    limit: int = 0
+    continue_token: str = ""
+    resource_version: str = ""
+    resource_version_match: str = ""
+
+
+def encode_continue(revision: int, start: str) -> str:
+    return base64.b64encode(orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})).decode()
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        data = orjson.loads(base64.b64decode(token, validate=True))
+        revision, start = int(data["rv"]), str(data["start"])
+        if data.get("v") != "meta.k8s.io/v1" or revision <= 0:
+            raise ValueError("bad version")
+    except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise errors.bad_request(f"continue key is not valid: {e}") from e
+    return revision, start
+
+
+def _object_key(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}/{meta['name']}"
+
+
+def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Matching objects (stored form) and the ListMeta (resourceVersion, continue, remainingItemCount)."""
+    start = ""
+    revision = store.revision
+    snapshot_at: int | None = None
+    if query.resource_version_match and not query.resource_version:
+        raise errors.invalid(
+            "ListOptions", "meta.k8s.io", "", [errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")]
+        )
+    if query.resource_version_match not in ("", "Exact", "NotOlderThan"):
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", [errors.not_supported("resourceVersionMatch", query.resource_version_match, ["Exact", "NotOlderThan"])])
+    if query.continue_token:
+        if query.resource_version not in ("", "0"):
+            raise errors.bad_request("specifying resource version is not allowed when using continue")
+        snapshot_at, start = decode_continue(query.continue_token)
+    elif query.resource_version not in ("", "0"):
+        try:
+            requested = int(query.resource_version)
+        except ValueError as e:
+            raise errors.bad_request(f"resource version is not a valid integer: {query.resource_version!r}") from e
+        if requested > store.revision:
+            raise StatusError(
+                504,
+                "Timeout",
+                f"Too large resource version: {requested}, current: {store.revision}",
+                {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1},
+            )
+        exact = query.resource_version_match == "Exact" or (not query.resource_version_match and query.limit > 0)
+        if exact:
+            snapshot_at = requested
+    if snapshot_at is not None:
+        items = store.snapshot(resource.storage_key, snapshot_at, query.namespace)
+        if items is None:
+            if query.continue_token:
+                raise StatusError(410, "Expired", TOO_OLD_CONTINUE)
+            raise errors.gone(f"The resourceVersion for the provided list is too old. ({snapshot_at} < {store.compacted})")
+        revision = snapshot_at
+    else:
+        items = store.items(resource.storage_key, query.namespace)
+    if start:
+        items = [o for o in items if _object_key(o) >= start]
+    filtering = not (query.labels.empty and query.fields.empty)
+    out: list[dict[str, Any]] = []
+    meta: dict[str, Any] = {"resourceVersion": str(revision)}
+    for index, obj in enumerate(items):
+        if filtering and not (query.labels.matches(obj["metadata"].get("labels")) and query.fields.matches(obj)):
+            continue
+        if query.limit and len(out) == query.limit:
+            meta["continue"] = encode_continue(revision, _object_key(out[-1]) + "\x00")
+            if not filtering:
+                meta["remainingItemCount"] = len(items) - index
+            break
+        out.append(obj)
+    return out, meta
+

@@ -1,0 +1,528 @@
+"""The HTTP face of devcluster: kube-apiserver's URL layout, verbs, query parameters, content
+negotiation (JSON, YAML, Table, PartialObjectMetadata) and streaming watches, on aiohttp.
+
+One catch-all route parses the path the way kube-apiserver's router does and hands the request
+to the verb functions of ``reading.py`` / ``writing.py`` / ``watching.py``. Every failure is a
+:class:`~devcluster.errors.StatusError` rendered as ``metav1.Status``. Built by
+:func:`build_app`; run by ``server.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from devcluster import discovery, errors, openapi, printing
+from devcluster.catalog import Catalog
+from devcluster.errors import StatusError
+from devcluster.reading import ListQuery, list_objects
+from devcluster.resources import ResourceType
+from devcluster.selectors import parse_field_selector, parse_label_selector
+from devcluster.settings import ServerSettings
+from devcluster.store import Store
+from devcluster.watching import Watch, WatchEvent, bookmark, open_watch
+from devcluster.writing import APPLY_PATCH, MERGE_PATCH, WriteOptions, Writer, at_version, copy
+
+log = logging.getLogger("devcluster.serving")
+
+JSON = "application/json"
+_NOT_FOUND = StatusError(404, "NotFound", "the server could not find the requested resource", {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a resource URL names."""
+
+    resource: ResourceType
+    namespace: str | None  # None: all namespaces (or cluster-scoped)
+    name: str
+    subresource: str
+    legacy_watch: bool
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """How the client wants objects back."""
+
+    kind: str  # "object" | "Table" | "PartialObjectMetadata"
+    api_version: str = "meta.k8s.io/v1"
+    yaml: bool = False
+
+
+def _accepts(header: str) -> Rendering:
+    """Pick the first media type in ``Accept`` that devcluster can produce (406 when none)."""
+    if not header.strip():
+        return Rendering("object")
+    for entry in header.split(","):
+        parts = [p.strip() for p in entry.split(";")]
+        media = parts[0].lower()
+        params = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        as_kind, group, version = params.get("as"), params.get("g"), params.get("v")
+        if media in ("application/json", "application/*", "*/*", "application/yaml"):
+            if as_kind is None:
+                return Rendering("object", yaml=media == "application/yaml")
+            if group == "meta.k8s.io" and version in ("v1", "v1beta1"):
+                if as_kind == "Table":
+                    return Rendering("Table", f"meta.k8s.io/{version}", yaml=media == "application/yaml")
+                if as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                    return Rendering("PartialObjectMetadata", f"meta.k8s.io/{version}", yaml=media == "application/yaml")
+    raise errors.not_acceptable(["application/json", "application/yaml", "application/json;as=Table;v=v1;g=meta.k8s.io"])
+
+
+def _boolean(value: str | None) -> bool:
+    return (value or "").lower() in ("true", "1")
+
+
+def _int_param(request: web.Request, name: str) -> int:
+    raw = request.query.get(name, "")
+    if not raw:
+        return 0
+    try:
+        return int(raw)
+    except ValueError as e:
+        raise errors.bad_request(f"invalid value for {name}: {raw!r}") from e
+
+
+class Api:
+    """Request handling; one instance per server, used only on its event loop."""
+
+    def __init__(self, *, store: Store, catalog: Catalog, writer: Writer, settings: ServerSettings) -> None:
+        self.store, self.catalog, self.writer, self.settings = store, catalog, writer, settings
+        self._openapi_cache: dict[str, tuple[int, dict[str, Any], str]] = {}
+        self.stopping = asyncio.Event()
+
+    # -- entry -------------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._dispatch(request)
+        except StatusError as e:
+            return self._status_response(e)
+        except (ConnectionResetError, asyncio.CancelledError):
+            raise
+        except Exception as e:  # a bug must still answer like kube-apiserver does
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return self._status_response(StatusError(500, "InternalError", f"Internal error occurred: {e}"))
+
+    @staticmethod
+    def _status_response(error: StatusError) -> web.Response:
+        response = web.Response(status=error.code, body=orjson.dumps(error.body()), content_type=JSON)
+        for key, value in error.headers.items():
+            response.headers[key] = value
+        return response
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        parts = [p for p in request.path.split("/") if p]
+        if not parts:
+            return self._json({"paths": sorted({"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version", "/openapi/v3"})})
+        head = parts[0]
+        if head in ("healthz", "livez", "readyz") and len(parts) == 1:
+            return web.Response(text="ok", content_type="text/plain")
+        if head == "version" and len(parts) == 1:
+            return self._json(discovery.version_info())
+        if head == "openapi":
+            return self._openapi(request, parts)
+        if head == "api":
+            if len(parts) == 1:
+                return self._json(discovery.core_versions(f"{self.settings.host}:{self.settings.port}"))
+            if parts[1] != "v1":
+                raise _NOT_FOUND
+            if len(parts) == 2:
+                return self._json(discovery.api_resource_list("v1", self.catalog.group_versions().get("v1", [])))
+            return await self._resource_request(request, "", "v1", parts[2:])
+        if head == "apis":
+            if len(parts) == 1:
+                resources = [r for r in self.catalog.all() if r.group]
+                return self._json(discovery.api_group_list(resources, preferred=self.catalog.preferred_versions()))
+            group = parts[1]
+            if len(parts) == 2:
+                resources = [r for r in self.catalog.all() if r.group == group]
+                if not resources:
+                    raise _NOT_FOUND
+                return self._json(discovery.api_group(group, resources, self.catalog.preferred_versions().get(group)))
+            version = parts[2]
+            if len(parts) == 3:
+                resources = self.catalog.group_versions().get(f"{group}/{version}")
+                if not resources:
+                    raise _NOT_FOUND
+                return self._json(discovery.api_resource_list(f"{group}/{version}", resources))
+            return await self._resource_request(request, group, version, parts[3:])
+        raise _NOT_FOUND
+
+    def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
+        if parts[1:2] != ["v3"]:
+            raise _NOT_FOUND
+        gvs = self.catalog.group_versions()
+        docs: dict[str, tuple[dict[str, Any], str]] = {}
+        for gv, resources in gvs.items():
+            key = f"api/{gv}" if "/" not in gv else f"apis/{gv}"
+            cached = self._openapi_cache.get(key)
+            if cached is None or cached[0] != self.catalog.generation:
+                document = openapi.group_version_document(gv, resources)
+                cached = (self.catalog.generation, document, openapi.document_hash(document))
+                self._openapi_cache[key] = cached
+            docs[key] = (cached[1], cached[2])
+        if len(parts) == 2:
+            return self._json(openapi.root_document(sorted(gvs), {k: h for k, (_, h) in docs.items()}))
+        key = "/".join(parts[2:])
+        if key not in docs:
+            raise _NOT_FOUND
+        document, digest = docs[key]
+        response = self._json(document)
+        response.headers["ETag"] = f'"{digest}"'
+        response.headers["Cache-Control"] = "public, immutable" if request.query.get("hash") == digest else "no-cache, private"
+        return response
+
+    # -- resource requests -------------------------------------------------------------------
+
+    def _target(self, group: str, version: str, rest: list[str]) -> Target:
+        legacy_watch = bool(rest) and rest[0] == "watch"
+        if legacy_watch:
+            rest = rest[1:]
+        if not rest:
+            raise _NOT_FOUND
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            candidate = self.catalog.lookup(group, version, rest[2])
+            if candidate is not None and candidate.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        resource = self.catalog.lookup(group, version, rest[0])
+        if resource is None or len(rest) > 3:
+            raise _NOT_FOUND
+        if namespace is not None and not resource.namespaced:
+            raise _NOT_FOUND
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        allowed_subs = {"status"} if resource.status_subresource else set()
+        if resource.scale_subresource:
+            allowed_subs.add("scale")
+        if resource.plural == "namespaces" and not resource.group:
+            allowed_subs.add("finalize")
+        if sub and sub not in allowed_subs:
+            raise _NOT_FOUND
+        if not resource.namespaced:
+            namespace = ""
+        return Target(resource, namespace, name, sub, legacy_watch)
+
+    async def _resource_request(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
+        target = self._target(group, version, rest)
+        method = request.method
+        query = request.query
+        resource = target.resource
+        watching = target.legacy_watch or _boolean(query.get("watch"))
+        if method == "GET":
+            rendering = _accepts(request.headers.get("Accept", ""))
+            if target.subresource == "scale":
+                return self._render(rendering, resource, self._scale(target))
+            if watching:
+                return await self._watch(request, target, rendering)
+            if target.name:
+                obj = self.store.get(resource.storage_key, target.namespace or "", target.name)
+                if obj is None:
+                    raise errors.not_found(resource.plural, resource.group, target.name)
+                return self._render(rendering, resource, at_version(obj, resource))
+            items, meta = list_objects(self.store, resource, self._list_query(request, target))
+            return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
+        if watching:
+            raise errors.method_not_allowed(method, resource.plural)
+        opts = self._write_options(request, target)
+        crd_terminating = self._crd_terminating(resource)
+        if method == "POST":
+            if target.name or target.namespace is None or (resource.namespaced and not target.namespace):
+                raise errors.method_not_allowed("create", resource.plural) if target.name else _NOT_FOUND
+            if crd_terminating:
+                raise errors.method_not_allowed("create", f"{resource.plural}: create not allowed while custom resource definition is terminating")
+            result = self.writer.create(resource, target.namespace, await self._body(request), opts)
+        elif method == "PUT" and target.name:
+            body = await self._body(request)
+            if target.subresource == "scale":
+                return self._render(_accepts(request.headers.get("Accept", "")), resource, self._update_scale(target, body, opts))
+            if target.subresource == "finalize":
+                body = {**(body if isinstance(body, dict) else {})}
+                opts = WriteOptions(opts.manager, opts.dry_run, opts.field_validation, "")
+            result = self.writer.update(resource, target.namespace or "", target.name, body, opts)
+        elif method == "PATCH" and target.name:
+            content_type = request.content_type
+            raw = await request.read()
+            if target.subresource == "scale":
+                return self._render(_accepts(request.headers.get("Accept", "")), resource, self._patch_scale(target, content_type, raw, opts))
+            result = self.writer.patch(resource, target.namespace or "", target.name, content_type, raw, opts, force=_boolean(query.get("force")))
+        elif method == "DELETE" and target.name:
+            options = await self._delete_options(request)
+            if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
+                raise errors.forbidden_error("namespaces", "", target.name, "this namespace may not be deleted")
+            result = self.writer.delete(resource, target.namespace or "", target.name, options, opts)
+            if result.deleted and not resource.returns_deleted_object:
+                meta = result.obj["metadata"]
+                details = {"name": meta["name"], **({"group": resource.group} if resource.group else {}), "kind": resource.plural, "uid": meta.get("uid")}
+                return self._json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+        elif method == "DELETE":
+            return await self._delete_collection(request, target, opts)
+        else:
+            raise errors.method_not_allowed(method, resource.plural)
+        response = self._render(_accepts(request.headers.get("Accept", "")), resource, result.obj, status=result.code)
+        for warning in result.warnings:
+            escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
+            response.headers.add("Warning", f'299 - "{escaped}"')
+        return response
+
+    def _crd_terminating(self, resource: ResourceType) -> bool:
+        if not resource.is_custom:
+            return False
+        crd = self.store.get("apiextensions.k8s.io/customresourcedefinitions", "", resource.crd_name)
+        return bool(crd and crd["metadata"].get("deletionTimestamp"))
+
+    def _list_query(self, request: web.Request, target: Target) -> ListQuery:
+        query = request.query
+        limit = _int_param(request, "limit")
+        if limit < 0:
+            limit = 0
+        return ListQuery(
+            namespace=target.namespace if target.resource.namespaced and target.namespace else None,
+            labels=parse_label_selector(query.get("labelSelector")),
+            fields=parse_field_selector(query.get("fieldSelector"), target.resource),
+            limit=limit,
+            continue_token=query.get("continue", ""),
+            resource_version=query.get("resourceVersion", ""),
+            resource_version_match=query.get("resourceVersionMatch", ""),
+        )
+
+    def _write_options(self, request: web.Request, target: Target) -> WriteOptions:
+        query = request.query
+        dry_run_values = query.getall("dryRun", [])
+        for value in dry_run_values:
+            if value != "All":
+                raise errors.invalid("DryRun", "", "", [errors.not_supported("dryRun", value, ["All"])])
+        validation = query.get("fieldValidation", "Warn")
+        if validation not in ("Ignore", "Warn", "Strict"):
+            raise errors.bad_request(f'fieldValidation parameter unsupported: "{validation}"; must be one of "Ignore", "Warn", "Strict"')
+        manager = query.get("fieldManager", "")
+        if len(manager) > 128:
+            raise errors.invalid("PatchOptions", "", "", [errors.too_long("fieldManager", 128)])
+        if not manager and not (request.method == "PATCH" and request.content_type == APPLY_PATCH):
+            manager = request.headers.get("User-Agent", "unknown").split("/", 1)[0][:128] or "unknown"
+        sub = target.subresource if target.subresource in ("status",) else ""
+        return WriteOptions(manager=manager, dry_run=bool(dry_run_values), field_validation=validation, subresource=sub)
+
+    async def _body(self, request: web.Request) -> Any:
+        raw = await request.read()
+        if len(raw) > self.settings.max_request_bytes:
+            raise errors.request_entity_too_large(self.settings.max_request_bytes)
+        content_type = request.content_type
+        try:
+            if content_type in ("application/yaml", "application/x-yaml", "text/yaml"):
+                return yaml.safe_load(raw.decode("utf-8"))
+            if content_type in ("application/json", "application/octet-stream", ""):
+                return orjson.loads(raw)
+        except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
+            raise errors.bad_request(f"the body of the request could not be decoded: {e}") from e
+        raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml"])
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        raw = await request.read()
+        if raw.strip():
+            try:
+                decoded = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                raise errors.bad_request(f"the body of the request could not be decoded as DeleteOptions: {e}") from e
+            if isinstance(decoded, dict):
+                options.update(decoded)
+        query = request.query
+        if "propagationPolicy" in query:
+            options["propagationPolicy"] = query["propagationPolicy"]
+        if "orphanDependents" in query:
+            options["orphanDependents"] = _boolean(query["orphanDependents"])
+        return options
+
+    async def _delete_collection(self, request: web.Request, target: Target, opts: WriteOptions) -> web.Response:
+        resource = target.resource
+        if resource.namespaced and not target.namespace:
+            raise errors.method_not_allowed("deletecollection", resource.plural)
+        options = await self._delete_options(request)
+        items, meta = list_objects(self.store, resource, self._list_query(request, target))
+        deleted = []
+        for obj in items:
+            try:
+                result = self.writer.delete(resource, obj["metadata"].get("namespace", ""), obj["metadata"]["name"], options, opts)
+            except StatusError as e:
+                if e.code == 404:
+                    continue
+                raise
+            deleted.append(result.obj)
+        return self._json({"kind": resource.list_kind, "apiVersion": resource.group_version, "metadata": meta, "items": deleted})
+
+    # -- scale subresource -------------------------------------------------------------------
+
+    def _scale(self, target: Target) -> dict[str, Any]:
+        obj = self.store.get(target.resource.storage_key, target.namespace or "", target.name)
+        if obj is None:
+            raise errors.not_found(target.resource.plural, target.resource.group, target.name)
+        meta = obj["metadata"]
+        labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
+            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": ",".join(f"{k}={v}" for k, v in sorted(labels.items()))},
+        }
+
+    def _update_scale(self, target: Target, body: Any, opts: WriteOptions) -> dict[str, Any]:
+        replicas = ((body or {}).get("spec") or {}).get("replicas") if isinstance(body, dict) else None
+        if not isinstance(replicas, int) or replicas < 0:
+            raise errors.invalid("Scale", "autoscaling", target.name, [errors.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")])
+        obj = self.store.get(target.resource.storage_key, target.namespace or "", target.name)
+        if obj is None:
+            raise errors.not_found(target.resource.plural, target.resource.group, target.name)
+        requested = ((body.get("metadata") or {}).get("resourceVersion")) if isinstance(body, dict) else None
+        if requested and requested != obj["metadata"]["resourceVersion"]:
+            raise errors.conflict(target.resource.plural, target.resource.group, target.name, errors.STALE)
+        new = copy(obj)
+        new["spec"]["replicas"] = replicas
+        del new["metadata"]["resourceVersion"]
+        self.writer.update(target.resource, target.namespace or "", target.name, new, WriteOptions(opts.manager, opts.dry_run, "Ignore"))
+        return self._scale(target)
+
+    def _patch_scale(self, target: Target, content_type: str, raw: bytes, opts: WriteOptions) -> dict[str, Any]:
+        from devcluster.patching import PatchError, json_patch, merge_patch
+
+        current = self._scale(target)
+        try:
+            patch = orjson.loads(raw)
+            patched = json_patch(current, patch) if content_type == "application/json-patch+json" else merge_patch(current, patch)
+        except (orjson.JSONDecodeError, PatchError) as e:
+            raise errors.bad_request(str(e)) from e
+        if content_type not in ("application/json-patch+json", MERGE_PATCH, "application/strategic-merge-patch+json"):
+            raise errors.unsupported_media_type(content_type, ["application/json-patch+json", MERGE_PATCH, "application/strategic-merge-patch+json"])
+        return self._update_scale(target, patched, opts)
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _json(document: Any, status: int = 200) -> web.Response:
+        return web.Response(status=status, body=orjson.dumps(document), content_type=JSON)
+
+    def _encode(self, rendering: Rendering, document: Any, status: int = 200) -> web.Response:
+        if rendering.yaml:
+            return web.Response(status=status, text=yaml.safe_dump(document, sort_keys=False), content_type="application/yaml")
+        return self._json(document, status)
+
+    def _render(self, rendering: Rendering, resource: ResourceType, obj: dict[str, Any], *, status: int = 200, include_object: str = "Metadata") -> web.Response:
+        if rendering.kind == "Table":
+            document = printing.table(resource, [obj], include_object=include_object, now=datetime.now(UTC), list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")}, api_version=rendering.api_version)
+            return self._encode(rendering, document, status)
+        if rendering.kind == "PartialObjectMetadata":
+            return self._encode(rendering, {"kind": "PartialObjectMetadata", "apiVersion": rendering.api_version, "metadata": obj["metadata"]}, status)
+        return self._encode(rendering, obj, status)
+
+    def _render_list(self, rendering: Rendering, resource: ResourceType, items: list[dict[str, Any]], meta: dict[str, Any], request: web.Request) -> web.Response:
+        if rendering.kind == "Table":
+            include = request.query.get("includeObject", "Metadata")
+            return self._encode(rendering, printing.table(resource, items, include_object=include, now=datetime.now(UTC), list_meta=meta, api_version=rendering.api_version))
+        if rendering.kind == "PartialObjectMetadata":
+            partial = [{"kind": "PartialObjectMetadata", "apiVersion": rendering.api_version, "metadata": o["metadata"]} for o in items]
+            return self._encode(rendering, {"kind": "PartialObjectMetadataList", "apiVersion": rendering.api_version, "metadata": meta, "items": partial})
+        if rendering.yaml:
+            return self._encode(rendering, {"apiVersion": resource.group_version, "kind": resource.list_kind, "metadata": meta, "items": items})
+        # Hand-assembled so each stored object is serialized once, without building another dict.
+        body = b"".join(
+            (
+                b'{"apiVersion":',
+                orjson.dumps(resource.group_version),
+                b',"kind":',
+                orjson.dumps(resource.list_kind),
+                b',"metadata":',
+                orjson.dumps(meta),
+                b',"items":',
+                orjson.dumps(items),
+                b"}",
+            )
+        )
+        return web.Response(body=body, content_type=JSON)
+
+    # -- watch -------------------------------------------------------------------------------
+
+    async def _watch(self, request: web.Request, target: Target, rendering: Rendering) -> web.StreamResponse:
+        query = request.query
+        list_query = self._list_query(request, target)
+        if target.name:
+            list_query = ListQuery(
+                list_query.namespace, list_query.labels, parse_field_selector(f"metadata.name={target.name}", target.resource),
+                resource_version=list_query.resource_version,
+            )
+        timeout_s = float(_int_param(request, "timeoutSeconds") or self.settings.default_watch_timeout_s)
+        allow_bookmarks = _boolean(query.get("allowWatchBookmarks"))
+        send_initial = query.get("sendInitialEvents")
+        if send_initial is not None and query.get("resourceVersionMatch") != "NotOlderThan":
+            raise errors.invalid(
+                "ListOptions", "meta.k8s.io", "", [errors.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")]
+            )
+        opened = open_watch(self.store, target.resource, list_query, send_initial_events=_boolean(send_initial) if send_initial is not None else None, allow_bookmarks=allow_bookmarks)
+        response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        first_table = True
+
+        async def send(event: WatchEvent) -> None:
+            nonlocal first_table
+            obj = event.obj
+            if event.type in ("ADDED", "MODIFIED", "DELETED"):
+                obj = at_version(obj, target.resource)
+                if rendering.kind == "Table":
+                    obj = printing.table(
+                        target.resource, [obj], include_object=query.get("includeObject", "Metadata"), now=datetime.now(UTC),
+                        list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")}, include_definitions=first_table, api_version=rendering.api_version,
+                    )
+                    first_table = False
+                elif rendering.kind == "PartialObjectMetadata":
+                    obj = {"kind": "PartialObjectMetadata", "apiVersion": rendering.api_version, "metadata": obj["metadata"]}
+            await response.write(orjson.dumps({"type": event.type, "object": obj}) + b"\n")
+
+        if not isinstance(opened, Watch):
+            await send(opened)
+            await response.write_eof()
+            return response
+        watch = opened
+        deadline = time.monotonic() + timeout_s
+        next_bookmark = time.monotonic() + self.settings.bookmark_interval_s
+        try:
+            while not self.stopping.is_set():
+                now = time.monotonic()
+                if now >= deadline:
+                    if allow_bookmarks:
+                        await send(bookmark(target.resource, self.store.revision))
+                    break
+                if watch.overflowed:
+                    break
+                if allow_bookmarks and now >= next_bookmark and not watch.pending:
+                    await send(bookmark(target.resource, self.store.revision))
+                    next_bookmark = now + self.settings.bookmark_interval_s
+                wait = min(deadline, next_bookmark if allow_bookmarks else deadline, now + 1.0) - now
+                event = await watch.next(wait)
+                if event is not None:
+                    await send(event)
+                    while watch.pending:
+                        await send(watch.pending.popleft())
+                elif request.transport is None or request.transport.is_closing():
+                    break
+            await response.write_eof()
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            self.store.unsubscribe(target.resource.storage_key, watch)
+        return response
+
+
+def build_app(api: Api, *, max_request_bytes: int) -> web.Application:
+    app = web.Application(client_max_size=max_request_bytes + 1024)
+    app.router.add_route("*", "/{tail:.*}", api.handle)
+    return app

@@ -1,0 +1,464 @@
+"""The write verbs with kube-apiserver semantics: create, update, patch (four kinds), delete.
+
+One pipeline for every write (``_commit_write``): kind checks and defaulting (``admission.py``
+for built-ins, the CRD schema for custom resources: prune → default → validate), metadata rules
+(``naming.py``), optimistic concurrency, generation, finalizers and graceful deletion,
+managedFields (``fieldmanagement.py``), "no change → no write", dry-run, then
+:meth:`Store.put`. The HTTP layer (``serving.py``) and the built-in controllers
+(``controllers.py``) both call :class:`Writer`, so controller writes look like any client's.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import yaml
+
+from devcluster import errors
+from devcluster.admission import admit
+from devcluster.catalog import Catalog
+from devcluster.errors import Cause, StatusError
+from devcluster.fieldmanagement import ApplyConflict, apply, record_update
+from devcluster.naming import validate_object_meta
+from devcluster.patching import PatchError, json_patch, merge_patch, strategic_merge_patch
+from devcluster.resources import ResourceType
+from devcluster.schemas import apply_defaults, prune, validate
+from devcluster.store import Store
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+APPLY_PATCH_CBOR = "application/apply-patch+cbor"
+
+_OBJECT_META_FIELDS = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    }
+)
+_SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+ORPHAN_FINALIZER = "orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    manager: str
+    dry_run: bool = False
+    field_validation: str = "Warn"  # Ignore | Warn | Strict
+    subresource: str = ""
+
+
+@dataclass
+class WriteResult:
+    obj: dict[str, Any]
+    code: int = 200
+    warnings: list[str] = field(default_factory=list)
+    # delete only: the object is gone (not merely marked for deletion)
+    deleted: bool = False
+
+
+def copy(obj: Any) -> Any:
+    """Deep copy of a JSON value (orjson round trip: fast and exact for JSON data)."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+def at_version(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
+    """``obj`` as served at ``resource``'s version (conversion strategy None: only apiVersion changes)."""
+    if obj.get("apiVersion") == resource.group_version:
+        return obj
+    return {**obj, "apiVersion": resource.group_version}
+
+
+def _spec_view(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
+    skip = {"metadata", "status"} if resource.status_subresource else {"metadata"}
+    return {k: v for k, v in obj.items() if k not in skip}
+
+
+class Writer:
+    """Executes writes against ``store`` for the resources in ``catalog``; ``clock`` returns RFC 3339 UTC."""
+
+    def __init__(self, *, store: Store, catalog: Catalog, clock: Callable[[], str]) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.clock = clock
+
+    # -- create ------------------------------------------------------------------------------
+
+    def create(self, resource: ResourceType, namespace: str, body: Any, opts: WriteOptions) -> WriteResult:
+        obj = self._check_body(resource, body)
+        meta = obj.setdefault("metadata", {})
+        self._check_namespace_field(resource, namespace, meta)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(resource, namespace, str(meta["generateName"]))
+        return self._create(resource, namespace, obj, opts, managed=False)
+
+    def _create(self, resource: ResourceType, namespace: str, obj: dict[str, Any], opts: WriteOptions, *, managed: bool) -> WriteResult:
+        meta = obj["metadata"]
+        name = str(meta.get("name") or "")
+        if resource.namespaced:
+            meta["namespace"] = namespace
+            self._check_namespace_open(resource, namespace, name)
+        else:
+            meta.pop("namespace", None)
+        if name and self.store.get(resource.storage_key, namespace, name) is not None:
+            raise errors.already_exists(resource.plural, resource.group, name)
+        for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
+            meta.pop(key, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = self.clock()
+        if resource.tracks_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        if resource.status_subresource and resource.is_custom:
+            obj.pop("status", None)
+        result = self._commit_write(resource, None, obj, opts, managed=managed)
+        result.code = 201
+        return result
+
+    def _generate_name(self, resource: ResourceType, namespace: str, prefix: str) -> str:
+        for _ in range(8):
+            name = prefix[:58] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+            if self.store.get(resource.storage_key, namespace, name) is None:
+                return name
+        raise StatusError(409, "AlreadyExists", f"{resource.group_resource} could not generate a unique name for prefix {prefix!r}")
+
+    # -- update ------------------------------------------------------------------------------
+
+    def update(self, resource: ResourceType, namespace: str, name: str, body: Any, opts: WriteOptions) -> WriteResult:
+        obj = self._check_body(resource, body)
+        meta = obj.setdefault("metadata", {})
+        self._check_namespace_field(resource, namespace, meta)
+        if meta.get("name") != name:
+            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
+        old = self._existing(resource, namespace, name)
+        requested = meta.get("resourceVersion")
+        if requested:
+            if requested != old["metadata"]["resourceVersion"]:
+                raise errors.conflict(resource.plural, resource.group, name, errors.STALE)
+        elif not resource.unconditional_update and not opts.subresource:
+            raise errors.invalid(resource.kind, resource.group, name, [errors.invalid_value("metadata.resourceVersion", "0x0", "must be specified for an update")])
+        return self._update(resource, old, obj, opts)
+
+    def _update(self, resource: ResourceType, old: dict[str, Any], new: dict[str, Any], opts: WriteOptions, *, managed: bool = False) -> WriteResult:
+        meta, old_meta = new["metadata"], old["metadata"]
+        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+            raise errors.conflict(
+                resource.plural, resource.group, old_meta["name"], f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {old_meta.get('uid')}"
+            )
+        if opts.subresource == "status":
+            status = new.get("status")
+            managed_fields = meta.get("managedFields", old_meta.get("managedFields"))
+            new = copy(old)
+            if status is None:
+                new.pop("status", None)
+            else:
+                new["status"] = status
+            if managed_fields is not None:
+                new["metadata"]["managedFields"] = managed_fields
+            meta = new["metadata"]
+        elif resource.status_subresource:
+            if "status" in old:
+                new["status"] = copy(old["status"])
+            else:
+                new.pop("status", None)
+        for key in _SYSTEM_META:
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        meta["name"] = old_meta["name"]
+        if "namespace" in old_meta:
+            meta["namespace"] = old_meta["namespace"]
+        meta.pop("selfLink", None)
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if "managedFields" not in meta and "managedFields" in old_meta:
+            meta["managedFields"] = old_meta["managedFields"]
+        return self._commit_write(resource, old, new, opts, managed=managed)
+
+    # -- patch -------------------------------------------------------------------------------
+
+    def patch(
+        self, resource: ResourceType, namespace: str, name: str, content_type: str, raw: bytes, opts: WriteOptions, *, force: bool
+    ) -> WriteResult:
+        if content_type == APPLY_PATCH:
+            return self._apply(resource, namespace, name, raw, opts, force=force)
+        if force:
+            raise errors.invalid(resource.kind, resource.group, name, [errors.forbidden("force", "may not be specified for non-apply patch")])
+        patch = self._decode_json(raw)
+        old = self._existing(resource, namespace, name)
+        current = copy(at_version(old, resource))
+        try:
+            if content_type == JSON_PATCH:
+                new = json_patch(current, patch)
+            elif content_type == MERGE_PATCH:
+                new = merge_patch(current, patch)
+            elif content_type == STRATEGIC_PATCH and not resource.is_custom:
+                if not isinstance(patch, dict):
+                    raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+                new = strategic_merge_patch(current, patch, resource.structure)
+            else:
+                raise errors.unsupported_media_type(content_type, self.patch_types(resource))
+        except PatchError as e:
+            if e.code == 400:
+                raise errors.bad_request(e.message) from e
+            raise StatusError(422, "Invalid", e.message) from e
+        if not isinstance(new, dict):
+            raise errors.bad_request("the patched object is not a JSON object")
+        new = self._check_body(resource, new)
+        meta = new.setdefault("metadata", {})
+        if meta.get("name") != name:
+            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
+        if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(resource.plural, resource.group, name, errors.STALE)
+        return self._update(resource, old, new, opts)
+
+    def patch_types(self, resource: ResourceType) -> list[str]:
+        types = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
+        return types if resource.is_custom else [*types, STRATEGIC_PATCH]
+
+    def _apply(self, resource: ResourceType, namespace: str, name: str, raw: bytes, opts: WriteOptions, *, force: bool) -> WriteResult:
+        if not opts.manager:
+            raise errors.bad_request("PATCH requests with apply content type must specify fieldManager")
+        try:
+            config = yaml.safe_load(raw.decode("utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            raise errors.bad_request(f"error decoding YAML: {e}") from e
+        if not isinstance(config, dict):
+            raise errors.bad_request("the applied configuration must be a YAML or JSON object")
+        if not config.get("apiVersion") or not config.get("kind"):
+            raise errors.bad_request("apiVersion and kind must be set in the applied configuration")
+        config = self._check_body(resource, config)
+        meta = config.setdefault("metadata", {})
+        if meta.get("name") not in (None, name):
+            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
+        meta["name"] = name
+        self._check_namespace_field(resource, namespace, meta)
+        if meta.get("managedFields"):
+            raise errors.bad_request("metadata.managedFields must be nil")
+        old = self.store.get(resource.storage_key, namespace if resource.namespaced else "", name)
+        if opts.subresource == "status":
+            reset = frozenset(k for k in {*config, *(old or {})} if k not in ("status", "apiVersion", "kind"))
+        else:
+            reset = frozenset({"status"}) if resource.status_subresource else frozenset()
+        if old is None and opts.subresource:
+            raise errors.not_found(resource.plural, resource.group, name)
+        requested = meta.get("resourceVersion")
+        if old is not None and requested and requested != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(resource.plural, resource.group, name, errors.STALE)
+        live = copy(at_version(old, resource)) if old is not None else None
+        try:
+            merged = apply(
+                live,
+                config,
+                manager=opts.manager,
+                force=force,
+                structure=resource.structure,
+                api_version=resource.group_version,
+                now=self.clock(),
+                reset_fields=reset,
+                subresource=opts.subresource,
+            )
+        except ApplyConflict as e:
+            raise StatusError(
+                409, "Conflict", e.message(), {"name": name, **({"group": resource.group} if resource.group else {}), "kind": resource.plural, "causes": [c.as_dict() for c in e.causes()]}
+            ) from e
+        if old is None:
+            return self._create(resource, namespace, merged, opts, managed=True)
+        return self._update(resource, old, merged, opts, managed=True)
+
+    # -- delete ------------------------------------------------------------------------------
+
+    def delete(self, resource: ResourceType, namespace: str, name: str, options: dict[str, Any], opts: WriteOptions) -> WriteResult:
+        old = self._existing(resource, namespace, name)
+        old_meta = old["metadata"]
+        preconditions = options.get("preconditions") or {}
+        if preconditions.get("uid") and preconditions["uid"] != old_meta.get("uid"):
+            raise errors.conflict(
+                resource.plural, resource.group, name, f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {old_meta.get('uid')}"
+            )
+        if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != old_meta["resourceVersion"]:
+            raise errors.conflict(
+                resource.plural,
+                resource.group,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {preconditions['resourceVersion']}, ResourceVersion in object meta: {old_meta['resourceVersion']}",
+            )
+        policy = options.get("propagationPolicy")
+        if policy is None and options.get("orphanDependents") is not None:
+            policy = "Orphan" if options["orphanDependents"] else "Background"
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise errors.invalid(
+                "DeleteOptions", "", "", [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])]
+            )
+        finalizers = list(old_meta.get("finalizers") or [])
+        extra = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy or "")
+        if extra and extra not in finalizers:
+            finalizers.append(extra)
+        if policy in ("Orphan", "Foreground", "Background"):
+            finalizers = [f for f in finalizers if f not in ({ORPHAN_FINALIZER, FOREGROUND_FINALIZER} - {extra})]
+        pending_spec = resource.plural == "namespaces" and not resource.group and bool((old.get("spec") or {}).get("finalizers"))
+        crd_cleanup = resource.plural == "customresourcedefinitions" and resource.group == "apiextensions.k8s.io"
+        if crd_cleanup and "customresourcecleanup.apiextensions.k8s.io" not in finalizers:
+            finalizers.append("customresourcecleanup.apiextensions.k8s.io")
+        if finalizers or pending_spec:
+            if old_meta.get("deletionTimestamp") and finalizers == list(old_meta.get("finalizers") or []):
+                return WriteResult(at_version(old, resource))
+            new = copy(old)
+            meta = new["metadata"]
+            meta.setdefault("deletionTimestamp", self.clock())
+            meta.setdefault("deletionGracePeriodSeconds", 0)
+            meta["finalizers"] = finalizers
+            if resource.tracks_generation and not old_meta.get("deletionTimestamp"):
+                meta["generation"] = int(meta.get("generation") or 0) + 1
+            if pending_spec:
+                new.setdefault("status", {})["phase"] = "Terminating"
+            if opts.dry_run:
+                return WriteResult(at_version(new, resource))
+            change = self.store.put(resource.storage_key, new)
+            return WriteResult(at_version(change.obj, resource))
+        if opts.dry_run:
+            return WriteResult(at_version(old, resource), deleted=True)
+        change = self.store.delete(resource.storage_key, old_meta.get("namespace", ""), name)
+        return WriteResult(at_version(change.obj, resource), deleted=True)
+
+    # -- the shared pipeline -----------------------------------------------------------------
+
+    def _commit_write(self, resource: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions, *, managed: bool) -> WriteResult:
+        meta = new["metadata"]
+        name = str(meta.get("name") or "")
+        warnings: list[str] = []
+        causes: list[Cause] = []
+        if resource.is_custom and resource.schema is not None:
+            unknown = [f"metadata.{k}" for k in meta if k not in _OBJECT_META_FIELDS]
+            for key in list(meta):
+                if key not in _OBJECT_META_FIELDS:
+                    del meta[key]
+            pruned, unknown_fields = prune(new, resource.schema)
+            unknown += unknown_fields
+            new = apply_defaults(pruned, resource.schema)
+            meta = new["metadata"]
+            if unknown and opts.field_validation != "Ignore":
+                texts = [f'unknown field "{path}"' for path in unknown]
+                if opts.field_validation == "Strict":
+                    raise errors.bad_request("strict decoding error: " + ", ".join(texts))
+                warnings += texts
+            causes += validate(new, resource.schema)
+        causes += admit(resource.group, resource.plural, new, old)
+        causes += validate_object_meta(meta, name_rule=resource.name_rule, namespaced=resource.namespaced, creating=old is None)
+        if old is not None:
+            causes += self._finalizer_rules(old, new)
+        if causes:
+            raise errors.invalid(resource.kind, resource.group, name, causes)
+        storage_api_version = new.get("apiVersion")
+        if resource.is_custom:
+            version = self.catalog.storage_version_of(resource)
+            storage_api_version = f"{resource.group}/{version}"
+        if old is not None and resource.tracks_generation and _spec_view(new, resource) != _spec_view(old, resource):
+            meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
+        if not managed:
+            new = record_update(
+                copy(at_version(old, resource)) if old is not None else None,
+                new,
+                manager=opts.manager,
+                structure=resource.structure,
+                api_version=resource.group_version,
+                now=self.clock(),
+                subresource=opts.subresource,
+            )
+            meta = new["metadata"]
+        new["apiVersion"] = storage_api_version
+        if old is not None:
+            is_namespace = resource.plural == "namespaces" and not resource.group
+            spec_finalizers = (new.get("spec") or {}).get("finalizers") if is_namespace else None
+            if meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
+                if opts.dry_run:
+                    return WriteResult(at_version(old, resource), warnings=warnings)
+                change = self.store.delete(resource.storage_key, old["metadata"].get("namespace", ""), old["metadata"]["name"])
+                return WriteResult(at_version(change.obj, resource), warnings=warnings)
+            if new == old:
+                return WriteResult(at_version(old, resource), warnings=warnings)
+        if opts.dry_run:
+            if old is None:
+                meta.pop("resourceVersion", None)
+            return WriteResult(at_version(new, resource), warnings=warnings)
+        change = self.store.put(resource.storage_key, new)
+        return WriteResult(at_version(change.obj, resource), warnings=warnings)
+
+    @staticmethod
+    def _finalizer_rules(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+        if not old["metadata"].get("deletionTimestamp"):
+            return []
+        added = [f for f in new["metadata"].get("finalizers") or [] if f not in (old["metadata"].get("finalizers") or [])]
+        if added:
+            listed = ", ".join(f'"{f}"' for f in added)
+            return [errors.forbidden("metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers []string{{{listed}}}")]
+        return []
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _existing(self, resource: ResourceType, namespace: str, name: str) -> dict[str, Any]:
+        obj = self.store.get(resource.storage_key, namespace if resource.namespaced else "", name)
+        if obj is None:
+            raise errors.not_found(resource.plural, resource.group, name)
+        return obj
+
+    def _check_body(self, resource: ResourceType, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the object provided is not a JSON object")
+        obj = copy(body)
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if api_version and api_version != resource.group_version:
+            raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({resource.group_version})")
+        if kind and kind != resource.kind:
+            raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({resource.kind})")
+        obj["apiVersion"], obj["kind"] = resource.group_version, resource.kind
+        if not isinstance(obj.get("metadata", {}), dict):
+            raise errors.bad_request("metadata must be an object")
+        return obj
+
+    @staticmethod
+    def _check_namespace_field(resource: ResourceType, namespace: str, meta: dict[str, Any]) -> None:
+        if resource.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+
+    def _check_namespace_open(self, resource: ResourceType, namespace: str, name: str) -> None:
+        ns = self.store.get("/namespaces", "", namespace)
+        if ns is None:
+            raise errors.not_found("namespaces", "", namespace)
+        if ns["metadata"].get("deletionTimestamp"):
+            raise StatusError(
+                403,
+                "Forbidden",
+                f'{resource.group_resource} "{name}" is forbidden: unable to create new content in namespace {namespace} because it is being terminated',
+                {"name": name, **({"group": resource.group} if resource.group else {}), "kind": resource.plural,
+                 "causes": [{"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}]},
+            )
+
+    @staticmethod
+    def _decode_json(raw: bytes) -> Any:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise errors.bad_request(f"error decoding patch: {e}") from e
