@@ -29,7 +29,7 @@ class WatchEvent:
     obj: dict[str, Any]
 
 
-@dataclass
+@dataclass(eq=False)
 class Watch:
     """One watch request's subscription; ``offer`` runs on the loop thread for every committed change."""
 

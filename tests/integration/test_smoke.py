@@ -1,0 +1,24 @@
+"""Smoke: devcluster starts, the official client lists namespaces, CRDs install and serve."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+
+def test_default_namespaces_exist(api_client: client.ApiClient) -> None:
+    names = {ns.metadata.name for ns in client.CoreV1Api(api_client).list_namespace().items}
+    assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= names
+
+
+def test_crds_serve_custom_resources(api_client: client.ApiClient, crds_installed: None, namespace: str) -> None:
+    custom = client.CustomObjectsApi(api_client)
+    body = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "metadata": {"name": "smoke"},
+        "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com"}, "subDomains": ["a"]},
+    }
+    created = custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", body)
+    assert created["spec"]["replicas"] == 1
+    assert created["spec"]["cacheTime"] == 31536000
+    assert created["metadata"]["generation"] == 1
