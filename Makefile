@@ -30,7 +30,6 @@ test: venv lint typecheck
 lint: venv
 	@$(PY) -m ruff check .
 	@$(PY) -m ruff format --check .
-	@$(PY) -m importlinter.cli lint-imports 2>/dev/null || $(VENV)/bin/lint-imports
 
 typecheck: venv
 	@$(PY) -m mypy

@@ -150,10 +150,10 @@ class Api:
                 return self._json(discovery.api_group(group, resources, self.catalog.preferred_versions().get(group)))
             version = parts[2]
             if len(parts) == 3:
-                resources = self.catalog.group_versions().get(f"{group}/{version}")
-                if not resources:
+                served = self.catalog.group_versions().get(f"{group}/{version}")
+                if not served:
                     raise _NOT_FOUND
-                return self._json(discovery.api_resource_list(f"{group}/{version}", resources))
+                return self._json(discovery.api_resource_list(f"{group}/{version}", served))
             return await self._resource_request(request, group, version, parts[3:])
         raise _NOT_FOUND
 
