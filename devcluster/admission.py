@@ -235,6 +235,12 @@ def _ingress(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
 def _crd(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     spec = obj.setdefault("spec", {})
     spec.setdefault("conversion", {"strategy": "None"})
+    names = spec.get("names")
+    if isinstance(names, dict) and isinstance(names.get("kind"), str):  # SetDefaults_CustomResourceDefinitionSpec
+        if not names.get("singular"):
+            names["singular"] = names["kind"].lower()
+        if not names.get("listKind") and names["kind"]:
+            names["listKind"] = names["kind"] + "List"
     for version in spec.get("versions") or []:
         version.setdefault("served", True)
     causes = validate_crd(obj)

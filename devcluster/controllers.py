@@ -172,9 +172,16 @@ class Controllers:
                 new["metadata"]["ownerReferences"] = [r for r in refs if r not in dangling]
                 self.writer._update(resource, obj, new, _CONTROLLER)
             return
-        if obj["metadata"].get("deletionTimestamp") and not waiting:
+        # As attemptToDeleteItem: an object already being deleted is left alone unless it is deleting
+        # its own dependents; the policy follows its finalizers, Foreground when a waiting owner's
+        # dependent has dependents itself.
+        own_finalizers = obj["metadata"].get("finalizers") or ()
+        if obj["metadata"].get("deletionTimestamp") and FOREGROUND_FINALIZER not in own_finalizers:
             return
-        policy = "Foreground" if waiting else "Background"
+        if FOREGROUND_FINALIZER in own_finalizers or (waiting and self.store.dependents(obj["metadata"].get("uid", ""))):
+            policy = "Foreground"
+        else:
+            policy = "Orphan" if ORPHAN_FINALIZER in own_finalizers else "Background"
         self.writer.delete(resource, namespace, name, {"propagationPolicy": policy}, _CONTROLLER)
 
     def _sync_owner(self, uid: str) -> None:
@@ -201,15 +208,20 @@ class Controllers:
                 self.writer._update(dep_resource, dependent, new, _CONTROLLER)
             finalizers.remove(ORPHAN_FINALIZER)
         elif FOREGROUND_FINALIZER in finalizers:
+            # Only dependents whose reference sets blockOwnerDeletion hold the owner (the GC's
+            # blockingDependents); all are deleted, in the foreground only if they own objects too.
             blocking = False
             for ref in dependents:
                 dependent = self.store.get(*ref)
                 dep_resource = self._resource(ref[0])
                 if dependent is None or dep_resource is None:
                     continue
-                blocking = True
+                owner_refs = dependent["metadata"].get("ownerReferences") or []
+                if any(r.get("uid") == uid and r.get("blockOwnerDeletion") for r in owner_refs):
+                    blocking = True
                 if not dependent["metadata"].get("deletionTimestamp"):
-                    self.writer.delete(dep_resource, ref[1], ref[2], {"propagationPolicy": "Foreground"}, _CONTROLLER)
+                    policy = "Foreground" if self.store.dependents(dependent["metadata"].get("uid", "")) else "Background"
+                    self.writer.delete(dep_resource, ref[1], ref[2], {"propagationPolicy": policy}, _CONTROLLER)
             if blocking:
                 return
             finalizers.remove(FOREGROUND_FINALIZER)
@@ -225,22 +237,59 @@ class Controllers:
         ns = self.store.get(_NAMESPACES, "", name)
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             return
-        remaining = False
+        remaining: dict[str, int] = {}  # "<plural>.<group>" -> objects left after this pass
+        held_by: dict[str, int] = {}  # finalizer -> objects carrying it
         for resource in self.catalog.all():
             if not resource.namespaced:
                 continue
             if resource.is_custom and resource.version != self.catalog.storage_version_of(resource):
                 continue
             for obj in self.store.items(resource.storage_key, name):
-                remaining = True
                 if not obj["metadata"].get("deletionTimestamp"):
                     self.writer.delete(resource, name, obj["metadata"]["name"], {"propagationPolicy": "Background"}, _CONTROLLER)
+            for obj in self.store.items(resource.storage_key, name):
+                key = f"{resource.plural}.{resource.group}"
+                remaining[key] = remaining.get(key, 0) + 1
+                for finalizer in obj["metadata"].get("finalizers") or ():
+                    held_by[finalizer] = held_by.get(finalizer, 0) + 1
+        ns = self._write_namespace_conditions(ns, remaining, held_by)
         if remaining:
             return
         spec_finalizers = [f for f in (ns.get("spec") or {}).get("finalizers") or [] if f != "kubernetes"]
         new = copy(ns)
         new.setdefault("spec", {})["finalizers"] = spec_finalizers
         self.writer._update(self.catalog.builtin("", "namespaces"), ns, new, _CONTROLLER)
+
+    def _write_namespace_conditions(self, ns: dict[str, Any], remaining: dict[str, int], held_by: dict[str, int]) -> dict[str, Any]:
+        """The deletion conditions kube's namespace controller keeps on a Terminating namespace."""
+        now = self.clock()
+        previous = (ns.get("status") or {}).get("conditions") or []
+        content = ", ".join(sorted(f"{key} has {n} resource instances" for key, n in remaining.items()))
+        finalizers = ", ".join(sorted(f"{f} in {n} resource instances" for f, n in held_by.items()))
+        content_remaining = (
+            ("True", "SomeResourcesRemain", f"Some resources are remaining: {content}")
+            if remaining
+            else ("False", "ContentRemoved", "All content successfully removed")
+        )
+        finalizers_remaining = (
+            ("True", "SomeFinalizersRemain", f"Some content in the namespace has finalizers remaining: {finalizers}")
+            if held_by
+            else ("False", "ContentHasNoFinalizers", "All content-preserving finalizers finished")
+        )
+        wanted = [
+            ("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered", "All resources successfully discovered"),
+            ("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+            ("NamespaceDeletionContentFailure", "False", "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),  # noqa: E501
+            ("NamespaceContentRemaining", *content_remaining),
+            ("NamespaceFinalizersRemaining", *finalizers_remaining),
+        ]
+        conditions = [_condition(ctype, status, reason, message, now, previous) for ctype, status, reason, message in wanted]
+        others = [c for c in previous if c.get("type") not in {w[0] for w in wanted}]
+        status = {**(ns.get("status") or {}), "conditions": others + conditions}
+        if status == ns.get("status"):
+            return ns
+        namespaces = self.catalog.builtin("", "namespaces")
+        return self.writer.update(namespaces, "", ns["metadata"]["name"], {**copy(ns), "status": status}, _CONTROLLER_STATUS).obj
 
     # -- CRDs --------------------------------------------------------------------------------
 
@@ -345,8 +394,10 @@ class Controllers:
             ),
         ]
         status: dict[str, Any] = {"observedGeneration": generation, "conditions": conditions}
-        if replicas:
-            status.update({"replicas": replicas, "updatedReplicas": updated})
+        if replicas:  # DeploymentStatus counts are omitempty: zeros are not serialised
+            status["replicas"] = replicas
+            if updated:
+                status["updatedReplicas"] = updated
             if ready:
                 status.update({"readyReplicas": ready, "availableReplicas": ready})
             if replicas - ready:

@@ -103,6 +103,7 @@ class StatusError(Exception):
     message: str
     details: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    list_meta: dict[str, Any] = field(default_factory=dict)  # Status.metadata (e.g. a fresh continue token)
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -111,7 +112,7 @@ class StatusError(Exception):
         status: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -127,7 +128,7 @@ def _qualified(resource: str, group: str) -> str:
 
 
 def _details(name: str, group: str, kind: str) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name}
+    details: dict[str, Any] = {"name": name} if name else {}  # metav1.StatusDetails: name is omitempty
     if group:
         details["group"] = group
     details["kind"] = kind

@@ -48,10 +48,11 @@ def decode_continue(token: str) -> tuple[int, str]:
     try:
         data = orjson.loads(base64.b64decode(token, validate=True))
         revision, start = int(data["rv"]), str(data["start"])
-        if data.get("v") != "meta.k8s.io/v1" or revision <= 0:
+        if data.get("v") != "meta.k8s.io/v1" or (revision <= 0 and revision != -1):
             raise ValueError("bad version")
     except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-        raise errors.bad_request(f"continue key is not valid: {e}") from e
+        raise errors.bad_request(f"invalid continue token: continue key is not valid: {e}") from e
+    # rv -1 (the token a 410 hands out): continue from the latest revision, an inconsistent list.
     return revision, start
 
 
@@ -60,21 +61,36 @@ def _object_key(obj: dict[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{meta['name']}"
 
 
+def _validate_list_options(query: ListQuery) -> None:
+    """``ValidateListOptions`` for a list (not a watch): every problem in one 422."""
+    match = query.resource_version_match
+    if not match:
+        return
+    causes: list[errors.Cause] = []
+    if not query.resource_version:
+        causes.append(errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+    if query.continue_token:
+        causes.append(errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+    if match not in ("Exact", "NotOlderThan"):
+        causes.append(errors.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
+    if match == "Exact" and query.resource_version == "0":
+        causes.append(errors.forbidden("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+    if causes:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", causes)
+
+
 def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Matching objects (stored form) and the ListMeta (resourceVersion, continue, remainingItemCount)."""
     start = ""
     revision = store.revision
     snapshot_at: int | None = None
-    if query.resource_version_match and not query.resource_version:
-        raise errors.invalid(
-            "ListOptions", "meta.k8s.io", "", [errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")]
-        )
-    if query.resource_version_match not in ("", "Exact", "NotOlderThan"):
-        raise errors.invalid("ListOptions", "meta.k8s.io", "", [errors.not_supported("resourceVersionMatch", query.resource_version_match, ["Exact", "NotOlderThan"])])
+    _validate_list_options(query)
     if query.continue_token:
         if query.resource_version not in ("", "0"):
             raise errors.bad_request("specifying resource version is not allowed when using continue")
         snapshot_at, start = decode_continue(query.continue_token)
+        if snapshot_at == -1:
+            snapshot_at = None
     elif query.resource_version not in ("", "0"):
         try:
             requested = int(query.resource_version)
@@ -94,7 +110,7 @@ def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tupl
         items = store.snapshot(resource.storage_key, snapshot_at, query.namespace)
         if items is None:
             if query.continue_token:
-                raise StatusError(410, "Expired", TOO_OLD_CONTINUE)
+                raise StatusError(410, "Expired", TOO_OLD_CONTINUE, list_meta={"continue": encode_continue(-1, start)})
             raise errors.gone(f"The resourceVersion for the provided list is too old. ({snapshot_at} < {store.compacted})")
         revision = snapshot_at
     else:

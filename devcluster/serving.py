@@ -20,7 +20,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from devcluster import discovery, errors, openapi, printing
+from devcluster import discovery, errors, openapi, printing, protobuf
 from devcluster.catalog import Catalog
 from devcluster.errors import StatusError
 from devcluster.reading import ListQuery, list_objects
@@ -75,6 +75,14 @@ def _accepts(header: str) -> Rendering:
                 if as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
                     return Rendering("PartialObjectMetadata", f"meta.k8s.io/{version}", yaml=media == "application/yaml")
     raise errors.not_acceptable(["application/json", "application/yaml", "application/json;as=Table;v=v1;g=meta.k8s.io"])
+
+
+def _dry_run_causes(values: list[str]) -> list[errors.Cause]:
+    """ValidateDryRun: only "All"; the value is rendered as Go's %#v of the []string."""
+    if all(v == "All" for v in values):
+        return []
+    listed = ", ".join(orjson.dumps(v).decode() for v in values)
+    return [errors.Cause("dryRun", "FieldValueNotSupported", f'Unsupported value: []string{{{listed}}}: supported values: "All"')]
 
 
 def _boolean(value: str | None) -> bool:
@@ -228,7 +236,7 @@ class Api:
                 obj = self.store.get(resource.storage_key, target.namespace or "", target.name)
                 if obj is None:
                     raise errors.not_found(resource.plural, resource.group, target.name)
-                return self._render(rendering, resource, at_version(obj, resource))
+                return self._render(rendering, resource, at_version(obj, resource), include_object=query.get("includeObject", "Metadata"))
             items, meta = list_objects(self.store, resource, self._list_query(request, target))
             return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
         if watching:
@@ -298,16 +306,25 @@ class Api:
     def _write_options(self, request: web.Request, target: Target) -> WriteOptions:
         query = request.query
         dry_run_values = query.getall("dryRun", [])
-        for value in dry_run_values:
-            if value != "All":
-                raise errors.invalid("DryRun", "", "", [errors.not_supported("dryRun", value, ["All"])])
-        validation = query.get("fieldValidation", "Warn")
-        if validation not in ("Ignore", "Warn", "Strict"):
-            raise errors.bad_request(f'fieldValidation parameter unsupported: "{validation}"; must be one of "Ignore", "Warn", "Strict"')
+        validation = query.get("fieldValidation", "") or "Warn"
         manager = query.get("fieldManager", "")
-        if len(manager) > 128:
-            raise errors.invalid("PatchOptions", "", "", [errors.too_long("fieldManager", 128)])
-        if not manager and not (request.method == "PATCH" and request.content_type == APPLY_PATCH):
+        is_apply = request.method == "PATCH" and request.content_type == APPLY_PATCH
+        if request.method in ("POST", "PUT", "PATCH"):
+            # Validate{Create,Update,Patch}Options: one 422 Invalid for the options kind (DELETE: _delete_options).
+            causes: list[errors.Cause] = []
+            if request.method == "PATCH" and not is_apply and "force" in query:
+                causes.append(errors.forbidden("force", "may not be specified for non-apply patch"))
+            if is_apply and not manager:
+                causes.append(errors.required("fieldManager", "is required for apply patch"))
+            if len(manager) > 128:
+                causes.append(errors.too_long("fieldManager", 128))
+            causes += _dry_run_causes(dry_run_values)
+            if validation not in ("Ignore", "Warn", "Strict"):
+                causes.append(errors.not_supported("fieldValidation", validation, ["", "Ignore", "Strict", "Warn"]))
+            if causes:
+                kind = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}[request.method]
+                raise errors.invalid(kind, "meta.k8s.io", "", causes)
+        if not manager and not is_apply:
             manager = request.headers.get("User-Agent", "unknown").split("/", 1)[0][:128] or "unknown"
         sub = target.subresource if target.subresource in ("status",) else ""
         return WriteOptions(manager=manager, dry_run=bool(dry_run_values), field_validation=validation, subresource=sub)
@@ -317,6 +334,8 @@ class Api:
         if len(raw) > self.settings.max_request_bytes:
             raise errors.request_entity_too_large(self.settings.max_request_bytes)
         content_type = request.content_type
+        if content_type == protobuf.MEDIA_TYPE:  # client-go typed clients; answers stay JSON
+            return protobuf.decode(raw)
         try:
             if content_type in ("application/yaml", "application/x-yaml", "text/yaml"):
                 return yaml.safe_load(raw.decode("utf-8"))
@@ -324,12 +343,14 @@ class Api:
                 return orjson.loads(raw)
         except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
             raise errors.bad_request(f"the body of the request could not be decoded: {e}") from e
-        raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml"])
+        raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml", protobuf.MEDIA_TYPE])
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         options: dict[str, Any] = {}
         raw = await request.read()
-        if raw.strip():
+        if raw and request.content_type == protobuf.MEDIA_TYPE:
+            options.update(protobuf.decode(raw, expect_kind="DeleteOptions"))
+        elif raw.strip():
             try:
                 decoded = orjson.loads(raw)
             except orjson.JSONDecodeError as e:
@@ -341,6 +362,16 @@ class Api:
             options["propagationPolicy"] = query["propagationPolicy"]
         if "orphanDependents" in query:
             options["orphanDependents"] = _boolean(query["orphanDependents"])
+        # ValidateDeleteOptions runs before the object is looked up.
+        causes: list[errors.Cause] = []
+        policy = options.get("propagationPolicy")
+        if policy is not None and options.get("orphanDependents") is not None:
+            causes.append(errors.invalid_value("propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"))
+        if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
+            causes.append(errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"]))
+        causes += _dry_run_causes([*query.getall("dryRun", []), *(options.get("dryRun") or [])])
+        if causes:
+            raise errors.invalid("DeleteOptions", "meta.k8s.io", "", causes)
         return options
 
     async def _delete_collection(self, request: web.Request, target: Target, opts: WriteOptions) -> web.Response:

@@ -55,8 +55,10 @@ class Watch:
             return WatchEvent("MODIFIED", change.obj)
         if now:
             return WatchEvent("ADDED", change.obj)
-        if before:
-            return WatchEvent("DELETED", change.obj)
+        if before and change.prev is not None:
+            # kube-apiserver sends the last matching state, stamped with this change's resourceVersion.
+            prev = change.prev
+            return WatchEvent("DELETED", {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(change.revision)}})
         return None
 
     def offer(self, change: Change) -> None:

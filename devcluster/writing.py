@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,18 @@ def at_version(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
     return {**obj, "apiVersion": resource.group_version}
 
 
+@contextmanager
+def _decode_error_context(resource: ResourceType) -> Iterator[None]:
+    """Create/update decode the body, so strict-decoding errors get ``transformDecodeError``'s prefix there."""
+    try:
+        yield
+    except StatusError as e:
+        if e.code == 400 and e.message.startswith("strict decoding error: "):
+            kind = resource.kind
+            raise errors.bad_request(f'{kind} in version "{resource.version}" cannot be handled as a {kind}: {e.message}') from e
+        raise
+
+
 def _spec_view(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
     skip = {"metadata", "status"} if resource.status_subresource else {"metadata"}
     return {k: v for k, v in obj.items() if k not in skip}
@@ -111,7 +124,8 @@ class Writer:
         self._check_namespace_field(resource, namespace, meta)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(resource, namespace, str(meta["generateName"]))
-        return self._create(resource, namespace, obj, opts, managed=False)
+        with _decode_error_context(resource):
+            return self._create(resource, namespace, obj, opts, managed=False)
 
     def _create(self, resource: ResourceType, namespace: str, obj: dict[str, Any], opts: WriteOptions, *, managed: bool) -> WriteResult:
         meta = obj["metadata"]
@@ -158,8 +172,11 @@ class Writer:
             if requested != old["metadata"]["resourceVersion"]:
                 raise errors.conflict(resource.plural, resource.group, name, errors.STALE)
         elif not resource.unconditional_update and not opts.subresource:
-            raise errors.invalid(resource.kind, resource.group, name, [errors.invalid_value("metadata.resourceVersion", "0x0", "must be specified for an update")])
-        return self._update(resource, old, obj, opts)
+            # The registry reports the uint64 0 (Go's %#v: 0x0) under GroupKind{group, plural}.
+            cause = errors.Cause("metadata.resourceVersion", "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update")
+            raise errors.invalid(resource.plural, resource.group, name, [cause])
+        with _decode_error_context(resource):
+            return self._update(resource, old, obj, opts)
 
     def _update(self, resource: ResourceType, old: dict[str, Any], new: dict[str, Any], opts: WriteOptions, *, managed: bool = False) -> WriteResult:
         meta, old_meta = new["metadata"], old["metadata"]
@@ -202,10 +219,13 @@ class Writer:
     def patch(
         self, resource: ResourceType, namespace: str, name: str, content_type: str, raw: bytes, opts: WriteOptions, *, force: bool
     ) -> WriteResult:
+        if content_type not in self.patch_types(resource):
+            if resource.is_custom:
+                raise errors.unsupported_media_type(content_type, self.patch_types(resource))
+            # built-ins are routed by go-restful, whose Consumes() check answers before the handler
+            raise StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type")
         if content_type == APPLY_PATCH:
             return self._apply(resource, namespace, name, raw, opts, force=force)
-        if force:
-            raise errors.invalid(resource.kind, resource.group, name, [errors.forbidden("force", "may not be specified for non-apply patch")])
         patch = self._decode_json(raw)
         old = self._existing(resource, namespace, name)
         current = copy(at_version(old, resource))
@@ -214,16 +234,15 @@ class Writer:
                 new = json_patch(current, patch)
             elif content_type == MERGE_PATCH:
                 new = merge_patch(current, patch)
-            elif content_type == STRATEGIC_PATCH and not resource.is_custom:
+            else:
                 if not isinstance(patch, dict):
                     raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
                 new = strategic_merge_patch(current, patch, resource.structure)
-            else:
-                raise errors.unsupported_media_type(content_type, self.patch_types(resource))
         except PatchError as e:
             if e.code == 400:
                 raise errors.bad_request(e.message) from e
-            raise StatusError(422, "Invalid", e.message) from e
+            # kube-apiserver answers NewGenericServerResponse(422, ...), which drops the patch library's text
+            raise StatusError(422, "Invalid", "the server rejected our request due to an error in our request") from e
         if not isinstance(new, dict):
             raise errors.bad_request("the patched object is not a JSON object")
         new = self._check_body(resource, new)
@@ -239,8 +258,6 @@ class Writer:
         return types if resource.is_custom else [*types, STRATEGIC_PATCH]
 
     def _apply(self, resource: ResourceType, namespace: str, name: str, raw: bytes, opts: WriteOptions, *, force: bool) -> WriteResult:
-        if not opts.manager:
-            raise errors.bad_request("PATCH requests with apply content type must specify fieldManager")
         try:
             config = yaml.safe_load(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as e:
@@ -281,9 +298,8 @@ class Writer:
                 subresource=opts.subresource,
             )
         except ApplyConflict as e:
-            raise StatusError(
-                409, "Conflict", e.message(), {"name": name, **({"group": resource.group} if resource.group else {}), "kind": resource.plural, "causes": [c.as_dict() for c in e.causes()]}
-            ) from e
+            # errors.NewApplyConflict: the details carry only the causes.
+            raise StatusError(409, "Conflict", e.message(), {"causes": [c.as_dict() for c in e.causes()]}) from e
         if old is None:
             return self._create(resource, namespace, merged, opts, managed=True)
         return self._update(resource, old, merged, opts, managed=True)
@@ -310,7 +326,7 @@ class Writer:
             policy = "Orphan" if options["orphanDependents"] else "Background"
         if policy not in (None, "Orphan", "Background", "Foreground"):
             raise errors.invalid(
-                "DeleteOptions", "", "", [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])]
+                "DeleteOptions", "meta.k8s.io", "", [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])]
             )
         finalizers = list(old_meta.get("finalizers") or [])
         extra = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy or "")

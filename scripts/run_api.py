@@ -26,23 +26,18 @@ sys.path.insert(0, str(ROOT))
 
 
 def install_crds(kubeconfig: str) -> list[str]:
-    from kubernetes import client, config
+    """Server-side apply every CRD under crds/ (idempotent; our field manager owns the schema)."""
+    from kubernetes import config
+    from kubernetes.dynamic import DynamicClient
 
     api = config.new_client_from_config(config_file=kubeconfig)
     try:
+        crd_api = DynamicClient(api).resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
         installed = []
         for path in sorted((ROOT / "crds").glob("*.yaml")):
             body = yaml.safe_load(path.read_text())
             name = body["metadata"]["name"]
-            api.call_api(
-                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}",
-                "PATCH",
-                query_params=[("fieldManager", "darkroom-control-panel"), ("force", "true")],
-                header_params={"Content-Type": "application/apply-patch+yaml", "Accept": "application/json"},
-                body=body,
-                response_type="object",
-                _return_http_data_only=True,
-            )
+            crd_api.server_side_apply(body=body, name=name, field_manager="darkroom-control-panel", force_conflicts=True)
             installed.append(name)
         return installed
     finally:
