@@ -22,7 +22,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     serve.add_argument("--kubeconfig", type=Path, default=None, help="kubeconfig to write (default DATA_DIR/kubeconfig)")
     serve.add_argument("--history-size", type=int, default=defaults.history_size, help="changes kept for watch resume / list continue")
     serve.add_argument("--bookmark-interval", type=float, default=defaults.bookmark_interval_s, help="seconds between watch bookmarks")
-    serve.add_argument("--deployment-ready-delay", type=float, default=defaults.deployment_ready_delay_s, help="seconds until a Deployment becomes ready")
+    serve.add_argument(
+        "--deployment-ready-delay", type=float, default=defaults.deployment_ready_delay_s, help="seconds until a Deployment becomes ready"
+    )
     serve.add_argument("--sqlite-synchronous", choices=("NORMAL", "FULL"), default=defaults.sqlite_synchronous)
     serve.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)

@@ -23,7 +23,7 @@ from devcluster.schemas import validate_crd
 Admit = Callable[[dict[str, Any], dict[str, Any] | None], list[Cause]]
 
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_CONFIG_KEY_MESSAGE = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+_CONFIG_KEY_MESSAGE = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"  # noqa: E501
 
 
 def _config_keys(obj: dict[str, Any], field: str) -> list[Cause]:
@@ -80,7 +80,7 @@ _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 
 def _allocate_cluster_ip(obj: dict[str, Any]) -> str:
     # Deterministic per namespace/name so a restart or re-create gives a stable address.
-    key = f'{obj["metadata"].get("namespace", "")}/{obj["metadata"]["name"]}'.encode()
+    key = f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}".encode()
     seed = zlib.crc32(key) % (_SERVICE_NET.num_addresses - 2) + 1
     return str(_SERVICE_NET.network_address + seed)
 
@@ -225,7 +225,9 @@ def _ingress(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             if not path.get("pathType"):
                 causes.append(required(f"{where}.pathType", "pathType must be specified"))
             elif path["pathType"] not in ("Exact", "Prefix", "ImplementationSpecific"):
-                causes.append(invalid_value(f"{where}.pathType", path["pathType"], "supported values: \"Exact\", \"ImplementationSpecific\", \"Prefix\""))
+                causes.append(
+                    invalid_value(f"{where}.pathType", path["pathType"], 'supported values: "Exact", "ImplementationSpecific", "Prefix"')
+                )
             if not path.get("backend"):
                 causes.append(required(f"{where}.backend"))
     obj.setdefault("status", {"loadBalancer": {}})
@@ -257,7 +259,7 @@ def _event(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     elif involved.get("namespace") and involved["namespace"] != obj["metadata"].get("namespace"):
         causes.append(invalid_value("involvedObject.namespace", involved["namespace"], "does not match event.namespace"))
     if obj.get("type") not in (None, "", "Normal", "Warning"):
-        causes.append(invalid_value("type", obj["type"], "has invalid value, supported values: \"Normal\", \"Warning\""))
+        causes.append(invalid_value("type", obj["type"], 'has invalid value, supported values: "Normal", "Warning"'))
     return causes
 
 

@@ -35,7 +35,9 @@ _NAMESPACES = "/namespaces"
 _DEPLOYMENTS = "apps/deployments"
 
 
-def _condition(ctype: str, status: str, reason: str, message: str, now: str, previous: list[dict[str, Any]], *, update_time: bool = False) -> dict[str, Any]:
+def _condition(
+    ctype: str, status: str, reason: str, message: str, now: str, previous: list[dict[str, Any]], *, update_time: bool = False
+) -> dict[str, Any]:
     old = next((c for c in previous if c.get("type") == ctype), None)
     transition = old["lastTransitionTime"] if old and old.get("status") == status and old.get("lastTransitionTime") else now
     condition = {"type": ctype, "status": status}
@@ -127,7 +129,9 @@ class Controllers:
         finalizers = meta.get("finalizers") or ()
         if meta.get("deletionTimestamp") and (FOREGROUND_FINALIZER in finalizers or ORPHAN_FINALIZER in finalizers):
             self._schedule("owner", uid)
-        if meta.get("ownerReferences") and (change.prev is None or change.prev["metadata"].get("ownerReferences") != meta.get("ownerReferences")):
+        if meta.get("ownerReferences") and (
+            change.prev is None or change.prev["metadata"].get("ownerReferences") != meta.get("ownerReferences")
+        ):
             self._schedule("dependent", change.resource, change.namespace, change.name)
 
     def _crd_storage_keys(self) -> set[str]:
@@ -202,7 +206,9 @@ class Controllers:
                 if dependent is None or dep_resource is None:
                     continue
                 new = copy(dependent)
-                new["metadata"]["ownerReferences"] = [r for r in new["metadata"].get("ownerReferences") or [] if r.get("uid") != uid] or None
+                new["metadata"]["ownerReferences"] = [
+                    r for r in new["metadata"].get("ownerReferences") or [] if r.get("uid") != uid
+                ] or None
                 if new["metadata"]["ownerReferences"] is None:
                     del new["metadata"]["ownerReferences"]
                 self.writer._update(dep_resource, dependent, new, _CONTROLLER)
@@ -279,7 +285,12 @@ class Controllers:
         wanted = [
             ("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered", "All resources successfully discovered"),
             ("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
-            ("NamespaceDeletionContentFailure", "False", "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),  # noqa: E501
+            (
+                "NamespaceDeletionContentFailure",
+                "False",
+                "ContentDeleted",
+                "All content successfully deleted, may be waiting on finalization",
+            ),
             ("NamespaceContentRemaining", *content_remaining),
             ("NamespaceFinalizersRemaining", *finalizers_remaining),
         ]
@@ -344,7 +355,11 @@ class Controllers:
         replicas = int((dep.get("spec") or {}).get("replicas", 1))
         status = dep.get("status") or {}
         unready = (dep["metadata"].get("annotations") or {}).get(UNREADY_ANNOTATION) == "true"
-        rolled_out = status.get("observedGeneration") == generation and status.get("updatedReplicas") == replicas and status.get("replicas") == replicas
+        rolled_out = (
+            status.get("observedGeneration") == generation
+            and status.get("updatedReplicas") == replicas
+            and status.get("replicas") == replicas
+        )
         if ready_generation is not None and ready_generation == generation:
             rolled_out = True
         if not rolled_out:
@@ -367,7 +382,9 @@ class Controllers:
         self._timers.pop((namespace, name), None)
         self._run(("deployment", namespace, name, generation))
 
-    def _write_deployment_status(self, dep: dict[str, Any], generation: int, replicas: int, *, updated: int, ready: int, done: bool) -> None:
+    def _write_deployment_status(
+        self, dep: dict[str, Any], generation: int, replicas: int, *, updated: int, ready: int, done: bool
+    ) -> None:
         now = self.clock()
         previous = (dep.get("status") or {}).get("conditions") or []
         available = ready >= replicas
@@ -404,4 +421,6 @@ class Controllers:
                 status["unavailableReplicas"] = replicas - ready
         if status != dep.get("status"):
             resource = self.catalog.builtin("apps", "deployments")
-            self.writer.update(resource, dep["metadata"]["namespace"], dep["metadata"]["name"], {**copy(dep), "status": status}, _CONTROLLER_STATUS)
+            self.writer.update(
+                resource, dep["metadata"]["namespace"], dep["metadata"]["name"], {**copy(dep), "status": status}, _CONTROLLER_STATUS
+            )

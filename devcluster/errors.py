@@ -73,7 +73,9 @@ def forbidden(path: str, detail: str) -> Cause:
 
 def type_invalid(path: str, value: Any, expected: str) -> Cause:
     return Cause(
-        path, "FieldValueTypeInvalid", f"Invalid value: {_render(value)}: {path} in body must be of type {expected}: {_render(type_name(value))}"
+        path,
+        "FieldValueTypeInvalid",
+        f"Invalid value: {_render(value)}: {path} in body must be of type {expected}: {_render(type_name(value))}",
     )
 
 
@@ -145,7 +147,10 @@ def already_exists(resource: str, group: str, name: str) -> StatusError:
 
 def conflict(resource: str, group: str, name: str, detail: str) -> StatusError:
     return StatusError(
-        409, "Conflict", f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {detail}', _details(name, group, resource)
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {detail}',
+        _details(name, group, resource),
     )
 
 

@@ -130,4 +130,3 @@ def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tupl
             break
         out.append(obj)
     return out, meta
-

@@ -137,7 +137,14 @@ BUILTINS: tuple[ResourceType, ...] = (
         categories=("all",),
         status_subresource=True,
         returns_deleted_object=True,
-        field_labels=("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP"),
+        field_labels=(
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "status.phase",
+            "status.podIP",
+        ),
     ),
     _builtin("", "v1", "serviceaccounts", "ServiceAccount", short_names=("sa",)),
     _builtin(
@@ -151,9 +158,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         scale_subresource=True,
         tracks_generation=True,
     ),
-    _builtin(
-        "networking.k8s.io", "v1", "ingresses", "Ingress", short_names=("ing",), status_subresource=True, tracks_generation=True
-    ),
+    _builtin("networking.k8s.io", "v1", "ingresses", "Ingress", short_names=("ing",), status_subresource=True, tracks_generation=True),
     _builtin("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short_names=("netpol",), tracks_generation=True),
     _builtin("coordination.k8s.io", "v1", "leases", "Lease"),
     _builtin("rbac.authorization.k8s.io", "v1", "roles", "Role"),
@@ -199,7 +204,8 @@ def from_crd(crd: dict[str, Any]) -> list[ResourceType]:
                 tracks_generation=True,
                 unconditional_update=False,
                 returns_deleted_object=True,
-                schema=(version.get("schema") or {}).get("openAPIV3Schema") or {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                schema=(version.get("schema") or {}).get("openAPIV3Schema")
+                or {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                 printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
                 crd_name=crd["metadata"]["name"],
             )

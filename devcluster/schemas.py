@@ -53,7 +53,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from devcluster.errors import Cause, duplicate, forbidden, invalid_value, not_supported, required, too_long, too_many
+from devcluster.errors import Cause, duplicate, forbidden, invalid_value, not_supported, required, too_long, too_many, type_name
 from devcluster.naming import dns1035_label_errors, dns1123_subdomain_errors, validate_object_meta
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
@@ -276,20 +276,7 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
     return (isinstance(value, (int, float))) and not isinstance(value, bool)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+_json_type = type_name
 
 
 def _json_equal(a: Any, b: Any) -> bool:

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from devcluster.errors import bad_request
+from devcluster.naming import label_value_errors, qualified_name_errors
 from devcluster.resources import ResourceType
 
 __all__ = [
@@ -35,85 +36,6 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------------
 # Validation messages (k8s.io/apimachinery/pkg/util/validation, as shipped with Kubernetes 1.32)
-# ---------------------------------------------------------------------------------------------
-
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_ERR = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-_QNAME_RE = re.compile("^" + _QNAME_FMT + r"\Z")
-_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
-_LABEL_VALUE_ERR = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_RE = re.compile("^" + _LABEL_VALUE_FMT + r"\Z")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_ERR = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_RE = re.compile("^" + _DNS1123_SUBDOMAIN_FMT + r"\Z")
-_INT64_RE = re.compile(r"[+-]?[0-9]+\Z")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    return msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
-
-
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def _dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append(_max_len_error(253))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """``validation.IsQualifiedName``: the messages for an invalid label key (empty when valid)."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in _dns1123_subdomain_errors(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_ERR, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + _max_len_error(63))
-    if not _QNAME_RE.match(name):
-        errs.append("name part " + _regex_error(_QNAME_ERR, _QNAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    """``validation.IsValidLabelValue``: the messages for an invalid label value (empty when valid)."""
-    errs = []
-    if len(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(_regex_error(_LABEL_VALUE_ERR, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
-
-
-# ---------------------------------------------------------------------------------------------
-# Go-style rendering of field errors (field.Error.Error() and errors.NewAggregate)
 # ---------------------------------------------------------------------------------------------
 
 _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
@@ -171,6 +93,9 @@ DOES_NOT_EXIST = "!"
 GREATER_THAN = "gt"
 LESS_THAN = "lt"
 _BINARY_OPERATORS = (IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS, GREATER_THAN, LESS_THAN)
+
+
+_INT64_RE = re.compile(r"[+-]?[0-9]+\Z")
 
 
 def _parse_int64(text: str) -> int | None:

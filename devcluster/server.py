@@ -76,7 +76,9 @@ class DevCluster:
         store = Store(storage, history_size=settings.history_size)
         catalog = Catalog()
         writer = Writer(store=store, catalog=catalog, clock=utc_now)
-        controllers = Controllers(store=store, catalog=catalog, writer=writer, clock=utc_now, ready_delay_s=settings.deployment_ready_delay_s)
+        controllers = Controllers(
+            store=store, catalog=catalog, writer=writer, clock=utc_now, ready_delay_s=settings.deployment_ready_delay_s
+        )
         controllers.start(asyncio.get_running_loop())
         api = Api(store=store, catalog=catalog, writer=writer, settings=settings)
         app = build_app(api, max_request_bytes=settings.max_request_bytes)

@@ -34,7 +34,12 @@ from devcluster.writing import APPLY_PATCH, MERGE_PATCH, WriteOptions, Writer, a
 log = logging.getLogger("devcluster.serving")
 
 JSON = "application/json"
-_NOT_FOUND = StatusError(404, "NotFound", "the server could not find the requested resource", {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+_NOT_FOUND = StatusError(
+    404,
+    "NotFound",
+    "the server could not find the requested resource",
+    {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+)
 
 
 @dataclass(frozen=True)
@@ -247,7 +252,9 @@ class Api:
             if target.name or target.namespace is None or (resource.namespaced and not target.namespace):
                 raise errors.method_not_allowed("create", resource.plural) if target.name else _NOT_FOUND
             if crd_terminating:
-                raise errors.method_not_allowed("create", f"{resource.plural}: create not allowed while custom resource definition is terminating")
+                raise errors.method_not_allowed(
+                    "create", f"{resource.plural}: create not allowed while custom resource definition is terminating"
+                )
             result = self.writer.create(resource, target.namespace, await self._body(request), opts)
         elif method == "PUT" and target.name:
             body = await self._body(request)
@@ -261,8 +268,12 @@ class Api:
             content_type = request.content_type
             raw = await request.read()
             if target.subresource == "scale":
-                return self._render(_accepts(request.headers.get("Accept", "")), resource, self._patch_scale(target, content_type, raw, opts))
-            result = self.writer.patch(resource, target.namespace or "", target.name, content_type, raw, opts, force=_boolean(query.get("force")))
+                return self._render(
+                    _accepts(request.headers.get("Accept", "")), resource, self._patch_scale(target, content_type, raw, opts)
+                )
+            result = self.writer.patch(
+                resource, target.namespace or "", target.name, content_type, raw, opts, force=_boolean(query.get("force"))
+            )
         elif method == "DELETE" and target.name:
             options = await self._delete_options(request)
             if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
@@ -270,7 +281,12 @@ class Api:
             result = self.writer.delete(resource, target.namespace or "", target.name, options, opts)
             if result.deleted and not resource.returns_deleted_object:
                 meta = result.obj["metadata"]
-                details = {"name": meta["name"], **({"group": resource.group} if resource.group else {}), "kind": resource.plural, "uid": meta.get("uid")}
+                details = {
+                    "name": meta["name"],
+                    **({"group": resource.group} if resource.group else {}),
+                    "kind": resource.plural,
+                    "uid": meta.get("uid"),
+                }
                 return self._json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
         elif method == "DELETE":
             return await self._delete_collection(request, target, opts)
@@ -404,13 +420,18 @@ class Api:
             "apiVersion": "autoscaling/v1",
             "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
             "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
-            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": ",".join(f"{k}={v}" for k, v in sorted(labels.items()))},
+            "status": {
+                "replicas": (obj.get("status") or {}).get("replicas", 0),
+                "selector": ",".join(f"{k}={v}" for k, v in sorted(labels.items())),
+            },
         }
 
     def _update_scale(self, target: Target, body: Any, opts: WriteOptions) -> dict[str, Any]:
         replicas = ((body or {}).get("spec") or {}).get("replicas") if isinstance(body, dict) else None
         if not isinstance(replicas, int) or replicas < 0:
-            raise errors.invalid("Scale", "autoscaling", target.name, [errors.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")])
+            raise errors.invalid(
+                "Scale", "autoscaling", target.name, [errors.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")]
+            )
         obj = self.store.get(target.resource.storage_key, target.namespace or "", target.name)
         if obj is None:
             raise errors.not_found(target.resource.plural, target.resource.group, target.name)
@@ -433,7 +454,9 @@ class Api:
         except (orjson.JSONDecodeError, PatchError) as e:
             raise errors.bad_request(str(e)) from e
         if content_type not in ("application/json-patch+json", MERGE_PATCH, "application/strategic-merge-patch+json"):
-            raise errors.unsupported_media_type(content_type, ["application/json-patch+json", MERGE_PATCH, "application/strategic-merge-patch+json"])
+            raise errors.unsupported_media_type(
+                content_type, ["application/json-patch+json", MERGE_PATCH, "application/strategic-merge-patch+json"]
+            )
         return self._update_scale(target, patched, opts)
 
     # -- rendering ---------------------------------------------------------------------------
@@ -447,23 +470,45 @@ class Api:
             return web.Response(status=status, text=yaml.safe_dump(document, sort_keys=False), content_type="application/yaml")
         return self._json(document, status)
 
-    def _render(self, rendering: Rendering, resource: ResourceType, obj: dict[str, Any], *, status: int = 200, include_object: str = "Metadata") -> web.Response:
+    def _render(
+        self, rendering: Rendering, resource: ResourceType, obj: dict[str, Any], *, status: int = 200, include_object: str = "Metadata"
+    ) -> web.Response:
         if rendering.kind == "Table":
-            document = printing.table(resource, [obj], include_object=include_object, now=datetime.now(UTC), list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")}, api_version=rendering.api_version)
+            document = printing.table(
+                resource,
+                [obj],
+                include_object=include_object,
+                now=datetime.now(UTC),
+                list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                api_version=rendering.api_version,
+            )
             return self._encode(rendering, document, status)
         if rendering.kind == "PartialObjectMetadata":
-            return self._encode(rendering, {"kind": "PartialObjectMetadata", "apiVersion": rendering.api_version, "metadata": obj["metadata"]}, status)
+            return self._encode(
+                rendering, {"kind": "PartialObjectMetadata", "apiVersion": rendering.api_version, "metadata": obj["metadata"]}, status
+            )
         return self._encode(rendering, obj, status)
 
-    def _render_list(self, rendering: Rendering, resource: ResourceType, items: list[dict[str, Any]], meta: dict[str, Any], request: web.Request) -> web.Response:
+    def _render_list(
+        self, rendering: Rendering, resource: ResourceType, items: list[dict[str, Any]], meta: dict[str, Any], request: web.Request
+    ) -> web.Response:
         if rendering.kind == "Table":
             include = request.query.get("includeObject", "Metadata")
-            return self._encode(rendering, printing.table(resource, items, include_object=include, now=datetime.now(UTC), list_meta=meta, api_version=rendering.api_version))
+            return self._encode(
+                rendering,
+                printing.table(
+                    resource, items, include_object=include, now=datetime.now(UTC), list_meta=meta, api_version=rendering.api_version
+                ),
+            )
         if rendering.kind == "PartialObjectMetadata":
             partial = [{"kind": "PartialObjectMetadata", "apiVersion": rendering.api_version, "metadata": o["metadata"]} for o in items]
-            return self._encode(rendering, {"kind": "PartialObjectMetadataList", "apiVersion": rendering.api_version, "metadata": meta, "items": partial})
+            return self._encode(
+                rendering, {"kind": "PartialObjectMetadataList", "apiVersion": rendering.api_version, "metadata": meta, "items": partial}
+            )
         if rendering.yaml:
-            return self._encode(rendering, {"apiVersion": resource.group_version, "kind": resource.list_kind, "metadata": meta, "items": items})
+            return self._encode(
+                rendering, {"apiVersion": resource.group_version, "kind": resource.list_kind, "metadata": meta, "items": items}
+            )
         # Hand-assembled so each stored object is serialized once, without building another dict.
         body = b"".join(
             (
@@ -487,7 +532,9 @@ class Api:
         list_query = self._list_query(request, target)
         if target.name:
             list_query = ListQuery(
-                list_query.namespace, list_query.labels, parse_field_selector(f"metadata.name={target.name}", target.resource),
+                list_query.namespace,
+                list_query.labels,
+                parse_field_selector(f"metadata.name={target.name}", target.resource),
                 resource_version=list_query.resource_version,
             )
         timeout_s = float(_int_param(request, "timeoutSeconds") or self.settings.default_watch_timeout_s)
@@ -495,9 +542,18 @@ class Api:
         send_initial = query.get("sendInitialEvents")
         if send_initial is not None and query.get("resourceVersionMatch") != "NotOlderThan":
             raise errors.invalid(
-                "ListOptions", "meta.k8s.io", "", [errors.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")]
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                [errors.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")],
             )
-        opened = open_watch(self.store, target.resource, list_query, send_initial_events=_boolean(send_initial) if send_initial is not None else None, allow_bookmarks=allow_bookmarks)
+        opened = open_watch(
+            self.store,
+            target.resource,
+            list_query,
+            send_initial_events=_boolean(send_initial) if send_initial is not None else None,
+            allow_bookmarks=allow_bookmarks,
+        )
         response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
         response.enable_chunked_encoding()
         await response.prepare(request)
@@ -510,8 +566,13 @@ class Api:
                 obj = at_version(obj, target.resource)
                 if rendering.kind == "Table":
                     obj = printing.table(
-                        target.resource, [obj], include_object=query.get("includeObject", "Metadata"), now=datetime.now(UTC),
-                        list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")}, include_definitions=first_table, api_version=rendering.api_version,
+                        target.resource,
+                        [obj],
+                        include_object=query.get("includeObject", "Metadata"),
+                        now=datetime.now(UTC),
+                        list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                        include_definitions=first_table,
+                        api_version=rendering.api_version,
                     )
                     first_table = False
                 elif rendering.kind == "PartialObjectMetadata":

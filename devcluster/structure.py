@@ -105,10 +105,10 @@ _BUILTIN_LISTS: dict[tuple[str, str], dict[Path, ListSemantics]] = {
 _BUILTIN_MAPS: dict[tuple[str, str], frozenset[Path]] = {
     ("", "configmaps"): frozenset({("data",), ("binaryData",)}),
     ("", "secrets"): frozenset({("data",), ("stringData",)}),
-    ("", "pods"): frozenset(("spec",) + p for p in _POD_SPEC_MAPS),
+    ("", "pods"): frozenset(("spec", *p) for p in _POD_SPEC_MAPS),
     ("apps", "deployments"): frozenset(
         {("spec", "selector", "matchLabels"), ("spec", "template", "metadata", "labels"), ("spec", "template", "metadata", "annotations")}
-        | {("spec", "template", "spec") + p for p in _POD_SPEC_MAPS}
+        | {("spec", "template", "spec", *p) for p in _POD_SPEC_MAPS}
     ),
     ("", "services"): frozenset({("spec", "selector")}),
 }

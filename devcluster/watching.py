@@ -113,7 +113,12 @@ def open_watch(
             return error_event(StatusError(400, "BadRequest", f"resource version is not a valid integer: {rv!r}"))
         if start > store.revision:
             return error_event(
-                StatusError(504, "Timeout", f"Too large resource version: {start}, current: {store.revision}", {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1})
+                StatusError(
+                    504,
+                    "Timeout",
+                    f"Too large resource version: {start}, current: {store.revision}",
+                    {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1},
+                )
             )
         changes = store.changes_since(resource.storage_key, start)
         if changes is None:

@@ -178,11 +178,16 @@ class Writer:
         with _decode_error_context(resource):
             return self._update(resource, old, obj, opts)
 
-    def _update(self, resource: ResourceType, old: dict[str, Any], new: dict[str, Any], opts: WriteOptions, *, managed: bool = False) -> WriteResult:
+    def _update(
+        self, resource: ResourceType, old: dict[str, Any], new: dict[str, Any], opts: WriteOptions, *, managed: bool = False
+    ) -> WriteResult:
         meta, old_meta = new["metadata"], old["metadata"]
         if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
             raise errors.conflict(
-                resource.plural, resource.group, old_meta["name"], f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {old_meta.get('uid')}"
+                resource.plural,
+                resource.group,
+                old_meta["name"],
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {old_meta.get('uid')}",
             )
         if opts.subresource == "status":
             status = new.get("status")
@@ -312,21 +317,27 @@ class Writer:
         preconditions = options.get("preconditions") or {}
         if preconditions.get("uid") and preconditions["uid"] != old_meta.get("uid"):
             raise errors.conflict(
-                resource.plural, resource.group, name, f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {old_meta.get('uid')}"
+                resource.plural,
+                resource.group,
+                name,
+                f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {old_meta.get('uid')}",
             )
         if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != old_meta["resourceVersion"]:
             raise errors.conflict(
                 resource.plural,
                 resource.group,
                 name,
-                f"Precondition failed: ResourceVersion in precondition: {preconditions['resourceVersion']}, ResourceVersion in object meta: {old_meta['resourceVersion']}",
+                f"Precondition failed: ResourceVersion in precondition: {preconditions['resourceVersion']}, ResourceVersion in object meta: {old_meta['resourceVersion']}",  # noqa: E501
             )
         policy = options.get("propagationPolicy")
         if policy is None and options.get("orphanDependents") is not None:
             policy = "Orphan" if options["orphanDependents"] else "Background"
         if policy not in (None, "Orphan", "Background", "Foreground"):
             raise errors.invalid(
-                "DeleteOptions", "meta.k8s.io", "", [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])]
+                "DeleteOptions",
+                "meta.k8s.io",
+                "",
+                [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
             )
         finalizers = list(old_meta.get("finalizers") or [])
         extra = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy or "")
@@ -361,7 +372,9 @@ class Writer:
 
     # -- the shared pipeline -----------------------------------------------------------------
 
-    def _commit_write(self, resource: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions, *, managed: bool) -> WriteResult:
+    def _commit_write(
+        self, resource: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], opts: WriteOptions, *, managed: bool
+    ) -> WriteResult:
         meta = new["metadata"]
         name = str(meta.get("name") or "")
         warnings: list[str] = []
@@ -429,7 +442,12 @@ class Writer:
         added = [f for f in new["metadata"].get("finalizers") or [] if f not in (old["metadata"].get("finalizers") or [])]
         if added:
             listed = ", ".join(f'"{f}"' for f in added)
-            return [errors.forbidden("metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers []string{{{listed}}}")]
+            return [
+                errors.forbidden(
+                    "metadata.finalizers",
+                    f"no new finalizers can be added if the object is being deleted, found new finalizers []string{{{listed}}}",
+                )
+            ]
         return []
 
     # -- helpers -----------------------------------------------------------------------------
@@ -446,7 +464,9 @@ class Writer:
         obj = copy(body)
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if api_version and api_version != resource.group_version:
-            raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({resource.group_version})")
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({resource.group_version})"
+            )
         if kind and kind != resource.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({resource.kind})")
         obj["apiVersion"], obj["kind"] = resource.group_version, resource.kind
@@ -467,9 +487,19 @@ class Writer:
             raise StatusError(
                 403,
                 "Forbidden",
-                f'{resource.group_resource} "{name}" is forbidden: unable to create new content in namespace {namespace} because it is being terminated',
-                {"name": name, **({"group": resource.group} if resource.group else {}), "kind": resource.plural,
-                 "causes": [{"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}]},
+                f'{resource.group_resource} "{name}" is forbidden: unable to create new content in namespace {namespace} because it is being terminated',  # noqa: E501
+                {
+                    "name": name,
+                    **({"group": resource.group} if resource.group else {}),
+                    "kind": resource.plural,
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "message": f"namespace {namespace} is being terminated",
+                            "field": "metadata.namespace",
+                        }
+                    ],
+                },
             )
 
     @staticmethod

@@ -110,6 +110,7 @@ def _fields(b: bytes) -> list[tuple[int, Any]]:
     while i < len(b):
         key, i = _varint(b, i)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, i = _varint(b, i)
         elif wire == 2:

@@ -59,7 +59,9 @@ def test_no_top_level_operator_package_shadows_the_standard_library() -> None:
 
 
 def test_every_module_has_a_docstring() -> None:
-    for path in _python_files(ROOT / "devcluster", ROOT / "cluster", ROOT / "backend", OPERATOR_PACKAGE_DIR, ROOT / "scripts", ROOT / "bench"):
+    for path in _python_files(
+        ROOT / "devcluster", ROOT / "cluster", ROOT / "backend", OPERATOR_PACKAGE_DIR, ROOT / "scripts", ROOT / "bench"
+    ):
         tree = ast.parse(path.read_text(), filename=str(path))
         if path.name == "__init__.py" and not tree.body:
             continue

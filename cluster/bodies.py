@@ -1,0 +1,109 @@
+"""Read-only object bodies: the form in which the cache stores and hands out Kubernetes objects.
+
+Informers parse raw API responses with orjson, drop ``metadata.managedFields`` (large, and only the
+server uses it) and :func:`freeze` the result: dicts become :class:`FrozenDict` (a ``dict`` subclass
+whose mutating methods raise ``TypeError``) and lists become tuples. The cache can therefore hand
+the same object to every reader with no copying — which is what makes cached lists cheap — while no
+caller can change what other readers see. Callers that want to edit an object call :func:`thaw`
+(or ``copy.deepcopy``) to get plain, mutable dicts and lists. Both serialise with orjson and json.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+# Short strings repeat across objects (apiVersion, kind, namespace, label values): interning shares them.
+_INTERN_MAX_LEN = 64
+
+
+class FrozenDict(dict[str, Any]):
+    """A dict that refuses mutation. Equal to, and serialised like, the plain dict it wraps."""
+
+    __slots__ = ()
+
+    def _readonly(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("cached Kubernetes objects are read-only; use cluster.bodies.thaw(obj) for a mutable copy")
+
+    __setitem__ = _readonly
+    __delitem__ = _readonly
+    __ior__ = _readonly
+    clear = _readonly
+    pop = _readonly
+    popitem = _readonly
+    setdefault = _readonly
+    update = _readonly
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        raise TypeError("unhashable type: 'FrozenDict'")
+
+    def __copy__(self) -> FrozenDict:
+        return self  # immutable: a shallow copy is the object itself
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return thaw(self)  # a deep copy is for editing: hand out plain, mutable containers
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+
+def freeze(value: Any) -> Any:
+    """``value`` with every dict made a :class:`FrozenDict` and every list a tuple (deep)."""
+    if isinstance(value, dict):
+        return FrozenDict({_intern(k): freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, str):
+        return _intern(value)
+    return value
+
+
+def _intern(value: str) -> str:
+    return sys.intern(value) if len(value) <= _INTERN_MAX_LEN else value
+
+
+def thaw(value: Any) -> Any:
+    """A deep, mutable copy: plain dicts and lists all the way down."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """Drop ``metadata.managedFields`` in place (before freezing) and return the object."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """The cache key: ``namespace/name``, or ``name`` for cluster-scoped objects (client-go's MetaNamespaceKey)."""
+    meta = obj["metadata"]
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta['name']}" if namespace else str(meta["name"])
+
+
+def resource_version(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("metadata", {}).get("resourceVersion", ""))
+
+
+def version_at_least(version: str, target: str) -> bool:
+    """Whether resourceVersion ``version`` is ``target`` or newer.
+
+    The API conventions call resourceVersions opaque; etcd-backed servers (and devcluster) issue
+    increasing integers, and read-your-writes needs an order, so integers are compared as such.
+    Anything else only counts as reached when equal.
+    """
+    if version == target:
+        return True
+    try:
+        return int(version) >= int(target)
+    except ValueError:
+        return False

@@ -1,0 +1,231 @@
+"""The cached (delegating) client: reads from informers, writes straight to the API server.
+
+Constructed by entry points from a :class:`cluster.requesting.Transport`, a started
+:class:`cluster.caches.Cache` and :class:`cluster.settings.ClientSettings`; used by backend views and
+reconcilers alike. Reads (:meth:`get`, :meth:`list`, :meth:`by_index`) return the cache's frozen
+objects (see :mod:`cluster.bodies`) and, through :mod:`cluster.consistency`, always reflect this
+client's own completed writes. A resource the cache has no informer for is read from the server.
+Writes return the server's answer as plain dicts. All failures are :class:`cluster.errors.ClusterError`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from cluster import errors
+from cluster.bodies import FrozenDict, freeze, strip_managed_fields
+from cluster.caches import Cache
+from cluster.consistency import Expectations
+from cluster.informers import Informer
+from cluster.requesting import QueryValue, Transport
+from cluster.resources import Resource
+from cluster.selectors import parse
+from cluster.settings import ClientSettings
+
+PatchType = Literal["merge", "json", "strategic"]
+PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+}
+APPLY_CONTENT_TYPE = "application/apply-patch+yaml"  # JSON is YAML: the body is sent as JSON
+
+
+def _name_and_namespace(resource: Resource, body: Mapping[str, Any], namespace: str | None) -> tuple[str, str | None]:
+    meta = body.get("metadata") or {}
+    name = meta.get("name")
+    if not name:
+        raise errors.Invalid("metadata.name is required", status=422, reason="Invalid")
+    return str(name), (namespace or meta.get("namespace")) if resource.namespaced else None
+
+
+class CachedClient:
+    """Cache-backed reads with read-your-writes, direct writes. Thread-safe."""
+
+    def __init__(self, *, transport: Transport, cache: Cache, settings: ClientSettings) -> None:
+        self.transport = transport
+        self.cache = cache
+        self.settings = settings
+        self._expectations = Expectations(timeout_s=settings.read_your_writes_timeout_s)
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def _informer(self, resource: Resource, namespace: str | None) -> Informer | None:
+        informer = self.cache.informer(resource)
+        if informer is None or not informer.has_synced:
+            return None
+        if informer.namespace is not None and namespace != informer.namespace:
+            return None  # the cache only holds one namespace; anything else comes from the server
+        return informer
+
+    def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict:
+        """One object; :class:`cluster.errors.NotFound` when absent."""
+        namespace = namespace if resource.namespaced else None
+        informer = self._informer(resource, namespace)
+        if informer is not None:
+            key = f"{namespace}/{name}" if namespace else name
+            self._expectations.settle(informer, key=key)
+            obj = informer.store.get(key)
+            if obj is not None:
+                return obj
+            if not informer.label_selector:
+                raise errors.NotFound(f'{resource} "{name}" not found', status=404, reason="NotFound")
+        # No informer (or one whose selector may have filtered this object out): ask the server.
+        return freeze(strip_managed_fields(self.transport.request("GET", resource.path(namespace=namespace, name=name))))
+
+    def list(
+        self, resource: Resource, *, namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None
+    ) -> list[FrozenDict]:
+        """Objects of a namespace (None: all namespaces), optionally label-selected, sorted by namespace/name."""
+        namespace = namespace if resource.namespaced else None
+        selector = parse(label_selector)
+        informer = self._informer(resource, namespace)
+        if informer is None:
+            query: dict[str, QueryValue] = {
+                "labelSelector": label_selector if isinstance(label_selector, str) else _selector_text(label_selector)
+            }
+            page = self.transport.request("GET", resource.path(namespace=namespace), query=query)
+            return [
+                freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **i}))
+                for i in page.get("items") or ()
+            ]
+        self._expectations.settle(informer, namespace=namespace)
+        return informer.store.list(namespace=namespace, selector=selector)
+
+    def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[FrozenDict]:
+        """Cached objects filed under ``value`` in the informer's index ``index`` (e.g. owner UID)."""
+        informer = self.cache.informer(resource)
+        if informer is None:
+            raise KeyError(f"the cache has no informer for {resource}")
+        self._expectations.settle(informer)
+        return informer.store.by_index(index, value)
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def _write(
+        self,
+        method: str,
+        resource: Resource,
+        path: str,
+        body: Any,
+        *,
+        query: dict[str, QueryValue],
+        content_type: str = "application/json",
+        dry_run: bool = False,
+        deleted: bool = False,
+    ) -> dict[str, Any]:
+        if dry_run:
+            query["dryRun"] = "All"
+        result = self.transport.request(method, path, query=query, body=body, content_type=content_type)
+        if not dry_run:
+            self._expectations.record(self.cache.informer(resource), result, deleted=deleted)
+        return result
+
+    def create(
+        self,
+        resource: Resource,
+        body: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        meta = body.get("metadata") or {}
+        ns = (namespace or meta.get("namespace")) if resource.namespaced else None
+        if resource.namespaced and not ns:
+            raise errors.Invalid("metadata.namespace is required", status=422, reason="Invalid")
+        query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
+        return self._write("POST", resource, resource.path(namespace=ns), body, query=query, dry_run=dry_run)
+
+    def update(
+        self,
+        resource: Resource,
+        body: Mapping[str, Any],
+        *,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """PUT the whole object (optimistic concurrency via ``metadata.resourceVersion``)."""
+        name, ns = _name_and_namespace(resource, body, None)
+        query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
+        return self._write(
+            "PUT", resource, resource.path(namespace=ns, name=name, subresource=subresource), body, query=query, dry_run=dry_run
+        )
+
+    def update_status(self, resource: Resource, body: Mapping[str, Any], *, field_manager: str | None = None) -> dict[str, Any]:
+        return self.update(resource, body, subresource="status", field_manager=field_manager)
+
+    def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
+        path = resource.path(namespace=namespace if resource.namespaced else None, name=name, subresource=subresource)
+        return self._write("PATCH", resource, path, patch, query=query, content_type=PATCH_CONTENT_TYPES[patch_type], dry_run=dry_run)
+
+    def apply(
+        self,
+        resource: Resource,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Server-side apply of ``body`` (apiVersion, kind, metadata.name[, namespace] and the fields we own)."""
+        name, ns = _name_and_namespace(resource, body, None)
+        query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager, "force": True if force else None}
+        path = resource.path(namespace=ns, name=name, subresource=subresource)
+        return self._write("PATCH", resource, path, body, query=query, content_type=APPLY_CONTENT_TYPE, dry_run=dry_run)
+
+    def apply_status(
+        self, resource: Resource, body: Mapping[str, Any], *, field_manager: str | None = None, force: bool = False
+    ) -> dict[str, Any]:
+        return self.apply(resource, body, field_manager=field_manager, force=force, subresource="status")
+
+    def delete(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: Literal["Foreground", "Background", "Orphan"] | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        grace_period_s: int | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Delete; returns the server's answer (the object, or a Status). Preconditions via ``uid`` / ``resource_version``."""
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_s is not None:
+            options["gracePeriodSeconds"] = grace_period_s
+        preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}
+        if preconditions:
+            options["preconditions"] = preconditions
+        path = resource.path(namespace=namespace if resource.namespaced else None, name=name)
+        result = self._write("DELETE", resource, path, options, query={}, dry_run=dry_run, deleted=True)
+        if result.get("kind") == "Status" and not dry_run:
+            details = result.get("details") or {}
+            gone = {"metadata": {"name": name, "namespace": namespace if resource.namespaced else None, "uid": details.get("uid", "")}}
+            if not resource.namespaced:
+                del gone["metadata"]["namespace"]
+            self._expectations.record(self.cache.informer(resource), gone, deleted=True)
+        return result
+
+
+def _selector_text(selector: Mapping[str, str] | None) -> str | None:
+    return ",".join(f"{k}={v}" for k, v in selector.items()) if selector else None

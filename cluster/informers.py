@@ -1,0 +1,241 @@
+"""The informer: a list+watch loop that keeps a :class:`cluster.stores.Store` current for one resource.
+
+Created by :class:`cluster.caches.Cache` (or directly by tests and tools) with a
+:class:`cluster.requesting.Transport`. One daemon thread per informer: a paginated list (a
+consistent snapshot), then watches from the list's resourceVersion with ``allowWatchBookmarks``.
+Each watch carries a server-side ``timeoutSeconds`` and a client-side read timeout longer than the
+bookmark interval, so a connection that silently stopped delivering is noticed and re-opened. A
+watch that ends or breaks resumes from the last resourceVersion seen (events and bookmarks); 410
+Gone (history compacted) triggers a relist, whose differences from the cache become add / update /
+delete deltas, so nothing is lost and nothing phantom stays. Failures back off exponentially with
+jitter. Deltas go to handlers through a :class:`cluster.dispatching.Dispatcher`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cluster import errors
+from cluster.bodies import FrozenDict, freeze, strip_managed_fields
+from cluster.dispatching import Dispatcher, Handler
+from cluster.indexers import IndexFunction
+from cluster.requesting import Stream, Transport
+from cluster.resources import Resource
+from cluster.settings import InformerSettings
+from cluster.stores import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class InformerStats:
+    """Counters for metrics: ``seconds_since_last_event`` counts bookmarks too (None: nothing yet)."""
+
+    resource: str
+    objects: int
+    synced: bool
+    watch_restarts: int
+    relists: int
+    seconds_since_last_event: float | None
+
+
+class Informer:
+    """List+watch one resource (all namespaces or one, optionally label-filtered) into a store."""
+
+    def __init__(
+        self,
+        *,
+        transport: Transport,
+        resource: Resource,
+        settings: InformerSettings,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        indexers: Mapping[str, IndexFunction] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.resource = resource
+        self.settings = settings
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.store = Store(index_functions=indexers)
+        self._dispatcher = Dispatcher(name=f"informer-handlers-{resource}")
+        self._stop = threading.Event()
+        self._synced = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"informer-{resource}", daemon=True)
+        self._stream: Stream | None = None
+        self._lock = threading.Lock()
+        self._random = random.Random()
+        self._version = ""
+        self.watch_restarts = 0
+        self.relists = 0
+        self._last_event_at: float | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def add_handler(
+        self,
+        *,
+        on_add: Callable[[FrozenDict], Any] | None = None,
+        on_update: Callable[[FrozenDict, FrozenDict], Any] | None = None,
+        on_delete: Callable[[FrozenDict], Any] | None = None,
+    ) -> None:
+        """Subscribe to changes. Added after sync, the handler first gets every cached object as an add."""
+        handler = Handler(on_add, on_update, on_delete)
+        with self.store.changed:
+            self._dispatcher.add(handler, replay=self.store.list() if self._synced.is_set() else ())
+
+    def start(self) -> Informer:
+        self._dispatcher.start()
+        self._thread.start()
+        return self
+
+    def request_stop(self) -> None:
+        """Ask the threads to end and unblock a watch read; returns at once (see :meth:`stop`)."""
+        self._stop.set()
+        with self._lock:
+            if self._stream is not None:
+                self._stream.interrupt()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop watching and dispatching; joins both threads. Idempotent."""
+        self.request_stop()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+        self._dispatcher.stop(timeout_s)
+
+    @property
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout_s: float) -> bool:
+        return self._synced.wait(timeout_s)
+
+    def stats(self) -> InformerStats:
+        last = self._last_event_at
+        return InformerStats(
+            resource=str(self.resource),
+            objects=len(self.store),
+            synced=self.has_synced,
+            watch_restarts=self.watch_restarts,
+            relists=self.relists,
+            seconds_since_last_event=None if last is None else time.monotonic() - last,
+        )
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff_s = self.settings.backoff_initial_s
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self._list()
+                    need_list = False
+                    backoff_s = self.settings.backoff_initial_s
+                if self._watch():
+                    backoff_s = self.settings.backoff_initial_s
+                self.watch_restarts += 1
+                continue
+            except errors.Gone:
+                log.info("%s: resourceVersion %s is too old; relisting", self.resource, self._version)
+                need_list = True
+                self.watch_restarts += 1
+                continue
+            except errors.ClusterError as e:
+                if self._stop.is_set():
+                    return
+                if "Too large resource version" in e.message:
+                    need_list = True  # the server's history restarted below our version
+                log.warning("%s: list/watch failed (%s); retrying in %.1fs", self.resource, e, backoff_s)
+                if not need_list:
+                    self.watch_restarts += 1
+            except Exception:
+                log.exception("%s: unexpected informer failure", self.resource)
+            self._stop.wait(backoff_s * self._random.uniform(0.8, 1.2))
+            backoff_s = min(backoff_s * 2, self.settings.backoff_max_s)
+
+    def _selection(self) -> dict[str, str | int | bool | None]:
+        return {"labelSelector": self.label_selector}
+
+    def _list(self) -> None:
+        objects: list[FrozenDict] = []
+        token = ""
+        path = self.resource.path(namespace=self.namespace)
+        while True:
+            page = self.transport.request(
+                "GET", path, query={**self._selection(), "limit": self.settings.page_size, "continue": token or None}
+            )
+            meta = page.get("metadata") or {}
+            if not token:
+                version = str(meta.get("resourceVersion", ""))
+            for item in page.get("items") or ():
+                # Items of built-in lists omit kind/apiVersion; the cache holds objects as a GET returns them.
+                item.setdefault("apiVersion", self.resource.api_version)
+                item.setdefault("kind", self.resource.kind)
+                objects.append(freeze(strip_managed_fields(item)))
+            token = str(meta.get("continue") or "")
+            if self._stop.is_set():
+                return  # never swap in half a list
+            if not token:
+                break
+        if self._synced.is_set():
+            self.relists += 1
+        with self._lock:
+            self._version = version
+        deltas = self.store.replace(objects, version)
+        self._dispatcher.publish(deltas)
+        self._last_event_at = time.monotonic()
+        self._synced.set()
+
+    def _watch(self) -> bool:
+        """One watch request from the last version; True when it delivered anything."""
+        timeout = int(self.settings.watch_timeout_s * self._random.uniform(1.0, 2.0))
+        query = {
+            **self._selection(),
+            "watch": True,
+            "allowWatchBookmarks": True,
+            "resourceVersion": self._version,
+            "timeoutSeconds": timeout,
+        }
+        path = self.resource.path(namespace=self.namespace)
+        delivered = False
+        with self.transport.stream(path, query=query, read_timeout_s=self.settings.read_timeout_s) as stream:
+            with self._lock:
+                if self._stop.is_set():
+                    return False
+                self._stream = stream
+            try:
+                for event in stream:
+                    if self._stop.is_set():
+                        break
+                    self._handle(event)
+                    delivered = True
+            finally:
+                with self._lock:
+                    self._stream = None
+        return delivered
+
+    def _handle(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        raw = event.get("object") or {}
+        self._last_event_at = time.monotonic()
+        if kind == "ERROR":
+            raise errors.from_status(int(raw.get("code") or 500), raw, what=f"watch {self.resource}")
+        version = str((raw.get("metadata") or {}).get("resourceVersion", ""))
+        if kind == "BOOKMARK":
+            self.store.advance(version)
+        elif kind in ("ADDED", "MODIFIED", "DELETED"):
+            delta = self.store.apply(kind, freeze(strip_managed_fields(raw)))
+            if delta is not None:
+                self._dispatcher.publish((delta,))
+        else:
+            log.warning("%s: ignoring watch event of type %r", self.resource, kind)
+            return
+        if version:
+            self._version = version

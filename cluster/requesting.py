@@ -1,0 +1,148 @@
+"""Raw HTTP requests to the API server over the official client's transport, bodies via orjson.
+
+:class:`Transport` takes a ``kubernetes.client.ApiClient`` (built by :mod:`cluster.connecting`) and
+uses its urllib3 pool (TLS, client certificates, proxies) and its authentication (bearer tokens,
+including refreshed exec/OIDC tokens) — but not its model (de)serialisation, which is slow and
+turns objects into typed models. Called by the informers (lists and watches) and by the cached
+client (writes). Every failure leaves here as a :class:`cluster.errors.ClusterError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+import urllib3
+from urllib3.exceptions import HTTPError
+
+from cluster import errors
+
+JSON = "application/json"
+QueryValue = str | int | bool | None
+
+
+def _query_string(query: Mapping[str, QueryValue] | None) -> str:
+    if not query:
+        return ""
+    pairs = [(k, ("true" if v else "false") if isinstance(v, bool) else str(v)) for k, v in query.items() if v is not None and v != ""]
+    return "?" + urlencode(pairs) if pairs else ""
+
+
+class Transport:
+    """Sends requests with the ApiClient's pool and credentials; returns parsed JSON (plain dicts)."""
+
+    def __init__(self, *, api_client: Any, connect_timeout_s: float = 5.0, request_timeout_s: float = 30.0) -> None:
+        self.api_client = api_client
+        self.host = str(api_client.configuration.host).rstrip("/")
+        self.connect_timeout_s = connect_timeout_s
+        self.request_timeout_s = request_timeout_s
+
+    @property
+    def _pool(self) -> urllib3.PoolManager:
+        pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager
+        return pool
+
+    def _headers(self, method: str, path: str, content_type: str | None) -> dict[str, str]:
+        headers = {**self.api_client.default_headers, "Accept": JSON}
+        if content_type:
+            headers["Content-Type"] = content_type
+        # The official client's auth hook: bearer token, refreshed by exec/OIDC plugins when they expire.
+        self.api_client.update_params_for_auth(headers, [], ["BearerToken"], path, method, None)
+        return headers
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout_s: float | None = None,
+    ) -> dict[str, Any]:
+        """One request; the parsed JSON response. Raises ClusterError subclasses."""
+        what = f"{method} {path}"
+        payload = None if body is None else orjson.dumps(body)
+        timeout = urllib3.Timeout(connect=self.connect_timeout_s, read=timeout_s or self.request_timeout_s)
+        try:
+            response = self._pool.request(
+                method,
+                self.host + path + _query_string(query),
+                body=payload,
+                headers=self._headers(method, path, content_type if payload is not None else None),
+                timeout=timeout,
+                retries=False,
+                preload_content=False,
+            )
+            try:
+                data = response.read()
+            finally:
+                response.release_conn()
+        except HTTPError as e:
+            raise errors.from_transport(e, what=what) from e
+        if response.status >= 400:
+            raise errors.from_status(response.status, data, what=what)
+        try:
+            parsed = orjson.loads(data) if data else {}
+        except orjson.JSONDecodeError as e:
+            raise errors.Unavailable(f"{what}: response is not JSON: {data[:200]!r}") from e
+        return parsed if isinstance(parsed, dict) else {"items": parsed}
+
+    @contextmanager
+    def stream(self, path: str, *, query: Mapping[str, QueryValue], read_timeout_s: float) -> Iterator[Stream]:
+        """A streaming GET (a watch): yields a :class:`Stream` of JSON lines; closed on exit."""
+        what = f"GET {path} (watch)"
+        try:
+            response = self._pool.request(
+                "GET",
+                self.host + path + _query_string(query),
+                headers=self._headers("GET", path, None),
+                timeout=urllib3.Timeout(connect=self.connect_timeout_s, read=read_timeout_s),
+                retries=False,
+                preload_content=False,
+            )
+        except HTTPError as e:
+            raise errors.from_transport(e, what=what) from e
+        try:
+            if response.status >= 400:
+                raise errors.from_status(response.status, response.read(), what=what)
+            yield Stream(response, what=what)
+        finally:
+            response.close()
+            response.release_conn()
+
+
+class Stream:
+    """The lines of a streaming response, parsed; :meth:`interrupt` unblocks a reader from another thread."""
+
+    def __init__(self, response: urllib3.BaseHTTPResponse, *, what: str) -> None:
+        self._response = response
+        self._what = what
+        self.interrupted = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        buffer = b""
+        try:
+            # read1: whatever has arrived (chunked or not), so each event is handled as soon as it lands.
+            while chunk := self._response.read1(65536):
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield orjson.loads(line)
+        except (HTTPError, OSError) as e:
+            if self.interrupted:
+                return
+            raise errors.from_transport(e, what=self._what) from e
+        except orjson.JSONDecodeError as e:
+            raise errors.Unavailable(f"{self._what}: malformed watch line") from e
+        if buffer.strip() and not self.interrupted:
+            yield orjson.loads(buffer)
+
+    def interrupt(self) -> None:
+        """Shut the socket's read side so a blocked read returns now (called at shutdown)."""
+        self.interrupted = True
+        with suppress(ValueError, RuntimeError, OSError, AttributeError):
+            self._response.shutdown()

@@ -1,0 +1,136 @@
+"""Fixtures for the cluster/ tests: connections, caches stopped at teardown, a TCP proxy that can go silent.
+
+``TcpProxy`` sits between an informer and devcluster on 127.0.0.1 (threads, no dependencies) so a
+test can make existing connections stop forwarding without closing — the silently dead connection a
+NAT timeout or a vanished peer leaves behind — while new connections still get through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import DevclusterProcess
+
+from cluster import Cache, ConnectionSettings, InformerSettings, Transport, connect
+from cluster.connecting import Connection
+
+# Read timeout above the session devcluster's 1 s bookmark interval; short backoff keeps recovery quick.
+FAST = InformerSettings(page_size=50, watch_timeout_s=60, read_timeout_s=3.0, backoff_initial_s=0.05, backoff_max_s=0.5)
+
+
+@pytest.fixture
+def connection(devcluster: DevclusterProcess) -> Iterator[Connection]:
+    conn = connect(ConnectionSettings(kubeconfig=devcluster.kubeconfig), environ=os.environ)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def make_cache() -> Iterator[Callable[..., Cache]]:
+    """Factory: ``make_cache(transport, settings=FAST)``; every cache made is stopped at teardown."""
+    caches: list[Cache] = []
+
+    def make(transport: Transport, settings: InformerSettings = FAST) -> Cache:
+        cache = Cache(transport=transport, settings=settings)
+        caches.append(cache)
+        return cache
+
+    yield make
+    for cache in caches:
+        cache.stop()
+
+
+class TcpProxy:
+    """Forwards 127.0.0.1:port to a target port; :meth:`silence` blackholes the connections open now."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._lock = threading.Lock()
+        self._pairs: list[dict[str, Any]] = []
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+        self._spawn(self._accept)
+
+    def _spawn(self, target: Callable[..., None], *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True, name="test-proxy")
+        thread.start()
+        self._threads.append(thread)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            except OSError:
+                client.close()
+                continue
+            pair: dict[str, Any] = {"sockets": (client, upstream), "silent": False}
+            with self._lock:
+                self._pairs.append(pair)
+            self._spawn(self._pump, client, upstream, pair)
+            self._spawn(self._pump, upstream, client, pair)
+
+    def _pump(self, source: socket.socket, sink: socket.socket, pair: dict[str, Any]) -> None:
+        try:
+            while data := source.recv(65536):
+                if not pair["silent"]:  # silenced: swallow everything, close nothing
+                    sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            if not pair["silent"]:
+                for sock in pair["sockets"]:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def silence(self) -> int:
+        """Stop forwarding on every open connection without closing it; returns how many."""
+        with self._lock:
+            for pair in self._pairs:
+                pair["silent"] = True
+            return len(self._pairs)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes accept(); close() alone does not
+        self._listener.close()
+        with self._lock:
+            for pair in self._pairs:
+                for sock in pair["sockets"]:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)  # wakes a pump blocked in recv(); close() alone does not
+                    sock.close()
+        for thread in self._threads:
+            thread.join(5)
+
+
+def kubeconfig_for(url: str, path: Path) -> Path:
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters: [{{name: c, cluster: {{server: '{url}'}}}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\n"
+    )
+    return path
+
+
+@pytest.fixture
+def proxy(devcluster: DevclusterProcess) -> Iterator[TcpProxy]:
+    p = TcpProxy(devcluster.port)
+    yield p
+    p.close()

@@ -1,0 +1,108 @@
+"""cluster/'s pure parts: resource paths and lookup, error mapping, label selectors, frozen bodies.
+
+Behaviours: resource URL paths for core / grouped, namespaced / cluster-scoped collections, objects
+and subresources, with quoting, and the errors for impossible paths; lookup by plural, group-qualified
+plural, kind and short name; HTTP status + Status body → our error classes (AlreadyExists vs
+Conflict on 409, Invalid causes, 429/5xx → Unavailable, non-JSON bodies); label selector parsing
+and matching (``!=`` / ``notin`` match absent labels) and parse errors; freeze/thaw round trips,
+interning-independent equality, pickling, and resourceVersion ordering.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from cluster import errors
+from cluster.bodies import FrozenDict, freeze, object_key, thaw, version_at_least
+from cluster.resources import CONFIGMAPS, DARKROOMS, NAMESPACES, lookup
+from cluster.selectors import parse
+
+
+def test_resource_paths() -> None:
+    assert CONFIGMAPS.path() == "/api/v1/configmaps"
+    assert CONFIGMAPS.path(namespace="ns") == "/api/v1/namespaces/ns/configmaps"
+    assert (
+        DARKROOMS.path(namespace="ns", name="a b", subresource="status")
+        == "/apis/deployments.example.com/v1alpha1/namespaces/ns/darkrooms/a%20b/status"
+    )
+    assert NAMESPACES.path(name="default") == "/api/v1/namespaces/default"
+    assert NAMESPACES.path(namespace="ignored") == "/api/v1/namespaces"
+    with pytest.raises(ValueError):
+        CONFIGMAPS.path(name="x")
+    with pytest.raises(ValueError):
+        CONFIGMAPS.path(namespace="ns", subresource="status")
+    assert DARKROOMS.api_version == "deployments.example.com/v1alpha1" and CONFIGMAPS.api_version == "v1"
+
+
+def test_lookup() -> None:
+    assert lookup("dr") is DARKROOMS and lookup("Darkroom") is DARKROOMS and lookup("darkrooms.deployments.example.com") is DARKROOMS
+    assert lookup("cm") is CONFIGMAPS
+    with pytest.raises(KeyError):
+        lookup("pods")
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "expected"),
+    [
+        (404, "NotFound", errors.NotFound),
+        (409, "AlreadyExists", errors.AlreadyExists),
+        (409, "Conflict", errors.Conflict),
+        (422, "Invalid", errors.Invalid),
+        (403, "Forbidden", errors.Forbidden),
+        (401, "Unauthorized", errors.Unauthorized),
+        (410, "Expired", errors.Gone),
+        (400, "BadRequest", errors.BadRequest),
+        (429, "TooManyRequests", errors.Unavailable),
+        (503, "ServiceUnavailable", errors.Unavailable),
+        (504, "Timeout", errors.Unavailable),
+        (418, "Teapot", errors.ClusterError),
+    ],
+)
+def test_status_mapping(status: int, reason: str, expected: type[errors.ClusterError]) -> None:
+    error = errors.from_status(status, b'{"kind":"Status","reason":"%s","message":"m"}' % reason.encode(), what="GET /x")
+    assert type(error) is expected and error.status == status and error.reason == reason and error.message == "m"
+
+
+def test_invalid_causes_and_odd_bodies() -> None:
+    body = {
+        "reason": "Invalid",
+        "message": "bad",
+        "details": {"causes": [{"field": "spec.replicas", "reason": "FieldValueInvalid", "message": "must be >= 0"}]},
+    }
+    error = errors.from_status(422, body, what="POST /x")
+    assert isinstance(error, errors.Invalid)
+    assert error.causes == [errors.Cause("spec.replicas", "FieldValueInvalid", "must be >= 0")]
+    plain = errors.from_status(502, b"<html>bad gateway</html>", what="GET /x")
+    assert isinstance(plain, errors.Unavailable) and "bad gateway" in plain.message
+
+
+def test_label_selectors() -> None:
+    labels = {"app": "web", "tier": "front"}
+    assert parse("app=web,tier==front").matches(labels)
+    assert parse("app in (web,db)").matches(labels) and not parse("app notin (web)").matches(labels)
+    assert parse("missing!=x").matches(labels) and parse("missing notin (x)").matches(labels)
+    assert parse("app").matches(labels) and parse("!missing").matches(labels) and not parse("!app").matches(labels)
+    assert parse(None).matches(None) and parse("").empty
+    assert parse({"app": "web"}).matches(labels) and not parse({"app": "db"}).matches(labels)
+    assert parse("example.example.com/task-uid=abc").matches({"example.example.com/task-uid": "abc"})
+    for bad in ("app=(", "app in web", "=x", "a b", "app in (x"):
+        with pytest.raises(errors.BadRequest):
+            parse(bad)
+
+
+def test_freeze_thaw_roundtrip() -> None:
+    raw = {"metadata": {"name": "n", "namespace": "ns", "labels": {"a": "b"}}, "spec": {"list": [1, {"x": [2]}]}}
+    frozen = freeze(raw)
+    assert isinstance(frozen, FrozenDict) and isinstance(frozen["spec"]["list"], tuple)
+    assert thaw(frozen) == raw and type(thaw(frozen)["spec"]["list"]) is list
+    assert pickle.loads(pickle.dumps(frozen)) == frozen
+    assert object_key(frozen) == "ns/n" and object_key({"metadata": {"name": "cluster-wide"}}) == "cluster-wide"
+    with pytest.raises(TypeError):
+        hash(frozen)
+
+
+def test_version_ordering() -> None:
+    assert version_at_least("10", "9") and version_at_least("9", "9") and not version_at_least("9", "10")
+    assert version_at_least("opaque", "opaque") and not version_at_least("opaque-2", "opaque-1")
