@@ -8,6 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml 2>/dev/null | cut -c1-12)
 PORT ?= 5000
 PYTEST_ARGS ?=
+OPERATOR_ARGS ?=
 
 .PHONY: venv api test lint typecheck unit cluster operator bench clean
 
@@ -36,6 +37,10 @@ typecheck: venv
 
 unit: venv
 	@$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+## operator: the reconciler alone against the current kubeconfig (KUBECONFIG or ~/.kube/config)
+operator: venv
+	@$(PY) -m darkroom_operator $(OPERATOR_ARGS)
 
 ## cluster: devcluster alone in the foreground
 cluster: venv

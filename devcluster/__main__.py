@@ -26,6 +26,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--deployment-ready-delay", type=float, default=defaults.deployment_ready_delay_s, help="seconds until a Deployment becomes ready"
     )
     serve.add_argument("--sqlite-synchronous", choices=("NORMAL", "FULL"), default=defaults.sqlite_synchronous)
+    serve.add_argument("--audit-log", type=Path, default=None, help="append one JSON line per resource request to this file")
     serve.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         bookmark_interval_s=args.bookmark_interval,
         deployment_ready_delay_s=args.deployment_ready_delay,
         sqlite_synchronous=args.sqlite_synchronous,
+        audit_log=args.audit_log,
     )
     cluster = DevCluster(settings)
     cluster.serve_forever()

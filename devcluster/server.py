@@ -101,6 +101,8 @@ class DevCluster:
             controllers.stop()
             await runner.cleanup()
             store.close()
+            if api.audit is not None:
+                api.audit.close()
 
     def _write_kubeconfig(self) -> None:
         path = self.kubeconfig_path

@@ -21,6 +21,7 @@ import yaml
 from aiohttp import web
 
 from devcluster import discovery, errors, openapi, printing, protobuf
+from devcluster.auditing import RECORD_KEY, AuditLog, verb_of
 from devcluster.catalog import Catalog
 from devcluster.errors import StatusError
 from devcluster.reading import ListQuery, list_objects
@@ -111,19 +112,30 @@ class Api:
         self.store, self.catalog, self.writer, self.settings = store, catalog, writer, settings
         self._openapi_cache: dict[str, tuple[int, dict[str, Any], str]] = {}
         self.stopping = asyncio.Event()
+        self.audit = AuditLog(settings.audit_log) if settings.audit_log else None
 
     # -- entry -------------------------------------------------------------------------------
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        response: web.StreamResponse | None = None
         try:
-            return await self._dispatch(request)
+            response = await self._dispatch(request)
         except StatusError as e:
-            return self._status_response(e)
+            response = self._status_response(e)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
         except Exception as e:  # a bug must still answer like kube-apiserver does
             log.exception("internal error serving %s %s", request.method, request.path)
-            return self._status_response(StatusError(500, "InternalError", f"Internal error occurred: {e}"))
+            response = self._status_response(StatusError(500, "InternalError", f"Internal error occurred: {e}"))
+        self._audit(request, response.status)
+        return response
+
+    def _audit(self, request: web.Request, code: int) -> None:
+        """Write the request's audit record once (see :mod:`devcluster.auditing`)."""
+        record = request.get(RECORD_KEY)
+        if self.audit is not None and record is not None:
+            request[RECORD_KEY] = None
+            self.audit.write(record, code)
 
     @staticmethod
     def _status_response(error: StatusError) -> web.Response:
@@ -231,6 +243,17 @@ class Api:
         query = request.query
         resource = target.resource
         watching = target.legacy_watch or _boolean(query.get("watch"))
+        if self.audit is not None:
+            request[RECORD_KEY] = {
+                "verb": verb_of(method, named=bool(target.name), watching=watching),
+                "apiGroup": resource.group,
+                "resource": resource.plural,
+                "subresource": target.subresource,
+                "namespace": target.namespace or "",
+                "name": target.name,
+                "userAgent": request.headers.get("User-Agent", ""),
+                "dryRun": "All" in query.getall("dryRun", []),
+            }
         if method == "GET":
             rendering = _accepts(request.headers.get("Accept", ""))
             if target.subresource == "scale":
@@ -557,6 +580,7 @@ class Api:
         response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
         response.enable_chunked_encoding()
         await response.prepare(request)
+        self._audit(request, 200)  # a watch is recorded when it starts, not when it ends
         first_table = True
 
         async def send(event: WatchEvent) -> None:

@@ -27,3 +27,4 @@ class ServerSettings:
     default_watch_timeout_s: float = 1800.0
     sqlite_synchronous: str = "NORMAL"
     max_request_bytes: int = 3 * 1024 * 1024
+    audit_log: Path | None = None

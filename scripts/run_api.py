@@ -1,12 +1,13 @@
-"""`make api`: run the product on one machine.
+"""`make api`: run the whole product on one machine.
 
 Uses the cluster the user chose (``--kubeconfig FILE`` or ``KUBECONFIG``) or, by default, starts an
 embedded devcluster with its data in ``.devcluster/``. Installs the CRDs from ``crds/`` with
-server-side apply (official ``kubernetes`` client), prints a banner naming the cluster, and runs
-until Ctrl-C, then stops everything it started.
-
-The reconciler and the REST API + dashboard arrive with their own issues; until then this says
-so plainly and serves the cluster with the CRDs installed.
+server-side apply (official ``kubernetes`` client), then runs the reconciler
+(``python -m darkroom_operator``) and the API + dashboard (gunicorn, ``backend.wsgi:app``) as child
+processes, exactly as they run in production, with their logs in ``--log-dir`` (default ``.logs/``).
+Prints a banner naming the cluster once the API answers ``/readyz``, and runs until Ctrl-C, then
+stops everything it started (children first, devcluster last). If a child dies, it says which one,
+shows the end of its log and stops the rest (exit code 1).
 """
 
 from __future__ import annotations
@@ -15,8 +16,13 @@ import argparse
 import logging
 import os
 import signal
+import socket
+import subprocess
 import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -44,11 +50,66 @@ def install_crds(kubeconfig: str) -> list[str]:
         api.close()
 
 
+def free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Child:
+    """A child process with its output in a log file."""
+
+    def __init__(self, name: str, argv: list[str], *, env: dict[str, str], log_path: Path) -> None:
+        self.name, self.log_path = name, log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path.open("ab")
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def wait_ready(url: str, children: list[Child], stop: threading.Event, timeout_s: float) -> str | None:
+    """None once ``url`` answers 200; otherwise why not (a child died, timeout, Ctrl-C)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not stop.is_set():
+        for child in children:
+            if child.proc.poll() is not None:
+                return f"{child.name} exited with code {child.proc.returncode}; end of {child.log_path}:\n{child.tail()}"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return None
+        except (urllib.error.URLError, OSError):
+            pass
+        stop.wait(0.2)
+    return "interrupted" if stop.is_set() else f"{url} did not answer 200 within {timeout_s:.0f} s"
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Run Darkroom Control Panel")
+    parser = argparse.ArgumentParser(description="Run Darkroom Control Panel: cluster, CRDs, reconciler, API + dashboard")
     parser.add_argument("--kubeconfig", help="use this cluster instead of the embedded devcluster (KUBECONFIG also works)")
     parser.add_argument("--data-dir", default=str(ROOT / ".devcluster"), help="embedded devcluster data (default .devcluster/)")
     parser.add_argument("--devcluster-port", type=int, default=int(os.environ.get("DEVCLUSTER_PORT", "6443")))
+    parser.add_argument(
+        "--host", default=os.environ.get("DARKROOM_API_HOST", "127.0.0.1"), help="address the API binds (default 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "5000")), help="API + dashboard port (default 5000, PORT)")
+    parser.add_argument("--log-dir", default=str(ROOT / ".logs"), help="where the reconciler's and the API's logs go (default .logs/)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 
@@ -68,22 +129,64 @@ def main() -> int:
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    children: list[Child] = []
+    code = 0
     try:
         crds = install_crds(kubeconfig)
+        log_dir = Path(args.log_dir)
+        health_port = free_port("127.0.0.1")
+        env = {**os.environ, "KUBECONFIG": kubeconfig, "PYTHONUNBUFFERED": "1"}
+        operator = Child(
+            "reconciler",
+            [sys.executable, "-m", "darkroom_operator", "--kubeconfig", kubeconfig, "--health-port", str(health_port)],
+            env=env,
+            log_path=log_dir / "operator.log",
+        )
+        children.append(operator)
+        api_env = {**env, "DARKROOM_API_KUBECONFIG": kubeconfig, "DARKROOM_API_HOST": args.host, "PORT": str(args.port)}
+        api = Child(
+            "API",
+            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), "backend.wsgi:app"],
+            env=api_env,
+            log_path=log_dir / "api.log",
+        )
+        children.append(api)
+        shown_host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
+        url = f"http://{shown_host}:{args.port}"
+        problem = wait_ready(f"http://127.0.0.1:{health_port}/readyz", children, stop, 60) or wait_ready(
+            f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/readyz", children, stop, 60
+        )
+        if problem == "interrupted":
+            return 0
+        if problem:
+            print(f"Darkroom Control Panel could not start: {problem}", file=sys.stderr, flush=True)
+            code = 1
+            return code
         print("Darkroom Control Panel")
         print(f"  cluster:    {where}")
         print(f"  kubeconfig: {kubeconfig}")
         print(f"  CRDs:       {', '.join(crds)} (installed)")
-        print("  reconciler: not built yet (issue: the reconciler)")
-        print(f"  API + dashboard: not built yet (issue: REST API); will serve http://localhost:{os.environ.get('PORT', '5000')}")
-        print(f"  try:        kubectl --kubeconfig {kubeconfig} apply -f crds/samples/ && kubectl --kubeconfig {kubeconfig} get dr")
+        print(f"  reconciler: running (pid {operator.proc.pid}; health http://127.0.0.1:{health_port}/healthz; log {operator.log_path})")
+        print(f"  API + dashboard: {url} (pid {api.proc.pid}; log {api.log_path})")
+        print(f"  try:        curl {url}/darkrooms    ·    API docs: {url}/docs")
         print("Ctrl-C stops everything.", flush=True)
-        stop.wait()
+        while not stop.wait(0.5):
+            died = next((c for c in children if c.proc.poll() is not None), None)
+            if died is not None:
+                print(
+                    f"{died.name} exited with code {died.proc.returncode}; end of {died.log_path}:\n{died.tail()}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                code = 1
+                break
     finally:
+        for child in reversed(children):
+            child.stop()
         if cluster is not None:
             cluster.stop()
-    print("stopped.")
-    return 0
+        print("stopped.", flush=True)
+    return code
 
 
 if __name__ == "__main__":

@@ -1,32 +1,36 @@
-"""`make api`'s entry point on a bare data dir: starts the embedded devcluster, installs the CRDs,
-prints a banner naming the cluster, serves them to kubectl, keeps data across runs and stops
-cleanly on SIGINT (Ctrl-C) — and with KUBECONFIG set it uses that cluster instead of starting one.
+"""`make api`'s entry point (scripts/run_api.py) end to end, as a user drives it with curl.
+
+Covers: on a bare data dir it starts the embedded devcluster, installs the CRDs, runs the reconciler
+and the API, prints a banner naming the cluster and the URL, keeps data across runs and stops
+everything cleanly on SIGINT (Ctrl-C); with KUBECONFIG set it uses that cluster instead; the
+curl-style flow create → Ready with domains → update → delete works through the whole stack; the S3
+sentinel secret never shows in API responses, logs, CRs or ConfigMaps; a child that dies stops the
+stack with a message naming it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
-from support import ROOT, DevclusterProcess, Kubectl, free_port
-
-
-def _start(data_dir: Path, port: int, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "scripts/run_api.py", "--data-dir", str(data_dir), "--devcluster-port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
+from support import ROOT, DevclusterProcess, Kubectl, free_port, wait_for
 
 
-def _read_banner(proc: subprocess.Popen[str], timeout_s: float = 60) -> str:
+def _start(data_dir: Path, port: int, api_port: int, log_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    argv = [sys.executable, "scripts/run_api.py", "--data-dir", str(data_dir), "--devcluster-port", str(port)]
+    argv += ["--port", str(api_port), "--log-dir", str(log_dir)]
+    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
+
+
+def _read_banner(proc: subprocess.Popen[str], timeout_s: float = 90) -> str:
     assert proc.stdout is not None
     lines: list[str] = []
     deadline = time.monotonic() + timeout_s
@@ -42,26 +46,42 @@ def _read_banner(proc: subprocess.Popen[str], timeout_s: float = 60) -> str:
 
 def _stop(proc: subprocess.Popen[str]) -> tuple[int, str]:
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=30)
+    out, _ = proc.communicate(timeout=60)
     return proc.returncode, out
 
 
-def test_embedded_stack_starts_serves_crds_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    data_dir, port = tmp_path / "data", free_port()
-    proc = _start(data_dir, port, env={"KUBECONFIG": ""})
+def _curl(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw = response.read()
+            return response.status, dict(response.headers), json.loads(raw) if raw else None
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        return e.code, dict(e.headers), json.loads(raw) if raw else None
+
+
+def test_embedded_stack_starts_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    data_dir, port, api_port = tmp_path / "data", free_port(), free_port()
+    proc = _start(data_dir, port, api_port, tmp_path / "logs", env={"KUBECONFIG": ""})
     try:
         banner = _read_banner(proc)
         assert f"embedded devcluster at http://127.0.0.1:{port}" in banner
         assert "darkrooms.deployments.example.com, tasks.example.example.com (installed)" in banner
+        assert f"http://localhost:{api_port}" in banner
         kubectl = Kubectl(data_dir / "kubeconfig", tmp_path / "cache")
         kubectl.run("apply", "-f", "crds/samples/")
         assert "webfolder-demo" in kubectl.run("get", "dr").stdout
+        status, _, body = _curl("GET", f"http://127.0.0.1:{api_port}/darkrooms")
+        assert status == 200
+        assert "webfolder-demo" in {item["name"] for item in body["items"]}
     finally:
         code, out = _stop(proc)
     assert code == 0, out
     assert "stopped." in out
     # A second run on the same data dir finds the objects again.
-    proc = _start(data_dir, port, env={"KUBECONFIG": ""})
+    proc = _start(data_dir, port, api_port, tmp_path / "logs", env={"KUBECONFIG": ""})
     try:
         _read_banner(proc)
         assert "webfolder-demo" in Kubectl(data_dir / "kubeconfig", tmp_path / "cache").run("get", "dr").stdout
@@ -72,7 +92,7 @@ def test_embedded_stack_starts_serves_crds_and_stops_on_ctrl_c(tmp_path: Path) -
 def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> None:
     external = DevclusterProcess(tmp_path / "external").start()
     try:
-        proc = _start(tmp_path / "unused", free_port(), env={"KUBECONFIG": str(external.kubeconfig)})
+        proc = _start(tmp_path / "unused", free_port(), free_port(), tmp_path / "logs", env={"KUBECONFIG": str(external.kubeconfig)})
         try:
             banner = _read_banner(proc)
             assert f"the cluster of kubeconfig {external.kubeconfig}" in banner
@@ -83,3 +103,77 @@ def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> Non
             assert _stop(proc)[0] == 0
     finally:
         external.stop()
+
+
+SENTINEL = "SENTINEL-e2e-9b1f0c"
+
+
+def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(tmp_path: Path) -> None:
+    data_dir, api_port, log_dir = tmp_path / "data", free_port(), tmp_path / "logs"
+    proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
+    base = f"http://127.0.0.1:{api_port}"
+    try:
+        _read_banner(proc)
+        payload = {"name": "photos", "source": {"type": "WebFolder", "baseUrl": "https://example.com/img"}, "subDomains": ["photos"]}
+        status, headers, body = _curl("POST", f"{base}/darkrooms", payload)
+        assert status == 201, body
+        assert headers["Location"].endswith("/darkrooms/default/photos")
+
+        def ready() -> Any:
+            item = _curl("GET", f"{base}/darkrooms/default/photos")[2]
+            return item if item["status"]["ready"] else None
+
+        item = wait_for(ready, timeout_s=60, message="photos Ready")
+        assert item["status"]["domains"] == ["photos.darkroom.example.com"]
+
+        status, headers, body = _curl(
+            "PATCH", f"{base}/darkrooms/default/photos", {"subDomains": ["photos", "img"]}, {"If-Match": headers["ETag"]}
+        )
+        assert status == 200, body
+        wait_for(
+            lambda: (
+                sorted(_curl("GET", f"{base}/darkrooms/default/photos")[2]["status"]["domains"] or [])
+                == ["img.darkroom.example.com", "photos.darkroom.example.com"]
+            ),
+            timeout_s=60,
+            message="domains updated",
+        )
+
+        s3 = {
+            "name": "vault",
+            "source": {"type": "S3", "bucket": "b", "region": "eu-west-1", "accessKey": "AKIAE2E", "secretKey": SENTINEL},
+            "subDomains": ["vault"],
+        }
+        status, _, body = _curl("POST", f"{base}/darkrooms", s3)
+        assert status == 201, body
+        wait_for(lambda: _curl("GET", f"{base}/darkrooms/default/vault")[2]["status"]["ready"], timeout_s=60, message="vault Ready")
+        kubectl = Kubectl(data_dir / "kubeconfig", tmp_path / "cache")
+        for kind in ("darkrooms", "configmaps", "deployments", "events", "tasks"):
+            assert SENTINEL not in kubectl.run("get", kind, "-A", "-o", "json").stdout, kind
+        assert SENTINEL not in json.dumps(_curl("GET", f"{base}/darkrooms")[2])
+
+        status, _, _ = _curl("DELETE", f"{base}/darkrooms/default/photos")
+        assert status in (200, 202, 204)
+        wait_for(lambda: _curl("GET", f"{base}/darkrooms/default/photos")[0] == 404, timeout_s=30, message="photos gone")
+        wait_for(lambda: "photos" not in kubectl.run("get", "deployments", "-o", "name").stdout, timeout_s=30, message="children collected")
+    finally:
+        code, out = _stop(proc)
+    assert code == 0, out
+    for log in log_dir.iterdir():
+        assert SENTINEL not in log.read_text(errors="replace"), log.name
+    assert SENTINEL not in out
+
+
+def test_a_dying_child_stops_the_stack_and_is_named(tmp_path: Path) -> None:
+    proc = _start(tmp_path / "data", free_port(), free_port(), tmp_path / "logs", env={"KUBECONFIG": ""})
+    try:
+        banner = _read_banner(proc)
+        pid = int(banner.split("reconciler: running (pid ")[1].split(";")[0])
+        os.kill(pid, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1
+    assert "reconciler exited with code -9" in out
+    assert "stopped." in out

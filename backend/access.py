@@ -1,0 +1,84 @@
+"""Cluster access of the API process: one connection, the informer cache and the cached client.
+
+:meth:`ClusterAccess.start` is called once by :func:`backend.app.create_app` (or handed in by tests
+and entry points). Reads go through informers of Darkrooms, Tasks, Events and Namespaces;
+writes go straight to the API server through :class:`cluster.CachedClient`. The API never reads
+Secrets: it only writes the credential Secrets it owns, so it needs no Secret informer (and no
+list/watch permission on Secrets).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from backend.settings import ApiSettings
+from cluster import (
+    DARKROOMS,
+    EVENTS,
+    NAMESPACES,
+    TASKS,
+    Cache,
+    CachedClient,
+    ClientSettings,
+    ClusterError,
+    Connection,
+    ConnectionSettings,
+    InformerSettings,
+    by_label,
+    connect,
+)
+
+TASK_UID_LABEL = "example.example.com/task-uid"
+TASK_UID = "task-uid"
+INVOLVED_UID = "involved-uid"
+
+
+def by_involved_uid(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    """Index Events by the UID of the object they are about."""
+    uid = (obj.get("involvedObject") or {}).get("uid")
+    return (uid,) if uid else ()
+
+
+@dataclass
+class ClusterAccess:
+    """The API's view of the cluster. ``synced`` / ``reachable`` feed ``/readyz``."""
+
+    connection: Connection
+    cache: Cache
+    client: CachedClient
+
+    @classmethod
+    def start(cls, settings: ApiSettings, *, environ: Mapping[str, str] | None = None) -> ClusterAccess:
+        """Connect (without probing: an unreachable cluster makes /readyz fail, not startup) and start informers."""
+        connection = connect(
+            ConnectionSettings(kubeconfig=settings.kubeconfig, probe=False), environ=os.environ if environ is None else environ
+        )
+        connection.api_client.user_agent = "darkroom-control-panel-api/0.1.0"
+        cache = Cache(transport=connection.transport, settings=InformerSettings())
+        cache.add(DARKROOMS, namespace=settings.namespace)
+        cache.add(TASKS, namespace=settings.namespace)
+        cache.add(EVENTS, namespace=settings.namespace, indexers={TASK_UID: by_label(TASK_UID_LABEL), INVOLVED_UID: by_involved_uid})
+        cache.add(NAMESPACES)
+        cache.start()
+        cache.wait_for_sync(settings.cache_sync_timeout_s)
+        client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager))
+        return cls(connection=connection, cache=cache, client=client)
+
+    @property
+    def synced(self) -> bool:
+        return self.cache.has_synced
+
+    def reachable(self, timeout_s: float = 2.0) -> str | None:
+        """None when the API server answers ``/version``; otherwise why not."""
+        try:
+            self.connection.transport.request("GET", "/version", timeout_s=timeout_s)
+        except ClusterError as e:
+            return e.message
+        return None
+
+    def stop(self) -> None:
+        self.cache.stop()
+        self.connection.close()

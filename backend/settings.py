@@ -1,0 +1,110 @@
+"""API settings: one frozen dataclass with documented defaults, built once from the environment.
+
+:meth:`ApiSettings.from_environ` reads ``DARKROOM_API_<FIELD>`` variables (plus ``PORT``); the
+entry points (:mod:`backend.wsgi`, ``scripts/run_api.py``) call it and pass the result to
+:func:`backend.app.create_app`. :meth:`ApiSettings.check` refuses unsafe combinations at startup.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "DARKROOM_API_"
+
+
+class UnsafeSettings(ValueError):
+    """The settings would expose the API without protection (e.g. non-loopback bind without a token)."""
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """Everything the API process can be told.
+
+    Serving: ``host`` (default loopback) and ``port``. Off loopback, ``api_token`` is required and
+    every endpoint but ``/healthz`` and ``/readyz`` demands ``Authorization: Bearer <token>`` (or the
+    dashboard's session cookie). ``secret_key`` signs session cookies and CSRF tokens (random per
+    process when unset). ``cors_origins``: comma-separated exact origins allowed to call the API from
+    a browser (default: none). ``max_content_length_bytes``: larger request bodies get 413.
+    Cluster: ``kubeconfig`` (None: KUBECONFIG, ~/.kube/config, in-cluster); ``namespace``: serve one
+    namespace only (None: all); ``field_manager`` of our writes; ``cache_sync_timeout_s`` how long
+    startup waits for the informers (the app starts anyway; /readyz says 503 until synced).
+    ``default_version``: Darkroom version shown/used when a payload has none (the CRD leaves it unset).
+    Live updates: ``sse_heartbeat_s`` between SSE comments on an idle ``/watch``; ``sse_history``
+    events kept for ``Last-Event-ID`` resume.
+    Pagination: ``page_size_max`` largest ``limit`` accepted.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 5000
+    api_token: str | None = None
+    secret_key: str | None = None
+    cors_origins: str = ""
+    max_content_length_bytes: int = 1_048_576
+    kubeconfig: Path | None = None
+    namespace: str | None = None
+    field_manager: str = "darkroom-control-panel"
+    cache_sync_timeout_s: float = 30.0
+    default_version: str = "latest"
+    sse_heartbeat_s: float = 15.0
+    sse_history: int = 1000
+    page_size_max: int = 1000
+    log_level: str = "INFO"
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        return tuple(o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip())
+
+    @property
+    def on_loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def check(self) -> ApiSettings:
+        """Raise :class:`UnsafeSettings` when bound off loopback without a token, or CORS lists ``*``."""
+        if not self.on_loopback and not self.api_token:
+            raise UnsafeSettings(f"refusing to serve on {self.host}: off loopback the API needs a bearer token (set {ENV_PREFIX}API_TOKEN)")
+        if "*" in self.allowed_origins:
+            raise UnsafeSettings(f"{ENV_PREFIX}CORS_ORIGINS must list exact origins, not '*'")
+        return self
+
+    def __repr__(self) -> str:  # never print the token or the signing key
+        shown = ", ".join(
+            f"{f.name}={'***' if f.name in ('api_token', 'secret_key') and getattr(self, f.name) else getattr(self, f.name)!r}"
+            for f in fields(self)
+        )
+        return f"ApiSettings({shown})"
+
+    __str__ = __repr__
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str], **overrides: Any) -> ApiSettings:
+        """Settings from ``DARKROOM_API_<FIELD>`` variables and ``PORT``, then ``overrides``."""
+        values: dict[str, Any] = {}
+        if environ.get("PORT"):
+            values["port"] = int(environ["PORT"])
+        for f in fields(cls):
+            raw = environ.get(ENV_PREFIX + f.name.upper())
+            if raw is None:
+                continue
+            type_name = str(f.type)
+            try:
+                if type_name.startswith("int"):
+                    values[f.name] = int(raw)
+                elif type_name.startswith("float"):
+                    values[f.name] = float(raw)
+                elif type_name.startswith("Path"):
+                    values[f.name] = Path(raw) if raw else None
+                else:
+                    values[f.name] = raw or (None if "None" in type_name else raw)
+            except ValueError as e:
+                raise ValueError(f"{ENV_PREFIX}{f.name.upper()}: {e}") from e
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
