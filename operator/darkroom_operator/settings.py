@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from darkroom_operator.quantities import canonical_quantity
+
 ENV_PREFIX = "DARKROOM_OPERATOR_"
 
 
@@ -73,6 +75,11 @@ class OperatorSettings:
             raise ValueError("resync_s must be positive")
         if not self.lease_duration_s > self.renew_deadline_s > self.retry_period_s > 0:
             raise ValueError("need lease_duration_s > renew_deadline_s > retry_period_s > 0")
+        for name in ("cpu_request", "memory_request", "cpu_limit", "memory_limit"):
+            try:
+                object.__setattr__(self, name, canonical_quantity(getattr(self, name)))
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from e
         if not self.identity:
             object.__setattr__(self, "identity", f"{socket.gethostname()}-{os.getpid()}")
 

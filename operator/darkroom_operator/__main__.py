@@ -1,0 +1,154 @@
+"""Entry point: ``python -m darkroom_operator [--kubeconfig F] [--namespace NS] [--workers N] ...`` (``make operator``).
+
+Builds :class:`~darkroom_operator.settings.OperatorSettings` from ``DARKROOM_OPERATOR_*`` variables
+and flags (flags win), configures logging, connects (:func:`cluster.connect`, user agent
+``darkroom-operator/<version>`` so audit logs tell us apart), wires cache → cached client →
+:class:`~darkroom_operator.reconciling.Context` → the Darkroom and Task reconcilers →
+:class:`~darkroom_operator.controllers.Controllers` → :class:`~darkroom_operator.running.Operator`,
+prints ``darkroom-operator: health on http://HOST:PORT`` (tests and humans read it) and runs until
+SIGTERM/SIGINT (exit 0) or a lost Lease (exit 1). Bad flags/settings, no reachable cluster or a
+missing Lease namespace exit 2 with one clear line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from cluster import NAMESPACES, Cache, CachedClient, ClientSettings, ClusterError, ConnectionSettings, Forbidden, InformerSettings, NotFound
+from cluster import connect as connect_cluster
+from darkroom_operator import __version__, logs
+from darkroom_operator.controllers import Controllers
+from darkroom_operator.darkrooms import DarkroomReconciler
+from darkroom_operator.metrics import Metrics
+from darkroom_operator.reconciling import Context, Reconciler
+from darkroom_operator.recording import EventRecorder
+from darkroom_operator.running import Operator
+from darkroom_operator.settings import OperatorSettings
+from darkroom_operator.tasks import TaskReconciler
+
+log = logging.getLogger("darkroom_operator")
+
+EXIT_USAGE = 2
+USER_AGENT = f"darkroom-operator/{__version__}"
+
+
+def parse_args(argv: Sequence[str] | None) -> dict[str, Any]:
+    """Flags as :class:`OperatorSettings` overrides (None: not given, the environment or default applies)."""
+    p = argparse.ArgumentParser(prog="python -m darkroom_operator", description="The Darkroom Control Panel reconciler.")
+    p.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)")
+    p.add_argument("--namespace", help="watch only this namespace (default: all)")
+    p.add_argument("--workers", type=int, help="reconcile threads per controller (default 4)")
+    p.add_argument("--resync-s", type=float, help="seconds between full resyncs (default 300)")
+    p.add_argument("--shutdown-timeout-s", type=float, help="how long in-flight reconciles may finish on shutdown (default 10)")
+    p.add_argument("--leader-election", action=argparse.BooleanOptionalAction, default=None, help="campaign for a Lease (default on)")
+    p.add_argument("--lease-namespace", help="namespace of the leader Lease (must exist; default 'default')")
+    p.add_argument("--lease-name", help="name of the leader Lease (default darkroom-operator)")
+    p.add_argument("--identity", help="this replica's Lease holder identity (default hostname-pid)")
+    p.add_argument("--lease-duration-s", type=float)
+    p.add_argument("--renew-deadline-s", type=float)
+    p.add_argument("--retry-period-s", type=float)
+    p.add_argument("--health-host", help="bind address of /healthz /readyz /metrics (default 127.0.0.1)")
+    p.add_argument("--health-port", type=int, help="port of /healthz /readyz /metrics (0: a free port, -1: off; default 8081)")
+    p.add_argument("--image-repository", help="Darkroom image repository (default gojektech/darkroom)")
+    p.add_argument("--domain", help="Ingress host domain (default darkroom.example.com)")
+    p.add_argument("--ingress-class", help="ingressClassName of Ingresses")
+    p.add_argument("--tls-secret", help="TLS Secret of Ingresses")
+    p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR (default INFO)")
+    p.add_argument("--log-format", choices=("json", "text"), help="log lines as JSON (default) or text")
+    ns = vars(p.parse_args(argv))
+    log_format = ns.pop("log_format")
+    ns["log_json"] = None if log_format is None else log_format == "json"
+    return ns
+
+
+def build_reconcilers(context: Context) -> list[Reconciler]:
+    return [DarkroomReconciler(context), TaskReconciler(context)]
+
+
+def _fail(message: str) -> int:
+    print(f"darkroom-operator: {message}", file=sys.stderr, flush=True)
+    return EXIT_USAGE
+
+
+def check_lease_namespace(client: CachedClient, settings: OperatorSettings) -> str | None:
+    """Why the Lease cannot live where configured (None: fine, or we may not look)."""
+    try:
+        client.get(NAMESPACES, settings.lease_namespace)
+    except NotFound:
+        return (
+            f"the leader Lease namespace {settings.lease_namespace!r} does not exist: create it, "
+            "pass --lease-namespace NS, or run a single replica with --no-leader-election"
+        )
+    except Forbidden:
+        return None  # RBAC may allow Leases without namespace reads; the elector reports creation failures
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        settings = OperatorSettings.from_environ(os.environ, **parse_args(argv))
+        logs.configure(level=settings.log_level, json_lines=settings.log_json)
+    except ValueError as e:
+        return _fail(f"bad settings: {e}")
+    try:
+        connection = connect_cluster(ConnectionSettings(kubeconfig=settings.kubeconfig), environ=os.environ)
+    except ClusterError as e:
+        log.error("no cluster", extra={"error": e.message})
+        return _fail(e.message)
+    connection.api_client.user_agent = USER_AGENT
+    log.info(
+        "starting",
+        extra={
+            "version": __version__,
+            "cluster": connection.source,
+            "server": connection.server,
+            "namespace": settings.namespace or "(all)",
+        },
+    )
+    cache = Cache(transport=connection.transport, settings=InformerSettings())
+    client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager))
+    if settings.leader_election:
+        problem = check_lease_namespace(client, settings)
+        if problem:
+            log.error("cannot campaign for the leader Lease", extra={"error": problem})
+            connection.close()
+            return _fail(problem)
+    context = Context(
+        client=client, recorder=EventRecorder(client=client, settings=settings), settings=settings, now=lambda: datetime.now(UTC)
+    )
+    metrics = Metrics()
+    try:
+        controllers = Controllers(reconcilers=build_reconcilers(context), cache=cache, settings=settings, metrics=metrics)
+        operator = Operator(settings=settings, api_client=connection.api_client, cache=cache, controllers=controllers, metrics=metrics)
+    except (ValueError, OSError) as e:  # e.g. lease timings the election refuses, the health port taken
+        log.error("cannot start", extra={"error": str(e)})
+        connection.close()
+        return _fail(f"cannot start: {e}")
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if operator.stopping:
+            return
+        log.info("signal received, shutting down", extra={"signal": signal.Signals(signum).name})
+        operator.request_stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    url = operator.serve()
+    print(f"darkroom-operator: health on {url}" if url else "darkroom-operator: health server disabled", flush=True)
+    try:
+        return operator.run()
+    finally:
+        connection.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

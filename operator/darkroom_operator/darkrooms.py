@@ -1,0 +1,249 @@
+"""The Darkroom reconciler: make a Darkroom's ConfigMap, Deployment, Service and Ingress match its spec, then report status.
+
+Built by the runtime as ``DarkroomReconciler(context)``; the runtime calls :meth:`reconcile` with
+``"<namespace>/<name>"`` whenever the Darkroom or one of its children changes, and on resync.
+
+Each reconcile is level-based: read the Darkroom from the cache (gone or being deleted → nothing to
+do; garbage collection removes the children), check what the CRD schema cannot
+(:func:`darkroom_operator.children.validate`), then for every child build the desired body and
+server-side apply it (one field manager, ``force``) only when the cached child does not already
+contain it (:mod:`darkroom_operator.comparing`) — so a converged resync writes nothing. When the
+apply still leaves list entries another manager owns (a port edited with ``kubectl edit``), the
+child is replaced with the desired fields written over it (PUT with its resourceVersion). Status goes
+through the status subresource, again only when it differs: ``domains`` (the Ingress hosts),
+``readyReplicas``, ``observedGeneration`` and the conditions ``Ready`` and ``Reconciled``
+(:mod:`darkroom_operator.readiness` decides Ready). Events: a Warning when Reconciled turns False,
+changes reason, or fails differently for a new generation — not on every retry — a Normal one
+when it recovers, and Normal ``Ready``/``NotReady`` when Ready flips.
+
+Failures: an invalid spec gives ``Reconciled=False/InvalidSpec`` and no retry (the next spec edit
+triggers a reconcile); an apply the server rejects gives ``Reconciled=False/ApplyFailed`` and
+re-raises so the runtime retries with backoff (Conflicts and an unavailable server are only
+retried); a child of the same name controlled by another owner is never taken
+over (``Reconciled=False/ChildConflict``, retried). The S3 credentials Secret is never read — RBAC
+grants no Secret access — so a missing Secret shows up as pods that do not become available
+(``Ready=False/PodsUnavailable``, with a hint naming the Secret), not as a spec error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, OWNER_UID, SERVICES, ClusterError, Invalid, NotFound, Resource
+from darkroom_operator import children
+from darkroom_operator.comparing import differences, overlay, stamp, up_to_date
+from darkroom_operator.conditions import FALSE, TRUE, condition, find, same, set_condition, transitioned
+from darkroom_operator.readiness import readiness
+from darkroom_operator.reconciling import Context, Result, Watch
+from darkroom_operator.recording import NORMAL, WARNING
+from darkroom_operator.settings import OperatorSettings
+
+log = logging.getLogger(__name__)
+
+READY, RECONCILED = "Ready", "Reconciled"
+
+Builder = Callable[[Mapping[str, Any], OperatorSettings], dict[str, Any]]
+# Apply order: the ConfigMap before the Deployment whose pods read it; the Service before the Ingress routing to it.
+CHILDREN: tuple[tuple[Resource, Builder], ...] = (
+    (CONFIGMAPS, children.configmap),
+    (DEPLOYMENTS, children.deployment),
+    (SERVICES, children.service),
+    (INGRESSES, children.ingress),
+)
+
+
+class ChildConflict(ClusterError):
+    """A child's name is taken by an object another controller owns; we never take it over."""
+
+
+class DarkroomReconciler:
+    name = "darkroom"
+    primary = DARKROOMS
+    owned: tuple[Resource, ...] = tuple(resource for resource, _ in CHILDREN)
+    watches: tuple[Watch, ...] = ()
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.client = context.client
+        self.settings = context.settings
+
+    def reconcile(self, key: str) -> Result:
+        namespace, name = key.split("/", 1)
+        try:
+            darkroom = self.client.get(DARKROOMS, name, namespace=namespace)
+        except NotFound:
+            return Result()
+        if darkroom["metadata"].get("deletionTimestamp"):
+            return Result()
+        generation = darkroom["metadata"].get("generation")
+        problems = children.validate(darkroom)
+        if problems:
+            invalid = condition(RECONCILED, FALSE, "InvalidSpec", "; ".join(problems), observed_generation=generation)
+            self._publish(darkroom, invalid, self._children(darkroom))
+            return Result()
+        try:
+            live = self._apply(darkroom)
+        except ClusterError as e:
+            if e.retryable:  # a Conflict or an unavailable server: retried soon, not a state worth reporting
+                raise
+            reason = "ChildConflict" if isinstance(e, ChildConflict) else "ApplyFailed"
+            failed = condition(RECONCILED, FALSE, reason, e.message, observed_generation=generation)
+            try:
+                self._publish(darkroom, failed, self._children(darkroom))
+            except ClusterError:
+                log.warning("could not record the failure in status", extra={"controller": self.name, "key": key, "reason": reason})
+            raise
+        applied = condition(
+            RECONCILED, TRUE, "Applied", "ConfigMap, Deployment, Service and Ingress match the spec", observed_generation=generation
+        )
+        self._publish(darkroom, applied, live)
+        return Result()
+
+    # -- children ----------------------------------------------------------------------------
+
+    def _cached_child(self, resource: Resource, darkroom: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Our child of this kind from the cache (by owner UID), or None — never a server round trip.
+
+        An object of the same name that is not in the cache (not labelled as ours) is found out by
+        the apply itself: an orphan is adopted, one another controller owns makes the server
+        reject the second controller reference (see :meth:`_diagnose`).
+        """
+        meta = darkroom["metadata"]
+        try:
+            owned = self.client.by_index(resource, OWNER_UID, meta["uid"])
+        except KeyError:  # no informer indexed by owner (a caller outside the runtime): ask the client
+            try:
+                return self.client.get(resource, meta["name"], namespace=meta["namespace"])
+            except NotFound:
+                return None
+        return next((child for child in owned if child["metadata"]["name"] == meta["name"]), None)
+
+    def _children(self, darkroom: Mapping[str, Any]) -> dict[Resource, Mapping[str, Any] | None]:
+        """The live children we control (cache reads), for status when nothing was applied."""
+        uid = darkroom["metadata"]["uid"]
+        found = {resource: self._cached_child(resource, darkroom) for resource, _ in CHILDREN}
+        return {resource: child if child is not None and _controller_uid(child) == uid else None for resource, child in found.items()}
+
+    def _apply(self, darkroom: Mapping[str, Any]) -> dict[Resource, Mapping[str, Any] | None]:
+        meta = darkroom["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        result: dict[Resource, Mapping[str, Any] | None] = {}
+        for resource, build in CHILDREN:
+            desired = stamp(build(darkroom, self.settings))
+            live = self._cached_child(resource, darkroom)
+            if live is not None and _controller_uid(live) not in (None, meta["uid"]):
+                raise _conflict(resource, darkroom, live)
+            if live is not None and up_to_date(live, desired):
+                result[resource] = live
+                continue
+            changed = differences(live, desired) if live is not None else ["(not in cache)"]
+            log.info("applying child", extra={"controller": self.name, "key": key, "kind": resource.kind, "changed": changed[:10]})
+            try:
+                applied = self.client.apply(resource, desired, field_manager=self.settings.field_manager, force=True)
+            except Invalid as e:
+                conflict = self._diagnose(resource, darkroom)
+                if conflict is None:
+                    raise
+                raise conflict from e
+            if not up_to_date(applied, desired):
+                # Entries another field manager owns in our lists (an edited port): apply cannot drop them; replace.
+                replacing = differences(applied, desired)[:10]
+                log.info("replacing child", extra={"controller": self.name, "key": key, "kind": resource.kind, "changed": replacing})
+                applied = self.client.update(resource, overlay(applied, desired), field_manager=self.settings.field_manager)
+            result[resource] = applied
+        return result
+
+    def _diagnose(self, resource: Resource, darkroom: Mapping[str, Any]) -> ChildConflict | None:
+        """After a rejected apply: a ChildConflict if the name is taken by an object another controller owns."""
+        meta = darkroom["metadata"]
+        try:
+            existing = self.client.get(resource, meta["name"], namespace=meta["namespace"])
+        except NotFound:
+            return None
+        controller = _controller_uid(existing)
+        return _conflict(resource, darkroom, existing) if controller not in (None, meta["uid"]) else None
+
+    # -- status and events -------------------------------------------------------------------
+
+    def _publish(self, darkroom: Mapping[str, Any], reconciled: dict[str, Any], live: Mapping[Resource, Mapping[str, Any] | None]) -> None:
+        """Write status (only when it differs), then record Events for the transitions it made."""
+        meta = darkroom["metadata"]
+        status = darkroom.get("status") or {}
+        now = self.context.now()
+        deployment, ingress = live.get(DEPLOYMENTS), live.get(INGRESSES)
+        ready = readiness(deployment, observed_generation=meta.get("generation"), secret=children.credentials_secret(darkroom))
+        old = status.get("conditions") or ()
+        ours = set_condition(set_condition(old, ready, now=now), reconciled, now=now)
+        desired: dict[str, Any] = {
+            "observedGeneration": meta.get("generation"),
+            "domains": [rule.get("host", "") for rule in ((ingress or {}).get("spec") or {}).get("rules") or ()],
+            "readyReplicas": int(((deployment or {}).get("status") or {}).get("readyReplicas") or 0),
+            "conditions": [c for c in ours if c["type"] in (READY, RECONCILED)],
+        }
+        unchanged = (
+            all(status.get(k) == desired[k] for k in ("observedGeneration", "readyReplicas"))
+            and list(status.get("domains") or ()) == desired["domains"]
+            and all(same(find(old, c["type"]), c) for c in desired["conditions"])
+        )
+        if unchanged:
+            return
+        body = {
+            "apiVersion": DARKROOMS.api_version,
+            "kind": DARKROOMS.kind,
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+        }
+        try:
+            self.client.apply_status(DARKROOMS, {**body, "status": desired}, field_manager=self.settings.field_manager, force=True)
+        except NotFound:
+            return  # deleted meanwhile: nothing left to report on
+        self._record(darkroom, find(old, READY), ready, find(old, RECONCILED), reconciled)
+
+    def _record(
+        self,
+        darkroom: Mapping[str, Any],
+        old_ready: Mapping[str, Any] | None,
+        ready: Mapping[str, Any],
+        old_reconciled: Mapping[str, Any] | None,
+        reconciled: Mapping[str, Any],
+    ) -> None:
+        events: list[tuple[str, str, str]] = []
+        if reconciled["status"] == FALSE and _newly_failed(old_reconciled, reconciled):
+            events.append((WARNING, reconciled["reason"], reconciled["message"]))
+        elif reconciled["status"] == TRUE and old_reconciled is not None and old_reconciled.get("status") == FALSE:
+            events.append((NORMAL, "Reconciled", reconciled["message"]))
+        if ready["status"] == TRUE and transitioned(old_ready, ready):
+            events.append((NORMAL, "Ready", ready["message"]))
+        elif old_ready is not None and old_ready.get("status") == TRUE and ready["status"] != TRUE:
+            events.append((NORMAL, "NotReady", ready["message"]))
+        for type_, reason, message in events:
+            try:
+                self.context.recorder.event(darkroom, type_=type_, reason=reason, message=message)
+            except ClusterError:
+                log.warning(
+                    "could not record event %s on darkroom %s/%s", reason, darkroom["metadata"]["namespace"], darkroom["metadata"]["name"]
+                )
+
+
+def _conflict(resource: Resource, darkroom: Mapping[str, Any], existing: Mapping[str, Any]) -> ChildConflict:
+    name, owner = darkroom["metadata"]["name"], _controller_uid(existing)
+    return ChildConflict(
+        f'{resource.kind} "{name}" already exists and is controlled by another owner (uid {owner}); delete or rename it',
+        status=409,
+        reason="Conflict",
+    )
+
+
+def _newly_failed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether a failed Reconciled condition deserves a Warning event: a new failure, a different kind of
+    failure, or a new spec generation that still fails differently. Retries of the same failure
+    (whose API error text may vary) do not repeat it."""
+    if old is None or transitioned(old, new) or old.get("reason") != new["reason"]:
+        return True
+    return old.get("observedGeneration") != new.get("observedGeneration") and old.get("message") != new["message"]
+
+
+def _controller_uid(obj: Mapping[str, Any]) -> str | None:
+    refs = obj.get("metadata", {}).get("ownerReferences") or ()
+    return next((ref.get("uid") for ref in refs if ref.get("controller")), None)

@@ -1,0 +1,388 @@
+"""The Darkroom reconciler in-process against the session devcluster (reconcile(key) called directly).
+
+Behaviours: children exactly as specified (ConfigMap env, Deployment, Service, Ingress, labels,
+controller ownerReferences); status (domains, readyReplicas, observedGeneration, Ready and
+Reconciled with lastTransitionTime) and the Ready event; a converged reconcile sends no write
+request; edited children (image, port, ConfigMap data, host) are reverted and deleted ones
+recreated; spec changes flow through (image, config hash, replicas without a restart, S3 →
+WebFolder drops the credential env and bucket keys, a removed sub-domain); TLS/class removed when
+the settings drop them; invalid specs give Reconciled=False/InvalidSpec with one Warning event;
+apply failures give Reconciled=False/ApplyFailed, re-raise, and recover; a child controlled by
+someone else is never taken over; the unready annotation turns Ready False and back; deleting the
+Darkroom lets garbage collection remove the children.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from darkroom_operator.conditions import find
+from darkroom_operator.darkrooms import ChildConflict, DarkroomReconciler
+from darkroom_operator.settings import OperatorSettings
+from support import DevclusterProcess, wait_for
+
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Invalid
+
+from .harness import CHILD_KINDS, Harness
+
+WEBFOLDER = {"type": "WebFolder", "baseUrl": "https://example.com/images"}
+LABELS = {"app.kubernetes.io/name": "darkroom", "app.kubernetes.io/managed-by": "darkroom-operator"}
+UNREADY = "devcluster.example.com/unready"
+
+
+@pytest.fixture
+def harness(devcluster: DevclusterProcess, crds_installed: None, namespace: str) -> Iterator[Harness]:
+    h = Harness(devcluster.kubeconfig, namespace)
+    yield h
+    h.close()
+
+
+def create(h: Harness, name: str, source: Mapping[str, Any] = WEBFOLDER, **spec: Any) -> dict[str, Any]:
+    body = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "metadata": {"name": name, "namespace": h.namespace},
+        "spec": {"version": "0.4.2", "source": dict(source), "subDomains": ["images"], **spec},
+    }
+    created = h.admin.create(DARKROOMS, body)
+    h.settle(DARKROOMS, created)
+    return created
+
+
+def update_spec(h: Harness, name: str, **spec: Any) -> dict[str, Any]:
+    updated = h.admin.patch(DARKROOMS, name, {"spec": spec}, namespace=h.namespace)
+    h.settle(DARKROOMS, updated)
+    return updated
+
+
+def condition(h: Harness, name: str, type_: str) -> Mapping[str, Any]:
+    found = find((h.get(DARKROOMS, name).get("status") or {}).get("conditions"), type_)
+    return found or {}
+
+
+def reconcile_until(h: Harness, name: str, type_: str, status: str, reconciler: DarkroomReconciler | None = None) -> Mapping[str, Any]:
+    """Reconcile (as the runtime would on each Deployment status event) until the condition has ``status``."""
+
+    def reached() -> Mapping[str, Any] | None:
+        (reconciler or h.darkrooms).reconcile(h.key(name))
+        found = condition(h, name, type_)
+        return found if found.get("status") == status else None
+
+    result = wait_for(reached, timeout_s=15, interval_s=0.1, message=f"{type_}={status} on {name}")
+    assert isinstance(result, Mapping)
+    return result
+
+
+def container(h: Harness, name: str) -> Mapping[str, Any]:
+    return h.get(DEPLOYMENTS, name)["spec"]["template"]["spec"]["containers"][0]
+
+
+def reasons(h: Harness, name: str) -> list[tuple[str, str]]:
+    events = [e for e in h.events() if e["involvedObject"]["name"] == name and e["involvedObject"]["kind"] == "Darkroom"]
+    return sorted((e["type"], e["reason"]) for e in events)
+
+
+def test_children_exactly_as_specified_and_status(harness: Harness) -> None:
+    h = harness
+    dr = create(h, "photos", replicas=2, subDomains=["images", "cdn"], cacheTime=86400)
+    assert h.darkrooms.reconcile(h.key("photos")).requeue_after_s is None
+    owner = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "name": "photos",
+        "uid": dr["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    for kind in CHILD_KINDS:
+        meta = h.get(kind, "photos")["metadata"]
+        assert meta["labels"] == {**LABELS, "app.kubernetes.io/instance": "photos"}, kind
+        assert meta["ownerReferences"] == [owner], kind
+
+    assert h.get(CONFIGMAPS, "photos")["data"] == {
+        "APP_NAME": "photos",
+        "APP_VERSION": "v0.4.2",
+        "APP_DESCRIPTION": "A realtime image processing service",
+        "PORT": "3000",
+        "LOG_LEVEL": "info",
+        "METRICS_SYSTEM": "prometheus",
+        "CACHE_TIME": "86400",
+        "SOURCE_KIND": "WebFolder",
+        "SOURCE_BASEURL": "https://example.com/images",
+        "SOURCE_HYSTRIX_COMMANDNAME": "WebFolder_ADAPTER",
+        "SOURCE_HYSTRIX_TIMEOUT": "5000",
+        "SOURCE_HYSTRIX_MAXCONCURRENTREQUESTS": "100",
+        "SOURCE_HYSTRIX_REQUESTVOLUMETHRESHOLD": "10",
+        "SOURCE_HYSTRIX_SLEEPWINDOW": "10",
+        "SOURCE_HYSTRIX_ERRORPERCENTTHRESHOLD": "25",
+    }
+
+    deployment = h.get(DEPLOYMENTS, "photos")
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["selector"] == {"matchLabels": {"app.kubernetes.io/name": "darkroom", "app.kubernetes.io/instance": "photos"}}
+    template = deployment["spec"]["template"]
+    assert len(template["metadata"]["annotations"]["deployments.example.com/config-hash"]) == 16
+    pod = template["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+        "runAsGroup": 65534,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert pod["volumes"] == [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}]
+    c = pod["containers"][0]
+    assert len(pod["containers"]) == 1
+    assert (c["name"], c["image"]) == ("darkroom", "gojektech/darkroom:v0.4.2")
+    assert c["ports"] == [{"name": "http", "containerPort": 3000, "protocol": "TCP"}]
+    assert c["envFrom"] == [{"configMapRef": {"name": "photos"}}]
+    assert "env" not in c
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert c[probe]["httpGet"]["path"] == "/ping" and c[probe]["httpGet"]["port"] == "http"
+    assert c["resources"] == {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}}
+    assert c["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert c["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
+
+    service = h.get(SERVICES, "photos")["spec"]
+    assert service["type"] == "ClusterIP"
+    assert service["selector"] == {"app.kubernetes.io/name": "darkroom", "app.kubernetes.io/instance": "photos"}
+    assert service["ports"] == [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]
+
+    backend = {"service": {"name": "photos", "port": {"name": "http"}}}
+    assert h.get(INGRESSES, "photos")["spec"] == {
+        "rules": [
+            {"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}}
+            for host in ("images.darkroom.example.com", "cdn.darkroom.example.com")
+        ]
+    }
+
+    ready = reconcile_until(h, "photos", "Ready", "True")
+    status = h.get(DARKROOMS, "photos")["status"]
+    assert status["domains"] == ["images.darkroom.example.com", "cdn.darkroom.example.com"]
+    assert (status["readyReplicas"], status["observedGeneration"]) == (2, 1)
+    assert (ready["reason"], ready["message"], ready["observedGeneration"]) == (
+        "DeploymentAvailable",
+        "2 of 2 pods are available and up to date",
+        1,
+    )
+    reconciled = condition(h, "photos", "Reconciled")
+    assert (reconciled["status"], reconciled["reason"]) == ("True", "Applied")
+    assert reconciled["lastTransitionTime"] <= ready["lastTransitionTime"]
+    assert reasons(h, "photos") == [("Normal", "Ready")]
+    assert h.get(DARKROOMS, "photos")["spec"]["version"] == "0.4.2"  # never written back
+
+
+def test_converged_reconcile_sends_no_write_request(harness: Harness) -> None:
+    h = harness
+    create(h, "quiet", source={"type": "S3", "bucket": "b", "credentialsSecretRef": {"name": "creds"}})
+    reconcile_until(h, "quiet", "Ready", "True")
+    h.settle_all()
+    h.writes.clear()
+    for _ in range(3):
+        h.darkrooms.reconcile(h.key("quiet"))
+    assert h.writes == []
+
+
+def test_edited_children_are_reverted(harness: Harness) -> None:
+    h = harness
+    create(h, "drift")
+    h.darkrooms.reconcile(h.key("drift"))
+    want = {kind: h.get(kind, "drift") for kind in CHILD_KINDS}
+    edits = [
+        (CONFIGMAPS, {"data": {"SOURCE_BASEURL": "https://evil.example", "LOG_LEVEL": "debug"}}, "merge"),
+        (DEPLOYMENTS, {"spec": {"template": {"spec": {"containers": [{"name": "darkroom", "image": "evil:1"}]}}}}, "strategic"),
+        (SERVICES, {"spec": {"ports": [{"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}]}}, "merge"),
+        (INGRESSES, {"spec": {"rules": [{"host": "evil.example.com"}]}}, "merge"),
+    ]
+    for kind, patch, patch_type in edits:
+        edited = h.admin.patch(kind, "drift", patch, namespace=h.namespace, patch_type=patch_type)  # type: ignore[arg-type]
+        h.settle(kind, edited)
+    assert container(h, "drift")["image"] == "evil:1"
+    h.darkrooms.reconcile(h.key("drift"))
+    assert h.get(CONFIGMAPS, "drift")["data"] == want[CONFIGMAPS]["data"]
+    assert container(h, "drift")["image"] == "gojektech/darkroom:v0.4.2"
+    assert h.get(SERVICES, "drift")["spec"]["ports"] == want[SERVICES]["spec"]["ports"]
+    assert h.get(INGRESSES, "drift")["spec"] == want[INGRESSES]["spec"]
+    reconcile_until(h, "drift", "Ready", "True")
+    h.settle_all()
+    h.writes.clear()
+    h.darkrooms.reconcile(h.key("drift"))
+    assert h.writes == []  # repaired for good: no apply loop
+
+
+def test_deleted_children_are_recreated(harness: Harness) -> None:
+    h = harness
+    create(h, "phoenix")
+    h.darkrooms.reconcile(h.key("phoenix"))
+    before = {kind: h.get(kind, "phoenix") for kind in CHILD_KINDS}
+    for kind in CHILD_KINDS:
+        h.admin.delete(kind, "phoenix", namespace=h.namespace)
+        h.settle(kind, name="phoenix", gone=True)
+    h.darkrooms.reconcile(h.key("phoenix"))
+    for kind in CHILD_KINDS:
+        after = h.get(kind, "phoenix")
+        assert after["metadata"]["uid"] != before[kind]["metadata"]["uid"], kind
+        assert after["metadata"]["labels"] == before[kind]["metadata"]["labels"], kind
+    assert h.get(CONFIGMAPS, "phoenix")["data"] == before[CONFIGMAPS]["data"]
+    assert container(h, "phoenix") == before[DEPLOYMENTS]["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_spec_changes_flow_to_the_children(harness: Harness) -> None:
+    h = harness
+    s3 = {"type": "S3", "bucket": "originals", "region": "eu-west-1", "pathPrefix": "raw/", "credentialsSecretRef": {"name": "creds"}}
+    create(h, "flow", source=s3, subDomains=["a", "b"])
+    h.darkrooms.reconcile(h.key("flow"))
+    hash_annotation = "deployments.example.com/config-hash"
+
+    def config_hash() -> str:
+        return str(h.get(DEPLOYMENTS, "flow")["spec"]["template"]["metadata"]["annotations"][hash_annotation])
+
+    first_hash = config_hash()
+    assert [e["name"] for e in container(h, "flow")["env"]] == ["SOURCE_BUCKET_ACCESSKEY", "SOURCE_BUCKET_SECRETKEY"]
+    assert h.get(CONFIGMAPS, "flow")["data"]["SOURCE_BUCKET_NAME"] == "originals"
+
+    update_spec(h, "flow", version="v0.5.0", replicas=3)
+    h.darkrooms.reconcile(h.key("flow"))
+    assert container(h, "flow")["image"] == "gojektech/darkroom:v0.5.0"
+    assert h.get(DEPLOYMENTS, "flow")["spec"]["replicas"] == 3
+    version_hash = config_hash()
+    assert version_hash != first_hash  # APP_VERSION is part of the configuration
+
+    update_spec(h, "flow", replicas=1)
+    h.darkrooms.reconcile(h.key("flow"))
+    assert config_hash() == version_hash  # scaling does not roll the pods
+
+    updated = h.admin.patch(
+        DARKROOMS,
+        "flow",
+        {"spec": {"source": {"type": "WebFolder", "baseUrl": "https://x.example", "pathPrefix": "raw/"}, "subDomains": ["a"]}},
+        namespace=h.namespace,
+    )
+    h.settle(DARKROOMS, updated)
+    h.darkrooms.reconcile(h.key("flow"))
+    data = h.get(CONFIGMAPS, "flow")["data"]
+    assert data["SOURCE_KIND"] == "WebFolder" and data["SOURCE_BASEURL"] == "https://x.example"
+    assert not [k for k in data if k.startswith("SOURCE_BUCKET")]
+    assert "env" not in container(h, "flow")
+    assert config_hash() != version_hash
+    assert [r["host"] for r in h.get(INGRESSES, "flow")["spec"]["rules"]] == ["a.darkroom.example.com"]
+    assert h.get(DARKROOMS, "flow")["status"]["domains"] == ["a.darkroom.example.com"]
+    assert h.get(DARKROOMS, "flow")["status"]["observedGeneration"] == updated["metadata"]["generation"]
+
+
+def test_tls_and_ingress_class_are_removed_when_the_settings_drop_them(harness: Harness) -> None:
+    h = harness
+    create(h, "secure", subDomains=["a", "b"])
+    tls = OperatorSettings(identity="harness", tls_secret="wildcard", ingress_class="nginx")
+    DarkroomReconciler(h.make_context(tls)).reconcile(h.key("secure"))
+    spec = h.get(INGRESSES, "secure")["spec"]
+    assert spec["ingressClassName"] == "nginx"
+    assert spec["tls"] == [{"hosts": ["a.darkroom.example.com", "b.darkroom.example.com"], "secretName": "wildcard"}]
+    h.settle_all()
+    h.darkrooms.reconcile(h.key("secure"))
+    spec = h.get(INGRESSES, "secure")["spec"]
+    assert "tls" not in spec and "ingressClassName" not in spec
+
+
+def test_invalid_spec_is_reported_once_and_recovers(harness: Harness) -> None:
+    h = harness
+    create(h, "broken", source={"type": "WebFolder"})
+    for _ in range(3):
+        assert h.darkrooms.reconcile(h.key("broken")).requeue_after_s is None
+        h.settle_all()
+    reconciled = condition(h, "broken", "Reconciled")
+    assert (reconciled["status"], reconciled["reason"], reconciled["message"]) == (
+        "False",
+        "InvalidSpec",
+        "spec.source.baseUrl is required for a WebFolder source",
+    )
+    assert condition(h, "broken", "Ready")["reason"] == "DeploymentMissing"
+    assert not any(h.exists(kind, "broken") for kind in CHILD_KINDS)
+    assert reasons(h, "broken") == [("Warning", "InvalidSpec")]
+
+    update_spec(h, "broken", source={"type": "S3"})
+    h.darkrooms.reconcile(h.key("broken"))
+    assert condition(h, "broken", "Reconciled")["message"] == "spec.source.bucket is required for an S3 source"
+    assert reasons(h, "broken") == [("Warning", "InvalidSpec"), ("Warning", "InvalidSpec")]  # a new generation, a new problem
+    h.settle_all()
+    h.darkrooms.reconcile(h.key("broken"))
+    assert len(reasons(h, "broken")) == 2
+
+    update_spec(h, "broken", source={"type": "S3", "bucket": "b"})
+    reconcile_until(h, "broken", "Reconciled", "True")
+    assert all(h.exists(kind, "broken") for kind in CHILD_KINDS)
+    assert ("Normal", "Reconciled") in reasons(h, "broken")
+
+
+def test_apply_failure_is_recorded_retried_and_recovers(harness: Harness) -> None:
+    h = harness
+    dr = create(h, "stuck")
+    owner = {"apiVersion": dr["apiVersion"], "kind": "Darkroom", "name": "stuck", "uid": dr["metadata"]["uid"], "controller": True}
+    h.admin.create(
+        CONFIGMAPS,
+        {"metadata": {"name": "stuck", "namespace": h.namespace, "ownerReferences": [owner]}, "immutable": True, "data": {"old": "x"}},
+    )
+    for _ in range(2):
+        with pytest.raises(Invalid):
+            h.darkrooms.reconcile(h.key("stuck"))
+        h.settle_all()
+    reconciled = condition(h, "stuck", "Reconciled")
+    assert (reconciled["status"], reconciled["reason"]) == ("False", "ApplyFailed")
+    assert "immutable" in reconciled["message"]
+    assert reasons(h, "stuck") == [("Warning", "ApplyFailed")]  # not one per retry
+
+    h.admin.delete(CONFIGMAPS, "stuck", namespace=h.namespace)
+    reconcile_until(h, "stuck", "Reconciled", "True")
+    assert h.get(CONFIGMAPS, "stuck")["data"]["SOURCE_KIND"] == "WebFolder"
+    assert reasons(h, "stuck") == [("Normal", "Reconciled"), ("Warning", "ApplyFailed")]
+
+
+def test_child_controlled_by_another_owner_is_not_taken_over(harness: Harness) -> None:
+    h = harness
+    other = h.admin.create(CONFIGMAPS, {"metadata": {"name": "someone-else", "namespace": h.namespace}, "data": {}})
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap", "name": "someone-else", "uid": other["metadata"]["uid"], "controller": True}
+    taken = h.admin.create(
+        SERVICES,
+        {"metadata": {"name": "taken", "namespace": h.namespace, "ownerReferences": [foreign]}, "spec": {"ports": [{"port": 9999}]}},
+    )
+    create(h, "taken")
+    with pytest.raises(ChildConflict):
+        h.darkrooms.reconcile(h.key("taken"))
+    reconciled = condition(h, "taken", "Reconciled")
+    assert (reconciled["status"], reconciled["reason"]) == ("False", "ChildConflict")
+    assert 'Service "taken" already exists and is controlled by another owner' in reconciled["message"]
+    service = h.get(SERVICES, "taken")
+    assert service["metadata"]["resourceVersion"] == taken["metadata"]["resourceVersion"]
+
+
+def test_unready_annotation_turns_ready_false_and_back(harness: Harness) -> None:
+    h = harness
+    create(h, "flaky")
+    reconcile_until(h, "flaky", "Ready", "True")
+    patched = h.admin.patch(DEPLOYMENTS, "flaky", {"metadata": {"annotations": {UNREADY: "true"}}}, namespace=h.namespace)
+    h.settle(DEPLOYMENTS, patched)
+    not_ready = reconcile_until(h, "flaky", "Ready", "False")
+    assert (not_ready["reason"], not_ready["message"]) == ("PodsUnavailable", "0 of 1 pods are available")
+    assert h.get(DEPLOYMENTS, "flaky")["metadata"]["annotations"][UNREADY] == "true"  # not ours: left alone
+    h.admin.patch(DEPLOYMENTS, "flaky", {"metadata": {"annotations": {UNREADY: None}}}, namespace=h.namespace)
+    reconcile_until(h, "flaky", "Ready", "True")
+    assert reasons(h, "flaky") == [("Normal", "NotReady"), ("Normal", "Ready"), ("Normal", "Ready")]
+
+
+def test_deleting_the_darkroom_removes_its_children(harness: Harness) -> None:
+    h = harness
+    create(h, "doomed")
+    h.darkrooms.reconcile(h.key("doomed"))
+    assert all(h.exists(kind, "doomed") for kind in CHILD_KINDS)
+    h.admin.delete(DARKROOMS, "doomed", namespace=h.namespace)
+    wait_for(lambda: not any(h.exists(kind, "doomed") for kind in CHILD_KINDS), timeout_s=15, message="garbage collection of the children")
+    h.settle(DARKROOMS, name="doomed", gone=True)
+    assert h.darkrooms.reconcile(h.key("doomed")).requeue_after_s is None  # gone: nothing to do
+    assert not any(h.exists(kind, "doomed") for kind in CHILD_KINDS)
