@@ -9,8 +9,10 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml 2>/dev/null | cut -c1
 PORT ?= 5000
 PYTEST_ARGS ?=
 OPERATOR_ARGS ?=
+IMAGE ?= darkroom-control-panel:0.1.0
+OVERLAY ?= dev
 
-.PHONY: venv api test lint typecheck unit cluster operator bench clean
+.PHONY: venv api test lint typecheck unit cluster operator bench clean docker-build deploy undeploy
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +28,7 @@ api: venv
 
 ## test: lint, type-check and run the whole suite
 test: venv lint typecheck
+	@scripts/install_test_tools.sh
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: venv
@@ -49,6 +52,18 @@ cluster: venv
 ## bench: performance tables (never part of the test suite)
 bench: venv
 	@$(PY) bench/devcluster.py
+
+## docker-build: build the image (API + dashboard and reconciler) from deploy/Dockerfile
+docker-build:
+	docker build -f deploy/Dockerfile -t $(IMAGE) .
+
+## deploy: install on the current kubectl context (OVERLAY=dev|production; KUBECTL="kubectl --context X")
+deploy:
+	@scripts/deploy.sh deploy $(OVERLAY)
+
+## undeploy: remove what deploy installed, keeping the CRDs (and so every Darkroom and Task)
+undeploy:
+	@scripts/deploy.sh undeploy $(OVERLAY)
 
 clean:
 	rm -rf .devcluster .pytest_cache .mypy_cache .ruff_cache

@@ -161,6 +161,9 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin("networking.k8s.io", "v1", "ingresses", "Ingress", short_names=("ing",), status_subresource=True, tracks_generation=True),
     _builtin("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short_names=("netpol",), tracks_generation=True),
     _builtin("coordination.k8s.io", "v1", "leases", "Lease"),
+    _builtin(
+        "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short_names=("pdb",), status_subresource=True, tracks_generation=True
+    ),
     _builtin("rbac.authorization.k8s.io", "v1", "roles", "Role"),
     _builtin("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
     _builtin("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),

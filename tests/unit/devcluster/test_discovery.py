@@ -106,6 +106,7 @@ def test_api_group_list_has_every_non_core_group_once_in_kube_order() -> None:
     assert names == [
         "apps",
         "networking.k8s.io",
+        "policy",
         "rbac.authorization.k8s.io",
         "apiextensions.k8s.io",
         "coordination.k8s.io",

@@ -1,0 +1,109 @@
+"""The rendered manifests apply to a Kubernetes API server (devcluster), and ``scripts/deploy.sh`` deploys and undeploys.
+
+Behaviours covered (each on a private devcluster, through the kubectl on PATH):
+
+- ``scripts/deploy.sh deploy dev`` (what ``make deploy`` runs) creates the namespace, the Secret
+  ``darkroom-api`` with a random 64-hex-digit ``api-token`` and ``secret-key`` and server-side
+  applies the overlay: every rendered object exists afterwards; a second run keeps the Secret's
+  values and changes no object (same resourceVersions);
+- the base and the production overlay pass ``kubectl apply --server-side --dry-run=server``; of
+  production, only the kinds devcluster does not serve are left out (PodDisruptionBudget, policy/v1
+  — it is checked against the Kubernetes 1.30 schema in test_manifests.py instead);
+- ``scripts/deploy.sh undeploy dev`` (``make undeploy``) removes every object it applied (the
+  namespace with its Secret included) and keeps the CRDs, and with them the Darkrooms.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support import ROOT, DevclusterProcess, Kubectl, wait_for
+
+from .manifests import NAMESPACE, of_kind, render, rendered_yaml
+
+DEPLOY_SH = ROOT / "scripts" / "deploy.sh"
+
+
+def deploy_sh(kubectl: Kubectl, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KUBECTL": f"kubectl --kubeconfig {kubectl.kubeconfig} --cache-dir {kubectl.cache_dir}"}
+    result = subprocess.run([str(DEPLOY_SH), *args], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    assert result.returncode == 0, f"deploy.sh {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def resource_versions(kubectl: Kubectl, docs: list[dict[str, Any]]) -> dict[str, str]:
+    """kind namespace/name → resourceVersion of every object in ``docs`` (one ``kubectl get -f -``)."""
+    listed = json.loads(kubectl.run("get", "-f", "-", "-o", "json", input_text=yaml.safe_dump_all(docs)).stdout)
+    items = listed["items"] if listed.get("kind") == "List" else [listed]
+    return {f"{o['kind']} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}": o["metadata"]["resourceVersion"] for o in items}
+
+
+def secret_data(kubectl: Kubectl) -> dict[str, str]:
+    secret = json.loads(kubectl.run("get", "secret", "darkroom-api", "-n", NAMESPACE, "-o", "json").stdout)
+    return {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+
+
+@pytest.mark.kubectl
+def test_deploy_applies_the_dev_overlay_and_undeploy_removes_it(fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path) -> None:
+    cluster = fresh_devcluster()
+    kubectl = Kubectl(cluster.kubeconfig, tmp_path / "kubectl-cache")
+    docs = render("dev")
+
+    deploy_sh(kubectl, "deploy", "dev")
+    # devcluster simulates the rollouts (status writes); compare once they are done.
+    kubectl.run("rollout", "status", "-n", NAMESPACE, "deployment/darkroom-operator", "deployment/darkroom-api", "--timeout=60s")
+    first = resource_versions(kubectl, docs)
+    assert len(first) == len(docs)
+    keys = secret_data(kubectl)
+    assert set(keys) == {"api-token", "secret-key"}
+    assert all(re.fullmatch(r"[0-9a-f]{64}", v) for v in keys.values()) and keys["api-token"] != keys["secret-key"]
+
+    deploy_sh(kubectl, "deploy", "dev")
+    assert secret_data(kubectl) == keys, "an existing token is never replaced"
+    assert resource_versions(kubectl, docs) == first, "applying again changes nothing"
+
+    # A Darkroom created meanwhile survives undeploy: the CRDs stay.
+    darkroom = yaml.safe_load((ROOT / "crds" / "samples" / "darkroom-webfolder.yaml").read_text())
+    kubectl.run("apply", "-f", "-", input_text=yaml.safe_dump(darkroom))
+    deploy_sh(kubectl, "undeploy", "dev")
+
+    def gone() -> bool:
+        return kubectl.run("get", "namespace", NAMESPACE, check=False).returncode != 0
+
+    wait_for(gone, timeout_s=60, message=f"namespace {NAMESPACE} deleted")
+    for doc in of_kind(docs, "ClusterRole") + of_kind(docs, "ClusterRoleBinding"):
+        assert kubectl.run("get", doc["kind"].lower(), doc["metadata"]["name"], check=False).returncode != 0
+    for doc in of_kind(docs, "CustomResourceDefinition"):
+        kubectl.run("get", "crd", doc["metadata"]["name"])
+    kubectl.run("get", "darkroom", darkroom["metadata"]["name"], "-n", darkroom["metadata"]["namespace"])
+
+
+@pytest.mark.kubectl
+def test_base_and_production_pass_a_server_side_dry_run(fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path) -> None:
+    cluster = fresh_devcluster()
+    kubectl = Kubectl(cluster.kubeconfig, tmp_path / "kubectl-cache")
+    # The namespace and CRDs must exist for a dry run of what lives in them.
+    kubectl.run("create", "namespace", NAMESPACE)
+    kubectl.run("apply", "--server-side", "-f", str(ROOT / "crds"))
+    kubectl.run("wait", "--for=condition=Established", "--timeout=30s", "crd", "--all")
+    served = {line.split()[-1] for line in kubectl.run("api-resources", "--no-headers").stdout.splitlines() if line.strip()}
+
+    base = kubectl.run("apply", "--server-side", "--dry-run=server", "-f", "-", input_text=rendered_yaml("base"))
+    assert "(server dry run)" in base.stdout
+
+    production = render("production")
+    unserved = {d["kind"] for d in production} - served
+    assert unserved <= {"PodDisruptionBudget"}, f"devcluster does not serve {unserved}"
+    kept = [d for d in production if d["kind"] not in unserved]
+    result = kubectl.run("apply", "--server-side", "--dry-run=server", "-f", "-", input_text=yaml.safe_dump_all(kept))
+    assert result.stdout.count("(server dry run)") == len(kept)
+    assert kubectl.run("get", "deployments", "-n", NAMESPACE, "-o", "name").stdout.strip() == "", "a dry run creates nothing"

@@ -1,0 +1,329 @@
+"""The reconciler's and the API's real requests stay within their RBAC rules — and use every verb granted.
+
+One scenario on a private devcluster with ``--audit-log``: the rendered base is applied with kubectl
+(namespace, CRDs, ServiceAccounts, RBAC, Deployments, ...); then the two real entry points run
+with the environment their Deployments give them (fieldRefs and secretKeyRefs resolved the way the
+kubelet would; only the bind address is loopback instead of the pod IP, and the lease timings are
+short): ``python -m darkroom_operator`` with leader election on, and gunicorn with
+``backend/gunicorn_conf.py``. Through the HTTP API (bearer token) the test creates a WebFolder and
+an S3 Darkroom (credentials Secret), scales one, switches the S3 one to a WebFolder (Secret
+removed), creates, finishes and deletes a Task (finalizer added and removed by the reconciler,
+lifecycle Events), deletes both Darkrooms, reads every list endpoint, and stops both processes
+(the Lease is released).
+
+Every audit record is attributed by User-Agent (``darkroom-operator/``,
+``darkroom-control-panel-api/``) and checked against the rules the rendered bindings give that
+component's ServiceAccount (:func:`tests.deploy.manifests.grants`): a server-side apply that
+created its object (201) needs ``create`` as well as ``patch``, as kube-apiserver authorizes it.
+Then the converse: every (group, resource, verb) granted was used, except the ones listed in
+:data:`GRANTED_BUT_NOT_REQUESTED` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import ROOT, DevclusterProcess, Kubectl, free_port, wait_for
+
+from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, env_of, grants, one, render
+
+OPERATOR_AGENT, API_AGENT = "darkroom-operator/", "darkroom-control-panel-api/"
+TEAM = "team-a"
+POD_NAMES = {"darkroom-operator": "darkroom-operator-7c9d8-abcde", "darkroom-api": "darkroom-api-5f6b7-fghij"}
+SHORT_LEASE = {
+    "DARKROOM_OPERATOR_LEASE_DURATION_S": "4",
+    "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "3",
+    "DARKROOM_OPERATOR_RETRY_PERIOD_S": "0.5",
+}
+# (component, apiGroup, resource, verb): granted on purpose although no request in the scenario uses it.
+GRANTED_BUT_NOT_REQUESTED = {
+    # Not a request: the OwnerReferencesPermissionEnforcement admission plugin checks it when the
+    # reconciler sets blockOwnerDeletion on a child's ownerReference to a Darkroom.
+    ("operator", "deployments.example.com", "darkrooms/finalizers", "update"),
+}
+
+
+class Process:
+    """A child process with its output in a file."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> None:
+        self.name, self.log = name, log
+        with log.open("ab") as out:
+            self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def alive(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n{self.log.read_text()[-4000:]}")
+        return True
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.wait(30)
+
+
+def resolve_env(container: dict[str, Any], *, pod: str, secret_values: dict[str, str]) -> dict[str, str]:
+    """The container's env as the kubelet would set it (fieldRef and secretKeyRef resolved)."""
+    resolved = {}
+    for name, entry in env_of(container).items():
+        if "value" in entry:
+            resolved[name] = entry["value"]
+            continue
+        source = entry["valueFrom"]
+        if "fieldRef" in source:
+            resolved[name] = {"metadata.name": pod, "metadata.namespace": NAMESPACE}[source["fieldRef"]["fieldPath"]]
+        elif "secretKeyRef" in source:
+            resolved[name] = secret_values[source["secretKeyRef"]["key"]]
+        else:
+            raise AssertionError(f"unsupported env source {source}")
+    return resolved
+
+
+def http(
+    method: str, url: str, token: str, body: Any = None, content_type: str = "application/json", *, if_match: str | None = None
+) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json", **({"If-Match": if_match} if if_match else {})}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    if data is not None:
+        request.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, decoded(response.read(), response.headers.get("Content-Type", ""))
+    except urllib.error.HTTPError as e:
+        raw, content_type = e.read(), e.headers.get("Content-Type", "")
+        e.close()
+        return e.code, decoded(raw, content_type)
+
+
+def decoded(raw: bytes, content_type: str) -> Any:
+    return json.loads(raw) if raw and "json" in content_type else raw.decode(errors="replace")
+
+
+def status_of(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as e:
+        e.close()
+        return int(e.code)
+    except OSError:
+        return 0
+
+
+def audit_requests(path: Path, agent: str) -> list[tuple[Request, int]]:
+    found = []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if str(record.get("userAgent", "")).startswith(agent):
+            request = Request(
+                verb=record["verb"],
+                api_group=record["apiGroup"],
+                resource=record["resource"],
+                subresource=record["subresource"],
+                namespace=record["namespace"],
+                name=record["name"],
+            )
+            found.append((request, int(record["code"])))
+    return found
+
+
+def required(request: Request, code: int) -> list[Request]:
+    """What RBAC checks for this request: a server-side apply that created its object also needs create."""
+    if request.verb == "patch" and code == 201:
+        return [request, Request("create", request.api_group, request.resource, request.subresource, request.namespace, request.name)]
+    return [request]
+
+
+def denied(requests: list[tuple[Request, int]], granted: Grants) -> list[str]:
+    return sorted({str(need) for request, code in requests for need in required(request, code) if not granted.allows(need)})
+
+
+def unused(component: str, requests: list[tuple[Request, int]], granted: Grants) -> list[str]:
+    used = {
+        (need.api_group, need.resource + (f"/{need.subresource}" if need.subresource else ""), need.verb)
+        for request, code in requests
+        for need in required(request, code)
+    }
+    missing = []
+    for rule in granted.all_rules():
+        for group in rule.api_groups:
+            for resource in rule.resources:
+                for verb in rule.verbs:
+                    if (group, resource, verb) not in used and (component, group, resource, verb) not in GRANTED_BUT_NOT_REQUESTED:
+                        missing.append(f"{verb} {group or 'core'} {resource}")
+    return sorted(missing)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    yield started
+    for process in reversed(started):
+        process.stop()
+
+
+@pytest.mark.kubectl
+@pytest.mark.slow
+def test_real_requests_stay_within_the_rendered_rbac(
+    fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path, processes: list[Process]
+) -> None:
+    from kubernetes import client, config
+
+    audit = tmp_path / "audit.jsonl"
+    cluster = fresh_devcluster("--audit-log", str(audit))
+    kubectl = Kubectl(cluster.kubeconfig, tmp_path / "kubectl-cache")
+    kubectl.run("apply", "--server-side", "--field-manager=darkroom-deploy", "-k", str(ROOT / "deploy" / "base"))
+    kubectl.run(
+        "wait", "--for=condition=Established", "--timeout=30s", "crd/darkrooms.deployments.example.com", "crd/tasks.example.example.com"
+    )
+    kubectl.run("create", "namespace", TEAM)
+    docs = render("base")
+
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("DARKROOM_", "KUBECONFIG", "PORT"))}
+    base_env.update({"KUBECONFIG": str(cluster.kubeconfig), "PYTHONUNBUFFERED": "1"})
+    token = secrets.token_hex(16)
+
+    operator_container = one(docs, "Deployment", "darkroom-operator")["spec"]["template"]["spec"]["containers"][0]
+    operator_env = resolve_env(operator_container, pod=POD_NAMES["darkroom-operator"], secret_values={})
+    health_port = free_port()
+    operator_env.update({"DARKROOM_OPERATOR_HEALTH_HOST": "127.0.0.1", "DARKROOM_OPERATOR_HEALTH_PORT": str(health_port), **SHORT_LEASE})
+    assert operator_container["command"][0] == "python"
+    processes.append(
+        Process("reconciler", [sys.executable, *operator_container["command"][1:]], {**base_env, **operator_env}, tmp_path / "operator.log")
+    )
+
+    api_container = one(docs, "Deployment", "darkroom-api")["spec"]["template"]["spec"]["containers"][0]
+    api_env = resolve_env(
+        api_container, pod=POD_NAMES["darkroom-api"], secret_values={"api-token": token, "secret-key": secrets.token_hex(16)}
+    )
+    api_port = free_port()
+    api_env.update({"DARKROOM_API_HOST": "127.0.0.1", "PORT": str(api_port)})
+    assert api_container["command"][0] == "gunicorn"
+    processes.append(
+        Process("API", [sys.executable, "-m", "gunicorn", *api_container["command"][1:]], {**base_env, **api_env}, tmp_path / "api.log")
+    )
+    reconciler, api_process = processes
+    base = f"http://127.0.0.1:{api_port}"
+    wait_for(lambda: api_process.alive() and status_of(base + "/readyz") == 200, timeout_s=60, message="the API's /readyz")
+    wait_for(lambda: reconciler.alive() and status_of(f"http://127.0.0.1:{health_port}/readyz") == 200, timeout_s=60, message="/readyz")
+
+    kube = config.new_client_from_config(config_file=str(cluster.kubeconfig))
+    try:
+        coordination, custom = client.CoordinationV1Api(kube), client.CustomObjectsApi(kube)
+        apps, core = client.AppsV1Api(kube), client.CoreV1Api(kube)
+
+        def holder() -> str:
+            try:
+                return str(coordination.read_namespaced_lease("darkroom-operator", NAMESPACE).spec.holder_identity or "")
+            except client.ApiException:
+                return ""
+
+        wait_for(lambda: holder() == POD_NAMES["darkroom-operator"], timeout_s=30, message="the reconciler to lead")
+
+        def darkroom(name: str) -> dict[str, Any] | None:
+            try:
+                found: dict[str, Any] = custom.get_namespaced_custom_object("deployments.example.com", "v1alpha1", TEAM, "darkrooms", name)
+                return found
+            except client.ApiException:
+                return None
+
+        def ready(name: str) -> bool:
+            found = darkroom(name)
+            conditions = ((found or {}).get("status") or {}).get("conditions") or []
+            return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+        def secret_names() -> set[str]:
+            return {s.metadata.name for s in core.list_namespaced_secret(TEAM).items}
+
+        webfolder = {"source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}, "subDomains": ["web"]}
+        code, body = http("POST", base + "/darkrooms", token, {"name": "web", "namespace": TEAM, **webfolder})
+        assert code == 201, body
+        s3_source = {
+            "type": "S3",
+            "bucket": "demo-images",
+            "region": "eu-west-1",
+            "accessKey": "AKIDEXAMPLE",
+            "secretKey": "wJalrEXAMPLEKEY",
+        }
+        code, body = http("POST", base + "/darkrooms", token, {"name": "s3", "namespace": TEAM, "source": s3_source, "subDomains": ["s3"]})
+        assert code == 201, body
+        wait_for(lambda: ready("web") and ready("s3"), timeout_s=60, message="both Darkrooms Ready")
+        assert {d.metadata.name for d in apps.list_namespaced_deployment(TEAM).items} == {"web", "s3"}
+        assert "s3-s3-credentials" in secret_names()
+
+        code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"replicas": 2}, "application/merge-patch+json")
+        assert code == 200, body
+        wait_for(lambda: apps.read_namespaced_deployment("web", TEAM).spec.replicas == 2, timeout_s=30, message="web scaled")
+        switch = {"source": {"type": "WebFolder", "baseUrl": "https://example.com/s3-copy"}}
+        code, body = http("PATCH", base + f"/darkrooms/{TEAM}/s3", token, switch, "application/merge-patch+json")
+        assert code == 200, body
+        wait_for(lambda: "s3-s3-credentials" not in secret_names(), timeout_s=30, message="the credentials Secret removed")
+
+        task = {"name": "notes", "namespace": TEAM, "priority": 3, "details": "Write the notes.", "deadline": "2030-01-01T00:00:00Z"}
+        code, body = http("POST", base + "/tasks", token, task)
+        assert code == 201, body
+
+        def task_object() -> dict[str, Any] | None:
+            try:
+                found: dict[str, Any] = custom.get_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", "notes")
+                return found
+            except client.ApiException:
+                return None
+
+        def reasons() -> set[str]:
+            return {e.reason for e in core.list_namespaced_event(TEAM).items}
+
+        wait_for(lambda: "TaskCreated" in reasons() and (task_object() or {}).get("metadata", {}).get("finalizers"), timeout_s=30)
+        code, body = http("PATCH", base + f"/tasks/{TEAM}/notes", token, {"state": "Finished"}, "application/merge-patch+json")
+        assert code == 200, body
+        wait_for(lambda: "TaskUpdated" in reasons(), timeout_s=30, message="TaskUpdated")
+        code, body = http("PATCH", base + f"/tasks/{TEAM}/notes", token, {"priority": 4}, "application/merge-patch+json", if_match='"1"')
+        assert code == 412, body
+        code, body = http("DELETE", base + f"/tasks/{TEAM}/notes", token)
+        assert code in (202, 204), body
+        wait_for(lambda: task_object() is None, timeout_s=30, message="the Task gone (finalizer removed)")
+        assert "TaskDeleted" in reasons()
+
+        # A write with an If-Match the cache does not know makes the API re-read the object from the server first.
+        code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"replicas": 1}, "application/merge-patch+json", if_match='"1"')
+        assert code == 412, body
+        for path in ("/darkrooms", "/tasks", "/combinedtasks", "/namespaces", f"/darkrooms/{TEAM}/web", "/metrics"):
+            code, body = http("GET", base + path, token)
+            assert code == 200, (path, body)
+        for name in ("web", "s3"):
+            code, body = http("DELETE", base + f"/darkrooms/{TEAM}/{name}", token)
+            assert code in (202, 204), body
+        wait_for(lambda: darkroom("web") is None and darkroom("s3") is None, timeout_s=30, message="Darkrooms deleted")
+    finally:
+        kube.close()
+
+    assert reconciler.stop() == 0
+    assert api_process.stop() == 0
+
+    operator_requests = audit_requests(audit, OPERATOR_AGENT)
+    api_requests = audit_requests(audit, API_AGENT)
+    assert len(operator_requests) > 20 and len(api_requests) > 10, "the audit log attributes requests by User-Agent"
+    operator_grants, api_grants = grants(docs, OPERATOR_SA), grants(docs, API_SA)
+    for component, requests, granted in (("operator", operator_requests, operator_grants), ("api", api_requests, api_grants)):
+        forbidden = denied(requests, granted)
+        assert not forbidden, f"the {component} made requests its RBAC forbids: {forbidden}"
+        extra = unused(component, requests, granted)
+        assert not extra, f"granted to the {component} but never used (least privilege): {extra}"
+    assert not any(r.resource == "secrets" for r, _ in operator_requests)
+    assert {r.verb for r, _ in api_requests if r.resource == "secrets"} == {"patch", "delete"}
