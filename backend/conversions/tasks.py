@@ -1,0 +1,73 @@
+"""Task: friendly payload ↔ ``example.example.com/v1`` Task CR, and a Task's Events.
+
+Friendly ``state`` is ``spec.taskState``; ``deadline`` is written in UTC (``...Z``);
+``status.overdue`` is the reconciler's ``Overdue`` condition. Called by :mod:`backend.tasks` and
+:mod:`backend.combinedtasks`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from backend.conversions import condition, conditions, object_fields
+
+RENAMES = {"taskState": "state"}
+
+
+def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    overdue = condition(status.get("conditions") or (), "Overdue")
+    return {
+        **object_fields(obj),
+        "priority": spec.get("priority"),
+        "deadline": spec.get("deadline"),
+        "details": spec.get("details") or "",
+        "state": spec.get("taskState") or "Pending",
+        "status": {
+            "overdue": overdue is not None and overdue.get("status") == "True",
+            "conditions": conditions(status),
+            "observedGeneration": status.get("observedGeneration"),
+        },
+    }
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC, ``Z`` suffix, fractions only when present."""
+    text = moment.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"
+
+
+def to_spec(friendly: Mapping[str, Any]) -> dict[str, Any]:
+    deadline = friendly["deadline"]
+    spec: dict[str, Any] = {
+        "priority": friendly["priority"],
+        "deadline": rfc3339(deadline) if isinstance(deadline, datetime) else str(deadline),
+    }
+    if friendly.get("details") is not None:
+        spec["details"] = friendly["details"]
+    if friendly.get("state") is not None:
+        spec["taskState"] = friendly["state"]
+    return spec
+
+
+def event_of(event: Mapping[str, Any]) -> dict[str, Any]:
+    """One Event as shown with its Task (core/v1 fields, falling back to events.k8s.io series/eventTime)."""
+    series = event.get("series") or {}
+    first = event.get("firstTimestamp") or event.get("eventTime")
+    return {
+        "reason": event.get("reason"),
+        "message": event.get("message"),
+        "type": event.get("type"),
+        "count": event.get("count") or series.get("count") or 1,
+        "firstTimestamp": first,
+        "lastTimestamp": event.get("lastTimestamp") or series.get("lastObservedTime") or first,
+    }
+
+
+def events_of(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Events oldest first (by first timestamp, then name)."""
+    ordered = sorted(events, key=lambda e: (str(e.get("firstTimestamp") or e.get("eventTime") or ""), e["metadata"]["name"]))
+    return [event_of(e) for e in ordered]

@@ -1,0 +1,65 @@
+"""``/darkrooms``: the Darkroom endpoints (blueprint ``darkrooms``), and what is special about Darkrooms.
+
+The generic endpoints (:mod:`backend.endpoints`) do the HTTP; :class:`DarkroomKind` adds the S3
+credentials: keys in a payload go to the Secret ``<name>-s3-credentials`` owned by the Darkroom
+(:mod:`backend.credentials`), written after the Darkroom (a failure undoes the Darkroom write);
+switching to WebFolder removes that Secret; on update the keys may be omitted when credentials are
+already set. Registered by :func:`backend.app.create_app`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from backend import credentials, endpoints
+from backend.conversions import darkrooms as conversion
+from backend.kinds import Kind
+from backend.problems import Problem
+from backend.settings import ApiSettings
+from cluster import DARKROOMS, CachedClient
+
+
+class DarkroomKind(Kind):
+    resource = DARKROOMS
+    title = "Darkroom"
+    plural = "darkrooms"
+    renames = conversion.RENAMES
+
+    def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
+        return conversion.to_friendly(obj, default_version=settings.default_version if settings else None)
+
+    def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+        secret_name = None
+        if friendly["source"]["type"] == "S3":
+            keys = conversion.keys_of(friendly)
+            secret_name = conversion.credentials_secret_name(friendly["name"]) if keys else conversion.credentials_ref(existing)
+        return conversion.to_spec(friendly, secret_name=secret_name)
+
+    def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
+        if friendly["source"]["type"] != "S3" or conversion.keys_of(friendly) or conversion.credentials_ref(existing):
+            return {}
+        message = ["required for an S3 source without stored credentials"]
+        return {"source.accessKey": message, "source.secretKey": message}
+
+    def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
+        return conversion.rebase_for_type_change(base, patch)
+
+    def after_write(
+        self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> None:
+        meta = written["metadata"]
+        ours = conversion.credentials_secret_name(meta["name"])
+        keys = conversion.keys_of(friendly)
+        if keys:
+            try:
+                credentials.store(client, name=ours, owner=written, keys=keys)
+            except credentials.CredentialsError as e:
+                undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
+                raise Problem(e.status, f"{e.detail}; {undone}") from None
+        elif conversion.credentials_ref(previous) == ours and conversion.credentials_ref(written) != ours:
+            credentials.remove(client, name=ours, namespace=meta["namespace"])
+
+
+KIND = DarkroomKind()
+blueprint = endpoints.resource_blueprint(KIND)

@@ -1,0 +1,244 @@
+"""The REST endpoints of a kind, generated from a :class:`backend.kinds.Kind`: :func:`resource_blueprint`.
+
+``GET /<plural>`` (cache, paginated), ``POST /<plural>``, and ``GET|PUT|PATCH|DELETE
+/<plural>/<namespace>/<name>``. Reads come from the informer cache through the cached client
+(read-your-writes included); writes go to the API server (:mod:`backend.writing`).
+
+Concurrency: the ETag is the resourceVersion. ``If-Match`` on PUT/PATCH/DELETE is checked against
+the current object (re-read from the server before refusing, in case the cache lags): 412 on
+mismatch, also when the object changes between the check and the write. A ``resourceVersion`` in a
+PUT/PATCH body is a precondition like Kubernetes' own: 409 when stale. With neither, a write is
+unconditional: on a conflict it is rebuilt on the fresh object and retried (a PATCH is re-applied).
+
+Bodies: POST/PUT take ``application/json``; PATCH is a JSON merge patch (RFC 7386) on the friendly
+shape, ``application/merge-patch+json`` or ``application/json``: the patch must itself be an object
+of known fields (the ``...Patch`` schema), then the merged result must be a valid PUT body. Unknown
+fields are 422 errors naming them. A body is checked (400/413/415/422) before the object is looked up
+(404) and preconditions are evaluated (409/412). DELETE answers 202 with the object while finalizers hold it, 204 once it is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from flask import Blueprint, Response, request, url_for
+
+from backend import apidocs, listing, payloads, state, writing
+from backend.kinds import Kind
+from backend.problems import Problem
+from cluster import Conflict, FrozenDict, NotFound, Resource
+from cluster.bodies import strip_managed_fields
+
+RETRIES = 3
+
+
+def renderer(kind: Kind) -> listing.Renderer:
+    """The app's memoizing renderer of ``kind`` (display defaults come from the app's settings)."""
+    settings = state.current().settings
+    return listing.app_renderer(kind.plural, lambda: listing.Renderer(lambda obj, _extra: kind.to_friendly(obj, settings=settings)))
+
+
+def served(namespace: str) -> bool:
+    wanted = state.current().settings.namespace
+    return wanted is None or namespace == wanted
+
+
+def cached_list(resource: Resource, query: listing.ListQuery) -> list[FrozenDict]:
+    """The objects a collection query selects, from the cache (a namespace this API does not serve: none)."""
+    served_namespace = state.current().settings.namespace
+    if served_namespace and query.namespace not in (None, served_namespace):
+        return []
+    namespace = query.namespace or served_namespace
+    return state.current().access.client.list(resource, namespace=namespace, label_selector=query.label_selector)
+
+
+def fetch(kind: Kind, namespace: str, name: str, *, fresh: bool = False) -> Mapping[str, Any]:
+    """The object from the cache (``fresh``: from the API server); 404 problem when absent."""
+    client = state.current().access.client
+    try:
+        if not served(namespace):
+            raise NotFound("not served")
+        if fresh:
+            return strip_managed_fields(client.transport.request("GET", kind.resource.path(namespace=namespace, name=name)))
+        return client.get(kind.resource, name, namespace=namespace)
+    except NotFound:
+        raise Problem(404, f'{kind.title} "{namespace}/{name}" not found') from None
+
+
+def version(obj: Mapping[str, Any]) -> str:
+    return str(obj["metadata"].get("resourceVersion", ""))
+
+
+def if_match() -> frozenset[str] | None:
+    """Versions ``If-Match`` accepts (None: no header, or ``*``)."""
+    tags = request.if_match
+    if not tags or tags.star_tag:
+        return None
+    return frozenset(tags.as_set(include_weak=False))
+
+
+def base(kind: Kind, namespace: str, name: str, wanted: frozenset[str] | None, *, status: int) -> Mapping[str, Any]:
+    """The current object, at one of the ``wanted`` versions if given (else ``status`` problem)."""
+    current = fetch(kind, namespace, name)
+    if wanted is None or version(current) in wanted:
+        return current
+    current = fetch(kind, namespace, name, fresh=True)  # the cache may lag behind a version the client saw
+    if version(current) in wanted:
+        return current
+    raise stale(kind, current, status)
+
+
+def stale(kind: Kind, current: Mapping[str, Any], status: int) -> Problem:
+    meta = current["metadata"]
+    what = "If-Match does not name" if status == 412 else "the resourceVersion in the body is not"
+    return Problem(
+        status,
+        f'{what} the current version of {kind.title} "{meta["namespace"]}/{meta["name"]}" ({version(current)}): re-read it and retry',
+        headers={"ETag": f'"{version(current)}"'},
+    )
+
+
+def write(
+    kind: Kind, namespace: str, name: str, body_version: str | None, build: Callable[[Mapping[str, Any]], dict[str, Any]]
+) -> Response:
+    """PUT/PATCH: ``build(current)`` gives the validated friendly object to store over ``current``."""
+    client = state.current().access.client
+    wanted, status = if_match(), 412
+    if wanted is None and body_version:
+        wanted, status = frozenset((body_version,)), 409
+    current = base(kind, namespace, name, wanted, status=status)
+    if body_version and body_version != version(current):
+        raise stale(kind, current, 409)
+    for _ in range(RETRIES):
+        friendly = build(current)
+        errors = kind.check(friendly, existing=current)
+        if errors:
+            raise payloads.invalid(errors)
+        try:
+            written = writing.replace(kind, client, friendly, existing=current, resource_version=version(current))
+        except Conflict:
+            current = fetch(kind, namespace, name, fresh=True)
+            if wanted is not None:
+                raise stale(kind, current, status) from None
+            continue
+        return renderer(kind).item_response(written)
+    raise Problem(409, f'{kind.title} "{namespace}/{name}" kept changing during the update; retry')
+
+
+def with_identity(friendly: dict[str, Any], kind: Kind, namespace: str, name: str) -> dict[str, Any]:
+    """Check a body's name/namespace against the URL (422 on mismatch) and fill them in."""
+    errors = {
+        field: [f"must match the URL ({expected})"]
+        for field, expected in (("name", name), ("namespace", namespace))
+        if friendly.get(field) not in (None, expected)
+    }
+    if errors:
+        raise payloads.invalid(errors, f"the body names another {kind.title} than the URL")
+    return {**friendly, "name": name, "namespace": namespace}
+
+
+def resource_blueprint(kind: Kind) -> Blueprint:
+    """The blueprint serving ``kind`` under ``/<plural>``."""
+    blueprint = Blueprint(kind.plural, __name__)
+    title, titles = kind.title, kind.title + "s"
+    item_parameters = apidocs.path_parameters(title)
+
+    def list_objects() -> Response:
+        query = listing.list_query(state.current().settings)
+        return renderer(kind).list_response(cached_list(kind.resource, query), query)
+
+    def create() -> Response:
+        friendly = payloads.load(kind.create_schema, payloads.read_json())
+        if not served(friendly["namespace"]):
+            raise payloads.invalid({"namespace": [f"this API serves namespace {state.current().settings.namespace} only"]})
+        errors = kind.check(friendly, existing=None)
+        if errors:
+            raise payloads.invalid(errors)
+        written = writing.create(kind, state.current().access.client, friendly)
+        location = url_for(f"{kind.plural}.get", namespace=friendly["namespace"], name=friendly["name"])
+        return renderer(kind).item_response(written, status=201, headers={"Location": location})
+
+    def get(namespace: str, name: str) -> Response:
+        return renderer(kind).item_response(fetch(kind, namespace, name))
+
+    def replace(namespace: str, name: str) -> Response:
+        friendly = with_identity(payloads.load(kind.update_schema, payloads.read_json()), kind, namespace, name)
+        return write(kind, namespace, name, friendly.get("resourceVersion"), lambda _current: friendly)
+
+    def patch(namespace: str, name: str) -> Response:
+        patch_body = payloads.read_json(accept=(payloads.MERGE_PATCH, payloads.JSON))
+        body_version = payloads.load(kind.patch_schema, patch_body).get("resourceVersion")  # the patch itself must be well-formed
+
+        def build(current: Mapping[str, Any]) -> dict[str, Any]:
+            raw = kind.to_friendly(current, settings=None)
+            raw.pop("resourceVersion", None)
+            merged = payloads.merge_patch(kind.patch_base(raw, patch_body), patch_body)
+            return with_identity(payloads.load(kind.update_schema, merged), kind, namespace, name)
+
+        return write(kind, namespace, name, body_version, build)
+
+    def delete(namespace: str, name: str) -> Response:
+        client = state.current().access.client
+        wanted = if_match()
+        current = base(kind, namespace, name, wanted, status=412)
+        try:
+            result = client.delete(
+                kind.resource,
+                name,
+                namespace=namespace,
+                uid=current["metadata"].get("uid"),
+                resource_version=version(current) if wanted else None,
+            )
+        except Conflict:
+            raise stale(kind, fetch(kind, namespace, name, fresh=True), 412 if wanted else 409) from None
+        meta = result.get("metadata") or {}
+        if result.get("kind") == kind.resource.kind and meta.get("deletionTimestamp") and meta.get("finalizers"):
+            return renderer(kind).item_response(result, status=202)
+        return Response(status=204)
+
+    ok = apidocs.json_response
+    views: list[tuple[str, str, Callable[..., Response], str, dict[str, Any]]] = [
+        ("", "GET", list_objects, f"List {titles}", {
+            "description": f"{titles} of all namespaces (or one), sorted by namespace then name, from the cache.",
+            "parameters": apidocs.list_parameters(),
+            "responses": {"200": ok(f"{title}List", f"A page of {titles}."), **apidocs.problems(400, 503)},
+        }),
+        ("", "POST", create, f"Create a {title}", {
+            "requestBody": apidocs.request_body(f"{title}Create"),
+            "responses": {
+                "201": ok(title, f"The new {title}.", etag=True, location=True),
+                **apidocs.problems(400, 409, 413, 415, 422, 503),
+            },
+        }),
+        ("/<namespace>/<name>", "GET", get, f"Get a {title}", {
+            "parameters": item_parameters,
+            "responses": {"200": ok(title, f"The {title}.", etag=True), **apidocs.problems(404, 503)},
+        }),
+        ("/<namespace>/<name>", "PUT", replace, f"Replace a {title}", {
+            "description": "The body is the whole friendly object; name and namespace come from the URL.",
+            "parameters": [*item_parameters, apidocs.IF_MATCH],
+            "requestBody": apidocs.request_body(f"{title}Update"),
+            "responses": {"200": ok(title, f"The updated {title}.", etag=True), **apidocs.problems(400, 404, 409, 412, 413, 415, 422, 503)},
+        }),
+        ("/<namespace>/<name>", "PATCH", patch, f"Change a {title} (JSON merge patch)", {
+            "description": "RFC 7386 merge patch on the friendly object: present fields replace, null removes.",
+            "parameters": [*item_parameters, apidocs.IF_MATCH],
+            "requestBody": apidocs.request_body(f"{title}Patch", content_type=(apidocs.MERGE_PATCH, apidocs.JSON)),
+            "responses": {"200": ok(title, f"The updated {title}.", etag=True), **apidocs.problems(400, 404, 409, 412, 413, 415, 422, 503)},
+        }),
+        ("/<namespace>/<name>", "DELETE", delete, f"Delete a {title}", {
+            "parameters": [*item_parameters, apidocs.IF_MATCH],
+            "responses": {
+                "202": ok(title, "Deletion requested; finalizers still hold the object (terminating)."),
+                "204": {"description": "Deleted."},
+                **apidocs.problems(404, 409, 412, 503),
+            },
+        }),
+    ]  # fmt: skip
+    for suffix, method, view, summary, operation in views:
+        endpoint = view.__name__
+        view.__name__ = view.__qualname__ = f"{kind.plural}_{endpoint}"
+        apidocs.document(view, method, summary, {"tags": [titles], **operation})
+        blueprint.add_url_rule(f"/{kind.plural}{suffix}", endpoint=endpoint, view_func=view, methods=[method])
+    return blueprint

@@ -1,0 +1,83 @@
+"""What the generic resource endpoints need to know about one kind: :class:`Kind`.
+
+:mod:`backend.endpoints` builds the collection and item views of any kind from one of these;
+:mod:`backend.darkrooms` and :mod:`backend.tasks` subclass it. Adding a kind means a CRD, its
+:class:`cluster.Resource`, schemas (:mod:`backend.schemas`), conversions
+(:mod:`backend.conversions`) and a ``Kind`` subclass with a blueprint — nothing generic changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from marshmallow import Schema
+
+from backend.schemas import SCHEMAS
+from backend.settings import ApiSettings
+from cluster import CachedClient, Resource, thaw
+
+
+class Kind:
+    """One kind of the API. Subclasses set the class attributes and implement the conversions.
+
+    Hooks with defaults: :meth:`check` (validation that needs the stored object), :meth:`patch_base`
+    (adjust the merge base of a PATCH) and :meth:`after_write` (writes of other objects that belong
+    to this one; raising undoes the primary write).
+    """
+
+    resource: ClassVar[Resource]
+    title: ClassVar[str]  # "Darkroom": also names its schemas in SCHEMAS ("DarkroomCreate", ...)
+    plural: ClassVar[str]  # URL segment, "darkrooms"
+    renames: ClassVar[Mapping[str, str]] = {}  # CR spec paths whose friendly name differs
+
+    # The schemas the OpenAPI document names for this kind are the ones that validate: one lookup, no drift.
+    @property
+    def create_schema(self) -> type[Schema]:
+        return SCHEMAS[f"{self.title}Create"]
+
+    @property
+    def update_schema(self) -> type[Schema]:
+        return SCHEMAS[f"{self.title}Update"]
+
+    @property
+    def patch_schema(self) -> type[Schema]:
+        """Checks a merge patch itself, before it is applied."""
+        return SCHEMAS[f"{self.title}Patch"]
+
+    def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
+        """The friendly form; ``settings`` None means raw (no display defaults: the base of a PATCH)."""
+        raise NotImplementedError
+
+    def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
+        """Errors by friendly path that depend on the stored object (``existing`` None on create)."""
+        return {}
+
+    def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
+        return base
+
+    def after_write(
+        self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> None:
+        return None
+
+    # -- CR bodies -------------------------------------------------------------------------
+
+    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": self.resource.api_version,
+            "kind": self.resource.kind,
+            "metadata": {"name": friendly["name"], "namespace": friendly["namespace"]},
+            "spec": self.to_spec(friendly, existing=None),
+        }
+
+    def replaced_object(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
+        """``existing`` with the spec of ``friendly``; everything else (labels, finalizers, ...) kept."""
+        body: dict[str, Any] = thaw(existing)
+        body["spec"] = self.to_spec(friendly, existing=existing)
+        body["metadata"]["resourceVersion"] = resource_version
+        body.pop("status", None)
+        return body

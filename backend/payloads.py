@@ -1,0 +1,87 @@
+"""Request bodies: content type (415), size (413), JSON syntax (400), schema validation (422), merge patch.
+
+Called by the resource views (:mod:`backend.endpoints`). Validation errors are flattened to
+friendly field paths (``source.baseUrl``, ``subDomains.1``; ``$`` for the body as a whole), the
+same paths :func:`backend.conversions.invalid_errors` gives the API server's own checks. Bodies are
+never logged (they may carry S3 keys), and no message here quotes a submitted value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from flask import request
+from marshmallow import Schema, ValidationError
+
+from backend.conversions import ROOT
+from backend.problems import Problem
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def read_json(*, accept: tuple[str, ...] = (JSON,)) -> Any:
+    """The parsed body; 415 for another content type, 413 when too large, 400 when empty or malformed."""
+    if request.mimetype not in accept:
+        shown = request.mimetype or "none"
+        raise Problem(
+            415,
+            f"Content-Type must be {' or '.join(accept)} (got {shown})",
+            headers={"Accept-Patch": MERGE_PATCH} if MERGE_PATCH in accept else None,
+        )
+    raw = request.get_data(cache=False)  # werkzeug raises 413 past MAX_CONTENT_LENGTH
+    if not raw.strip():
+        raise Problem(400, "the request body is empty; send a JSON object")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise Problem(400, f"the request body is not valid JSON: {e}") from None
+
+
+def flatten(messages: Any, prefix: str = "") -> dict[str, list[str]]:
+    """marshmallow's nested error dict → ``{"a.b.0": [...]}`` (``_schema`` errors belong to their parent)."""
+    found: dict[str, list[str]] = {}
+    if isinstance(messages, Mapping):
+        for key, value in messages.items():
+            path = prefix if key == "_schema" else f"{prefix}.{key}" if prefix else str(key)
+            for sub, texts in flatten(value, path).items():
+                found.setdefault(sub, []).extend(texts)
+    elif isinstance(messages, list | tuple):
+        for item in messages:
+            for sub, texts in flatten(item, prefix).items():
+                found.setdefault(sub, []).extend(texts)
+    else:
+        found.setdefault(prefix or ROOT, []).append(str(messages))
+    return found
+
+
+def invalid(errors: Mapping[str, list[str]], detail: str | None = None) -> Problem:
+    """The 422 for validation errors (ours or the API server's)."""
+    fields = ", ".join(sorted(errors))
+    return Problem(422, detail or f"invalid fields: {fields}", errors=errors)
+
+
+def load(schema: type[Schema], data: Any) -> dict[str, Any]:
+    """Validate a body with ``schema``; 422 naming each bad (or unknown) field."""
+    if not isinstance(data, dict):
+        raise invalid({ROOT: ["must be a JSON object"]}, "the request body must be a JSON object")
+    try:
+        loaded: dict[str, Any] = schema().load(data)
+    except ValidationError as e:
+        raise invalid(flatten(e.messages)) from None
+    return loaded
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: objects merge recursively, ``null`` removes, anything else replaces."""
+    if not isinstance(patch, Mapping):
+        return patch
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result

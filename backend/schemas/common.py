@@ -1,0 +1,217 @@
+"""Schema pieces shared by every kind: name rules, object metadata, conditions, lists and problems.
+
+Imported by :mod:`backend.schemas.darkrooms` and :mod:`backend.schemas.tasks`. Request schemas
+(``...Create``/``...Update``/``...Patch``) validate input and set ``Meta.unknown = RAISE`` so unknown
+fields are named in a 422 (apispec then publishes ``additionalProperties: false``). Response schemas
+are never used to dump — :mod:`backend.conversions` builds responses — but document them exactly;
+unit tests check conversion output against the published JSON schema. No ``Meta.description``:
+apispec would then drop ``additionalProperties``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, missing, validate
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+HTTP_URL = r"^https?://[^\s/?#@]+([/?#]\S*)?$"
+
+LABEL_MESSAGE = "must be a DNS label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"
+LABEL_1035_MESSAGE = (
+    "must be a DNS label: at most 63 lowercase letters, digits or '-', starting with a letter and ending with a letter or digit"
+)
+SUBDOMAIN_MESSAGE = (
+    "must be a DNS subdomain: at most 253 characters of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+)
+URL_MESSAGE = "must be an http:// or https:// URL with a host"
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})$")
+TIMESTAMP_MESSAGE = "must be an RFC 3339 timestamp with a timezone, such as 2027-03-31T17:00:00Z"
+
+
+def dns_label(description: str, *, required: bool = False, letter_first: bool = False, **kwargs: Any) -> fields.String:
+    """A DNS-1123 label (or DNS-1035 when ``letter_first``: e.g. names that become Service names)."""
+    pattern, message = (DNS_1035_LABEL, LABEL_1035_MESSAGE) if letter_first else (DNS_LABEL, LABEL_MESSAGE)
+    return fields.String(
+        required=required,
+        validate=[validate.Length(min=1, max=63, error=message), validate.Regexp(pattern, error=message)],
+        metadata={"description": description},
+        **kwargs,
+    )
+
+
+def dns_subdomain(description: str, *, required: bool = False) -> fields.String:
+    return fields.String(
+        required=required,
+        validate=[validate.Length(min=1, max=253, error=SUBDOMAIN_MESSAGE), validate.Regexp(DNS_SUBDOMAIN, error=SUBDOMAIN_MESSAGE)],
+        metadata={"description": description},
+    )
+
+
+def http_url(description: str, *, max_length: int = 2048) -> fields.String:
+    return fields.String(
+        allow_none=True,
+        validate=[
+            validate.Length(max=max_length, error=f"must be at most {max_length} characters"),
+            validate.Regexp(HTTP_URL, error=URL_MESSAGE),
+        ],
+        metadata={"description": description},
+    )
+
+
+IGNORED = "Read-only (as in responses); ignored."
+
+
+class JsonBoolean(fields.Boolean):
+    """A JSON boolean: only ``true``/``false`` (marshmallow's Boolean also takes 0, 1, "yes", ...)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input="")
+        return value
+
+
+def boolean(**kwargs: Any) -> fields.Boolean:
+    return JsonBoolean(**kwargs)
+
+
+def integer(**kwargs: Any) -> fields.Integer:
+    """A JSON integer (not 1.0, "1" or true)."""
+    return fields.Integer(strict=True, **kwargs)
+
+
+class Rfc3339(fields.AwareDateTime):
+    """An RFC 3339 ``date-time`` with a timezone (Python's ISO parser alone also takes other ISO 8601 forms)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> datetime:
+        if not isinstance(value, str) or not RFC3339.match(value):
+            raise ValidationError(TIMESTAMP_MESSAGE)
+        parsed: datetime = super()._deserialize(value.upper(), attr, data, **kwargs)
+        return parsed
+
+
+def timestamp(**kwargs: Any) -> Rfc3339:
+    messages: dict[str, Any] = {"invalid": TIMESTAMP_MESSAGE, "invalid_awareness": TIMESTAMP_MESSAGE}
+    return Rfc3339(format="iso", error_messages=messages, **kwargs)
+
+
+class RequestSchema(Schema):
+    """Base of request bodies: unknown fields are errors, named in the 422."""
+
+    class Meta:
+        unknown = RAISE
+
+
+class ReadOnlyFields(RequestSchema):
+    """Response fields a client may send back unchanged (e.g. a GET result): accepted if well-typed, then ignored.
+
+    ``resourceVersion`` is the exception: in a PUT or PATCH body it is a precondition, like
+    Kubernetes' own (a stale value gets 409). Each kind adds its ``status`` (an all-optional
+    variant of its response status, see :func:`all_optional`).
+    """
+
+    resourceVersion = fields.String(
+        allow_none=True, metadata={"description": "Precondition on PUT/PATCH (409 when stale); ignored on POST."}
+    )
+    uid = fields.String(allow_none=True, metadata={"description": IGNORED})
+    generation = integer(allow_none=True, metadata={"description": IGNORED})
+    creationTimestamp = fields.String(allow_none=True, metadata={"description": IGNORED})
+    deletionTimestamp = fields.String(allow_none=True, metadata={"description": IGNORED})
+    terminating = boolean(allow_none=True, metadata={"description": IGNORED})
+    labels = fields.Dict(keys=fields.String(), values=fields.String(), allow_none=True, metadata={"description": IGNORED})
+
+
+class ConditionSchema(Schema):
+    """One status condition (metav1.Condition)."""
+
+    type = fields.String(required=True, metadata={"description": 'Condition type, e.g. "Ready".'})
+    status = fields.String(required=True, validate=validate.OneOf(["True", "False", "Unknown"]))
+    reason = fields.String(allow_none=True)
+    message = fields.String(allow_none=True)
+    lastTransitionTime = timestamp(allow_none=True)
+    observedGeneration = integer(allow_none=True)
+
+
+class ObjectFields(Schema):
+    """Metadata every response object carries."""
+
+    name = fields.String(required=True)
+    namespace = fields.String(required=True)
+    uid = fields.String(required=True)
+    resourceVersion = fields.String(required=True, metadata={"description": "Also the ETag of the object; send it in If-Match."})
+    generation = integer(required=True, allow_none=True)
+    creationTimestamp = timestamp(required=True, allow_none=True)
+    deletionTimestamp = timestamp(
+        required=True, allow_none=True, metadata={"description": "Set once deletion was requested while finalizers hold the object."}
+    )
+    terminating = fields.Boolean(required=True, metadata={"description": "Deletion requested; finalizers still hold the object."})
+    labels = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+
+
+def list_schema(item: type[Schema], description: str) -> dict[str, fields.Field]:
+    """The fields of a paginated list response of ``item``."""
+    return {
+        "items": fields.List(fields.Nested(item), required=True, metadata={"description": description}),
+        "continue": fields.String(
+            required=True,
+            allow_none=True,
+            metadata={"description": "Opaque token for the next page (pass as ?continue=); null on the last page."},
+        ),
+        "total": integer(required=True, metadata={"description": "Number of objects matching the query, on all pages."}),
+    }
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details; ``errors`` maps a friendly field path to messages. Open to extension members."""
+
+    class Meta:
+        unknown = EXCLUDE  # apispec then leaves additionalProperties open (e.g. /readyz adds "checks")
+
+    type = fields.String(required=True)
+    title = fields.String(required=True)
+    status = integer(required=True)
+    detail = fields.String()
+    instance = fields.String()
+    errors = fields.Dict(
+        keys=fields.String(),
+        values=fields.List(fields.String()),
+        metadata={"description": 'Messages by field path, e.g. "source.baseUrl" or "subDomains.1"; "$" is the body as a whole.'},
+    )
+
+
+class NamespaceSchema(Schema):
+    name = fields.String(required=True)
+    phase = fields.String(required=True, allow_none=True, metadata={"description": "Active or Terminating."})
+
+
+class NamespaceListSchema(Schema):
+    items = fields.List(fields.Nested(NamespaceSchema), required=True)
+
+
+def all_optional(base: type[Schema], name: str, *, nested: Mapping[str, type[Schema]] | None = None) -> type[Schema]:
+    """A request schema with the fields of ``base``, every one optional and nullable (unknown fields still rejected).
+
+    Two uses: the JSON merge patch (RFC 7386) shape of a PUT schema — documentation only, since a
+    PATCH is merged into the current object and the result validated by the PUT schema, so errors
+    carry the same field paths — and the input form of a response status, which a client may send
+    back (ignored). ``nested`` replaces nested fields by (already relaxed) schemas.
+    """
+    declared: dict[str, fields.Field] = {}
+    for field_name, field in base._declared_fields.items():
+        if nested and field_name in nested:
+            description = {k: v for k, v in field.metadata.items() if k == "description"}
+            declared[field_name] = fields.Nested(nested[field_name], allow_none=True, metadata=description)
+            continue
+        copied = copy.deepcopy(field)
+        copied.required = False
+        copied.allow_none = True
+        copied.load_default = missing
+        declared[field_name] = copied
+    relaxed: type[Schema] = type(name, (RequestSchema,), declared)
+    return relaxed

@@ -1,0 +1,211 @@
+"""Darkroom payload schemas: what clients send (create, replace, merge patch) and what they get back.
+
+A superset of the seed's payload (``{"name", "version", "source": {"type", "baseUrl"},
+"subDomains"}``), validated the way a user expects: names are DNS labels (starting with a letter:
+a Darkroom's Service is named after it), a WebFolder needs an http(s) ``baseUrl``, an S3 source
+needs ``bucket`` and ``region`` (and, on create, both keys), fields of the other source type are
+rejected (``null`` counts as absent), sub-domains are unique DNS labels. ``accessKey``/``secretKey``
+are write-only: responses only say ``credentialsSet``. The per-type rules are also published as a
+``oneOf`` on ``source`` so the OpenAPI document says what the validation does. Used by
+:mod:`backend.darkrooms` (validation) and by the OpenAPI document (``backend.schemas.SCHEMAS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate, validates, validates_schema
+
+from backend.schemas.common import (
+    IGNORED,
+    ConditionSchema,
+    ObjectFields,
+    ReadOnlyFields,
+    RequestSchema,
+    all_optional,
+    boolean,
+    dns_label,
+    http_url,
+    integer,
+    list_schema,
+)
+
+SOURCE_TYPES = ("WebFolder", "S3")
+S3_ONLY = ("bucket", "region", "endpoint", "accessKey", "secretKey")
+WEBFOLDER_ONLY = ("baseUrl",)
+KEYS = ("accessKey", "secretKey")
+VERSION = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+REGION = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+ABSENT: dict[str, Any] = {"nullable": True, "enum": [None]}
+
+
+def source_variants(*, keys_required: bool) -> list[dict[str, Any]]:
+    """The per-type rules of ``source`` as JSON schemas (documentation of :meth:`DarkroomSourceInputSchema._per_type`)."""
+    text = {"type": "string"}
+    webfolder = {
+        "type": "object",
+        "title": "WebFolder source",
+        "properties": {"type": {"type": "string", "enum": ["WebFolder"]}, "baseUrl": text, **{k: ABSENT for k in S3_ONLY}},
+        "required": ["baseUrl"],
+    }
+    s3 = {
+        "type": "object",
+        "title": "S3 source",
+        "properties": {"type": {"type": "string", "enum": ["S3"]}, "baseUrl": ABSENT, "bucket": text, "region": text}
+        | ({k: text for k in KEYS} if keys_required else {}),
+        "required": ["type", "bucket", "region", *(KEYS if keys_required else ())],
+    }
+    return [webfolder, s3]
+
+
+def _key_field(description: str) -> fields.String:
+    return fields.String(
+        allow_none=True, load_only=True, validate=validate.Length(min=1, max=1024), metadata={"description": description + " Write-only."}
+    )
+
+
+class DarkroomSourceInputSchema(RequestSchema):
+    """Where the originals live, as sent by a client."""
+
+    type = fields.String(
+        load_default="WebFolder", validate=validate.OneOf(SOURCE_TYPES), metadata={"description": "WebFolder (default) or S3."}
+    )
+    baseUrl = http_url('WebFolder only (required there): URL the image paths are appended to, e.g. "https://example.com/images".')
+    bucket = fields.String(
+        allow_none=True,
+        validate=validate.Regexp(BUCKET, error="must be an S3 bucket name: 3 to 63 lowercase letters, digits, '.' or '-'"),
+        metadata={"description": "S3 only (required there): bucket holding the originals."},
+    )
+    region = fields.String(
+        allow_none=True,
+        validate=validate.Regexp(REGION, error="must be a region name such as eu-west-1"),
+        metadata={"description": 'S3 only (required there): region of the bucket, e.g. "eu-west-1".'},
+    )
+    endpoint = http_url("S3 only: endpoint of an S3-compatible service (MinIO, Ceph, ...); omit for AWS.")
+    pathPrefix = fields.String(
+        allow_none=True, validate=validate.Length(max=1024), metadata={"description": "Prefix prepended to every image path."}
+    )
+    accessKey = _key_field("S3 only: access key id, stored in a Secret owned by the Darkroom.")
+    secretKey = _key_field("S3 only: secret access key, stored in a Secret owned by the Darkroom.")
+    credentialsSet = boolean(allow_none=True, metadata={"description": IGNORED})
+
+    @validates_schema
+    def _per_type(self, data: dict[str, Any], **_: Any) -> None:
+        errors: dict[str, list[str]] = {}
+        if data["type"] == "WebFolder":
+            if data.get("baseUrl") is None:
+                errors["baseUrl"] = ["required for a WebFolder source"]
+            errors.update({k: ["only used by S3 sources"] for k in S3_ONLY if data.get(k) is not None})
+        else:
+            errors.update({k: ["required for an S3 source"] for k in ("bucket", "region") if data.get(k) is None})
+            errors.update({k: ["only used by WebFolder sources"] for k in WEBFOLDER_ONLY if data.get(k) is not None})
+            given = [k for k in KEYS if data.get(k) is not None]
+            if len(given) == 1:
+                missing = next(k for k in KEYS if k not in given)
+                errors[missing] = [f"required together with {given[0]}"]
+        if errors:
+            raise ValidationError(errors)
+
+
+class DarkroomSourceSchema(Schema):
+    """Where the originals live, as returned (never the keys)."""
+
+    type = fields.String(required=True, validate=validate.OneOf(SOURCE_TYPES))
+    baseUrl = fields.String(required=True, allow_none=True)
+    bucket = fields.String(required=True, allow_none=True)
+    region = fields.String(required=True, allow_none=True)
+    endpoint = fields.String(required=True, allow_none=True)
+    pathPrefix = fields.String(required=True, allow_none=True)
+    credentialsSet = fields.Boolean(
+        required=True, metadata={"description": "Whether S3 credentials are stored (their values never are returned)."}
+    )
+
+
+class DarkroomStatusSchema(Schema):
+    """What the reconciler observed."""
+
+    ready = fields.Boolean(required=True, metadata={"description": "The Ready condition is True for the current generation."})
+    domains = fields.List(fields.String(), required=True)
+    readyReplicas = integer(required=True)
+    conditions = fields.List(fields.Nested(ConditionSchema), required=True)
+    observedGeneration = integer(required=True, allow_none=True)
+
+
+DarkroomStatusInputSchema = all_optional(DarkroomStatusSchema, "DarkroomStatusInputSchema")
+
+
+class DarkroomUpdateSchema(ReadOnlyFields):
+    """PUT body: the whole friendly Darkroom. ``name``/``namespace`` come from the URL (may repeat them).
+
+    On update the S3 keys are optional when credentials are already set (they are kept).
+    """
+
+    KEYS_REQUIRED = False
+
+    name = fields.String(allow_none=True, metadata={"description": "Name of the Darkroom; must match the URL."})
+    namespace = fields.String(allow_none=True, metadata={"description": "Namespace of the Darkroom; must match the URL."})
+    version = fields.String(
+        allow_none=True,
+        validate=validate.Regexp(VERSION, error="must be an image tag: letters, digits, '_', '.' or '-', at most 128 characters"),
+        metadata={"description": 'Darkroom image tag, e.g. "0.1.0" or "v0.1.0"; omitted: the default version.'},
+    )
+    replicas = integer(allow_none=True, validate=validate.Range(min=0, max=100), metadata={"description": "Pods to run (default 1)."})
+    source = fields.Nested(DarkroomSourceInputSchema, required=True, metadata={"oneOf": source_variants(keys_required=False)})
+    subDomains = fields.List(
+        dns_label("One sub-domain, e.g. images."),
+        required=True,
+        validate=validate.Length(min=1, max=50, error="must list between {min} and {max} sub-domains"),
+        metadata={"description": "Sub-domains to serve on: unique DNS labels.", "uniqueItems": True},
+    )
+    cacheTime = integer(
+        allow_none=True,
+        validate=validate.Range(min=0, max=2**63 - 1),
+        metadata={"description": "Seconds clients may cache a processed image (default one year)."},
+    )
+    status = fields.Nested(DarkroomStatusInputSchema, allow_none=True, metadata={"description": IGNORED})
+
+    @validates("subDomains")
+    def _unique(self, value: list[str], **_: Any) -> None:
+        seen: dict[str, int] = {}
+        duplicates: dict[int, list[str]] = {}
+        for index, sub in enumerate(value):
+            if sub in seen:
+                duplicates[index] = [f"duplicate of subDomains.{seen[sub]}"]
+            seen.setdefault(sub, index)
+        if duplicates:
+            raise ValidationError(duplicates)
+
+    @validates_schema
+    def _keys(self, data: dict[str, Any], **_: Any) -> None:
+        source = data.get("source") or {}
+        if self.KEYS_REQUIRED and source.get("type") == "S3":
+            missing = {k: ["required for an S3 source"] for k in KEYS if source.get(k) is None}
+            if missing:
+                raise ValidationError({"source": missing})
+
+
+class DarkroomCreateSchema(DarkroomUpdateSchema):
+    """POST body: a new Darkroom (the seed's payload is valid here)."""
+
+    KEYS_REQUIRED = True
+
+    name = dns_label("Name of the Darkroom (a DNS label starting with a letter).", required=True, letter_first=True)
+    namespace = dns_label('Namespace of the Darkroom (default "default"); must exist.', load_default="default")
+    source = fields.Nested(DarkroomSourceInputSchema, required=True, metadata={"oneOf": source_variants(keys_required=True)})
+
+
+class DarkroomSchema(ObjectFields):
+    """A Darkroom as returned by the API."""
+
+    version = fields.String(required=True, metadata={"description": "Image tag; the default version when the spec has none."})
+    replicas = integer(required=True, allow_none=True)
+    source = fields.Nested(DarkroomSourceSchema, required=True)
+    subDomains = fields.List(fields.String(), required=True)
+    cacheTime = integer(required=True, allow_none=True)
+    status = fields.Nested(DarkroomStatusSchema, required=True)
+
+
+DarkroomListSchema = Schema.from_dict(list_schema(DarkroomSchema, "Darkrooms sorted by namespace, then name."), name="DarkroomListSchema")
+DarkroomSourcePatchSchema = all_optional(DarkroomSourceInputSchema, "DarkroomSourcePatchSchema")
+DarkroomPatchSchema = all_optional(DarkroomUpdateSchema, "DarkroomPatchSchema", nested={"source": DarkroomSourcePatchSchema})

@@ -1,0 +1,97 @@
+"""Task payload schemas: create, replace, merge patch, the Task response and the CombinedTask view.
+
+Friendly field ``state`` is the CR's ``spec.taskState``; ``deadline`` must be an RFC 3339 timestamp
+with a timezone and is stored in UTC. ``status.overdue`` mirrors the reconciler's ``Overdue``
+condition. A CombinedTask is a Task plus its Events (from the events informer, no extra API calls).
+Used by :mod:`backend.tasks`, :mod:`backend.combinedtasks` and the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from backend.schemas.common import (
+    IGNORED,
+    ConditionSchema,
+    ObjectFields,
+    ReadOnlyFields,
+    all_optional,
+    dns_label,
+    dns_subdomain,
+    integer,
+    list_schema,
+    timestamp,
+)
+
+TASK_STATES = ("Pending", "Finished")
+
+
+class TaskStatusSchema(Schema):
+    overdue = fields.Boolean(
+        required=True, metadata={"description": "The reconciler's Overdue condition is True (deadline passed while Pending)."}
+    )
+    conditions = fields.List(fields.Nested(ConditionSchema), required=True)
+    observedGeneration = integer(required=True, allow_none=True)
+
+
+TaskStatusInputSchema = all_optional(TaskStatusSchema, "TaskStatusInputSchema")
+
+
+class TaskUpdateSchema(ReadOnlyFields):
+    """PUT body: the whole friendly Task; ``name``/``namespace`` come from the URL (may repeat them)."""
+
+    name = fields.String(allow_none=True, metadata={"description": "Name of the Task; must match the URL."})
+    namespace = fields.String(allow_none=True, metadata={"description": "Namespace of the Task; must match the URL."})
+    priority = integer(required=True, validate=validate.Range(min=0, max=10), metadata={"description": "0 (lowest) to 10 (highest)."})
+    deadline = timestamp(
+        required=True,
+        metadata={"description": "When the task is due (RFC 3339 with a timezone; stored in UTC)."},
+    )
+    details = fields.String(allow_none=True, validate=validate.Length(max=4096), metadata={"description": "What has to be done."})
+    state = fields.String(allow_none=True, validate=validate.OneOf(TASK_STATES), metadata={"description": "Pending (default) or Finished."})
+    status = fields.Nested(TaskStatusInputSchema, allow_none=True, metadata={"description": IGNORED})
+
+
+class TaskCreateSchema(TaskUpdateSchema):
+    """POST body: a new Task."""
+
+    name = dns_subdomain("Name of the Task (a DNS subdomain).", required=True)
+    namespace = dns_label('Namespace of the Task (default "default"); must exist.', load_default="default")
+
+
+TaskPatchSchema = all_optional(TaskUpdateSchema, "TaskPatchSchema")
+
+
+class TaskSchema(ObjectFields):
+    """A Task as returned by the API."""
+
+    priority = integer(required=True, allow_none=True)
+    deadline = fields.String(required=True, allow_none=True, metadata={"description": "RFC 3339 timestamp as stored."})
+    details = fields.String(required=True)
+    state = fields.String(required=True, validate=validate.OneOf(TASK_STATES))
+    status = fields.Nested(TaskStatusSchema, required=True)
+
+
+TaskListSchema = Schema.from_dict(list_schema(TaskSchema, "Tasks sorted by namespace, then name."), name="TaskListSchema")
+
+
+class TaskEventSchema(Schema):
+    """One Kubernetes Event about a Task."""
+
+    reason = fields.String(required=True, allow_none=True)
+    message = fields.String(required=True, allow_none=True)
+    type = fields.String(required=True, allow_none=True, metadata={"description": "Normal or Warning."})
+    count = integer(required=True)
+    firstTimestamp = fields.String(required=True, allow_none=True)
+    lastTimestamp = fields.String(required=True, allow_none=True)
+
+
+class CombinedTaskSchema(TaskSchema):
+    """A Task with its Events, oldest first."""
+
+    events = fields.List(fields.Nested(TaskEventSchema), required=True)
+
+
+CombinedTaskListSchema = Schema.from_dict(
+    list_schema(CombinedTaskSchema, "Tasks with their Events, sorted by namespace, then name."), name="CombinedTaskListSchema"
+)

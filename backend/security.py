@@ -1,0 +1,309 @@
+"""Who may call the API and from where: bearer/session authentication, CORS allowlist, security headers.
+
+:func:`register` is called once per app by :func:`backend.app.create_app`, before any blueprint.
+
+Authentication is on when ``settings.api_token`` is set (required off loopback, see
+:meth:`backend.settings.ApiSettings.check`). Then every request but ``/healthz``, ``/readyz``,
+``/login``, ``/logout``, static assets and CORS preflights must carry ``Authorization: Bearer
+<token>`` (compared in constant time) or the session cookie that ``POST /login`` hands out for
+the token (HttpOnly, SameSite=Strict, Secure over https, signed with ``settings.secret_key`` or a
+random per-process key, bound to the token so changing the token logs everyone out). Otherwise:
+401 problem+json with ``WWW-Authenticate: Bearer``; a browser navigating (``Accept: text/html``)
+is redirected to ``/login?next=...`` instead, and an htmx request gets ``HX-Redirect``. Requests
+authenticated by cookie that change something must not come from another site (``Origin`` /
+``Sec-Fetch-Site``), on top of SameSite=Strict; neither may a logout. The token is never
+accepted in a query string and never logged or echoed.
+
+CORS: only the exact origins of ``settings.allowed_origins`` get ``Access-Control-Allow-Origin``
+(default: none, so no CORS header at all); never ``*``, never credentials, never a reflected
+arbitrary origin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from urllib.parse import urlencode, urlsplit
+
+from flask import Flask, Response, redirect, render_template, request
+from flask_cors import CORS
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from werkzeug.wrappers import Response as BaseResponse
+
+from backend.problems import Problem
+from backend.settings import ApiSettings
+
+SESSION_COOKIE = "darkroom_session"
+SESSION_MAX_AGE_S = 12 * 3600
+SESSION_SALT = "darkroom-control-panel.session"
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/login", "/logout"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Last-Event-ID"]
+CORS_EXPOSE_HEADERS = ["ETag", "Location", "Retry-After"]
+CORS_MAX_AGE_S = 600
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+FRAME_ANCESTORS = "frame-ancestors 'none'"
+
+
+class Sessions:
+    """Signs and checks session cookies; a cookie is valid only for the token it was issued for."""
+
+    def __init__(self, *, token: str, secret_key: str | None) -> None:
+        key = secret_key.encode() if secret_key else secrets.token_bytes(32)
+        self._token = token.encode()
+        self._serializer = URLSafeTimedSerializer(key, salt=SESSION_SALT)
+        # A keyed digest of the token: cookies die when the token changes, and say nothing about it.
+        self._binding = hmac.new(key, b"session-for:" + self._token, hashlib.sha256).hexdigest()
+
+    def token_matches(self, candidate: str) -> bool:
+        return hmac.compare_digest(candidate.encode(), self._token)
+
+    def issue(self) -> str:
+        return self._serializer.dumps({"b": self._binding})
+
+    def valid(self, cookie: str) -> bool:
+        try:
+            payload = self._serializer.loads(cookie, max_age=SESSION_MAX_AGE_S)
+        except BadSignature:  # includes SignatureExpired
+            return False
+        binding = payload.get("b") if isinstance(payload, dict) else None
+        return isinstance(binding, str) and hmac.compare_digest(binding, self._binding)
+
+
+def safe_next(value: str | None) -> str:
+    """A local path to go back to after login (never another site: no scheme, no host, no ``//``)."""
+    if not value or not value.startswith("/") or value.startswith(("//", "/\\")) or any(c in value for c in "\r\n\t\\"):
+        return "/"
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc:
+        return "/"
+    return value
+
+
+def login_url(next_path: str) -> str:
+    return "/login?" + urlencode({"next": safe_next(next_path)})
+
+
+def register(app: Flask, *, settings: ApiSettings) -> None:
+    """Install CORS, security headers and (when a token is set) authentication plus /login and /logout."""
+    _register_cors(app, settings)
+    _register_headers(app)
+    sessions = Sessions(token=settings.api_token, secret_key=settings.secret_key) if settings.api_token else None
+    _register_login(app, settings=settings, sessions=sessions)
+    if sessions is not None:
+        _register_authentication(app, settings=settings, sessions=sessions)
+
+
+def _register_cors(app: Flask, settings: ApiSettings) -> None:
+    if not settings.allowed_origins:
+        return  # default: no cross-origin access at all, not even a header
+    # Compiled exact patterns: flask-cors would treat an origin with regex characters (e.g. IPv6 "[::1]") as a regex.
+    origins = [re.compile(re.escape(origin) + r"\Z", re.IGNORECASE) for origin in settings.allowed_origins]
+    CORS(
+        app,
+        origins=origins,
+        methods=CORS_METHODS,
+        allow_headers=CORS_ALLOW_HEADERS,
+        expose_headers=CORS_EXPOSE_HEADERS,
+        supports_credentials=False,
+        send_wildcard=False,
+        max_age=CORS_MAX_AGE_S,
+    )
+
+
+def _register_headers(app: Flask) -> None:
+    @app.after_request
+    def _security_headers(response: Response) -> Response:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        csp = response.headers.get("Content-Security-Policy")
+        if csp is None:
+            response.headers["Content-Security-Policy"] = FRAME_ANCESTORS
+        elif "frame-ancestors" not in csp:
+            response.headers["Content-Security-Policy"] = f"{csp}; {FRAME_ANCESTORS}"
+        return response
+
+
+def _wants_html() -> bool:
+    best = request.accept_mimetypes.best_match(["application/json", "application/problem+json", "text/html"])
+    return best == "text/html"
+
+
+def cross_site(settings: ApiSettings) -> bool:
+    """Whether the browser says this request comes from another site (neither our host nor an allowed origin)."""
+    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+        return True
+    origin = request.headers.get("Origin")
+    if not origin or origin == "null":
+        return origin == "null"
+    if urlsplit(origin).netloc.lower() == request.host.lower():
+        return False
+    return origin.lower().rstrip("/") not in {allowed.lower() for allowed in settings.allowed_origins}
+
+
+def _register_authentication(app: Flask, *, settings: ApiSettings, sessions: Sessions) -> None:
+    @app.before_request
+    def _authenticate() -> BaseResponse | None:
+        if request.method == "OPTIONS":
+            return None  # CORS preflights carry no credentials by design
+        if request.endpoint == "static" or (request.url_rule is not None and request.url_rule.rule in OPEN_PATHS):
+            return None
+        header = request.headers.get("Authorization")
+        if header is not None:
+            scheme, _, credentials = header.strip().partition(" ")
+            if scheme.lower() == "bearer" and sessions.token_matches(credentials.strip()):
+                return None
+            return _unauthorized("the bearer token is not valid", error="invalid_token")
+        cookie = request.cookies.get(SESSION_COOKIE)
+        if cookie is not None and sessions.valid(cookie):
+            if request.method not in SAFE_METHODS and cross_site(settings):
+                raise Problem(403, "cross-site requests with the session cookie are refused; use a bearer token")
+            return None
+        if request.method in ("GET", "HEAD") and _wants_html() and not request.headers.get("HX-Request"):
+            return redirect(login_url(request.full_path.rstrip("?")), 303)
+        return _unauthorized("authentication required: send 'Authorization: Bearer <token>' or log in at /login")
+
+
+def _unauthorized(detail: str, *, error: str | None = None) -> Response:
+    challenge = 'Bearer realm="darkroom-control-panel"' + (f', error="{error}"' if error else "")
+    headers = {"WWW-Authenticate": challenge}
+    if request.headers.get("HX-Request"):
+        current = urlsplit(request.headers.get("HX-Current-URL", "/"))
+        headers["HX-Redirect"] = login_url(current.path + (f"?{current.query}" if current.query else ""))
+    return Problem(401, detail, headers=headers).response()
+
+
+def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | None) -> None:
+    def login_page(*, status: int, error: str | None, next_path: str) -> Response:
+        html = render_template("login.html", error=error, next=next_path)
+        return Response(html, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/login")
+    def login_form() -> BaseResponse:
+        """The dashboard's login page: a form that exchanges the API token for a session cookie.
+        ---
+        get:
+          tags: [authentication]
+          summary: Login page (HTML)
+          security: []
+          parameters:
+            - {name: next, in: query, required: false, schema: {type: string}, description: Local path to return to.}
+          responses:
+            "200":
+              description: The login form.
+              content:
+                text/html:
+                  schema: {type: string}
+            "303":
+              description: Authentication is off; go straight to ``next``.
+        """
+        next_path = safe_next(request.args.get("next"))
+        if sessions is None:
+            return redirect(next_path, 303)
+        return login_page(status=200, error=None, next_path=next_path)
+
+    @app.post("/login")
+    def login() -> BaseResponse:
+        """Exchange the API token for a session cookie (HttpOnly, SameSite=Strict).
+        ---
+        post:
+          tags: [authentication]
+          summary: Log in with the API token
+          security: []
+          requestBody:
+            required: true
+            content:
+              application/x-www-form-urlencoded:
+                schema: {$ref: "#/components/schemas/Login"}
+              application/json:
+                schema: {$ref: "#/components/schemas/Login"}
+          responses:
+            "204":
+              description: Logged in (JSON clients), or authentication is off; the session cookie is set.
+            "303":
+              description: Logged in (form); redirect to ``next``.
+            "400":
+              description: No token in the request.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
+                text/html:
+                  schema: {type: string}
+            "401":
+              description: Wrong token.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
+                text/html:
+                  schema: {type: string}
+            "415":
+              description: Neither a form nor JSON.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
+        """
+        as_form = request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data")
+        if request.mimetype == "application/json":
+            body = request.get_json(silent=True)
+            token = body.get("token") if isinstance(body, dict) else None
+            next_path = safe_next(body.get("next") if isinstance(body, dict) and isinstance(body.get("next"), str) else None)
+        elif as_form:
+            token = request.form.get("token")
+            next_path = safe_next(request.form.get("next"))
+        else:
+            raise Problem(415, 'send the token as a form (application/x-www-form-urlencoded) or JSON: {"token": "..."}')
+        if not isinstance(token, str) or not token:
+            if as_form and sessions is not None:
+                return login_page(status=400, error="Enter the API token.", next_path=next_path)
+            raise Problem(400, "the request has no 'token'", errors={"token": ["Missing data for required field."]})
+        if sessions is None:
+            return redirect(next_path, 303) if as_form else Response(status=204)
+        if not sessions.token_matches(token):
+            if as_form:
+                return login_page(status=401, error="That token is not valid.", next_path=next_path)
+            return _unauthorized("the token is not valid", error="invalid_token")
+        response = redirect(next_path, 303) if as_form else Response(status=204)
+        response.set_cookie(
+            SESSION_COOKIE,
+            sessions.issue(),
+            max_age=SESSION_MAX_AGE_S,
+            httponly=True,
+            samesite="Strict",
+            secure=request.is_secure,
+            path="/",
+        )
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.post("/logout")
+    def logout() -> BaseResponse:
+        """Drop the session cookie.
+        ---
+        post:
+          tags: [authentication]
+          summary: Log out
+          security: []
+          responses:
+            "204":
+              description: Logged out (the session cookie is cleared).
+            "303":
+              description: Logged out; browsers go back to the login page.
+            "403":
+              description: The request came from another site.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
+        """
+        if cross_site(settings):
+            raise Problem(403, "logging out from another site is refused")
+        response = redirect("/login", 303) if _wants_html() else Response(status=204)
+        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict", secure=request.is_secure)
+        return response

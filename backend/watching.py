@@ -1,0 +1,317 @@
+"""Live changes: ``GET /watch`` streams Darkroom and Task adds, updates and deletes as Server-Sent Events.
+
+:func:`register` (called by :func:`backend.app.create_app`) subscribes a :class:`Broadcaster` to the
+Darkroom and Task informers of the app's cache; :func:`close` ends every stream (the gunicorn
+worker calls it on SIGTERM through :mod:`backend.serving`, so no thread stays blocked in a stream
+after shutdown). Each change is converted to the friendly representation and encoded once,
+on the informer's dispatcher thread, into a bounded ring buffer of the last
+``settings.sse_history`` events; every client streams from that buffer (no per-client queues).
+
+Wire format (``text/event-stream``):
+
+- ``event: darkroom`` / ``event: task`` with ``id: <n>`` and ``data:`` one JSON object
+  ``{"type": "ADDED"|"MODIFIED"|"DELETED", "kind": "Darkroom"|"Task", "namespace", "name",
+  "resourceVersion", "object": <friendly representation, as GET /darkrooms/... returns it>}``.
+  Named events only (no generic ``message``): htmx ``sse-swap="darkroom"`` or
+  ``EventSource.addEventListener("task", ...)`` pick what they need.
+- ``event: ready`` first, with ``id`` = the newest event id, so a client that reconnects later
+  resumes from the moment it connected even if nothing has happened yet.
+- ``event: reset`` (data ``{"reason": ..., "lastEventId": ...}``) when the client asked to resume
+  from an id the buffer no longer holds (too old, from before a restart, malformed) or fell behind
+  the buffer: reload the state (``GET /darkrooms``, ``GET /tasks``), then keep listening.
+- ``: heartbeat`` comments after ``settings.sse_heartbeat_s`` without output; they also carry
+  ``id:`` so filtered clients' resume points keep up with the buffer.
+
+Ids are integers, strictly increasing within a process and across restarts (they start at the
+process start time in microseconds), so an id from a previous process is recognised as too old.
+Resume with the ``Last-Event-ID`` header (EventSource sends it on reconnect) or ``?lastEventId=``.
+Filters: ``?kind=Darkroom,Task`` and ``?namespace=``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from flask import Flask, Response, request
+from prometheus_client import Counter, Gauge
+
+from backend import darkrooms, operations, tasks
+from backend.access import ClusterAccess
+from backend.kinds import Kind
+from backend.problems import Problem
+from backend.settings import ApiSettings
+from cluster import FrozenDict
+
+EXTENSION = "darkroom_control_panel.watch"
+RETRY_MS = 2000
+KINDS: tuple[Kind, ...] = (darkrooms.KIND, tasks.KIND)
+KIND_NAMES = {name: kind.title for kind in KINDS for name in (kind.title.lower(), kind.plural)}
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int
+    kind: str
+    namespace: str
+    frame: bytes  # the complete SSE frame, encoded once for every client
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What a waiting client gets: new events, or ``overflow`` (it fell behind the buffer), or ``closed``."""
+
+    events: tuple[Event, ...] = ()
+    overflow: bool = False
+    closed: bool = False
+
+
+class Broadcaster:
+    """A ring buffer of encoded events with increasing ids, and a condition clients wait on."""
+
+    def __init__(self, *, history: int, first_id: int | None = None) -> None:
+        self._events: deque[Event] = deque(maxlen=max(1, history))
+        self._last_id = first_id if first_id is not None else time.time_ns() // 1000
+        self._cond = threading.Condition()
+        self._closed = False
+        self.subscribers = 0
+
+    @property
+    def last_id(self) -> int:
+        return self._last_id
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def publish(self, *, kind: str, namespace: str, data: Mapping[str, Any]) -> Event | None:
+        payload = orjson.dumps(data)
+        with self._cond:
+            if self._closed:
+                return None
+            self._last_id += 1
+            frame = b"id: %d\nevent: %s\ndata: %s\n\n" % (self._last_id, kind.lower().encode(), payload)
+            event = Event(self._last_id, kind, namespace, frame)
+            self._events.append(event)
+            self._cond.notify_all()
+        return event
+
+    def resume_point(self, last_event_id: str | None) -> tuple[int, str | None]:
+        """(cursor, None) to resume after ``last_event_id``, or (newest id, why a reset is needed)."""
+        with self._cond:
+            newest = self._last_id
+            if last_event_id is None:
+                return newest, None
+            try:
+                cursor = int(last_event_id.strip())
+            except ValueError:
+                return newest, "the event id is malformed"
+            if cursor > newest:
+                return newest, "the event id is unknown (from another server process?)"
+            oldest = self._events[0].id if self._events else newest + 1
+            if cursor < oldest - 1:
+                return newest, "the event id is too old: events since then are no longer kept"
+            return cursor, None
+
+    def wait(self, cursor: int, timeout_s: float) -> Batch:
+        """Events after ``cursor`` (waiting up to ``timeout_s`` for one)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._last_id > cursor or self._closed, timeout=max(0.0, timeout_s))
+            if self._closed:
+                return Batch(closed=True)
+            if self._last_id <= cursor:
+                return Batch()
+            oldest = self._events[0].id
+            if cursor < oldest - 1:
+                return Batch(overflow=True)
+            return Batch(events=tuple(itertools.islice(self._events, cursor - oldest + 1, None)))
+
+    def attach(self, delta: int) -> None:
+        with self._cond:
+            self.subscribers += delta
+
+    def close(self) -> None:
+        """End every stream now and refuse new events (idempotent)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+
+@dataclass(frozen=True)
+class Filters:
+    kinds: frozenset[str] | None  # None: every kind
+    namespace: str | None
+
+    def match(self, event: Event) -> bool:
+        return (self.kinds is None or event.kind in self.kinds) and (self.namespace is None or event.namespace == self.namespace)
+
+
+def parse_filters() -> Filters:
+    errors: dict[str, list[str]] = {}
+    kinds: set[str] = set()
+    for raw in request.args.getlist("kind"):
+        for part in filter(None, (p.strip() for p in raw.split(","))):
+            if part.lower() in KIND_NAMES:
+                kinds.add(KIND_NAMES[part.lower()])
+            else:
+                errors.setdefault("kind", []).append(f"unknown kind {part!r}: use {' or '.join(k.title for k in KINDS)}")
+    namespace = request.args.get("namespace")
+    if namespace is not None and not DNS_LABEL.match(namespace):
+        errors["namespace"] = ["must be a DNS label (lowercase letters, digits and '-', at most 63 characters)"]
+    if errors:
+        raise Problem(400, "invalid watch filters", errors=errors)
+    return Filters(kinds=frozenset(kinds) if kinds else None, namespace=namespace or None)
+
+
+def reset_frame(event_id: int, reason: str) -> bytes:
+    data = orjson.dumps({"reason": reason, "lastEventId": event_id})
+    return b"id: %d\nevent: reset\ndata: %s\n\n" % (event_id, data)
+
+
+def stream(broadcaster: Broadcaster, *, cursor: int, reset: str | None, filters: Filters, heartbeat_s: float) -> Iterator[bytes]:
+    """The body of one ``/watch`` response; ``finally`` runs when the client goes away (generator close)."""
+    broadcaster.attach(+1)
+    try:
+        yield b"retry: %d\nid: %d\nevent: ready\ndata: %s\n\n" % (RETRY_MS, cursor, orjson.dumps({"lastEventId": cursor}))
+        if reset is not None:
+            yield reset_frame(cursor, reset)
+        last_write = time.monotonic()
+        while True:
+            batch = broadcaster.wait(cursor, heartbeat_s - (time.monotonic() - last_write))
+            if batch.closed:
+                return
+            if batch.overflow:
+                cursor = broadcaster.last_id
+                yield reset_frame(cursor, "the client fell behind: events were dropped")
+                last_write = time.monotonic()
+                continue
+            frames = []
+            for event in batch.events:
+                cursor = event.id
+                if filters.match(event):
+                    frames.append(event.frame)
+            if frames:
+                yield b"".join(frames)
+                last_write = time.monotonic()
+            elif time.monotonic() - last_write >= heartbeat_s:
+                yield b": heartbeat\nid: %d\n\n" % cursor
+                last_write = time.monotonic()
+    finally:
+        broadcaster.attach(-1)
+
+
+def _subscribe(broadcaster: Broadcaster, kind: Kind, *, settings: ApiSettings, access: ClusterAccess, counter: Counter | None) -> None:
+    """Publish the changes the informer of ``kind`` sees, in the representation its GET returns."""
+    informer = access.cache.informer(kind.resource)
+    if informer is None:
+        return
+
+    def publish(change: str, obj: FrozenDict) -> None:
+        if broadcaster.closed:
+            return
+        meta = obj.get("metadata") or {}
+        data = {
+            "type": change,
+            "kind": kind.title,
+            "namespace": meta.get("namespace"),
+            "name": meta.get("name"),
+            "resourceVersion": meta.get("resourceVersion"),
+            "object": kind.to_friendly(obj, settings=settings),
+        }
+        if broadcaster.publish(kind=kind.title, namespace=meta.get("namespace") or "", data=data) is not None and counter is not None:
+            counter.labels(kind.title, change).inc()
+
+    # Added after the cache synced, a handler first gets every cached object as an add: those are not changes.
+    replayed: set[tuple[str, str]] = set()
+
+    def on_add(obj: FrozenDict) -> None:
+        meta = obj.get("metadata") or {}
+        key = (str(meta.get("uid")), str(meta.get("resourceVersion")))
+        if key in replayed:
+            replayed.discard(key)
+            return
+        publish("ADDED", obj)
+
+    with informer.store.changed:  # the store's (reentrant) lock: the replay is exactly this snapshot
+        if informer.has_synced:
+            for obj in informer.store.list():
+                meta = obj.get("metadata") or {}
+                replayed.add((str(meta.get("uid")), str(meta.get("resourceVersion"))))
+        informer.add_handler(
+            on_add=on_add,
+            on_update=lambda old, new: publish("MODIFIED", new),
+            on_delete=lambda obj: publish("DELETED", obj),
+        )
+
+
+def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds: Sequence[Kind] = KINDS) -> Broadcaster:
+    """Add ``GET /watch`` and subscribe to the informers of ``kinds``."""
+    broadcaster = Broadcaster(history=settings.sse_history)
+    app.extensions[EXTENSION] = broadcaster
+    counter = None
+    if operations.EXTENSION in app.extensions:
+        metrics = operations.registry(app)
+        counter = Counter("darkroom_api_watch_events", "Changes published to /watch clients", labelnames=("kind", "type"), registry=metrics)
+        subscribers = Gauge("darkroom_api_watch_subscribers", "Open /watch streams", registry=metrics)
+        subscribers.set_function(lambda: broadcaster.subscribers)
+    for kind in kinds:
+        _subscribe(broadcaster, kind, settings=settings, access=access, counter=counter)
+
+    @app.get("/watch")
+    def watch() -> Response:
+        """Live changes of Darkrooms and Tasks (Server-Sent Events).
+        ---
+        get:
+          tags: [live]
+          summary: Stream changes as Server-Sent Events
+          description: >
+            Named events ``darkroom`` and ``task`` (data: a WatchEvent), ``ready`` first, ``reset`` when the
+            requested resume point is gone (reload, then keep listening), heartbeat comments when idle.
+            Resume with the ``Last-Event-ID`` header or ``lastEventId``.
+          parameters:
+            - {name: kind, in: query, required: false, schema: {type: string, example: "Darkroom,Task"},
+               description: "Comma-separated kinds: Darkroom, Task (default: both)."}
+            - {name: namespace, in: query, required: false, schema: {type: string}, description: Only this namespace.}
+            - {name: lastEventId, in: query, required: false, schema: {type: string}, description: Resume after this event id.}
+            - {name: Last-Event-ID, in: header, required: false, schema: {type: string}, description: Resume after this event id.}
+          responses:
+            "200":
+              description: An endless event stream (ends when the server shuts down).
+              content:
+                text/event-stream:
+                  schema: {type: string}
+            "400":
+              description: Unknown kind or invalid namespace.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
+        """
+        filters = parse_filters()
+        last = request.headers.get("Last-Event-ID")
+        if last is None:
+            last = request.args.get("lastEventId")
+        cursor, reset = broadcaster.resume_point(last)
+        body = stream(broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s)
+        return Response(
+            body,
+            mimetype="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            direct_passthrough=True,
+        )
+
+    return broadcaster
+
+
+def close(app: Flask) -> None:
+    """End every ``/watch`` stream of ``app`` (server shutdown)."""
+    broadcaster: Broadcaster | None = app.extensions.get(EXTENSION)
+    if broadcaster is not None:
+        broadcaster.close()

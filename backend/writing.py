@@ -1,0 +1,97 @@
+"""The write flows behind POST and PUT/PATCH, with no half-applied state left behind on failure.
+
+Called by :mod:`backend.endpoints`. The CR is written first (it is the object everything else is
+owned by, and the write itself runs the API server's validation); then the kind's
+:meth:`backend.kinds.Kind.after_write` writes what belongs to it (a Darkroom's credentials
+Secret). If that fails, the CR write is undone — a created object is deleted (UID precondition),
+an updated one gets its previous spec back — and the original error is raised. API server
+errors become problems here: validation causes on friendly field paths (422), a missing namespace
+(422), an existing name (409). Conflicts (stale resourceVersion) propagate: the caller decides
+between 409, 412 and a retry.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from backend.conversions import invalid_errors
+from backend.kinds import Kind
+from backend.payloads import invalid
+from backend.problems import Problem
+from cluster import AlreadyExists, CachedClient, ClusterError, Invalid, NotFound, thaw
+
+log = logging.getLogger(__name__)
+
+
+def problem_of(kind: Kind, error: ClusterError, *, namespace: str, name: str) -> Problem | None:
+    """The problem a write error means for the client (None: let the generic mapping handle it)."""
+    if isinstance(error, Invalid):
+        return invalid(invalid_errors(error, renames=kind.renames), f"the API server rejected the {kind.title}: fix the fields listed")
+    if isinstance(error, AlreadyExists):
+        return Problem(409, f'{kind.title} "{namespace}/{name}" already exists')
+    if isinstance(error, NotFound) and (error.body.get("details") or {}).get("kind") == "namespaces":
+        return invalid({"namespace": [f'namespace "{namespace}" does not exist']})
+    return None
+
+
+def _write(
+    kind: Kind,
+    client: CachedClient,
+    friendly: Mapping[str, Any],
+    *,
+    write: Callable[[], dict[str, Any]],
+    previous: Mapping[str, Any] | None,
+    undo: Callable[[Mapping[str, Any]], Any],
+) -> dict[str, Any]:
+    """``write()`` the object, then the kind's own extra writes; on their failure ``undo(written)`` and re-raise."""
+    namespace, name = friendly["namespace"], friendly["name"]
+    try:
+        written = write()
+    except ClusterError as e:
+        problem = problem_of(kind, e, namespace=namespace, name=name)
+        if problem is None:
+            raise
+        raise problem from e
+    try:
+        kind.after_write(client, friendly, written, previous=previous)
+    except Exception:
+        try:
+            undo(written)
+        except ClusterError as failed:
+            log.error("could not undo the write of %s %s/%s after a failure: %s", kind.title, namespace, name, failed.message)
+        raise
+    return written
+
+
+def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any]) -> dict[str, Any]:
+    """Create the object (and what belongs to it); the server's answer. Undo: delete it (by UID)."""
+    return _write(
+        kind,
+        client,
+        friendly,
+        write=lambda: client.create(kind.resource, kind.new_object(friendly), namespace=friendly["namespace"]),
+        previous=None,
+        undo=lambda written: client.delete(
+            kind.resource, friendly["name"], namespace=friendly["namespace"], uid=written["metadata"]["uid"]
+        ),
+    )
+
+
+def replace(
+    kind: Kind, client: CachedClient, friendly: Mapping[str, Any], *, existing: Mapping[str, Any], resource_version: str
+) -> dict[str, Any]:
+    """Replace the spec of ``existing`` (and what belongs to it) at ``resource_version``; the server's answer.
+
+    ``friendly`` carries the name and namespace of ``existing``. Undo: put the previous object back.
+    """
+    body = kind.replaced_object(friendly, existing=existing, resource_version=resource_version)
+
+    def restore(written: Mapping[str, Any]) -> Any:
+        previous: dict[str, Any] = thaw(existing)
+        previous.pop("status", None)
+        previous["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"]
+        return client.update(kind.resource, previous)
+
+    return _write(kind, client, friendly, write=lambda: client.update(kind.resource, body), previous=existing, undo=restore)

@@ -1,0 +1,157 @@
+"""S3 credentials through ``/darkrooms``: keys land only in the owned, labelled Secret; responses, the CR,
+lists and log lines never carry them; a failed Secret write leaves no Darkroom behind; replacing keys,
+keeping them (keys optional on update), switching S3 → WebFolder (Secret removed) and WebFolder → S3
+(keys required).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from typing import Any
+
+import orjson
+import pytest
+from flask.testing import FlaskClient
+from support import wait_for
+
+from .conftest import SENTINEL_ACCESS, SENTINEL_SECRET, s3, webfolder
+
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+SENTINELS = (SENTINEL_ACCESS, SENTINEL_SECRET, base64.b64encode(SENTINEL_SECRET.encode()).decode())
+
+
+def secret_data(core: Any, namespace: str, name: str) -> dict[str, str]:
+    secret = core.read_namespaced_secret(name, namespace)
+    return {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
+
+
+def assert_no_sentinel(*texts: str | bytes) -> None:
+    for text in texts:
+        shown = text.decode() if isinstance(text, bytes) else text
+        for sentinel in SENTINELS:
+            assert sentinel not in shown
+
+
+def secret_exists(core: Any, namespace: str, name: str) -> bool:
+    from kubernetes.client import ApiException
+
+    try:
+        core.read_namespaced_secret(name, namespace)
+    except ApiException as e:
+        if e.status == 404:
+            return False
+        raise
+    return True
+
+
+def test_keys_go_only_into_the_owned_secret(
+    http: FlaskClient, namespace: str, core: Any, custom: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    response = http.post("/darkrooms", json=s3("s3-demo", namespace))
+    assert response.status_code == 201, response.get_data(as_text=True)
+    body = response.get_json()
+    assert body["source"]["credentialsSet"] is True
+    assert secret_data(core, namespace, "s3-demo-s3-credentials") == {"accessKey": SENTINEL_ACCESS, "secretKey": SENTINEL_SECRET}
+    secret = core.read_namespaced_secret("s3-demo-s3-credentials", namespace)
+    assert secret.metadata.labels["app.kubernetes.io/managed-by"] == "darkroom-control-panel"
+    (owner,) = secret.metadata.owner_references
+    assert (owner.kind, owner.name, owner.uid) == ("Darkroom", "s3-demo", body["uid"])
+    cr = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "s3-demo")
+    assert cr["spec"]["source"]["credentialsSecretRef"] == {"name": "s3-demo-s3-credentials"}
+    configmaps = core.list_namespaced_config_map(namespace).items
+    assert_no_sentinel(
+        response.data,
+        orjson.dumps(cr),
+        http.get(f"/darkrooms/{namespace}/s3-demo").data,
+        http.get("/darkrooms").data,
+        repr([c.data for c in configmaps]),
+        caplog.text,
+    )
+
+
+def test_a_failed_secret_write_leaves_no_darkroom(http: FlaskClient, namespace: str, core: Any, caplog: pytest.LogCaptureFixture) -> None:
+    # An immutable Secret of the same name cannot take new keys: the create must be undone.
+    core.create_namespaced_secret(
+        namespace,
+        {"metadata": {"name": "blocked-s3-credentials"}, "immutable": True, "stringData": {"accessKey": "old", "secretKey": "old"}},
+    )
+    response = http.post("/darkrooms", json=s3("blocked", namespace))
+    assert response.status_code == 409, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    assert "nothing was created" in response.get_json()["detail"]
+    assert http.get(f"/darkrooms/{namespace}/blocked").status_code == 404
+    assert http.get(f"/darkrooms?namespace={namespace}").get_json()["total"] == 0
+    assert secret_data(core, namespace, "blocked-s3-credentials") == {"accessKey": "old", "secretKey": "old"}
+    assert_no_sentinel(response.data, caplog.text)
+
+
+def test_s3_create_requires_both_keys(http: FlaskClient, namespace: str) -> None:
+    response = http.post("/darkrooms", json=s3("keyless", namespace, keys=None))
+    assert response.status_code == 422
+    assert set(response.get_json()["errors"]) == {"source.accessKey", "source.secretKey"}
+
+
+def test_updating_keys_replaces_the_secret_and_omitting_them_keeps_it(http: FlaskClient, namespace: str, core: Any) -> None:
+    url = f"/darkrooms/{namespace}/rotate"
+    assert http.post("/darkrooms", json=s3("rotate", namespace)).status_code == 201
+    rotated = http.put(url, json=s3("rotate", namespace, keys=("AKIA-NEW", "new-secret")))
+    assert rotated.status_code == 200
+    assert secret_data(core, namespace, "rotate-s3-credentials") == {"accessKey": "AKIA-NEW", "secretKey": "new-secret"}
+    kept = http.put(url, json=s3("rotate", namespace, keys=None, replicas=2))
+    assert kept.status_code == 200, kept.get_data(as_text=True)
+    assert kept.get_json()["source"]["credentialsSet"] is True
+    assert secret_data(core, namespace, "rotate-s3-credentials") == {"accessKey": "AKIA-NEW", "secretKey": "new-secret"}
+    half = http.patch(url, json={"source": {"accessKey": "only-one"}})
+    assert half.status_code == 422
+    assert set(half.get_json()["errors"]) == {"source.secretKey"}
+
+
+def test_switching_to_webfolder_removes_the_secret_and_back_needs_keys(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:
+    url = f"/darkrooms/{namespace}/switch"
+    assert http.post("/darkrooms", json=s3("switch", namespace)).status_code == 201
+    to_web = http.patch(url, json={"source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}})
+    assert to_web.status_code == 200, to_web.get_data(as_text=True)
+    assert to_web.get_json()["source"] == {
+        "type": "WebFolder",
+        "baseUrl": "https://example.com/images",
+        "bucket": None,
+        "region": None,
+        "endpoint": None,
+        "pathPrefix": "originals/",
+        "credentialsSet": False,
+    }
+    assert not secret_exists(core, namespace, "switch-s3-credentials")
+    cr = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "switch")
+    assert "credentialsSecretRef" not in cr["spec"]["source"]
+    back = http.patch(url, json={"source": {"type": "S3", "bucket": "b-1", "region": "eu-west-1"}})
+    assert back.status_code == 422
+    assert set(back.get_json()["errors"]) == {"source.accessKey", "source.secretKey"}
+    with_keys = http.patch(url, json={"source": {"type": "S3", "bucket": "b-1", "region": "eu-west-1", "accessKey": "a", "secretKey": "s"}})
+    assert with_keys.status_code == 200
+    assert secret_data(core, namespace, "switch-s3-credentials") == {"accessKey": "a", "secretKey": "s"}
+
+
+def test_deleting_the_darkroom_takes_its_secret_along(http: FlaskClient, namespace: str, core: Any) -> None:
+    assert http.post("/darkrooms", json=s3("doomed", namespace)).status_code == 201
+    assert http.post("/darkrooms", json=webfolder("bystander", namespace)).status_code == 201
+    assert http.delete(f"/darkrooms/{namespace}/doomed").status_code == 204
+    wait_for(lambda: not secret_exists(core, namespace, "doomed-s3-credentials"), timeout_s=15, message="GC removes the owned Secret")
+
+
+def test_a_failed_secret_write_on_update_restores_the_darkroom(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:
+    url = f"/darkrooms/{namespace}/stuck"
+    before = http.post("/darkrooms", json=webfolder("stuck", namespace)).get_json()
+    core.create_namespaced_secret(
+        namespace, {"metadata": {"name": "stuck-s3-credentials"}, "immutable": True, "stringData": {"accessKey": "old", "secretKey": "old"}}
+    )
+    response = http.patch(url, json={"source": {"type": "S3", "bucket": "b-1", "region": "eu-west-1", "accessKey": "a", "secretKey": "s"}})
+    assert response.status_code == 409, response.get_data(as_text=True)
+    assert "left as it was" in response.get_json()["detail"]
+    after = http.get(url).get_json()
+    assert after["source"] == before["source"]
+    assert custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "stuck")["spec"]["source"] == {
+        "type": "WebFolder",
+        "baseUrl": "https://ajatprabha.in/assets",
+    }

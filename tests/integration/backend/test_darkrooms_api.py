@@ -1,0 +1,280 @@
+"""``/darkrooms`` against devcluster: create (seed payload) → read-your-writes → list → replace → merge patch →
+delete (204, or 202 while a finalizer holds it); ETag/If-Match (412), stale resourceVersion (409), existing
+name (409); every client mistake as problem+json (400, 404, 413, 415, 422 with friendly field paths, also
+for the API server's own checks); responses conform to the published schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from flask.testing import FlaskClient
+from support import wait_for
+from unit.backend import conformance
+from werkzeug.test import TestResponse
+
+from backend import darkrooms, writing
+from backend.access import ClusterAccess
+from backend.problems import Problem
+
+from .conftest import webfolder
+
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+MERGE = "application/merge-patch+json"
+
+
+def problem(response: TestResponse, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    body: dict[str, Any] = response.get_json()
+    assert body["status"] == status
+    conformance.validate(body, "Problem")
+    return body
+
+
+def created(http: FlaskClient, payload: dict[str, Any]) -> dict[str, Any]:
+    response = http.post("/darkrooms", json=payload)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    body: dict[str, Any] = response.get_json()
+    return body
+
+
+def merge_patch(http: FlaskClient, url: str, patch: Any, **headers: str) -> TestResponse:
+    return http.patch(url, data=orjson.dumps(patch), content_type=MERGE, headers=headers)
+
+
+def test_seed_payload_create_then_read_your_writes(http: FlaskClient, namespace: str, custom: Any) -> None:
+    response = http.post("/darkrooms", json=webfolder("darkroom-sample", namespace))
+    assert response.status_code == 201
+    body = response.get_json()
+    conformance.validate(body, "Darkroom")
+    assert response.headers["Location"] == f"/darkrooms/{namespace}/darkroom-sample"
+    assert response.headers["ETag"] == f'"{body["resourceVersion"]}"'
+    assert (body["version"], body["replicas"], body["cacheTime"]) == ("0.1.0", 1, 31536000)  # CRD defaults shown
+    assert body["source"] == {
+        "type": "WebFolder",
+        "baseUrl": "https://ajatprabha.in/assets",
+        "bucket": None,
+        "region": None,
+        "endpoint": None,
+        "pathPrefix": None,
+        "credentialsSet": False,
+    }
+    assert body["status"] == {"ready": False, "domains": [], "readyReplicas": 0, "conditions": [], "observedGeneration": None}
+    got = http.get(f"/darkrooms/{namespace}/darkroom-sample")  # immediately: read-your-writes through the cache
+    assert got.status_code == 200
+    assert got.get_json() == body
+    assert got.headers["ETag"] == response.headers["ETag"]
+    listed = http.get(f"/darkrooms?namespace={namespace}").get_json()
+    conformance.validate(listed, "DarkroomList")
+    assert (listed["items"], listed["continue"], listed["total"]) == ([body], None, 1)
+    assert body in http.get("/darkrooms").get_json()["items"]
+    stored = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "darkroom-sample")
+    assert stored["spec"]["source"] == {"type": "WebFolder", "baseUrl": "https://ajatprabha.in/assets"}
+
+
+def test_existing_name_is_409(http: FlaskClient, namespace: str) -> None:
+    created(http, webfolder("twice", namespace))
+    assert "already exists" in problem(http.post("/darkrooms", json=webfolder("twice", namespace)), 409)["detail"]
+
+
+def test_missing_namespace_is_a_field_error(http: FlaskClient) -> None:
+    body = problem(http.post("/darkrooms", json=webfolder("lost", "no-such-namespace-here")), 422)
+    assert body["errors"] == {"namespace": ['namespace "no-such-namespace-here" does not exist']}
+
+
+def test_validation_errors_name_friendly_fields(http: FlaskClient, namespace: str) -> None:
+    payload = webfolder("Bad_Name", namespace, subDomains=["ok", "ok", "No"], source={"type": "WebFolder", "baseUrl": "ftp://x"}, colour=1)
+    errors = problem(http.post("/darkrooms", json=payload), 422)["errors"]
+    assert set(errors) == {"name", "subDomains.1", "subDomains.2", "source.baseUrl", "colour"}
+    assert errors["colour"] == ["Unknown field."]
+    assert http.get(f"/darkrooms?namespace={namespace}").get_json()["items"] == []
+
+
+def test_api_server_validation_maps_onto_friendly_fields(access: ClusterAccess, namespace: str) -> None:
+    # Our schema mirrors the CRD, so reach the server's own checks with a payload that skipped it.
+    friendly = {**webfolder("server-checked", namespace), "replicas": 500, "subDomains": ["a", "a"]}
+    with pytest.raises(Problem) as caught:
+        writing.create(darkrooms.KIND, access.client, friendly)
+    assert caught.value.status == 422
+    assert set(caught.value.errors) == {"replicas", "subDomains.1"}
+    assert "replicas in body should be less than or equal to 100" in caught.value.errors["replicas"][0]
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type", "status"),
+    [
+        (b"{not json", "application/json", 400),
+        (b"", "application/json", 400),
+        (b"   ", "application/json", 400),
+        (b'{"name": "x"}', "text/plain", 415),
+        (b'{"name": "x"}', "application/x-www-form-urlencoded", 415),
+        (b"[1, 2]", "application/json", 422),
+        (b'"text"', "application/json", 422),
+        (b'{"name": "' + b"x" * 1_100_000 + b'"}', "application/json", 413),
+    ],
+    ids=["malformed", "empty", "blank", "text", "form", "array", "string", "too-large"],
+)
+def test_bad_bodies(http: FlaskClient, data: bytes, content_type: str, status: int) -> None:
+    problem(http.post("/darkrooms", data=data, content_type=content_type), status)
+
+
+def test_unknown_object_is_404_for_every_verb(http: FlaskClient, namespace: str) -> None:
+    url = f"/darkrooms/{namespace}/nothing"
+    problem(http.get(url), 404)
+    problem(http.put(url, json=webfolder("nothing", namespace)), 404)
+    problem(merge_patch(http, url, {"replicas": 2}), 404)
+    problem(http.delete(url), 404)
+
+
+def test_put_replaces_the_whole_friendly_object(http: FlaskClient, namespace: str) -> None:
+    first = created(
+        http,
+        webfolder(
+            "replaced",
+            namespace,
+            replicas=3,
+            cacheTime=60,
+            source={"type": "WebFolder", "baseUrl": "https://a.example", "pathPrefix": "p/"},
+        ),
+    )
+    response = http.put(f"/darkrooms/{namespace}/replaced", json={"source": {"baseUrl": "https://b.example"}, "subDomains": ["b"]})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    body = response.get_json()
+    conformance.validate(body, "Darkroom")
+    assert response.headers["ETag"] == f'"{body["resourceVersion"]}"' != f'"{first["resourceVersion"]}"'
+    assert (body["replicas"], body["cacheTime"], body["version"], body["subDomains"]) == (1, 31536000, "latest", ["b"])
+    assert (body["source"]["baseUrl"], body["source"]["pathPrefix"]) == ("https://b.example", None)
+    assert body["uid"] == first["uid"]
+    assert http.get(f"/darkrooms/{namespace}/replaced").get_json() == body
+
+
+def test_put_body_must_name_the_url_object(http: FlaskClient, namespace: str) -> None:
+    created(http, webfolder("named", namespace))
+    errors = problem(http.put(f"/darkrooms/{namespace}/named", json=webfolder("other", "elsewhere")), 422)["errors"]
+    assert set(errors) == {"name", "namespace"}
+
+
+def test_merge_patch_changes_only_what_it_names(http: FlaskClient, namespace: str) -> None:
+    url = f"/darkrooms/{namespace}/patched"
+    created(http, webfolder("patched", namespace, cacheTime=60))
+    response = merge_patch(http, url, {"replicas": 4, "version": None, "source": {"pathPrefix": "img/"}})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    body = response.get_json()
+    assert (body["replicas"], body["cacheTime"], body["version"], body["source"]["pathPrefix"]) == (4, 60, "latest", "img/")
+    assert body["source"]["baseUrl"] == "https://ajatprabha.in/assets"
+    plain = http.patch(url, json={"subDomains": ["x", "y"]})  # application/json is taken as a merge patch too
+    assert plain.status_code == 200
+    assert http.get(url).get_json()["subDomains"] == ["x", "y"]
+    assert problem(merge_patch(http, url, {"source": {"baseUrl": None}}), 422)["errors"].keys() == {"source.baseUrl"}
+    assert problem(merge_patch(http, url, {"extra": True, "replicas": "2"}), 422)["errors"].keys() == {"extra", "replicas"}
+    json_patch = http.patch(url, data=b'[{"op": "remove", "path": "/replicas"}]', content_type="application/json-patch+json")
+    assert problem(json_patch, 415)
+    assert json_patch.headers["Accept-Patch"] == MERGE
+
+
+def test_if_match_guards_writes(http: FlaskClient, namespace: str) -> None:
+    url = f"/darkrooms/{namespace}/guarded"
+    old = created(http, webfolder("guarded", namespace))
+    old_etag = f'"{old["resourceVersion"]}"'
+    changed = merge_patch(http, url, {"replicas": 2}, **{"If-Match": old_etag})
+    assert changed.status_code == 200
+    new_etag = changed.headers["ETag"]
+    stale = problem(merge_patch(http, url, {"replicas": 3}, **{"If-Match": old_etag}), 412)
+    assert "re-read" in stale["detail"]
+    problem(http.put(url, json=webfolder("guarded", namespace), headers={"If-Match": old_etag}), 412)
+    problem(http.delete(url, headers={"If-Match": old_etag}), 412)
+    assert http.get(url).get_json()["replicas"] == 2
+    assert http.put(url, json=webfolder("guarded", namespace), headers={"If-Match": new_etag}).status_code == 200
+    assert merge_patch(http, url, {"replicas": 5}, **{"If-Match": "*"}).status_code == 200
+
+
+def test_stale_resource_version_in_the_body_is_409(http: FlaskClient, namespace: str) -> None:
+    url = f"/darkrooms/{namespace}/stale"
+    old = created(http, webfolder("stale", namespace))
+    assert merge_patch(http, url, {"replicas": 2}).status_code == 200
+    body = {**webfolder("stale", namespace), "resourceVersion": old["resourceVersion"]}
+    assert "resourceVersion" in problem(http.put(url, json=body), 409)["detail"]
+    problem(merge_patch(http, url, {"replicas": 3, "resourceVersion": old["resourceVersion"]}), 409)
+    current = http.get(url).get_json()
+    assert current["replicas"] == 2
+    fresh = merge_patch(http, url, {"replicas": 3, "resourceVersion": current["resourceVersion"]})
+    assert fresh.status_code == 200
+
+
+def test_delete_without_finalizers_is_204_and_gone_at_once(http: FlaskClient, namespace: str) -> None:
+    url = f"/darkrooms/{namespace}/short-lived"
+    created(http, webfolder("short-lived", namespace))
+    response = http.delete(url)
+    assert (response.status_code, response.data) == (204, b"")
+    problem(http.get(url), 404)  # read-your-writes holds for deletes too
+    assert http.get(f"/darkrooms?namespace={namespace}").get_json()["items"] == []
+
+
+def test_delete_held_by_a_finalizer_is_202_until_released(http: FlaskClient, namespace: str, custom: Any) -> None:
+    url = f"/darkrooms/{namespace}/held"
+    created(http, webfolder("held", namespace))
+    custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "held", {"metadata": {"finalizers": ["example.com/hold"]}})
+    response = http.delete(url)
+    assert response.status_code == 202
+    body = response.get_json()
+    conformance.validate(body, "Darkroom")
+    assert body["terminating"] is True and body["deletionTimestamp"]
+    assert http.get(url).get_json()["terminating"] is True
+    assert http.delete(url).status_code == 202  # asking again changes nothing
+    custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "held", {"metadata": {"finalizers": None}})
+    wait_for(lambda: http.get(url).status_code == 404, timeout_s=10, message="the released Darkroom disappears")
+
+
+def test_list_filters_and_pages(http: FlaskClient, namespace: str, custom: Any) -> None:
+    names = [f"page-{i:02d}" for i in range(7)]
+    for name in names:
+        created(http, webfolder(name, namespace))
+    custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "page-03", {"metadata": {"labels": {"tier": "gold"}}})
+    wait_for(
+        lambda: (
+            [i["name"] for i in http.get(f"/darkrooms?namespace={namespace}&labelSelector=tier%3Dgold").get_json()["items"]] == ["page-03"]
+        ),
+        timeout_s=10,
+        message="the label reaches the cache",
+    )
+    assert http.get(f"/darkrooms?namespace={namespace}&labelSelector=tier!%3Dgold").get_json()["total"] == 6
+    seen, token = [], None
+    while True:
+        page = http.get(f"/darkrooms?namespace={namespace}&limit=3" + (f"&continue={token}" if token else "")).get_json()
+        conformance.validate(page, "DarkroomList")
+        assert page["total"] == 7
+        seen += [i["name"] for i in page["items"]]
+        token = page["continue"]
+        if token is None:
+            break
+    assert seen == names
+    for bad in ("limit=0", "limit=abc", "limit=100000", "continue=garbage", "labelSelector=a+in+(b"):
+        problem(http.get(f"/darkrooms?{bad}"), 400)
+    assert http.get("/darkrooms?namespace=no-such-namespace").get_json() == {"items": [], "continue": None, "total": 0}
+
+
+def test_list_reflects_each_change_and_repeats_unchanged_bytes(http: FlaskClient, namespace: str) -> None:
+    url = f"/darkrooms?namespace={namespace}"
+    created(http, webfolder("listed", namespace))
+    first = http.get(url).data
+    assert http.get(url).data == first
+    assert merge_patch(http, f"/darkrooms/{namespace}/listed", {"replicas": 7}).status_code == 200
+    assert [i["replicas"] for i in http.get(url).get_json()["items"]] == [7]
+
+
+def test_writes_never_lose_a_concurrent_change_by_another_client(http: FlaskClient, namespace: str, custom: Any) -> None:
+    url = f"/darkrooms/{namespace}/shared"
+    created(http, webfolder("shared", namespace))
+    # Another client changes the object; our cache may not have seen it yet when the next requests arrive.
+    other = custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "shared", {"metadata": {"labels": {"team": "a"}}})
+    assert merge_patch(http, url, {"replicas": 2}).status_code == 200  # unconditional: rebuilt on the fresh object if needed
+    body = http.get(url).get_json()
+    assert (body["labels"], body["replicas"]) == ({"team": "a"}, 2)
+    other = custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "shared", {"metadata": {"labels": {"team": "b"}}})
+    etag = f'"{other["metadata"]["resourceVersion"]}"'  # a version the client saw elsewhere, maybe newer than our cache
+    response = http.put(url, json=webfolder("shared", namespace, replicas=3), headers={"If-Match": etag})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert (response.get_json()["labels"], response.get_json()["replicas"]) == ({"team": "b"}, 3)

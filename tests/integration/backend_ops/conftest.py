@@ -1,0 +1,174 @@
+"""Fixtures of the operations tests: one ClusterAccess on the session devcluster, app factories, a real HTTP server.
+
+``ops_access`` (session) starts the API's informer cache once; ``make_app(**settings)`` builds apps
+on it (several apps may share it: each gets its own metrics registry and /watch broadcaster);
+``serve(app)`` runs an app in a threaded werkzeug server on a free port (for streams and raw HTTP);
+``darkrooms`` creates, changes and deletes Darkroom objects straight through the API server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from support import DevclusterProcess, free_port
+from werkzeug.serving import make_server
+
+from backend import watching
+from backend.access import ClusterAccess
+from backend.app import create_app
+from backend.serving import RequestHandler
+from backend.settings import ApiSettings
+
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+
+
+@pytest.fixture(scope="session")
+def ops_access(devcluster: DevclusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
+    access = ClusterAccess.start(ApiSettings(kubeconfig=devcluster.kubeconfig), environ={})
+    assert access.synced
+    yield access
+    access.stop()
+
+
+@pytest.fixture
+def make_app(devcluster: DevclusterProcess, ops_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
+    apps: list[Flask] = []
+
+    def make(*, access: ClusterAccess | None = None, **overrides: Any) -> Flask:
+        settings = ApiSettings(kubeconfig=Path(devcluster.kubeconfig), **overrides)
+        app = create_app(settings, access=access or ops_access)
+        app.config["TESTING"] = True
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        watching.close(app)  # its informer handlers stay subscribed but become no-ops
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Flask], str]]:
+    servers: list[tuple[Any, threading.Thread, Flask]] = []
+
+    def start(app: Flask) -> str:
+        port = free_port()
+        server = make_server("127.0.0.1", port, app, threaded=True, request_handler=RequestHandler)
+        thread = threading.Thread(target=server.serve_forever, name=f"test-server-{port}", daemon=True)
+        thread.start()
+        servers.append((server, thread, app))
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for server, thread, app in servers:
+        watching.close(app)
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+class Darkrooms:
+    """Darkroom objects written straight to the API server (not through the app under test)."""
+
+    def __init__(self, api_client: Any, namespace: str) -> None:
+        from kubernetes import client
+
+        self.api = client.CustomObjectsApi(api_client)
+        self.namespace = namespace
+
+    def create(self, name: str, *, replicas: int = 1) -> dict[str, Any]:
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "Darkroom",
+            "metadata": {"name": name, "namespace": self.namespace},
+            "spec": {"replicas": replicas, "source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}, "subDomains": [name]},
+        }
+        created: dict[str, Any] = self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
+        return created
+
+    def scale(self, name: str, replicas: int) -> dict[str, Any]:
+        patched: dict[str, Any] = self.api.patch_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, PLURAL, name, {"spec": {"replicas": replicas}}
+        )
+        return patched
+
+    def delete(self, name: str) -> None:
+        self.api.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+
+
+@pytest.fixture
+def darkrooms(api_client: Any, namespace: str) -> Darkrooms:
+    return Darkrooms(api_client, namespace)
+
+
+class SseStream:
+    """A raw Server-Sent Events client over one http.client connection (no EventSource semantics added)."""
+
+    def __init__(self, base_url: str, path: str = "/watch", *, headers: dict[str, str] | None = None, timeout_s: float = 15.0) -> None:
+        import http.client
+
+        self.connection = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=timeout_s)
+        self.connection.request("GET", path, headers={"Accept": "text/event-stream", **(headers or {})})
+        self.response = self.connection.getresponse()
+        self.status = self.response.status
+        self.headers = self.response.headers
+
+    def next(self) -> dict[str, Any] | None:
+        """The next block (``event``, ``id``, ``data`` decoded as JSON, ``comments``); None at end of stream."""
+        import json
+
+        block: dict[str, Any] = {"comments": []}
+        data: list[str] = []
+        while True:
+            raw = self.response.readline()
+            if not raw:
+                return None
+            line = raw.decode().rstrip("\n")
+            if line == "":
+                if data:
+                    block["data"] = json.loads("\n".join(data))
+                if len(block) > 1 or block["comments"]:
+                    return block
+                continue
+            if line.startswith(":"):
+                block["comments"].append(line[1:].strip())
+                continue
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data.append(value)
+            else:
+                block[field] = value
+
+    def until(self, predicate: Callable[[dict[str, Any]], bool], *, limit: int = 200) -> list[dict[str, Any]]:
+        """Blocks up to and including the first one matching ``predicate``."""
+        seen = []
+        for _ in range(limit):
+            block = self.next()
+            assert block is not None, f"stream ended; saw {seen}"
+            seen.append(block)
+            if predicate(block):
+                return seen
+        raise AssertionError(f"no matching block in {limit}: {seen}")
+
+    def close(self) -> None:
+        self.response.close()  # the response holds its own reference to the socket
+        self.connection.close()
+
+
+@pytest.fixture
+def sse() -> Iterator[Callable[..., SseStream]]:
+    opened: list[SseStream] = []
+
+    def open_stream(base_url: str, path: str = "/watch", **kwargs: Any) -> SseStream:
+        stream = SseStream(base_url, path, **kwargs)
+        opened.append(stream)
+        return stream
+
+    yield open_stream
+    for stream in opened:
+        stream.close()
