@@ -120,11 +120,12 @@ def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(tmp_path: 
         assert headers["Location"].endswith("/darkrooms/default/photos")
 
         def ready() -> Any:
-            item = _curl("GET", f"{base}/darkrooms/default/photos")[2]
-            return item if item["status"]["ready"] else None
+            _, headers, item = _curl("GET", f"{base}/darkrooms/default/photos")
+            return (headers, item) if item["status"]["ready"] else None
 
-        item = wait_for(ready, timeout_s=60, message="photos Ready")
+        headers, item = wait_for(ready, timeout_s=60, message="photos Ready")  # type: ignore[misc]
         assert item["status"]["domains"] == ["photos.darkroom.example.com"]
+        # The reconciler's status writes change the version, so If-Match uses the ETag of this latest read.
 
         status, headers, body = _curl(
             "PATCH", f"{base}/darkrooms/default/photos", {"subDomains": ["photos", "img"]}, {"If-Match": headers["ETag"]}
@@ -141,7 +142,7 @@ def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(tmp_path: 
 
         s3 = {
             "name": "vault",
-            "source": {"type": "S3", "bucket": "b", "region": "eu-west-1", "accessKey": "AKIAE2E", "secretKey": SENTINEL},
+            "source": {"type": "S3", "bucket": "vault-images", "region": "eu-west-1", "accessKey": "AKIAE2E", "secretKey": SENTINEL},
             "subDomains": ["vault"],
         }
         status, _, body = _curl("POST", f"{base}/darkrooms", s3)
