@@ -12,7 +12,7 @@ OPERATOR_ARGS ?=
 IMAGE ?= darkroom-control-panel:0.1.0
 OVERLAY ?= dev
 
-.PHONY: venv api test lint typecheck unit cluster operator bench clean docker-build deploy undeploy
+.PHONY: venv api test lint typecheck unit cluster operator bench clean docker-build deploy undeploy vendor
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ deploy:
 ## undeploy: remove what deploy installed, keeping the CRDs (and so every Darkroom and Task)
 undeploy:
 	@scripts/deploy.sh undeploy $(OVERLAY)
+
+## vendor: re-fetch the dashboard's htmx + htmx-ext-sse from the npm registry (pinned versions, sha512 checked)
+vendor:
+	@scripts/vendor_frontend.sh
 
 clean:
 	rm -rf .devcluster .pytest_cache .mypy_cache .ruff_cache

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from backend import combinedtasks, darkrooms, namespaces, openapi, operations, problems, security, state, tasks, watching
+from backend import combinedtasks, darkrooms, dashboard, namespaces, openapi, operations, problems, security, state, tasks, watching
 from backend.access import ClusterAccess
 from backend.settings import ApiSettings
 
@@ -35,6 +35,7 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     operations.register(app, settings=settings, access=access)
     for module in (darkrooms, tasks, combinedtasks, namespaces):
         app.register_blueprint(module.blueprint)
+    app.register_blueprint(dashboard.blueprint)
     watching.register(app, settings=settings, access=access)
     openapi.register(app, settings=settings)
     return app

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system tools the test suite drives when they are missing: docker-compose (Debian's
-# package; tests/deploy/test_compose.py runs `docker-compose config -q`). Called by `make test`.
+# package; tests/deploy/test_compose.py runs `docker-compose config -q`) and chromium (Debian's
+# package at /usr/bin/chromium; tests/browser drive it with Playwright). Called by `make test`.
 # Idempotent and instant when everything is present; needs root (or sudo) only to install.
 set -euo pipefail
 
 missing=()
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -1,0 +1,75 @@
+"""The dashboard's writes: a thin adapter over the JSON API's validation and write flow.
+
+Called by the page modules with the friendly payload a form became (:mod:`.forms`). Nothing is
+validated or written differently from ``POST``/``PUT``/``DELETE`` on the JSON API: the same
+schemas (:func:`backend.payloads.load`), the kind's own checks, :mod:`backend.writing` (Secrets of
+S3 Darkrooms, undo on failure) and :func:`backend.endpoints.write` (conflicts: a form carries the
+generation it was rendered from, so a stale form gets 409 instead of overwriting). Failures
+are raised as :class:`backend.problems.Problem` — 422 with ``errors`` by friendly field path,
+409 on a conflict or an existing name — for the page to show inline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from backend import endpoints, payloads, state, writing
+from backend.kinds import Kind
+from backend.problems import Problem
+from cluster import Conflict, NotFound
+
+
+def create(kind: Kind, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Validate and create; the object the server stored."""
+    friendly = payloads.load(kind.create_schema, dict(payload))
+    if not endpoints.served(friendly["namespace"]):
+        raise payloads.invalid({"namespace": [f"this dashboard serves namespace {state.current().settings.namespace} only"]})
+    errors = kind.check(friendly, existing=None)
+    if errors:
+        raise payloads.invalid(errors)
+    return writing.create(kind, state.current().access.client, friendly)
+
+
+def replace(kind: Kind, namespace: str, name: str, payload: Mapping[str, Any], *, generation: str | None) -> None:
+    """Validate and replace, provided the spec is still at ``generation`` (the one the form showed; 409 otherwise).
+
+    The generation, not the resourceVersion: the reconciler's status updates change the latter all
+    the time, and a form is only stale when someone else changed what it edits. The check runs on
+    the very object each write attempt is conditioned on (:func:`backend.endpoints.write` retries
+    a resourceVersion conflict on the fresh object), so a concurrent edit is never overwritten.
+    """
+    friendly = endpoints.with_identity(payloads.load(kind.update_schema, dict(payload)), kind, namespace, name)
+
+    def build(current: Mapping[str, Any]) -> dict[str, Any]:
+        stored = current["metadata"].get("generation")
+        if generation and stored is not None and str(stored) != generation:
+            raise Problem(409, f'{kind.title} "{namespace}/{name}" was changed by someone else since the form was opened')
+        return friendly
+
+    endpoints.write(kind, namespace, name, None, build)
+
+
+def change(kind: Kind, namespace: str, name: str, patch: Mapping[str, Any], *, resource_version: str | None = None) -> None:
+    """Apply a JSON merge patch of friendly fields (e.g. ``{"state": "Finished"}``), as ``PATCH`` does."""
+
+    def build(current: Mapping[str, Any]) -> dict[str, Any]:
+        raw = kind.to_friendly(current, settings=None)
+        raw.pop("resourceVersion", None)
+        merged = payloads.merge_patch(kind.patch_base(raw, patch), patch)
+        return endpoints.with_identity(payloads.load(kind.update_schema, merged), kind, namespace, name)
+
+    endpoints.write(kind, namespace, name, resource_version or None, build)
+
+
+def delete(kind: Kind, namespace: str, name: str, *, uid: str | None) -> bool:
+    """Request deletion (of exactly the object with ``uid`` when given); True while finalizers hold it."""
+    client = state.current().access.client
+    try:
+        result = client.delete(kind.resource, name, namespace=namespace, uid=uid or None)
+    except NotFound:
+        raise Problem(404, f'{kind.title} "{namespace}/{name}" is already gone') from None
+    except Conflict:
+        raise Problem(409, f'{kind.title} "{namespace}/{name}" was replaced by another object of the same name; reload') from None
+    meta = result.get("metadata") or {}
+    return bool(result.get("kind") == kind.resource.kind and meta.get("deletionTimestamp") and meta.get("finalizers"))

@@ -1,0 +1,253 @@
+"""The Darkroom pages: list (``/``), detail, create/edit form and delete, with their live fragments.
+
+Installed by :mod:`backend.dashboard`. Routes:
+
+- ``GET /`` — the list (``?namespace=&q=&page=``); an htmx request targeting ``darkroom-list``
+  gets only that block. ``GET /ui/darkrooms/<ns>/<name>/row`` is one row, fetched by
+  ``dashboard.js`` when ``/watch`` reports a change of that Darkroom.
+- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children);
+  target ``darkroom-live`` gets the live block.
+- ``GET|POST /ui/darkrooms/new`` and ``/ui/darkrooms/<ns>/<name>/edit`` — the form; POST
+  validates and writes through :mod:`.actions` (422: the form again with inline errors; 409 on
+  edit: the form again with the current values explained). ``action=add-subdomain`` /
+  ``remove-subdomain=<i>`` edit the sub-domain list server-side (works without JavaScript).
+- ``POST /ui/darkrooms/<ns>/<name>/delete`` — delete (the detail page asks for confirmation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Blueprint, Response, request
+from werkzeug.datastructures import MultiDict
+from werkzeug.wrappers import Response as BaseResponse
+
+from backend import endpoints, problems, state
+from backend.access import INVOLVED_UID
+from backend.darkrooms import KIND
+from backend.dashboard import actions, browsing, forms, rendering
+from backend.problems import Problem
+from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
+from cluster.resources import Resource
+
+LIST = "darkrooms.html"
+DETAIL = "darkroom_detail.html"
+FORM = "darkroom_form.html"
+
+
+def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return endpoints.renderer(KIND).friendly(obj)
+
+
+def list_page() -> Response:
+    filters = browsing.Filters.from_request()
+    selected = browsing.select(KIND.resource, filters)
+    context = {
+        "filters": filters,
+        "page": selected,
+        "items": [friendly(obj) for obj in selected.items],
+        "namespaces": browsing.namespace_names(),
+        "notice": _notice(),
+        "served_namespace": state.current().settings.namespace,
+    }
+    if rendering.fragment_wanted() == "darkroom-list":
+        return rendering.block(LIST, "list", context)
+    return rendering.page(LIST, context)
+
+
+def _notice() -> str | None:
+    args = request.args
+    for key, text in (("created", "created"), ("deleted", "deleted"), ("terminating", "is being deleted")):
+        if args.get(key):
+            return f"Darkroom {args.get('namespace', '')}/{args[key]} {text}."
+    return None
+
+
+def row(namespace: str, name: str) -> Response:
+    try:
+        obj = friendly(endpoints.fetch(KIND, namespace, name))
+    except Problem:
+        return Response("", status=200, mimetype="text/html")  # gone: the row disappears
+    return rendering.block(LIST, "row", {"d": obj})
+
+
+def events_of(uid: str) -> list[dict[str, Any]]:
+    found = state.current().access.client.by_index(EVENTS, INVOLVED_UID, uid) if uid else []
+    events = sorted(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp") or ""), reverse=True)
+    return [
+        {
+            "type": e.get("type") or "",
+            "reason": e.get("reason") or "",
+            "message": e.get("message") or "",
+            "count": e.get("count") or 1,
+            "last": e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp"),
+        }
+        for e in events[:50]
+    ]
+
+
+def children(namespace: str, name: str) -> list[dict[str, Any]]:
+    """ConfigMap, Deployment, Service and Ingress named after the Darkroom, read from the API server."""
+    client = state.current().access.client
+    found: list[dict[str, Any]] = []
+    resource: Resource
+    for resource in (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES):
+        entry: dict[str, Any] = {"kind": resource.kind, "name": name, "exists": False, "detail": "not created yet"}
+        try:
+            obj = client.get(resource, name, namespace=namespace)
+        except NotFound:
+            found.append(entry)
+            continue
+        except ClusterError as e:
+            found.append({**entry, "detail": f"could not read it: {e.message}"})
+            continue
+        entry["exists"] = True
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if resource is DEPLOYMENTS:
+            entry["detail"] = f"{status.get('readyReplicas') or 0}/{spec.get('replicas', 1)} replicas ready"
+        elif resource is SERVICES:
+            ports = ", ".join(str(p.get("port")) for p in spec.get("ports") or ())
+            entry["detail"] = f"{spec.get('type') or 'ClusterIP'} {spec.get('clusterIP') or ''} port {ports}".strip()
+        elif resource is INGRESSES:
+            entry["hosts"] = [r.get("host") for r in spec.get("rules") or () if r.get("host")]
+            entry["detail"] = ""
+        else:
+            entry["detail"] = f"{len(obj.get('data') or {})} keys"
+        found.append(entry)
+    return found
+
+
+def detail(namespace: str, name: str) -> Response:
+    target = rendering.fragment_wanted()
+    try:
+        obj = friendly(endpoints.fetch(KIND, namespace, name))
+    except Problem as problem:
+        if target == "darkroom-live":
+            return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
+        return browsing.problem_page(problem)
+    context = {
+        "d": obj,
+        "namespace": namespace,
+        "name": name,
+        "events": events_of(obj["uid"]),
+        "children": children(namespace, name),
+        "saved": bool(request.args.get("saved")),
+    }
+    if target == "darkroom-live":
+        return rendering.block(DETAIL, "live", context)
+    return rendering.page(DETAIL, context)
+
+
+def _form(
+    *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
+) -> Response:
+    context = {"mode": mode, "values": values, "errors": errors or {}, "namespaces": browsing.namespace_names(), **extra}
+    if rendering.fragment_wanted() == "darkroom-form":
+        return rendering.block(FORM, "form", context, status=status)
+    return rendering.page(FORM, context, status=status)
+
+
+def _edited_list(values: dict[str, Any], form: MultiDict[str, str]) -> bool:
+    """Apply an add/remove sub-domain button; True when that was the action (no write then)."""
+    if form.get("action") == "add-subdomain":
+        values["subDomains"] = [*values["subDomains"], ""]
+        return True
+    remove = form.get("remove-subdomain")
+    if remove is not None:
+        raw = [s.strip() for s in form.getlist("subDomains")]
+        if remove.isdigit() and int(remove) < len(raw):
+            del raw[int(remove)]
+        values["subDomains"] = [s for s in raw if s]
+        return True
+    return False
+
+
+def _failure(problem: Problem) -> tuple[int, dict[str, list[str]]]:
+    if problem.status == 422 and problem.errors:
+        return 422, problem.errors
+    return problem.status, {"$": [problem.detail or problem.title]}
+
+
+def new() -> BaseResponse:
+    if request.method == "GET":
+        namespace = request.args.get("namespace") or state.current().settings.namespace or "default"
+        values = forms.darkroom_form_values(MultiDict({"namespace": namespace, "source_type": "WebFolder"}))
+        values["subDomains"] = [""]
+        return _form(mode="create", values=values)
+    form = request.form
+    values = forms.darkroom_form_values(form)
+    if _edited_list(values, form):
+        return _form(mode="create", values=values)
+    try:
+        written = actions.create(KIND, forms.darkroom_payload(values, form, create=True))
+    except ClusterError as e:
+        status, errors = _failure(problems.from_cluster_error(e))
+        return _form(mode="create", values=values, status=status, errors=errors)
+    except Problem as problem:
+        status, errors = _failure(problem)
+        if problem.status == 409:
+            errors = {"name": [problem.detail or "already exists"]}
+        return _form(mode="create", values=values, status=status, errors=errors)
+    meta = written["metadata"]
+    return browsing.go(browsing.with_query("/", namespace=meta["namespace"], created=meta["name"]))
+
+
+def edit(namespace: str, name: str) -> BaseResponse:
+    try:
+        current = friendly(endpoints.fetch(KIND, namespace, name))
+    except Problem as problem:
+        return browsing.problem_page(problem)
+    if request.method == "GET":
+        return _form(mode="edit", values=forms.darkroom_values(current))
+    form = request.form
+    values = {
+        **forms.darkroom_form_values(form),
+        "name": name,
+        "namespace": namespace,
+        "credentialsSet": current["source"]["credentialsSet"],
+    }
+    if _edited_list(values, form):
+        return _form(mode="edit", values=values)
+    try:
+        actions.replace(KIND, namespace, name, forms.darkroom_payload(values, form, create=False), generation=values["generation"])
+    except ClusterError as e:
+        status, errors = _failure(problems.from_cluster_error(e))
+        return _form(mode="edit", values=values, status=status, errors=errors)
+    except Problem as problem:
+        if problem.status == 409:
+            try:
+                latest = friendly(endpoints.fetch(KIND, namespace, name, fresh=True))
+            except Problem as gone:
+                return browsing.problem_page(gone)
+            values = {**values, "generation": str(latest["generation"]), "credentialsSet": latest["source"]["credentialsSet"]}
+            return _form(mode="edit", values=values, status=409, conflict=forms.darkroom_values(latest))
+        status, errors = _failure(problem)
+        return _form(mode="edit", values=values, status=status, errors=errors)
+    return browsing.go(browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"))
+
+
+def delete(namespace: str, name: str) -> BaseResponse:
+    try:
+        terminating = actions.delete(KIND, namespace, name, uid=request.form.get("uid"))
+    except ClusterError as e:
+        return browsing.problem_page(problems.from_cluster_error(e))
+    except Problem as problem:
+        return browsing.problem_page(problem)
+    key = "terminating" if terminating else "deleted"
+    return browsing.go(browsing.with_query("/", namespace=namespace, **{key: name}))
+
+
+def install(blueprint: Blueprint) -> None:
+    rendering.document(list_page, "Darkrooms page (the landing page): filters ?namespace=&q=&page=")
+    rendering.document(new, "New Darkroom form; POST creates", ("get", "post"))
+    rendering.document(detail, "Darkroom detail page")
+    rendering.document(row, "One Darkroom row (live refresh); empty when it is gone")
+    rendering.document(edit, "Edit Darkroom form; POST saves", ("get", "post"))
+    rendering.document(delete, "Delete a Darkroom", ("post",))
+    blueprint.add_url_rule("/", "darkrooms", list_page, methods=["GET"])
+    blueprint.add_url_rule("/ui/darkrooms/new", "new_darkroom", new, methods=["GET", "POST"])
+    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>", "darkroom", detail, methods=["GET"])
+    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>/row", "darkroom_row", row, methods=["GET"])
+    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>/edit", "edit_darkroom", edit, methods=["GET", "POST"])
+    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>/delete", "delete_darkroom", delete, methods=["POST"])

@@ -1,0 +1,143 @@
+"""Rendering of dashboard pages and fragments from one template, plus the template filters they share.
+
+Called by the page modules (:mod:`.darkroompages`, :mod:`.taskpages`). A page template extends
+``base.html`` and marks each fragment as a block; :func:`page` renders the whole page,
+:func:`block` one block with the same context (an htmx swap, a live row refresh), so the markup
+of a row is the same whether it arrived with the page, after a filter change or after a change
+pushed over SSE. :func:`fragment_wanted` says which block an htmx request targets. Jinja's
+autoescape is on for every ``.html`` template: cluster-provided strings are rendered as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+from flask import Blueprint, Response, current_app, request
+
+from backend import state
+
+HTML_HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request, HX-Target"}
+
+
+def _context(extra: Mapping[str, Any]) -> dict[str, Any]:
+    context = {"ui": current_app.jinja_env.get_template("_macros.html").module, "now": datetime.now(UTC), **extra}
+    current_app.update_template_context(context)
+    return context
+
+
+def _response(text: str, status: int, headers: Mapping[str, str] | None) -> Response:
+    return Response(text, status=status, mimetype="text/html", headers={**HTML_HEADERS, **(headers or {})})
+
+
+def page(template: str, context: Mapping[str, Any], *, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return _response(current_app.jinja_env.get_template(template).render(_context(context)), status, headers)
+
+
+def block(
+    template: str, block_name: str, context: Mapping[str, Any], *, status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    compiled = current_app.jinja_env.get_template(template)
+    text = "".join(compiled.blocks[block_name](compiled.new_context(_context(context))))
+    return _response(text, status, headers)
+
+
+def fragment_wanted() -> str | None:
+    """The element id an htmx request swaps (None: render the full page, also for history restores)."""
+    if not request.headers.get("HX-Request") or request.headers.get("HX-History-Restore-Request"):
+        return None
+    return request.headers.get("HX-Target") or None
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def age(value: Any, now: datetime | None = None) -> str:
+    """``2027-01-01T00:00:00Z`` → ``3d`` (kubectl style: s, m, h, d); ``-`` when unknown."""
+    moment = parse_time(value)
+    if moment is None:
+        return "-"
+    seconds = int(((now or datetime.now(UTC)) - moment).total_seconds())
+    if seconds < 0:
+        return "in " + age_of(-seconds)
+    return age_of(seconds)
+
+
+def age_of(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit != "m" else 1):
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def utc_text(value: Any) -> str:
+    moment = parse_time(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "-"
+
+
+def readiness(obj: Mapping[str, Any]) -> dict[str, str]:
+    """What the Ready column says about a friendly Darkroom: ``state`` (CSS), ``label`` and ``detail``."""
+    status = obj.get("status") or {}
+    ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
+    detail = str((ready or {}).get("message") or (ready or {}).get("reason") or "")
+    if obj.get("terminating"):
+        return {"state": "terminating", "label": "Terminating", "detail": "deletion requested; waiting for finalizers"}
+    generation, observed = obj.get("generation"), status.get("observedGeneration")
+    if generation is not None and (observed is None or observed < generation):
+        return {"state": "reconciling", "label": "Reconciling…", "detail": "the reconciler has not caught up with the latest change yet"}
+    if status.get("ready"):
+        return {"state": "ready", "label": "Ready", "detail": detail}
+    if ready is not None and ready.get("status") == "False" and ready.get("reason") not in (None, "Progressing", "Pending"):
+        return {"state": "failed", "label": "Not ready", "detail": detail}
+    return {"state": "pending", "label": "Not ready", "detail": detail or "waiting for the reconciler"}
+
+
+def install(blueprint: Blueprint) -> None:
+    blueprint.add_app_template_filter(age, "age")
+    blueprint.add_app_template_filter(utc_text, "utc")
+    blueprint.add_app_template_global(readiness, "readiness")
+
+    def _globals() -> dict[str, Any]:
+        app_state = current_app.extensions.get(state.EXTENSION)
+        return {"auth_enabled": bool(app_state and app_state.settings.api_token)}
+
+    blueprint.app_context_processor(_globals)
+
+
+def _html(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+PAGE_RESPONSES: dict[str, Any] = {"200": _html("The page (or, for htmx, the fragment it targets)."), "404": _html("No such object.")}
+WRITE_RESPONSES: dict[str, Any] = {
+    "200": _html("htmx requests: an HX-Redirect to the next page, or the form again."),
+    "303": {"description": "Done (plain form post): go to the next page."},
+    "403": {
+        "description": "No valid CSRF token (form field csrf_token or header X-CSRF-Token).",
+        "content": {
+            "text/html": {"schema": {"type": "string"}},
+            "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}},
+        },
+    },
+    "404": _html("No such object."),
+    "409": _html("A conflict, explained in the form (the object changed, or the name is taken)."),
+    "422": _html("The form again, with the errors next to the fields."),
+}
+
+
+def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",)) -> None:
+    """Describe a dashboard view in the OpenAPI document (``backend.openapi`` reads YAML after ``---`` in the docstring)."""
+    operations = {
+        method: {"tags": ["Dashboard (HTML)"], "summary": summary, "responses": PAGE_RESPONSES if method == "get" else WRITE_RESPONSES}
+        for method in methods
+    }
+    view.__doc__ = f"{summary}\n---\n{yaml.safe_dump(operations, sort_keys=False)}"

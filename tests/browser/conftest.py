@@ -1,0 +1,195 @@
+"""Fixtures of the browser tests: chromium via Playwright, and per test module the whole stack.
+
+``stack`` (module): a namespace of its own on the session devcluster, the reconciler watching it
+(``python -m darkroom_operator``, as in tests/integration/reconciler) and the API + dashboard app
+(``create_app`` with its own informers) under a real threaded werkzeug server. ``page`` (function):
+a fresh browser context (own cookies) on the app that records console errors, page errors and
+``securitypolicyviolation`` events; every test ends by asserting there were none. ``shot(page,
+name)`` saves a screenshot to test-output/screenshots/.
+
+Chromium: Debian's /usr/bin/chromium (never ``playwright install``). When it is missing the tests
+fail under CI (``CI=true``) and are skipped elsewhere with the reason (``make test`` installs it
+through scripts/install_test_tools.sh when it can).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from integration.reconciler.conftest import OperatorProcess
+from support import ROOT, DevclusterProcess, free_port
+from werkzeug.serving import make_server
+
+from backend import serving, watching
+from backend.app import create_app
+from backend.settings import ApiSettings
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+# Forms answer 422 (invalid input) and 409 (conflict) on purpose; chromium logs every non-2xx load.
+EXPECTED_STATUS = re.compile(r"^Failed to load resource: the server responded with a status of (409|422)\b")
+CSP_PROBE = """
+document.addEventListener('securitypolicyviolation', (e) => {
+  console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI);
+});
+"""
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if path:
+        return path
+    message = f"chromium is not installed ({CHROMIUM}): run scripts/install_test_tools.sh (apt-get install -y chromium)"
+    if in_ci():
+        pytest.fail(message + " — browser tests must run under CI")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+    playwright.stop()
+
+
+@dataclass
+class Stack:
+    url: str
+    namespace: str
+    app: Any
+    api_client: Any
+    operator: OperatorProcess
+    extra_namespaces: list[str] = field(default_factory=list)
+
+    def custom(self) -> Any:
+        from kubernetes import client
+
+        return client.CustomObjectsApi(self.api_client)
+
+    def core(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(self.api_client)
+
+    def new_namespace(self) -> str:
+        name = f"b-{uuid.uuid4().hex[:10]}"
+        self.core().create_namespace({"metadata": {"name": name}})
+        self.extra_namespaces.append(name)
+        return name
+
+
+@pytest.fixture(scope="module")
+def stack(
+    devcluster: DevclusterProcess, crds_installed: None, api_client: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    namespace = f"b-{uuid.uuid4().hex[:10]}"
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    logs = tmp_path_factory.mktemp("operator")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DARKROOM_OPERATOR_") and k != "KUBECONFIG"}
+    env.update({"PYTHONUNBUFFERED": "1", "DARKROOM_OPERATOR_LOG_JSON": "true"})
+    operator = OperatorProcess(
+        args=[
+            *("--kubeconfig", str(devcluster.kubeconfig), "--health-port", "0", "--health-host", "127.0.0.1"),
+            *("--namespace", namespace, "--no-leader-election"),
+        ],
+        env=env,
+        log_path=logs / "operator.log",
+        out_path=logs / "operator.out",
+    ).start()
+    settings = ApiSettings(kubeconfig=devcluster.kubeconfig, sse_heartbeat_s=5.0)
+    app = create_app(settings)
+    port = free_port()
+    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=serving.RequestHandler)
+    thread = threading.Thread(target=server.serve_forever, name=f"dashboard-{port}", daemon=True)
+    thread.start()
+    stack = Stack(url=f"http://127.0.0.1:{port}", namespace=namespace, app=app, api_client=api_client, operator=operator)
+    yield stack
+    watching.close(app)
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+    serving.shutdown(app)
+    operator.stop(timeout_s=15)
+    for name in (namespace, *stack.extra_namespaces):
+        try:
+            core.delete_namespace(name)
+        except client.ApiException as e:
+            if e.status != 404:
+                raise
+
+
+@dataclass
+class Watched:
+    """A page plus what its console said."""
+
+    page: Any
+    problems: list[str]
+
+
+@pytest.fixture
+def new_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Watched]]:
+    contexts: list[Any] = []
+    watched: list[Watched] = []
+
+    def make(**context_options: Any) -> Watched:
+        context = browser.new_context(base_url=stack.url, **context_options)
+        context.set_default_timeout(15_000)
+        context.add_init_script(CSP_PROBE)
+        contexts.append(context)
+        page = context.new_page()
+        entry = Watched(page=page, problems=[])
+
+        def on_console(message: Any) -> None:
+            if message.type == "error" and not EXPECTED_STATUS.search(message.text):
+                entry.problems.append(f"console: {message.text}")
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: entry.problems.append(f"page error: {error}"))
+
+        def on_dialog(dialog: Any) -> None:  # an alert() would mean injected script ran
+            entry.problems.append(f"dialog: {dialog.message}")
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        watched.append(entry)
+        return entry
+
+    yield make
+    problems = [p for entry in watched for p in entry.problems]
+    for context in contexts:
+        context.close()
+    assert not problems, f"console errors, CSP violations or dialogs: {problems}"
+
+
+@pytest.fixture
+def page(new_page: Callable[..., Watched]) -> Any:
+    return new_page().page
+
+
+def shot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,86 @@
+"""Security in a real browser: XSS payloads from the cluster (condition messages, Task details, a
+filter in the URL) render as text; requests without a valid CSRF token are refused (403); HTML
+pages carry the CSP; the dark theme (and a screenshot of it). No CSP violation in any test.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browser.conftest import Stack, shot
+
+XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>"\'><svg onload=alert(3)>'
+
+
+def test_cluster_strings_render_as_text(stack: Stack, page: Any) -> None:
+    other = stack.new_namespace()  # no reconciler here: the status we write stays
+    custom = stack.custom()
+    custom.create_namespaced_custom_object(
+        "deployments.example.com", "v1alpha1", other, "darkrooms",
+        {"apiVersion": "deployments.example.com/v1alpha1", "kind": "Darkroom", "metadata": {"name": "xss"},
+         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/" + "%3Cscript%3E"}, "subDomains": ["xss"]}},
+    )  # fmt: skip
+    custom.patch_namespaced_custom_object_status(
+        "deployments.example.com", "v1alpha1", other, "darkrooms", "xss",
+        {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Broken", "message": XSS,
+                                    "lastTransitionTime": "2026-01-01T00:00:00Z"}], "domains": [XSS]}},
+    )  # fmt: skip
+    custom.create_namespaced_custom_object(
+        "example.example.com", "v1", other, "tasks",
+        {"apiVersion": "example.example.com/v1", "kind": "Task", "metadata": {"name": "xss-task"},
+         "spec": {"priority": 1, "deadline": "2031-01-01T00:00:00Z", "details": XSS}},
+    )  # fmt: skip
+
+    for path in (f"/?namespace={other}", f"/ui/darkrooms/{other}/xss", f"/ui/tasks?namespace={other}", f"/ui/tasks/{other}/xss-task",
+                 f"/ui/combinedtasks?namespace={other}", f"/?namespace={other}&q={XSS}"):  # fmt: skip
+        page.goto(path)
+        assert page.locator("img[src=x], svg[onload], main script").count() == 0, path
+        assert XSS in page.locator("main").inner_text() or "<img" in page.locator("main").inner_text(), path
+    page.goto(f"/ui/darkrooms/{other}/xss")
+    assert XSS in page.locator("#darkroom-live table").first.inner_text()
+    shot(page, "xss-detail")
+
+
+def test_requests_without_csrf_token_are_refused(stack: Stack, page: Any) -> None:
+    response = page.goto(f"/ui/darkrooms/new?namespace={stack.namespace}")
+    assert response is not None
+    csp = response.headers["content-security-policy"]
+    for directive in ("default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"):
+        assert directive in csp
+    token = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    form = {
+        "name": "sneaky",
+        "namespace": stack.namespace,
+        "source_type": "WebFolder",
+        "baseUrl": "https://e.example.com",
+        "subDomains": "s",
+    }
+    request = page.context.request  # shares the page's cookies, like a cross-site form would
+    assert request.post("/ui/darkrooms/new", form=form).status == 403
+    assert request.post("/ui/darkrooms/new", form={**form, "csrf_token": "0" * 64}).status == 403
+    assert request.post("/ui/darkrooms/new", form=form, headers={"X-CSRF-Token": "forged"}).status == 403
+    assert request.post(f"/ui/tasks/{stack.namespace}/x/finish", headers={"HX-Request": "true"}).status == 403
+    refused = request.post("/ui/darkrooms/new", form=form, headers={"Accept": "text/html"})
+    assert refused.status == 403 and "CSRF" in refused.text()
+    assert "sneaky" not in [d["metadata"]["name"] for d in stack.custom().list_namespaced_custom_object(
+        "deployments.example.com", "v1alpha1", stack.namespace, "darkrooms")["items"]]  # fmt: skip
+    # The token of the page works (the browser's cookie goes with it): a 422 for the incomplete form, not a 403.
+    assert request.post("/ui/darkrooms/new", form={**form, "baseUrl": "nope", "csrf_token": token or ""}).status == 422
+    # The JSON API without a cookie session needs no token (curl).
+    plain = page.context.browser.new_context(base_url=stack.url)
+    try:
+        assert plain.request.post("/darkrooms", data={"name": "x"}, headers={"Content-Type": "application/json"}).status == 422
+    finally:
+        plain.close()
+
+
+def test_dark_theme(stack: Stack, new_page: Any) -> None:
+    page = new_page(color_scheme="dark").page
+    page.goto(f"/?namespace={stack.namespace}")
+    page.wait_for_selector("#live-indicator[data-state=live]")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(18, 20, 24)"
+    shot(page, "darkrooms-dark")
+    page.keyboard.press("Tab")  # the skip link is the first stop and visibly focused
+    assert page.evaluate("document.activeElement.className") == "skip"
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"

@@ -1,0 +1,86 @@
+"""Fixtures of the dashboard's HTML tests (no browser): one app over the session devcluster, clients.
+
+``dashboard_app`` (session) is ``create_app`` with its own informers (``make_dashboard_app`` builds
+more on them, with other settings); ``http`` a Flask test client
+that has loaded a page (so it holds the CSRF cookie) and knows its token (``http.csrf``).
+``custom`` writes objects straight to the API server. Tests work in their own ``namespace``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from support import DevclusterProcess
+
+from backend import watching
+from backend.access import ClusterAccess
+from backend.app import create_app
+from backend.settings import ApiSettings
+
+TOKEN_META = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
+
+
+@pytest.fixture(scope="session")
+def dashboard_access(devcluster: DevclusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
+    access = ClusterAccess.start(ApiSettings(kubeconfig=devcluster.kubeconfig), environ={})
+    yield access
+    access.stop()
+
+
+@pytest.fixture(scope="session")
+def dashboard_app(devcluster: DevclusterProcess, dashboard_access: ClusterAccess) -> Iterator[Flask]:
+    app = create_app(ApiSettings(kubeconfig=devcluster.kubeconfig), access=dashboard_access)
+    yield app
+    watching.close(app)
+
+
+@pytest.fixture
+def make_dashboard_app(devcluster: DevclusterProcess, dashboard_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
+    """Apps with other settings (e.g. ``api_token``) on the shared informers."""
+    apps: list[Flask] = []
+
+    def make(**overrides: Any) -> Flask:
+        app = create_app(ApiSettings(kubeconfig=devcluster.kubeconfig, **overrides), access=dashboard_access)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        watching.close(app)
+
+
+class Client:
+    """A test client with the CSRF cookie and token of a page it loaded."""
+
+    def __init__(self, client: FlaskClient) -> None:
+        self.client = client
+        page = client.get("/ui/tasks/new")
+        match = TOKEN_META.search(page.get_data(as_text=True))
+        assert match, "no csrf-token meta tag"
+        self.csrf = match.group(1)
+
+    def get(self, path: str, **kwargs: Any) -> Any:
+        return self.client.get(path, **kwargs)
+
+    def post(self, path: str, data: dict[str, Any] | None = None, *, token: bool = True, **kwargs: Any) -> Any:
+        form = dict(data or {})
+        if token:
+            form["csrf_token"] = self.csrf
+        return self.client.post(path, data=form, **kwargs)
+
+
+@pytest.fixture
+def http(dashboard_app: Flask) -> Client:
+    return Client(dashboard_app.test_client())
+
+
+@pytest.fixture
+def custom(api_client: Any) -> Any:
+    from kubernetes import client
+
+    return client.CustomObjectsApi(api_client)

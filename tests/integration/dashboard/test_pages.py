@@ -1,0 +1,141 @@
+"""The dashboard's HTML without a browser: pages and fragments from the same blocks, filters and
+paging, form validation and writes through the JSON API's flow, CSRF rules (dashboard routes always;
+the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Flask
+from support import wait_for
+
+from backend.security import SESSION_COOKIE
+from integration.dashboard.conftest import Client
+
+DARKROOMS = ("deployments.example.com", "v1alpha1")
+TASKS = ("example.example.com", "v1")
+
+
+def make_task(custom: Any, namespace: str, name: str, **spec: Any) -> None:
+    body = {"apiVersion": "example.example.com/v1", "kind": "Task", "metadata": {"name": name},
+            "spec": {"priority": 3, "deadline": "2031-01-01T00:00:00Z", **spec}}  # fmt: skip
+    custom.create_namespaced_custom_object(*TASKS, namespace, "tasks", body)
+
+
+def test_list_page_fragments_and_paging(http: Client, custom: Any, namespace: str) -> None:
+    for i in range(55):
+        make_task(custom, namespace, f"task-{i:03d}")
+    wait_for(lambda: "55 Tasks" in http.get(f"/ui/tasks?namespace={namespace}").get_data(as_text=True), timeout_s=10)
+
+    page = http.get(f"/ui/tasks?namespace={namespace}")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    assert html.count('data-live-key="Task/') == 50 and "Page 1 of 2" in html
+    second = http.get(f"/ui/tasks?namespace={namespace}&page=2").get_data(as_text=True)
+    assert second.count('data-live-key="Task/') == 5 and "task-054" in second
+
+    # the same block, alone, for htmx (no layout)
+    fragment = http.get(f"/ui/tasks?namespace={namespace}&q=task-05", headers={"HX-Request": "true", "HX-Target": "task-list"})
+    text = fragment.get_data(as_text=True)
+    assert text.lstrip().startswith('<section id="task-list"') and "<html" not in text
+    assert text.count('data-live-key="Task/') == 5
+    row = http.get(f"/ui/tasks/{namespace}/task-001/row").get_data(as_text=True)
+    assert row.strip().startswith("<tr") and "task-001" in row
+    assert http.get(f"/ui/tasks/{namespace}/missing/row").get_data(as_text=True) == ""
+    # a history restore gets the whole page
+    restore = http.get("/ui/tasks", headers={"HX-Request": "true", "HX-Target": "task-list", "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.get_data(as_text=True)
+
+
+def test_empty_state_and_not_found(http: Client, namespace: str) -> None:
+    html = http.get(f"/?namespace={namespace}").get_data(as_text=True)
+    assert "No Darkrooms match" in html and "/ui/darkrooms/new?namespace=" + namespace in html
+    missing = http.get(f"/ui/darkrooms/{namespace}/nothing")
+    assert missing.status_code == 404 and "not found" in missing.get_data(as_text=True)
+
+
+def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespace: str) -> None:
+    form = {"namespace": namespace, "name": "shop", "source_type": "WebFolder", "baseUrl": "not-a-url", "subDomains": ["ok", "Bad!"],
+            "bucket": "ignored-for-webfolder", "replicas": "two"}  # fmt: skip
+    invalid = http.post("/ui/darkrooms/new", form)
+    html = invalid.get_data(as_text=True)
+    assert invalid.status_code == 422
+    for field_id in ("f-source-baseUrl-error", "f-subDomains-1-error", "f-replicas-error"):
+        assert f'id="{field_id}"' in html, field_id
+    assert "ignored-for-webfolder" in html  # what was typed is shown again; the other type's fields are not sent
+    assert custom.list_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms")["items"] == []
+
+    added = http.post("/ui/darkrooms/new", {**form, "action": "add-subdomain"})
+    assert added.status_code == 200 and 'id="f-subDomains-2"' in added.get_data(as_text=True)
+    removed = http.post("/ui/darkrooms/new", {**form, "remove-subdomain": "1"})
+    assert 'value="Bad!"' not in removed.get_data(as_text=True)
+
+    created = http.post("/ui/darkrooms/new", {**form, "baseUrl": "https://example.com/img", "subDomains": ["ok"], "replicas": "2"})
+    assert created.status_code == 303 and created.headers["Location"] == f"/?namespace={namespace}&created=shop"
+    stored = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "shop")
+    assert stored["spec"]["source"] == {"type": "WebFolder", "baseUrl": "https://example.com/img"}
+    assert stored["spec"]["replicas"] == 2
+
+    again = http.post(
+        "/ui/darkrooms/new",
+        {**form, "baseUrl": "https://example.com/img", "subDomains": ["ok"], "replicas": ""},
+        headers={"HX-Request": "true"},
+    )
+    assert again.status_code == 409 and "already exists" in again.get_data(as_text=True)
+    edit = {"source_type": "WebFolder", "baseUrl": "https://e.example.com", "subDomains": "ok", "generation": "1"}
+    htmx = http.post(f"/ui/darkrooms/{namespace}/shop/edit", edit, headers={"HX-Request": "true"})
+    assert htmx.status_code == 200 and htmx.headers["HX-Redirect"] == f"/ui/darkrooms/{namespace}/shop?saved=1"
+    stale = http.post(f"/ui/darkrooms/{namespace}/shop/edit", {**edit, "baseUrl": "https://x.example.com"})  # the form of generation 1
+    assert stale.status_code == 409 and "https://e.example.com" in stale.get_data(as_text=True)
+
+
+def test_csrf_is_required_on_every_dashboard_write(http: Client, namespace: str) -> None:
+    form = {"namespace": namespace, "name": "t", "priority": "1", "deadline": "2031-01-01T00:00"}
+    assert http.post("/ui/tasks/new", form, token=False).status_code == 403
+    assert http.post("/ui/tasks/new", {**form, "csrf_token": "00"}, token=False).status_code == 403
+    assert http.client.post("/ui/tasks/new", data=form, headers={"X-CSRF-Token": http.csrf}).status_code == 303  # the header works too
+    assert http.post(f"/ui/tasks/{namespace}/t/finish", token=False).status_code == 403
+    assert http.post(f"/ui/tasks/{namespace}/t/delete", token=False).status_code == 403
+    # a token from another browser (other cookie) is refused
+    other = Client(http.client.application.test_client())
+    assert other.post("/ui/tasks/new", {**form, "name": "u", "csrf_token": http.csrf}, token=False).status_code == 403
+
+
+def test_json_api_csrf_rule_with_authentication(make_dashboard_app: Any) -> None:
+    app: Flask = make_dashboard_app(api_token="s3cret-token-for-tests")
+    client = app.test_client()
+    assert client.post("/darkrooms", json={}, headers={"Authorization": "Bearer s3cret-token-for-tests"}).status_code == 422
+    login = client.post("/login", data={"token": "s3cret-token-for-tests"})
+    assert login.status_code == 303 and client.get_cookie(SESSION_COOKIE) is not None
+    assert client.post("/darkrooms", json={}).status_code == 422  # JSON needs a CORS preflight: no token needed
+    assert client.post("/darkrooms", data="{}", content_type="text/plain").status_code == 403  # a form-shaped POST riding the cookie
+    page = client.get("/").get_data(as_text=True)
+    assert 'action="/logout"' in page
+    login_page = app.test_client().get("/login")
+    assert login_page.status_code == 200 and 'name="token"' in login_page.get_data(as_text=True)
+    assert "default-src 'self'" in login_page.headers["Content-Security-Policy"]
+
+
+def test_untrusted_strings_are_escaped(http: Client, custom: Any, namespace: str) -> None:
+    payload = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    make_task(custom, namespace, "xss", details=payload)
+    wait_for(lambda: http.get(f"/ui/tasks/{namespace}/xss").status_code == 200, timeout_s=10)
+    for path in (f"/ui/tasks/{namespace}/xss", f"/ui/tasks?namespace={namespace}", f"/?q={payload}"):
+        html = http.get(path).get_data(as_text=True)
+        assert "<script>alert" not in html and "<img src=x" not in html, path
+        assert "&lt;script&gt;" in html, path
+    assert not re.search(r"<script>(?!\s*$)", http.get("/").get_data(as_text=True).split("</head>")[1])  # no inline script
+
+
+def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any) -> None:
+    first = Client(make_dashboard_app(secret_key="k1").test_client())
+    second_app = make_dashboard_app(secret_key="k1")
+    client = second_app.test_client()
+    cookie = first.client.get_cookie("darkroom_csrf")
+    assert cookie is not None
+    client.set_cookie("darkroom_csrf", cookie.value)
+    page = client.get("/ui/tasks/new").get_data(as_text=True)
+    assert f'content="{first.csrf}"' in page
