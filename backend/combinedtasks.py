@@ -31,16 +31,19 @@ def _renderer() -> listing.Renderer:
     return listing.app_renderer("combinedtasks", lambda: listing.Renderer(_combined))
 
 
-def _events(task: Mapping[str, Any]) -> list[FrozenDict]:
-    client = state.current().access.client
+def events(task: Mapping[str, Any]) -> list[FrozenDict]:
+    """The Events of ``task`` from the cache: labelled with its UID or about it (also used by the dashboard's Task pages)."""
     uid = task["metadata"].get("uid", "")
+    if not uid:
+        return []
+    client = state.current().access.client
     found = {e["metadata"]["uid"]: e for index in (TASK_UID, INVOLVED_UID) for e in client.by_index(EVENTS, index, uid)}
     return list(found.values())
 
 
 def _encoded(task: Mapping[str, Any]) -> bytes:
-    events = _events(task)
-    return _renderer().encoded(task, events, tuple(sorted((e["metadata"]["uid"], e["metadata"].get("resourceVersion")) for e in events)))
+    found = events(task)
+    return _renderer().encoded(task, found, tuple(sorted((e["metadata"]["uid"], e["metadata"].get("resourceVersion")) for e in found)))
 
 
 def list_combined_tasks() -> Response:

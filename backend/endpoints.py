@@ -99,12 +99,34 @@ def stale(kind: Kind, current: Mapping[str, Any], status: int) -> Problem:
     )
 
 
+def create(kind: Kind, friendly: Mapping[str, Any], *, server: str) -> dict[str, Any]:
+    """POST: check a validated friendly object (served namespace, the kind's checks) and create it; the server's answer.
+
+    ``server`` names what refuses a namespace it does not serve ("API", "dashboard").
+    """
+    if not served(friendly["namespace"]):
+        raise payloads.invalid({"namespace": [f"this {server} serves namespace {state.current().settings.namespace} only"]})
+    errors = kind.check(friendly, existing=None)
+    if errors:
+        raise payloads.invalid(errors)
+    return writing.create(kind, state.current().access.client, friendly)
+
+
 def write(
-    kind: Kind, namespace: str, name: str, body_version: str | None, build: Callable[[Mapping[str, Any]], dict[str, Any]]
+    kind: Kind,
+    namespace: str,
+    name: str,
+    body_version: str | None,
+    build: Callable[[Mapping[str, Any]], dict[str, Any]],
+    *,
+    wanted: frozenset[str] | None,
 ) -> Response:
-    """PUT/PATCH: ``build(current)`` gives the validated friendly object to store over ``current``."""
+    """PUT/PATCH: ``build(current)`` gives the validated friendly object to store over ``current``.
+
+    ``wanted``: the versions ``If-Match`` accepts (:func:`if_match`; None: no precondition but ``body_version``).
+    """
     client = state.current().access.client
-    wanted, status = if_match(), 412
+    status = 412
     if wanted is None and body_version:
         wanted, status = frozenset((body_version,)), 409
     current = base(kind, namespace, name, wanted, status=status)
@@ -124,6 +146,14 @@ def write(
             continue
         return renderer(kind).item_response(written)
     raise Problem(409, f'{kind.title} "{namespace}/{name}" kept changing during the update; retry')
+
+
+def delete(kind: Kind, namespace: str, name: str, *, uid: str | None, resource_version: str | None = None) -> tuple[dict[str, Any], bool]:
+    """DELETE exactly the object with ``uid`` (at ``resource_version`` when given): the server's answer, and
+    whether finalizers still hold the object (terminating). Conflict and NotFound propagate."""
+    result = state.current().access.client.delete(kind.resource, name, namespace=namespace, uid=uid, resource_version=resource_version)
+    meta = result.get("metadata") or {}
+    return result, bool(result.get("kind") == kind.resource.kind and meta.get("deletionTimestamp") and meta.get("finalizers"))
 
 
 def with_identity(friendly: dict[str, Any], kind: Kind, namespace: str, name: str) -> dict[str, Any]:
@@ -148,14 +178,9 @@ def resource_blueprint(kind: Kind) -> Blueprint:
         query = listing.list_query(state.current().settings)
         return renderer(kind).list_response(cached_list(kind.resource, query), query)
 
-    def create() -> Response:
+    def create_view() -> Response:
         friendly = payloads.load(kind.create_schema, payloads.read_json())
-        if not served(friendly["namespace"]):
-            raise payloads.invalid({"namespace": [f"this API serves namespace {state.current().settings.namespace} only"]})
-        errors = kind.check(friendly, existing=None)
-        if errors:
-            raise payloads.invalid(errors)
-        written = writing.create(kind, state.current().access.client, friendly)
+        written = create(kind, friendly, server="API")
         location = url_for(f"{kind.plural}.get", namespace=friendly["namespace"], name=friendly["name"])
         return renderer(kind).item_response(written, status=201, headers={"Location": location})
 
@@ -164,7 +189,7 @@ def resource_blueprint(kind: Kind) -> Blueprint:
 
     def replace(namespace: str, name: str) -> Response:
         friendly = with_identity(payloads.load(kind.update_schema, payloads.read_json()), kind, namespace, name)
-        return write(kind, namespace, name, friendly.get("resourceVersion"), lambda _current: friendly)
+        return write(kind, namespace, name, friendly.get("resourceVersion"), lambda _current: friendly, wanted=if_match())
 
     def patch(namespace: str, name: str) -> Response:
         patch_body = payloads.read_json(accept=(payloads.MERGE_PATCH, payloads.JSON))
@@ -176,26 +201,18 @@ def resource_blueprint(kind: Kind) -> Blueprint:
             merged = payloads.merge_patch(kind.patch_base(raw, patch_body), patch_body)
             return with_identity(payloads.load(kind.update_schema, merged), kind, namespace, name)
 
-        return write(kind, namespace, name, body_version, build)
+        return write(kind, namespace, name, body_version, build, wanted=if_match())
 
-    def delete(namespace: str, name: str) -> Response:
-        client = state.current().access.client
+    def delete_view(namespace: str, name: str) -> Response:
         wanted = if_match()
         current = base(kind, namespace, name, wanted, status=412)
         try:
-            result = client.delete(
-                kind.resource,
-                name,
-                namespace=namespace,
-                uid=current["metadata"].get("uid"),
-                resource_version=version(current) if wanted else None,
+            result, terminating = delete(
+                kind, namespace, name, uid=current["metadata"].get("uid"), resource_version=version(current) if wanted else None
             )
         except Conflict:
             raise stale(kind, fetch(kind, namespace, name, fresh=True), 412 if wanted else 409) from None
-        meta = result.get("metadata") or {}
-        if result.get("kind") == kind.resource.kind and meta.get("deletionTimestamp") and meta.get("finalizers"):
-            return renderer(kind).item_response(result, status=202)
-        return Response(status=204)
+        return renderer(kind).item_response(result, status=202) if terminating else Response(status=204)
 
     ok = apidocs.json_response
     views: list[tuple[str, str, Callable[..., Response], str, dict[str, Any]]] = [
@@ -204,7 +221,7 @@ def resource_blueprint(kind: Kind) -> Blueprint:
             "parameters": apidocs.list_parameters(),
             "responses": {"200": ok(f"{title}List", f"A page of {titles}."), **apidocs.problems(400, 503)},
         }),
-        ("", "POST", create, f"Create a {title}", {
+        ("", "POST", create_view, f"Create a {title}", {
             "requestBody": apidocs.request_body(f"{title}Create"),
             "responses": {
                 "201": ok(title, f"The new {title}.", etag=True, location=True),
@@ -227,7 +244,7 @@ def resource_blueprint(kind: Kind) -> Blueprint:
             "requestBody": apidocs.request_body(f"{title}Patch", content_type=(apidocs.MERGE_PATCH, apidocs.JSON)),
             "responses": {"200": ok(title, f"The updated {title}.", etag=True), **apidocs.problems(400, 404, 409, 412, 413, 415, 422, 503)},
         }),
-        ("/<namespace>/<name>", "DELETE", delete, f"Delete a {title}", {
+        ("/<namespace>/<name>", "DELETE", delete_view, f"Delete a {title}", {
             "parameters": [*item_parameters, apidocs.IF_MATCH],
             "responses": {
                 "202": ok(title, "Deletion requested; finalizers still hold the object (terminating)."),
@@ -237,7 +254,7 @@ def resource_blueprint(kind: Kind) -> Blueprint:
         }),
     ]  # fmt: skip
     for suffix, method, view, summary, operation in views:
-        endpoint = view.__name__
+        endpoint = view.__name__.removesuffix("_view")  # create_view and delete_view: named apart from the module's create and delete
         view.__name__ = view.__qualname__ = f"{kind.plural}_{endpoint}"
         apidocs.document(view, method, summary, {"tags": [titles], **operation})
         blueprint.add_url_rule(f"/{kind.plural}{suffix}", endpoint=endpoint, view_func=view, methods=[method])

@@ -1,12 +1,13 @@
 """The dashboard's writes: a thin adapter over the JSON API's validation and write flow.
 
-Called by the page modules with the friendly payload a form became (:mod:`.forms`). Nothing is
+Called by :mod:`.editing` with the friendly payload a form became (:mod:`.forms`). Nothing is
 validated or written differently from ``POST``/``PUT``/``DELETE`` on the JSON API: the same
-schemas (:func:`backend.payloads.load`), the kind's own checks, :mod:`backend.writing` (Secrets of
-S3 Darkrooms, undo on failure) and :func:`backend.endpoints.write` (conflicts: a form carries the
-generation it was rendered from, so a stale form gets 409 instead of overwriting). Failures
-are raised as :class:`backend.problems.Problem` — 422 with ``errors`` by friendly field path,
-409 on a conflict or an existing name — for the page to show inline.
+schemas (:func:`backend.payloads.load`) and the same module-level flows of :mod:`backend.endpoints`:
+``create`` (served namespace, the kind's own checks, :mod:`backend.writing`: Secrets of S3
+Darkrooms, undo on failure), ``write`` (conflicts: a form carries the generation it was rendered
+from, so a stale form gets 409 instead of overwriting; ``If-Match`` plays no part) and ``delete``.
+Failures are raised as :class:`backend.problems.Problem` — 422 with ``errors`` by friendly field
+path, 409 on a conflict or an existing name — for the page to show inline.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from backend import endpoints, payloads, state, writing
+from backend import endpoints, payloads
 from backend.kinds import Kind
 from backend.problems import Problem
 from cluster import Conflict, NotFound
@@ -22,13 +23,7 @@ from cluster import Conflict, NotFound
 
 def create(kind: Kind, payload: Mapping[str, Any]) -> Mapping[str, Any]:
     """Validate and create; the object the server stored."""
-    friendly = payloads.load(kind.create_schema, dict(payload))
-    if not endpoints.served(friendly["namespace"]):
-        raise payloads.invalid({"namespace": [f"this dashboard serves namespace {state.current().settings.namespace} only"]})
-    errors = kind.check(friendly, existing=None)
-    if errors:
-        raise payloads.invalid(errors)
-    return writing.create(kind, state.current().access.client, friendly)
+    return endpoints.create(kind, payloads.load(kind.create_schema, dict(payload)), server="dashboard")
 
 
 def replace(kind: Kind, namespace: str, name: str, payload: Mapping[str, Any], *, generation: str | None) -> None:
@@ -47,7 +42,7 @@ def replace(kind: Kind, namespace: str, name: str, payload: Mapping[str, Any], *
             raise Problem(409, f'{kind.title} "{namespace}/{name}" was changed by someone else since the form was opened')
         return friendly
 
-    endpoints.write(kind, namespace, name, None, build)
+    endpoints.write(kind, namespace, name, None, build, wanted=None)
 
 
 def change(kind: Kind, namespace: str, name: str, patch: Mapping[str, Any], *, resource_version: str | None = None) -> None:
@@ -59,17 +54,15 @@ def change(kind: Kind, namespace: str, name: str, patch: Mapping[str, Any], *, r
         merged = payloads.merge_patch(kind.patch_base(raw, patch), patch)
         return endpoints.with_identity(payloads.load(kind.update_schema, merged), kind, namespace, name)
 
-    endpoints.write(kind, namespace, name, resource_version or None, build)
+    endpoints.write(kind, namespace, name, resource_version or None, build, wanted=None)
 
 
 def delete(kind: Kind, namespace: str, name: str, *, uid: str | None) -> bool:
     """Request deletion (of exactly the object with ``uid`` when given); True while finalizers hold it."""
-    client = state.current().access.client
     try:
-        result = client.delete(kind.resource, name, namespace=namespace, uid=uid or None)
+        _result, terminating = endpoints.delete(kind, namespace, name, uid=uid or None)
     except NotFound:
         raise Problem(404, f'{kind.title} "{namespace}/{name}" is already gone') from None
     except Conflict:
         raise Problem(409, f'{kind.title} "{namespace}/{name}" was replaced by another object of the same name; reload') from None
-    meta = result.get("metadata") or {}
-    return bool(result.get("kind") == kind.resource.kind and meta.get("deletionTimestamp") and meta.get("finalizers"))
+    return terminating

@@ -7,7 +7,7 @@ cache (already sorted by namespace, then name), so a page of 1,000 Darkrooms ren
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -64,6 +64,23 @@ def select(resource: Resource, filters: Filters) -> Page:
     number = min(filters.page, count)
     start = (number - 1) * PAGE_SIZE
     return Page(items=objects[start : start + PAGE_SIZE], total=len(objects), number=number, count=count)
+
+
+def list_page(
+    resource: Resource, template: str, *, target: str, item: Callable[[FrozenDict], Mapping[str, Any]], notice: str | None
+) -> Response:
+    """A list page of the cached objects the request's filters select, each shown as ``item(obj)`` (target: block ``list``)."""
+    filters = Filters.from_request()
+    selected = select(resource, filters)
+    context = {
+        "filters": filters,
+        "page": selected,
+        "items": [item(obj) for obj in selected.items],
+        "namespaces": namespace_names(),
+        "notice": notice,
+        "served_namespace": state.current().settings.namespace,
+    }
+    return rendering.page_or_block(template, context, block_name="list", target=target)
 
 
 def namespace_names() -> list[str]:

@@ -8,8 +8,8 @@ Installed by :mod:`backend.dashboard`. Routes:
 - ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children);
   target ``darkroom-live`` gets the live block.
 - ``GET|POST /ui/darkrooms/new`` and ``/ui/darkrooms/<ns>/<name>/edit`` — the form; POST
-  validates and writes through :mod:`.actions` (422: the form again with inline errors; 409 on
-  edit: the form again with the current values explained). ``action=add-subdomain`` /
+  validates and writes through :mod:`.actions` (the flow of :mod:`.editing`: 422: the form again
+  with inline errors; 409 on edit: the form again with the current values explained). ``action=add-subdomain`` /
   ``remove-subdomain=<i>`` edit the sub-domain list server-side (works without JavaScript).
 - ``POST /ui/darkrooms/<ns>/<name>/delete`` — delete (the detail page asks for confirmation).
 """
@@ -23,10 +23,10 @@ from flask import Blueprint, Response, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import endpoints, problems, state
+from backend import endpoints, state
 from backend.access import INVOLVED_UID
 from backend.darkrooms import KIND
-from backend.dashboard import actions, browsing, forms, rendering
+from backend.dashboard import browsing, editing, forms, rendering
 from backend.problems import Problem
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
 from cluster.resources import Resource
@@ -41,19 +41,7 @@ def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def list_page() -> Response:
-    filters = browsing.Filters.from_request()
-    selected = browsing.select(KIND.resource, filters)
-    context = {
-        "filters": filters,
-        "page": selected,
-        "items": [friendly(obj) for obj in selected.items],
-        "namespaces": browsing.namespace_names(),
-        "notice": _notice(),
-        "served_namespace": state.current().settings.namespace,
-    }
-    if rendering.fragment_wanted() == "darkroom-list":
-        return rendering.block(LIST, "list", context)
-    return rendering.page(LIST, context)
+    return browsing.list_page(KIND.resource, LIST, target="darkroom-list", item=friendly, notice=_notice())
 
 
 def _notice() -> str | None:
@@ -134,18 +122,13 @@ def detail(namespace: str, name: str) -> Response:
         "children": children(namespace, name),
         "saved": bool(request.args.get("saved")),
     }
-    if target == "darkroom-live":
-        return rendering.block(DETAIL, "live", context)
-    return rendering.page(DETAIL, context)
+    return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
 
 
-def _form(
-    *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
-) -> Response:
-    context = {"mode": mode, "values": values, "errors": errors or {}, "namespaces": browsing.namespace_names(), **extra}
-    if rendering.fragment_wanted() == "darkroom-form":
-        return rendering.block(FORM, "form", context, status=status)
-    return rendering.page(FORM, context, status=status)
+def _blank(namespace: str) -> dict[str, Any]:
+    values = forms.darkroom_form_values(MultiDict({"namespace": namespace, "source_type": "WebFolder"}))
+    values["subDomains"] = [""]
+    return values
 
 
 def _edited_list(values: dict[str, Any], form: MultiDict[str, str]) -> bool:
@@ -163,79 +146,31 @@ def _edited_list(values: dict[str, Any], form: MultiDict[str, str]) -> bool:
     return False
 
 
-def _failure(problem: Problem) -> tuple[int, dict[str, list[str]]]:
-    if problem.status == 422 and problem.errors:
-        return 422, problem.errors
-    return problem.status, {"$": [problem.detail or problem.title]}
+FLOW = editing.Flow(
+    kind=KIND,
+    template=FORM,
+    target="darkroom-form",
+    list_path="/",
+    blank=_blank,
+    form_values=forms.darkroom_form_values,
+    values_of=forms.darkroom_values,
+    payload=forms.darkroom_payload,
+    saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"),
+    kept=lambda stored: {"credentialsSet": stored["source"]["credentialsSet"]},  # the keys are never shown, only whether they are set
+    rearranged=_edited_list,
+)
 
 
 def new() -> BaseResponse:
-    if request.method == "GET":
-        namespace = request.args.get("namespace") or state.current().settings.namespace or "default"
-        values = forms.darkroom_form_values(MultiDict({"namespace": namespace, "source_type": "WebFolder"}))
-        values["subDomains"] = [""]
-        return _form(mode="create", values=values)
-    form = request.form
-    values = forms.darkroom_form_values(form)
-    if _edited_list(values, form):
-        return _form(mode="create", values=values)
-    try:
-        written = actions.create(KIND, forms.darkroom_payload(values, form, create=True))
-    except ClusterError as e:
-        status, errors = _failure(problems.from_cluster_error(e))
-        return _form(mode="create", values=values, status=status, errors=errors)
-    except Problem as problem:
-        status, errors = _failure(problem)
-        if problem.status == 409:
-            errors = {"name": [problem.detail or "already exists"]}
-        return _form(mode="create", values=values, status=status, errors=errors)
-    meta = written["metadata"]
-    return browsing.go(browsing.with_query("/", namespace=meta["namespace"], created=meta["name"]))
+    return FLOW.new()
 
 
 def edit(namespace: str, name: str) -> BaseResponse:
-    try:
-        current = friendly(endpoints.fetch(KIND, namespace, name))
-    except Problem as problem:
-        return browsing.problem_page(problem)
-    if request.method == "GET":
-        return _form(mode="edit", values=forms.darkroom_values(current))
-    form = request.form
-    values = {
-        **forms.darkroom_form_values(form),
-        "name": name,
-        "namespace": namespace,
-        "credentialsSet": current["source"]["credentialsSet"],
-    }
-    if _edited_list(values, form):
-        return _form(mode="edit", values=values)
-    try:
-        actions.replace(KIND, namespace, name, forms.darkroom_payload(values, form, create=False), generation=values["generation"])
-    except ClusterError as e:
-        status, errors = _failure(problems.from_cluster_error(e))
-        return _form(mode="edit", values=values, status=status, errors=errors)
-    except Problem as problem:
-        if problem.status == 409:
-            try:
-                latest = friendly(endpoints.fetch(KIND, namespace, name, fresh=True))
-            except Problem as gone:
-                return browsing.problem_page(gone)
-            values = {**values, "generation": str(latest["generation"]), "credentialsSet": latest["source"]["credentialsSet"]}
-            return _form(mode="edit", values=values, status=409, conflict=forms.darkroom_values(latest))
-        status, errors = _failure(problem)
-        return _form(mode="edit", values=values, status=status, errors=errors)
-    return browsing.go(browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"))
+    return FLOW.edit(namespace, name)
 
 
 def delete(namespace: str, name: str) -> BaseResponse:
-    try:
-        terminating = actions.delete(KIND, namespace, name, uid=request.form.get("uid"))
-    except ClusterError as e:
-        return browsing.problem_page(problems.from_cluster_error(e))
-    except Problem as problem:
-        return browsing.problem_page(problem)
-    key = "terminating" if terminating else "deleted"
-    return browsing.go(browsing.with_query("/", namespace=namespace, **{key: name}))
+    return FLOW.delete(namespace, name)
 
 
 def install(blueprint: Blueprint) -> None:

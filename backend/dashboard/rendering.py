@@ -4,7 +4,8 @@ Called by the page modules (:mod:`.darkroompages`, :mod:`.taskpages`). A page te
 ``base.html`` and marks each fragment as a block; :func:`page` renders the whole page,
 :func:`block` one block with the same context (an htmx swap, a live row refresh), so the markup
 of a row is the same whether it arrived with the page, after a filter change or after a change
-pushed over SSE. :func:`fragment_wanted` says which block an htmx request targets. Jinja's
+pushed over SSE. :func:`fragment_wanted` says which block an htmx request targets;
+:func:`page_or_block` renders accordingly. Jinja's
 autoescape is on for every ``.html`` template: cluster-provided strings are rendered as text.
 """
 
@@ -42,6 +43,13 @@ def block(
     compiled = current_app.jinja_env.get_template(template)
     text = "".join(compiled.blocks[block_name](compiled.new_context(_context(context))))
     return _response(text, status, headers)
+
+
+def page_or_block(template: str, context: Mapping[str, Any], *, block_name: str, target: str, status: int = 200) -> Response:
+    """The whole page, or only ``block_name`` when an htmx request swaps the element ``target``."""
+    if fragment_wanted() == target:
+        return block(template, block_name, context, status=status)
+    return page(template, context, status=status)
 
 
 def fragment_wanted() -> str | None:

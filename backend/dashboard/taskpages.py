@@ -6,8 +6,8 @@ Installed by :mod:`backend.dashboard`. Routes:
   ``GET /ui/tasks/<ns>/<name>/row`` one row for live refreshes.
 - ``GET /ui/combinedtasks`` — each Task of the page with its Events (the Events informer's
   indexes, as ``/combinedtasks`` does); ``GET /ui/tasks/<ns>/<name>`` one Task with its Events.
-- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form (same rules as the
-  Darkroom form: inline 422 errors, 409 explained with the current values).
+- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form (the flow of
+  :mod:`.editing`, as for Darkrooms: inline 422 errors, 409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
 """
 
@@ -20,13 +20,12 @@ from flask import Blueprint, Response, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import endpoints, problems, state
-from backend.access import INVOLVED_UID, TASK_UID
+from backend import combinedtasks, endpoints
 from backend.conversions import tasks as conversion
-from backend.dashboard import actions, browsing, forms, rendering
+from backend.dashboard import actions, browsing, editing, forms, rendering
 from backend.problems import Problem
 from backend.tasks import KIND
-from cluster import EVENTS, ClusterError
+from cluster import ClusterError
 
 LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
@@ -39,10 +38,7 @@ def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def with_events(obj: Mapping[str, Any]) -> dict[str, Any]:
-    client = state.current().access.client
-    uid = obj["metadata"].get("uid", "")
-    found = {e["metadata"]["uid"]: e for index in (TASK_UID, INVOLVED_UID) for e in client.by_index(EVENTS, index, uid)} if uid else {}
-    return {**friendly(obj), "events": conversion.events_of(found.values())}
+    return {**friendly(obj), "events": conversion.events_of(combinedtasks.events(obj))}
 
 
 def _notice() -> str | None:
@@ -60,28 +56,12 @@ def _notice() -> str | None:
     return None
 
 
-def _list(template: str, target: str, *, combined: bool) -> Response:
-    filters = browsing.Filters.from_request()
-    selected = browsing.select(KIND.resource, filters)
-    context = {
-        "filters": filters,
-        "page": selected,
-        "items": [with_events(obj) if combined else friendly(obj) for obj in selected.items],
-        "namespaces": browsing.namespace_names(),
-        "notice": _notice(),
-        "served_namespace": state.current().settings.namespace,
-    }
-    if rendering.fragment_wanted() == target:
-        return rendering.block(template, "list", context)
-    return rendering.page(template, context)
-
-
 def list_page() -> Response:
-    return _list(LIST, "task-list", combined=False)
+    return browsing.list_page(KIND.resource, LIST, target="task-list", item=friendly, notice=_notice())
 
 
 def combined_page() -> Response:
-    return _list(COMBINED, "task-list", combined=True)
+    return browsing.list_page(KIND.resource, COMBINED, target="task-list", item=with_events, notice=_notice())
 
 
 def row(namespace: str, name: str) -> Response:
@@ -103,69 +83,32 @@ def detail(namespace: str, name: str) -> Response:
             return rendering.block(DETAIL, "live", {"t": None, "namespace": namespace, "name": name})
         return browsing.problem_page(problem)
     context = {"t": obj, "namespace": namespace, "name": name, "notice": _notice()}
-    if target == "task-live":
-        return rendering.block(DETAIL, "live", context)
-    return rendering.page(DETAIL, context)
+    return rendering.page_or_block(DETAIL, context, block_name="live", target="task-live")
 
 
-def _form(
-    *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
-) -> Response:
-    context = {"mode": mode, "values": values, "errors": errors or {}, "namespaces": browsing.namespace_names(), **extra}
-    if rendering.fragment_wanted() == "task-form":
-        return rendering.block(FORM, "form", context, status=status)
-    return rendering.page(FORM, context, status=status)
+def _payload(values: Mapping[str, Any], _form: MultiDict[str, str], *, create: bool) -> dict[str, Any]:
+    return forms.task_payload(values, create=create)
 
 
-def _failure(problem: Problem) -> tuple[int, dict[str, list[str]]]:
-    if problem.status == 422 and problem.errors:
-        return 422, problem.errors
-    return problem.status, {"$": [problem.detail or problem.title]}
+FLOW = editing.Flow(
+    kind=KIND,
+    template=FORM,
+    target="task-form",
+    list_path="/ui/tasks",
+    blank=lambda namespace: forms.task_form_values(MultiDict({"namespace": namespace, "state": "Pending"})),
+    form_values=forms.task_form_values,
+    values_of=forms.task_values,
+    payload=_payload,
+    saved_path=lambda namespace, name: browsing.with_query(f"/ui/tasks/{namespace}/{name}", saved=name, namespace=namespace),
+)
 
 
 def new() -> BaseResponse:
-    if request.method == "GET":
-        namespace = request.args.get("namespace") or state.current().settings.namespace or "default"
-        return _form(mode="create", values=forms.task_form_values(MultiDict({"namespace": namespace, "state": "Pending"})))
-    values = forms.task_form_values(request.form)
-    try:
-        written = actions.create(KIND, forms.task_payload(values, create=True))
-    except ClusterError as e:
-        status, errors = _failure(problems.from_cluster_error(e))
-        return _form(mode="create", values=values, status=status, errors=errors)
-    except Problem as problem:
-        status, errors = _failure(problem)
-        if problem.status == 409:
-            errors = {"name": [problem.detail or "already exists"]}
-        return _form(mode="create", values=values, status=status, errors=errors)
-    meta = written["metadata"]
-    return browsing.go(browsing.with_query("/ui/tasks", namespace=meta["namespace"], created=meta["name"]))
+    return FLOW.new()
 
 
 def edit(namespace: str, name: str) -> BaseResponse:
-    try:
-        current = friendly(endpoints.fetch(KIND, namespace, name))
-    except Problem as problem:
-        return browsing.problem_page(problem)
-    if request.method == "GET":
-        return _form(mode="edit", values=forms.task_values(current))
-    values = {**forms.task_form_values(request.form), "name": name, "namespace": namespace}
-    try:
-        actions.replace(KIND, namespace, name, forms.task_payload(values, create=False), generation=values["generation"])
-    except ClusterError as e:
-        status, errors = _failure(problems.from_cluster_error(e))
-        return _form(mode="edit", values=values, status=status, errors=errors)
-    except Problem as problem:
-        if problem.status == 409:
-            try:
-                latest = friendly(endpoints.fetch(KIND, namespace, name, fresh=True))
-            except Problem as gone:
-                return browsing.problem_page(gone)
-            values = {**values, "generation": str(latest["generation"])}
-            return _form(mode="edit", values=values, status=409, conflict=forms.task_values(latest))
-        status, errors = _failure(problem)
-        return _form(mode="edit", values=values, status=status, errors=errors)
-    return browsing.go(browsing.with_query(f"/ui/tasks/{namespace}/{name}", saved=name, namespace=namespace))
+    return FLOW.edit(namespace, name)
 
 
 def _back(default: str) -> str:
@@ -177,24 +120,15 @@ def _back(default: str) -> str:
 def finish(namespace: str, name: str) -> BaseResponse:
     try:
         actions.change(KIND, namespace, name, {"state": "Finished"})
-    except ClusterError as e:
-        return browsing.problem_page(problems.from_cluster_error(e))
-    except Problem as problem:
-        return browsing.problem_page(problem)
+    except (ClusterError, Problem) as error:
+        return browsing.problem_page(editing.problem_of(error))
     if request.headers.get("HX-Request") and request.headers.get("HX-Target"):
         return row(namespace, name)  # the list swaps the row in place
     return browsing.go(_back(browsing.with_query(f"/ui/tasks/{namespace}/{name}", finished=name, namespace=namespace)))
 
 
 def delete(namespace: str, name: str) -> BaseResponse:
-    try:
-        terminating = actions.delete(KIND, namespace, name, uid=request.form.get("uid"))
-    except ClusterError as e:
-        return browsing.problem_page(problems.from_cluster_error(e))
-    except Problem as problem:
-        return browsing.problem_page(problem)
-    key = "terminating" if terminating else "deleted"
-    return browsing.go(browsing.with_query("/ui/tasks", namespace=namespace, **{key: name}))
+    return FLOW.delete(namespace, name)
 
 
 def install(blueprint: Blueprint) -> None:

@@ -1,0 +1,136 @@
+"""The create, edit and delete flow of a kind's dashboard pages: :class:`Flow`, one per kind.
+
+Used by :mod:`.darkroompages` and :mod:`.taskpages`, which give a :class:`Flow` their kind's form
+functions (:mod:`.forms`) and paths. ``GET`` renders the form; ``POST`` reads it into values,
+writes through :mod:`.actions` and redirects (:func:`.browsing.go`) — or renders the form again:
+422 with the errors inline by field, 409 on create as an error on the name, 409 on edit with the
+current values to compare (the form then carries their generation, so saving again overwrites
+knowingly), any other problem as a form-wide error (``$``). A delete that fails is an error page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from flask import Response, request
+from werkzeug.datastructures import MultiDict
+from werkzeug.wrappers import Response as BaseResponse
+
+from backend import endpoints, problems, state
+from backend.dashboard import actions, browsing, rendering
+from backend.kinds import Kind
+from backend.problems import Problem
+from cluster import ClusterError
+
+Values = dict[str, Any]
+
+
+def problem_of(error: ClusterError | Problem) -> Problem:
+    """What a failed write means for the page (an API server error mapped as the JSON API maps it)."""
+    return problems.from_cluster_error(error) if isinstance(error, ClusterError) else error
+
+
+def failure(problem: Problem) -> tuple[int, dict[str, list[str]]]:
+    """The status and inline errors of a form a write failed on: by field on 422, else form-wide (``$``)."""
+    if problem.status == 422 and problem.errors:
+        return 422, problem.errors
+    return problem.status, {"$": [problem.detail or problem.title]}
+
+
+class PayloadOf(Protocol):
+    """The friendly payload of a submitted form (create: with name and namespace)."""
+
+    def __call__(self, values: Mapping[str, Any], form: MultiDict[str, str], /, *, create: bool) -> dict[str, Any]: ...
+
+
+def _unchanged(_values: Values, _form: MultiDict[str, str]) -> bool:
+    return False
+
+
+def _nothing_kept(_current: Mapping[str, Any]) -> Values:
+    return {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Flow:
+    """One kind's form pages; the page modules route to :meth:`new`, :meth:`edit` and :meth:`delete`."""
+
+    kind: Kind
+    template: str  # the form template; its block ``form`` is the fragment
+    target: str  # the htmx target that asks for that fragment
+    list_path: str  # where a create or a delete goes back to
+    blank: Callable[[str], Values]  # the values of a new object's form, in a namespace
+    form_values: Callable[[MultiDict[str, str]], Values]  # what the user submitted
+    values_of: Callable[[Mapping[str, Any]], Values]  # the values of a stored (friendly) object
+    payload: PayloadOf
+    saved_path: Callable[[str, str], str]  # (namespace, name) → where a saved edit goes
+    kept: Callable[[Mapping[str, Any]], Values] = _nothing_kept  # values an edit takes from the stored (friendly) object
+    rearranged: Callable[[Values, MultiDict[str, str]], bool] = _unchanged  # a button that only edits the form: no write
+
+    def form(
+        self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
+    ) -> Response:
+        context = {"mode": mode, "values": values, "errors": errors or {}, "namespaces": browsing.namespace_names(), **extra}
+        return rendering.page_or_block(self.template, context, block_name="form", target=self.target, status=status)
+
+    def _friendly(self, namespace: str, name: str, *, fresh: bool = False) -> dict[str, Any]:
+        return endpoints.renderer(self.kind).friendly(endpoints.fetch(self.kind, namespace, name, fresh=fresh))
+
+    def new(self) -> BaseResponse:
+        if request.method == "GET":
+            namespace = request.args.get("namespace") or state.current().settings.namespace or "default"
+            return self.form(mode="create", values=self.blank(namespace))
+        form = request.form
+        values = self.form_values(form)
+        if self.rearranged(values, form):
+            return self.form(mode="create", values=values)
+        try:
+            written = actions.create(self.kind, self.payload(values, form, create=True))
+        except ClusterError as e:
+            status, errors = failure(problem_of(e))
+            return self.form(mode="create", values=values, status=status, errors=errors)
+        except Problem as problem:
+            status, errors = failure(problem)
+            if problem.status == 409:
+                errors = {"name": [problem.detail or "already exists"]}
+            return self.form(mode="create", values=values, status=status, errors=errors)
+        meta = written["metadata"]
+        return browsing.go(browsing.with_query(self.list_path, namespace=meta["namespace"], created=meta["name"]))
+
+    def edit(self, namespace: str, name: str) -> BaseResponse:
+        try:
+            current = self._friendly(namespace, name)
+        except Problem as problem:
+            return browsing.problem_page(problem)
+        if request.method == "GET":
+            return self.form(mode="edit", values=self.values_of(current))
+        form = request.form
+        values = {**self.form_values(form), "name": name, "namespace": namespace, **self.kept(current)}
+        if self.rearranged(values, form):
+            return self.form(mode="edit", values=values)
+        try:
+            actions.replace(self.kind, namespace, name, self.payload(values, form, create=False), generation=values["generation"])
+        except ClusterError as e:
+            status, errors = failure(problem_of(e))
+            return self.form(mode="edit", values=values, status=status, errors=errors)
+        except Problem as problem:
+            if problem.status == 409:
+                try:
+                    latest = self._friendly(namespace, name, fresh=True)
+                except Problem as gone:
+                    return browsing.problem_page(gone)
+                values = {**values, "generation": str(latest["generation"]), **self.kept(latest)}
+                return self.form(mode="edit", values=values, status=409, conflict=self.values_of(latest))
+            status, errors = failure(problem)
+            return self.form(mode="edit", values=values, status=status, errors=errors)
+        return browsing.go(self.saved_path(namespace, name))
+
+    def delete(self, namespace: str, name: str) -> BaseResponse:
+        try:
+            terminating = actions.delete(self.kind, namespace, name, uid=request.form.get("uid"))
+        except (ClusterError, Problem) as error:
+            return browsing.problem_page(problem_of(error))
+        key = "terminating" if terminating else "deleted"
+        return browsing.go(browsing.with_query(self.list_path, namespace=namespace, **{key: name}))
