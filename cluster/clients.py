@@ -94,6 +94,20 @@ class CachedClient:
         self._expectations.settle(informer, namespace=namespace)
         return informer.store.list(namespace=namespace, selector=selector)
 
+    def peek(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict | None:
+        """The cached object or None: never a server round trip, even for a label-filtered informer.
+
+        Read-your-writes is settled for this one key only (not for every pending write of the
+        resource, as :meth:`by_index` must). ``KeyError`` when the cache has no informer for it.
+        """
+        informer = self.cache.informer(resource)
+        if informer is None:
+            raise KeyError(f"the cache has no informer for {resource}")
+        namespace = namespace if resource.namespaced else None
+        key = f"{namespace}/{name}" if namespace else name
+        self._expectations.settle(informer, key=key)
+        return informer.store.get(key)
+
     def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[FrozenDict]:
         """Cached objects filed under ``value`` in the informer's index ``index`` (e.g. owner UID)."""
         informer = self.cache.informer(resource)

@@ -35,6 +35,8 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
+# libyaml's loader when PyYAML was built with it (the pure-Python one is ~10x slower).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 APPLY_PATCH_CBOR = "application/apply-patch+cbor"
 
 _OBJECT_META_FIELDS = frozenset(
@@ -263,10 +265,7 @@ class Writer:
         return types if resource.is_custom else [*types, STRATEGIC_PATCH]
 
     def _apply(self, resource: ResourceType, namespace: str, name: str, raw: bytes, opts: WriteOptions, *, force: bool) -> WriteResult:
-        try:
-            config = yaml.safe_load(raw.decode("utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as e:
-            raise errors.bad_request(f"error decoding YAML: {e}") from e
+        config = _parse_apply_body(raw)
         if not isinstance(config, dict):
             raise errors.bad_request("the applied configuration must be a YAML or JSON object")
         if not config.get("apiVersion") or not config.get("kind"):
@@ -508,3 +507,19 @@ class Writer:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as e:
             raise errors.bad_request(f"error decoding patch: {e}") from e
+
+
+def _parse_apply_body(raw: bytes) -> Any:
+    """An apply body: JSON (what clients send almost always; also valid YAML) or YAML.
+
+    Like kube-apiserver (sigs.k8s.io/yaml), JSON is read with JSON semantics; only what is not JSON
+    goes through the YAML parser. Parsing JSON first is also ~100x cheaper than YAML.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return yaml.load(raw.decode("utf-8"), Loader=_YAML_LOADER)  # a safe loader (CSafeLoader/SafeLoader)
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise errors.bad_request(f"error decoding YAML: {e}") from e

@@ -31,7 +31,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, OWNER_UID, SERVICES, ClusterError, Invalid, NotFound, Resource
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, ClusterError, Invalid, NotFound, Resource
 from darkroom_operator import children
 from darkroom_operator.comparing import differences, overlay, stamp, up_to_date
 from darkroom_operator.conditions import FALSE, TRUE, condition, find, same, set_condition, transitioned
@@ -112,13 +112,16 @@ class DarkroomReconciler:
         """
         meta = darkroom["metadata"]
         try:
-            owned = self.client.by_index(resource, OWNER_UID, meta["uid"])
-        except KeyError:  # no informer indexed by owner (a caller outside the runtime): ask the client
+            # Children are named after the Darkroom: one keyed cache read, settling only that key.
+            child = self.client.peek(resource, meta["name"], namespace=meta["namespace"])
+        except KeyError:  # no informer for this kind (a caller outside the runtime): ask the client
             try:
                 return self.client.get(resource, meta["name"], namespace=meta["namespace"])
             except NotFound:
                 return None
-        return next((child for child in owned if child["metadata"]["name"] == meta["name"]), None)
+        if child is None or not any(ref.get("uid") == meta["uid"] for ref in child["metadata"].get("ownerReferences") or ()):
+            return None
+        return child
 
     def _children(self, darkroom: Mapping[str, Any]) -> dict[Resource, Mapping[str, Any] | None]:
         """The live children we control (cache reads), for status when nothing was applied."""

@@ -1010,3 +1010,26 @@ def test_service_cluster_ip_is_allocated_and_stable(api_client: client.ApiClient
     status = failure(call(api_client, "PUT", f"/api/v1/namespaces/{namespace}/services/svc", current), 422, "Invalid")
     assert any(c["field"].startswith("spec.clusterIP") for c in status["details"]["causes"])
     assert core.read_namespaced_service("svc", namespace).spec.cluster_ip == ip
+
+
+def test_apply_accepts_yaml_and_json_bodies_and_rejects_garbage(api_client: client.ApiClient, namespace: str) -> None:
+    yaml_body = f"""# applied as YAML, as `curl --data-binary @cm.yaml` would
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: from-yaml
+  namespace: {namespace}
+data:
+  answer: "42"
+  list: 'x, y'
+"""
+    reply = call(api_client, "PATCH", cm_path(namespace, "from-yaml"), yaml_body, content_type=APPLY, query=[("fieldManager", "y")])
+    assert reply.status == 201, reply.body
+    assert reply.body["data"] == {"answer": "42", "list": "x, y"}
+    as_json = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-json", "namespace": namespace}})
+    assert (
+        call(api_client, "PATCH", cm_path(namespace, "from-json"), as_json, content_type=APPLY, query=[("fieldManager", "y")]).status == 201
+    )
+    bad = call(api_client, "PATCH", cm_path(namespace, "bad"), "kind: [unclosed", content_type=APPLY, query=[("fieldManager", "y")])
+    assert bad.status == 400
+    assert "error decoding YAML" in bad.body["message"]

@@ -142,3 +142,12 @@ def test_transport_failure_is_unavailable_with_cause(connection: Connection) -> 
         transport.request("GET", "/api/v1/namespaces")
     assert caught.value.retryable and caught.value.status == 0
     assert type(caught.value.__cause__).__module__.startswith("urllib3")
+
+
+def test_peek_reads_only_the_cache_and_sees_own_writes(client: CachedClient, namespace: str) -> None:
+    assert client.peek(DARKROOMS, "absent", namespace=namespace) is None
+    written = client.create(DARKROOMS, darkroom("peeked", namespace))
+    seen = client.peek(DARKROOMS, "peeked", namespace=namespace)
+    assert seen is not None and seen["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
+    with pytest.raises(KeyError):
+        client.peek(NAMESPACES, namespace)  # no informer for namespaces in this cache
