@@ -46,9 +46,7 @@ Method
   new process has handled every Darkroom and gone quiet are reported as "writes on restart".
 * Where the time goes: ``--profile DIR`` attaches ``py-spy record`` (in .venv) to the operator, and
   with ``--profile-server`` to devcluster, from ready until all Darkrooms are Ready (collapsed
-  stacks; add ``--profile-idle`` for waiting threads). ``--experiment-fast-apply-parse`` runs
-  devcluster with server-side-apply bodies parsed by orjson instead of pure-Python
-  ``yaml.safe_load`` (see bench/README.md for why).
+  stacks; add ``--profile-idle`` for waiting threads).
 """
 
 from __future__ import annotations
@@ -191,28 +189,11 @@ def breakdown(records: list[dict[str, Any]]) -> str:
     return ", ".join(f"{what} {n}" for what, n in counts.most_common()) or "none"
 
 
-# ``--experiment-fast-apply-parse``: devcluster with server-side-apply bodies parsed by orjson (JSON is
-# YAML) and libyaml as the fallback, instead of pure-Python ``yaml.safe_load`` — what the suggested
-# devcluster fix would do, simulated here without touching devcluster.
-FAST_APPLY_PARSE = """
-import runpy, sys, orjson, yaml
-def safe_load(stream):
-    try:
-        return orjson.loads(stream)
-    except orjson.JSONDecodeError:
-        return yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-yaml.safe_load = safe_load
-sys.argv = ["devcluster", *sys.argv[1:]]
-runpy.run_module("devcluster", run_name="__main__", alter_sys=True)
-"""
-
-
 class Cluster:
     """One devcluster subprocess (temp data dir, audit log), the CRDs installed, the bench namespace created."""
 
-    def __init__(self, work: Path, *, ready_delay_s: float, fast_apply_parse: bool = False) -> None:
+    def __init__(self, work: Path, *, ready_delay_s: float) -> None:
         self.dir = work
-        self.fast_apply_parse = fast_apply_parse
         self.port = free_port()
         self.kubeconfig = work / "kubeconfig"
         self.audit = AuditLog(work / "audit.jsonl")
@@ -225,8 +206,6 @@ class Cluster:
             "--kubeconfig", str(self.kubeconfig), "--deployment-ready-delay", str(self.ready_delay_s), "--history-size", "200000",
             "--audit-log", str(self.audit.path), "--log-level", "WARNING",
         ]  # fmt: skip
-        if self.fast_apply_parse:
-            cmd = [sys.executable, "-c", FAST_APPLY_PARSE, *cmd[3:]]
         with (self.dir / "devcluster.log").open("ab") as out:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         wait_until(self._ready, 30, "devcluster /readyz")
@@ -599,7 +578,7 @@ def wait_quiet(operator: Operator, since: int, quiet_s: float, timeout_s: float)
 
 
 def run_once(kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
-    cluster = Cluster(work, ready_delay_s=opts.ready_delay, fast_apply_parse=opts.experiment_fast_apply_parse).start()
+    cluster = Cluster(work, ready_delay_s=opts.ready_delay).start()
     operator = OPERATORS[kind](cluster, opts)
     connection = connect(ConnectionSettings(kubeconfig=cluster.kubeconfig), environ={})
     cache = Cache(transport=connection.transport, settings=InformerSettings())
@@ -805,11 +784,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--settle-s", type=float, default=2.0, help="writes quiet this long = settled (default 2)")
     parser.add_argument("--timeout-s", type=float, default=600.0, help="give up on a phase after this long (default 600)")
-    parser.add_argument(
-        "--experiment-fast-apply-parse",
-        action="store_true",
-        help="run devcluster with apply bodies parsed by orjson/libyaml instead of pure-Python yaml.safe_load (simulates a devcluster fix)",
-    )
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs (logs, audit logs)")
     parser.add_argument("--profile", metavar="DIR", help="py-spy record each operator from ready to all Ready into DIR (collapsed stacks)")
     parser.add_argument("--profile-idle", action="store_true", help="with --profile: include idle (waiting) stacks")
