@@ -34,14 +34,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import json
-import math
 import multiprocessing as mp
 import os
 import platform
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,25 +50,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from common import (
+    HOST,
+    ROOT,
+    free_port,
+    install_crds,
+    join_processes,
+    log,
+    machine_summary,
+    merged_latencies,
+    ready_status,
+    start_devcluster,
+    stop_process,
+)
+from common import Conn as BaseConn
+from common import nearest_rank as percentile
 
-ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
 NAMESPACE = "bench"
 DARKROOMS_PATH = f"/apis/deployments.example.com/v1alpha1/namespaces/{NAMESPACE}/darkrooms"
 PATH = "/darkrooms"
 TARGET_RPS_AT_100 = 700.0
 TARGET_RATIO_AT_1000 = 20.0
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
 
 
 def wait_http(url: str, *, proc: subprocess.Popen[bytes], log_path: Path, timeout_s: float = 60.0) -> None:
@@ -87,16 +85,6 @@ def wait_http(url: str, *, proc: subprocess.Popen[bytes], log_path: Path, timeou
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"{url} did not answer 200 within {timeout_s}s")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)  # our own child, by PID
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -114,53 +102,9 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
-class Conn:
-    """A minimal keep-alive HTTP/1.1 client on a raw socket (responses with Content-Length only)."""
-
-    def __init__(self, port: int, timeout_s: float = 60.0) -> None:
-        self.sock = socket.create_connection((HOST, port), timeout=timeout_s)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.prefix = f"Host: {HOST}:{port}\r\nUser-Agent: api-bench/1\r\nAccept: application/json\r\n".encode()
-        self.buf = bytearray()
-
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
-        head = b"%s %s HTTP/1.1\r\n" % (method.encode(), path.encode()) + self.prefix
-        if body is not None:
-            head += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
-        self.sock.sendall(head + b"\r\n" + (body or b""))
-        buf, recv = self.buf, self.sock.recv
-        end = buf.find(b"\r\n\r\n")
-        while end < 0:
-            chunk = recv(1 << 20)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            buf += chunk
-            end = buf.find(b"\r\n\r\n")
-        headers = bytes(buf[:end]).lower()
-        at = headers.find(b"\r\ncontent-length:")
-        if at < 0:
-            raise RuntimeError(f"response without Content-Length: {headers[:300]!r}")
-        eol = headers.find(b"\r\n", at + 2)
-        total = end + 4 + int(headers[at + 17 : eol if eol > 0 else len(headers)])
-        while len(buf) < total:
-            chunk = recv(1 << 20)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            buf += chunk
-        data = bytes(buf[end + 4 : total])
-        del buf[:total]
-        return int(headers[9:12]), data
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-def expect(conn: Conn, status: int, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    code, data = conn.request(method, path, None if body is None else json.dumps(body).encode())
-    if code != status:
-        raise RuntimeError(f"{method} {path}: expected {status}, got {code}: {data[:500]!r}")
-    parsed: dict[str, Any] = json.loads(data)
-    return parsed
+class Conn(BaseConn):
+    USER_AGENT = "api-bench/1"
+    RECV_BYTES = 1 << 20
 
 
 # -- the cluster ------------------------------------------------------------------------------
@@ -171,22 +115,12 @@ class Cluster:
         self.data_dir = data_dir
         self.port = free_port()
         self.log_path = data_dir / "devcluster.log"
-        cmd = [sys.executable, "-m", "devcluster", "serve", "--port", str(self.port), "--data-dir", str(data_dir), "--log-level", "WARNING"]
-        with self.log_path.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        wait_http(f"http://{HOST}:{self.port}/readyz", proc=self.proc, log_path=self.log_path)
+        self.proc = start_devcluster(port=self.port, data_dir=data_dir, log_path=self.log_path, timeout_s=60.0)
         self.kubeconfig = data_dir / "kubeconfig"
 
     def install(self) -> None:
         conn = Conn(self.port)
-        for path in sorted((ROOT / "crds").glob("*.yaml")):
-            expect(conn, 201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", yaml.safe_load(path.read_text()))
-        expect(conn, 201, "POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
-        deadline = time.monotonic() + 30
-        while conn.request("GET", DARKROOMS_PATH)[0] != 200:  # the CRD becomes Established
-            if time.monotonic() > deadline:
-                raise RuntimeError("the Darkroom CRD did not become established")
-            time.sleep(0.05)
+        install_crds(conn, namespace=NAMESPACE, probe_path=DARKROOMS_PATH)
         conn.close()
 
     def populate(self, start: int, stop: int) -> None:
@@ -195,9 +129,9 @@ class Cluster:
         def writer(indexes: list[int]) -> None:
             conn = Conn(self.port)
             for i in indexes:
-                created = expect(conn, 201, "POST", DARKROOMS_PATH, darkroom(i))
+                created = conn.expect(201, "POST", DARKROOMS_PATH, darkroom(i))
                 created["status"] = status(created["metadata"]["name"])
-                expect(conn, 200, "PUT", f"{DARKROOMS_PATH}/{created['metadata']['name']}/status", created)
+                conn.expect(200, "PUT", f"{DARKROOMS_PATH}/{created['metadata']['name']}/status", created)
             conn.close()
 
         indexes = list(range(start, stop))
@@ -227,20 +161,7 @@ def darkroom(i: int) -> dict[str, Any]:
 
 
 def status(name: str) -> dict[str, Any]:
-    return {
-        "domains": [f"images.{name}.example.com", f"cdn.{name}.example.com"],
-        "readyReplicas": 1,
-        "observedGeneration": 1,
-        "conditions": [
-            {
-                "type": "Ready",
-                "status": "True",
-                "lastTransitionTime": "2025-01-01T00:00:00Z",
-                "reason": "Available",
-                "message": "all replicas serve",
-            }
-        ],
-    }
+    return ready_status([f"images.{name}.example.com", f"cdn.{name}.example.com"], message="all replicas serve")
 
 
 # -- the servers --------------------------------------------------------------------------------
@@ -272,7 +193,7 @@ class Gunicorn:
     def get(self, path: str = PATH) -> dict[str, Any]:
         conn = Conn(self.port)
         try:
-            return expect(conn, 200, "GET", path)
+            return conn.expect(200, "GET", path)
         finally:
             conn.close()
 
@@ -316,11 +237,6 @@ class Run:
     cluster_cpu: float
 
 
-def percentile(ordered: list[float], q: float) -> float:
-    rank = max(1, min(len(ordered), math.ceil(q / 100.0 * len(ordered))))
-    return ordered[rank - 1]
-
-
 def measure(server: Gunicorn, cluster: Cluster, *, clients: int, duration_s: float) -> Run:
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(clients + 1)
@@ -338,20 +254,11 @@ def measure(server: Gunicorn, cluster: Cluster, *, clients: int, duration_s: flo
         cpu = (tree_cpu_seconds(server.proc.pid) - cpu0) / wall
         cluster_cpu = (tree_cpu_seconds(cluster.proc.pid) - cluster0) / wall
     finally:
-        for p in procs:
-            p.join(10)
-            if p.is_alive():
-                p.kill()  # our own child, by PID
-                p.join(5)
+        join_processes(procs)
     errors = [o["error"] for o in outs if o["error"]]
     if errors:
         raise RuntimeError(f"{server.name}: {errors[0]}")
-    latencies: list[float] = []
-    for o in outs:
-        a = array("d")
-        a.frombytes(o["lat"])
-        latencies.extend(a)
-    latencies.sort()
+    latencies = merged_latencies(outs)
     rps = sum(o["count"] / o["elapsed"] for o in outs if o["elapsed"] > 0)
     return Run(rps, percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000, len(latencies), cpu, cluster_cpu)
 
@@ -368,15 +275,8 @@ def median_run(runs: list[Run]) -> Run:
 
 
 def machine_line() -> str:
-    cpu = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    return f"machine: nproc={nproc}{f' ({cpu})' if cpu else ''}, Python {platform.python_version()}, load average before: {load}"
+    return f"machine: {machine_summary()}, Python {platform.python_version()}, load average before: {load}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -428,8 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                 results[(size, name)] = median_run(measured)
     finally:
         for server in servers:
-            stop(server.proc)
-        stop(cluster.proc)
+            stop_process(server.proc)
+        stop_process(cluster.proc)
         shutil.rmtree(data_dir, ignore_errors=True)
 
     print(f"\nREST API benchmark: GET /darkrooms, {args.clients} connections - {datetime.date.today().isoformat()}")

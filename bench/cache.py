@@ -40,8 +40,6 @@ import multiprocessing as mp
 import os
 import platform
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,50 +47,23 @@ import tempfile
 import threading
 import time
 import tracemalloc
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import yaml
+from common import HOST, ROOT, free_port, ready_status, stop_process
+from common import quantile as percentile
+from common import start_devcluster as start_server
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cluster import DARKROOMS, Cache, CachedClient, ClientSettings, ConnectionSettings, InformerSettings, connect  # noqa: E402
-
-HOST = "127.0.0.1"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+from cluster import DARKROOMS, Cache, CachedClient, ClientSettings, ConnectionSettings, InformerSettings, connect
 
 
 def start_devcluster(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    log = (data_dir / "devcluster.log").open("ab")
-    cmd = [sys.executable, "-m", "devcluster", "serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "WARNING"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://{HOST}:{port}/readyz", timeout=1) as response:
-                if response.status == 200 and (data_dir / "kubeconfig").exists():
-                    return proc, port
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("devcluster did not become ready")
-
-
-def stop_devcluster(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    log_path = data_dir / "devcluster.log"
+    return start_server(port=port, data_dir=data_dir, log_path=log_path, kubeconfig=data_dir / "kubeconfig"), port
 
 
 def call(
@@ -122,20 +93,9 @@ def darkroom(name: str, namespace: str, i: int) -> dict[str, Any]:
 
 
 def status(namespace: str, name: str) -> dict[str, Any]:
-    return {
-        "domains": [f"images.{name}.{namespace}.example.com", f"cdn.{name}.{namespace}.example.com"],
-        "readyReplicas": 1,
-        "observedGeneration": 1,
-        "conditions": [
-            {
-                "type": "Ready",
-                "status": "True",
-                "lastTransitionTime": "2025-01-01T00:00:00Z",
-                "reason": "Available",
-                "message": "all replicas serve images",
-            }
-        ],
-    }
+    return ready_status(
+        [f"images.{name}.{namespace}.example.com", f"cdn.{name}.{namespace}.example.com"], message="all replicas serve images"
+    )
 
 
 def populate(port: int, objects: int, per_namespace: int) -> list[str]:
@@ -181,11 +141,6 @@ def watcher_process(kubeconfig: str, namespace: str, ready: Any, results: Any, e
     results.put(seen)
     cache.stop()
     conn.close()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> int:
@@ -278,7 +233,7 @@ def main() -> int:
         from_send = [(seen[rv] - sent[rv]) * 1000 for rv in sent if rv in seen]
         connection.close()
     finally:
-        stop_devcluster(proc)
+        stop_process(proc, timeout_s=15)
         shutil.rmtree(data_dir, ignore_errors=True)
 
     cached_ms = statistics.median(cached_times) * 1000

@@ -40,16 +40,13 @@ Method
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
-import math
 import multiprocessing as mp
 import os
 import platform
 import selectors
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -63,9 +60,21 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from common import (
+    HOST,
+    JSON,
+    cpu_seconds,
+    free_port,
+    join_processes,
+    log,
+    machine_summary,
+    merged_latencies,
+    start_devcluster,
+    stop_process,
+)
+from common import Conn as BaseConn
+from common import nearest_rank as percentile
 
-ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
 MAX_OPS_PER_CLIENT = 2_000_000  # hard bound on any client loop, whatever the duration
 MAX_WATCH_WRITES = 1_000_000
 SCENARIOS = ("create", "get", "list", "patch", "watch", "watch-max")
@@ -73,7 +82,6 @@ SENTINEL = "bench-stop"  # created after the measured writes: tells the watchers
 LIST_SIZE = 100
 TARGET_WRITES_PER_S = 1000.0
 TARGET_WATCH_P99_MS = 50.0
-JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -90,12 +98,6 @@ def machine_busy() -> float:
     return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
 class Server:
     """One devcluster subprocess with a temporary data dir."""
 
@@ -105,37 +107,17 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 30.0) -> Server:
-        log = (self.data_dir / "server.log").open("ab")
-        data = str(self.data_dir / "data")
-        cmd = [sys.executable, "-m", "devcluster", "serve", "--port", str(self.port), "--data-dir", data, "--log-level", "WARNING"]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"devcluster exited with {self.proc.returncode}: {self.log_tail()}")
-            try:
-                conn = Conn(self.port, timeout_s=1.0)
-                try:
-                    if conn.request("GET", "/readyz")[0] == 200:
-                        return self
-                finally:
-                    conn.close()
-            except OSError:
-                pass
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"devcluster did not become ready within {timeout_s} s")
+        log_path, data = self.data_dir / "server.log", self.data_dir / "data"
+        try:
+            self.proc = start_devcluster(port=self.port, data_dir=data, log_path=log_path, timeout_s=timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def cpu_seconds(self) -> float:
         """User + system CPU time the server process has used so far (from /proc; 0 where unavailable)."""
-        if self.proc is None:
-            return 0.0
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.proc.pid) if self.proc is not None else 0.0
 
     def log_tail(self) -> str:
         path = self.data_dir / "server.log"
@@ -143,13 +125,7 @@ class Server:
 
     def stop(self) -> None:
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)  # Popen signals its own PID only
-                try:
-                    self.proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait(5)
+            stop_process(self.proc, timeout_s=15)
             self.proc = None
         shutil.rmtree(self.data_dir, ignore_errors=True)
 
@@ -160,58 +136,15 @@ class Server:
         self.stop()
 
 
-class Conn:
-    """A minimal keep-alive HTTP/1.1 client on a raw socket: far cheaper per request than http.client
-    (which parses headers with the email package), so the load generators stay light on 2 cores.
-    Handles exactly what devcluster sends to these requests: responses with a Content-Length."""
+class Conn(BaseConn):
+    USER_AGENT = "devcluster-bench/1"
 
     def __init__(self, port: int, timeout_s: float = 30.0) -> None:
-        self.sock = socket.create_connection((HOST, port), timeout=timeout_s)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.prefix = f"Host: {HOST}:{port}\r\nUser-Agent: devcluster-bench/1\r\nAccept: application/json\r\n".encode()
-        self.buf = bytearray()
-
-    def request(self, method: str, path: str, body: bytes | None = None, content_type: str = JSON) -> tuple[int, bytes]:
-        head = b"%s %s HTTP/1.1\r\n" % (method.encode(), path.encode()) + self.prefix
-        if body is not None:
-            head += b"Content-Type: %s\r\nContent-Length: %d\r\n" % (content_type.encode(), len(body))
-        self.sock.sendall(head + b"\r\n" + (body or b""))
-        buf, recv = self.buf, self.sock.recv
-        end = buf.find(b"\r\n\r\n")
-        while end < 0:
-            chunk = recv(1 << 18)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            buf += chunk
-            end = buf.find(b"\r\n\r\n")
-        headers = bytes(buf[:end]).lower()
-        at = headers.find(b"\r\ncontent-length:")
-        if at < 0:
-            raise RuntimeError(f"response without Content-Length: {headers[:300]!r}")
-        eol = headers.find(b"\r\n", at + 2)
-        total = end + 4 + int(headers[at + 17 : eol if eol > 0 else len(headers)])
-        while len(buf) < total:
-            chunk = recv(1 << 18)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            buf += chunk
-        body_out = bytes(buf[end + 4 : total])
-        del buf[:total]
-        return int(headers[9:12]), body_out
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-def expect(conn: Conn, status: int, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    code, data = conn.request(method, path, None if body is None else json.dumps(body).encode())
-    if code != status:
-        raise RuntimeError(f"{method} {path}: expected {status}, got {code}: {data[:500]!r}")
-    return json.loads(data)
+        super().__init__(port, timeout_s)
 
 
 def create_namespace(conn: Conn, name: str) -> None:
-    expect(conn, 201, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    conn.expect(201, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
 
 
 def cm_path(ns: str, name: str = "") -> str:
@@ -300,14 +233,6 @@ class RunResult:
     server_cpu: float = 0.0  # server CPU seconds per wall second while measuring (1.0 = one core busy)
 
 
-def percentile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    if not sorted_values:
-        return float("nan")
-    rank = max(1, min(len(sorted_values), math.ceil(q / 100.0 * len(sorted_values))))
-    return sorted_values[rank - 1]
-
-
 def run_clients(job: Job, clients: int, server: Server) -> RunResult:
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(clients + 1)  # the clients and this process, which samples the server's CPU time
@@ -326,20 +251,11 @@ def run_clients(job: Job, clients: int, server: Server) -> RunResult:
         for _ in procs:
             outs.append(results.get(timeout=job.duration_s + 90))
     finally:
-        for p in procs:
-            p.join(10)
-            if p.is_alive():
-                p.kill()  # our own child, by PID
-                p.join(5)
+        join_processes(procs)
     failed = [o for o in outs if o["errors"]]
     if failed:
         raise RuntimeError(f"{job.op}: {sum(o['errors'] for o in failed)} failed requests, e.g. {failed[0]['first_error']}")
-    latencies: list[float] = []
-    for o in outs:
-        a = array("d")
-        a.frombytes(o["lat"])
-        latencies.extend(a)
-    latencies.sort()
+    latencies = merged_latencies(outs)
     ops = sum(o["count"] / o["elapsed"] for o in outs if o["elapsed"] > 0)
     clients_cpu = sum(o["cpu"] / o["elapsed"] for o in outs if o["elapsed"] > 0)
     result = RunResult(ops, percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000, len(latencies), server_cpu=cpu)
@@ -355,7 +271,7 @@ def request_scenario(op: str, clients: int, opts: argparse.Namespace) -> list[Ru
             create_namespace(conn, shared)
             for i in range(LIST_SIZE):
                 body = {"metadata": {"name": f"cm-{i}", "labels": {"bench": "yes"}}, "data": {"k": "v" * 32}}
-                expect(conn, 201, "POST", cm_path(shared), body)
+                conn.expect(201, "POST", cm_path(shared), body)
         runs = []
         for run in range(opts.runs + 1):  # run 0 is the discarded warm-up
             ns = shared
@@ -493,7 +409,7 @@ def watch_run(
     """One watch run (writes for ``duration_s`` at ``rate``/s, 0 = back to back): latencies from ack and from send."""
     ns = f"bench-watch-{run}"
     create_namespace(conn, ns)
-    rv = expect(conn, 200, "GET", cm_path(ns))["metadata"]["resourceVersion"]
+    rv = conn.expect(200, "GET", cm_path(ns))["metadata"]["resourceVersion"]
     deadline_s = duration_s * 3 + 60
     ctx = mp.get_context("fork")
     ready, results = ctx.Queue(), ctx.Queue()
@@ -537,14 +453,10 @@ def watch_run(
             writes += 1
         write_elapsed = clock() - start
         cpu = (server.cpu_seconds() - cpu0) / write_elapsed
-        expect(conn, 201, "POST", cm_path(ns), {"metadata": {"name": SENTINEL}})
+        conn.expect(201, "POST", cm_path(ns), {"metadata": {"name": SENTINEL}})
         outs = [results.get(timeout=deadline_s + 30) for _ in procs]
     finally:
-        for p in procs:
-            p.join(10)
-            if p.is_alive():
-                p.kill()  # our own child, by PID
-                p.join(5)
+        join_processes(procs)
     from_ack: list[float] = []
     from_send: list[float] = []
     errors = []
@@ -615,27 +527,16 @@ class Row:
         )
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def machine_line() -> str:
-    cpu = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
     try:
         import uvloop  # noqa: F401
 
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
-    nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     python = f"Python {platform.python_version()} ({platform.python_implementation()})"
     system = f"{platform.system()} {platform.machine()}"
-    return f"machine: nproc={nproc}{f' ({cpu})' if cpu else ''}, {python}, {system}, server event loop {loop}"
+    return f"machine: {machine_summary()}, {python}, {system}, server event loop {loop}"
 
 
 def table(rows: list[Row]) -> str:

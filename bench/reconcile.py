@@ -59,7 +59,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -73,39 +72,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from common import ROOT, cpu_seconds, free_port, install_crds, log, machine_summary, start_devcluster, stop_process, wait_until
+from common import Conn as BaseConn
+from common import quantile as percentile
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Cache, ConnectionSettings, InformerSettings, connect  # noqa: E402
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Cache, ConnectionSettings, InformerSettings, connect
 
 HOST = "127.0.0.1"
 NAMESPACE = "bench"
 PEER = ROOT / "bench" / "peers" / "kopf_darkroom.py"
 READ_VERBS = frozenset({"get", "list", "watch"})
 CHILD_KINDS = (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES)
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout_s:g} s waiting for {what}")
-        time.sleep(interval_s)
 
 
 def proc_status(pid: int) -> dict[str, str]:
@@ -117,24 +96,6 @@ def proc_status(pid: int) -> dict[str, str]:
 def peak_rss_mib(pid: int) -> float:
     value = proc_status(pid).get("VmHWM", "0 kB").split()
     return int(value[0]) / 1024 if value else 0.0
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 20.0, sig: int = signal.SIGTERM) -> None:
-    if proc.poll() is None:
-        proc.send_signal(sig)  # our own child, by PID
-        try:
-            proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,34 +162,17 @@ class Cluster:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Cluster:
-        cmd = [
-            sys.executable, "-m", "devcluster", "serve", "--host", HOST, "--port", str(self.port), "--data-dir", str(self.dir / "data"),
+        extra = [
             "--kubeconfig", str(self.kubeconfig), "--deployment-ready-delay", str(self.ready_delay_s), "--history-size", "200000",
-            "--audit-log", str(self.audit.path), "--log-level", "WARNING",
+            "--audit-log", str(self.audit.path),
         ]  # fmt: skip
-        with (self.dir / "devcluster.log").open("ab") as out:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        wait_until(self._ready, 30, "devcluster /readyz")
+        self.proc = start_devcluster(
+            port=self.port, data_dir=self.dir / "data", log_path=self.dir / "devcluster.log", extra_args=extra, kubeconfig=self.kubeconfig
+        )
         conn = Conn(self.port)
-        for path in sorted((ROOT / "crds").glob("*.yaml")):
-            conn.expect(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", yaml.safe_load(path.read_text()))
-        conn.expect(201, "POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
-        wait_until(lambda: conn.request("GET", DARKROOMS.path(namespace=NAMESPACE))[0] == 200, 10, "the Darkroom CRD to be served")
+        install_crds(conn, namespace=NAMESPACE, probe_path=DARKROOMS.path(namespace=NAMESPACE), timeout_s=10)
         conn.close()
         return self
-
-    def _ready(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"devcluster exited with {self.proc.returncode}: {(self.dir / 'devcluster.log').read_text()[-2000:]}")
-        try:
-            conn = Conn(self.port, timeout_s=1.0)
-            try:
-                return conn.request("GET", "/readyz")[0] == 200 and self.kubeconfig.exists()
-            finally:
-                conn.close()
-        except OSError:
-            return False
 
     def cpu_seconds(self) -> float:
         return cpu_seconds(self.proc.pid) if self.proc else 0.0
@@ -239,52 +183,8 @@ class Cluster:
             self.proc = None
 
 
-class Conn:
-    """A minimal keep-alive HTTP/1.1 client on a raw socket (devcluster answers with Content-Length)."""
-
-    def __init__(self, port: int, timeout_s: float = 60.0) -> None:
-        self.sock = socket.create_connection((HOST, port), timeout=timeout_s)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.prefix = f"Host: {HOST}:{port}\r\nUser-Agent: reconcile-bench/1\r\nAccept: application/json\r\n".encode()
-        self.buf = bytearray()
-
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
-        head = b"%s %s HTTP/1.1\r\n" % (method.encode(), path.encode()) + self.prefix
-        if body is not None:
-            head += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
-        self.sock.sendall(head + b"\r\n" + (body or b""))
-        buf = self.buf
-        end = buf.find(b"\r\n\r\n")
-        while end < 0:
-            buf += self._recv()
-            end = buf.find(b"\r\n\r\n")
-        headers = bytes(buf[:end]).lower()
-        at = headers.find(b"\r\ncontent-length:")
-        if at < 0:
-            raise RuntimeError(f"response without Content-Length: {headers[:300]!r}")
-        eol = headers.find(b"\r\n", at + 2)
-        total = end + 4 + int(headers[at + 17 : eol if eol > 0 else len(headers)])
-        while len(buf) < total:
-            buf += self._recv()
-        data = bytes(buf[end + 4 : total])
-        del buf[:total]
-        return int(headers[9:12]), data
-
-    def _recv(self) -> bytes:
-        chunk = self.sock.recv(1 << 18)
-        if not chunk:
-            raise ConnectionError("server closed the connection")
-        return chunk
-
-    def expect(self, status: int, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        code, data = self.request(method, path, None if body is None else json.dumps(body).encode())
-        if code != status:
-            raise RuntimeError(f"{method} {path}: expected {status}, got {code}: {data[:500]!r}")
-        parsed: dict[str, Any] = json.loads(data)
-        return parsed
-
-    def close(self) -> None:
-        self.sock.close()
+class Conn(BaseConn):
+    USER_AGENT = "reconcile-bench/1"
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,11 +455,6 @@ class RunResult:
         return self.reconciles / self.time_to_ready_s
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
 def wait_quiet(operator: Operator, since: int, quiet_s: float, timeout_s: float) -> None:
     """Until the operator has made no write for ``quiet_s`` (audit log, from record ``since``)."""
     audit = operator.cluster.audit
@@ -717,16 +612,9 @@ def restart_window(operator: Operator, result: RunResult, opts: argparse.Namespa
 
 
 def machine_line() -> str:
-    cpu = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     import kopf
 
-    return f"nproc={nproc}{f' ({cpu})' if cpu else ''}, Python {platform.python_version()}, kopf {kopf.__version__}"
+    return f"{machine_summary()}, Python {platform.python_version()}, kopf {kopf.__version__}"
 
 
 ROWS: list[tuple[str, Callable[[RunResult], float | None], str]] = [
