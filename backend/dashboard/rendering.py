@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, g, request
 
-from backend import state
+from backend import state, watching
 
 HTML_HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request, HX-Target"}
 
@@ -114,9 +114,17 @@ def install(blueprint: Blueprint) -> None:
     blueprint.add_app_template_filter(utc_text, "utc")
     blueprint.add_app_template_global(readiness, "readiness")
 
+    @blueprint.before_request
+    def _note_live_cursor() -> None:
+        # The /watch position *before* the page reads the cache: the page's live connection resumes
+        # from here, so a change made between this render and the SSE connect is still delivered
+        # (e.g. the object of a "Terminating" row vanishing while the page loads).
+        broadcaster = current_app.extensions.get(watching.EXTENSION)
+        g.live_cursor = broadcaster.last_id if broadcaster is not None else None
+
     def _globals() -> dict[str, Any]:
         app_state = current_app.extensions.get(state.EXTENSION)
-        return {"auth_enabled": bool(app_state and app_state.settings.api_token)}
+        return {"auth_enabled": bool(app_state and app_state.settings.api_token), "live_cursor": g.get("live_cursor")}
 
     blueprint.app_context_processor(_globals)
 

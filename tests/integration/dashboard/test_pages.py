@@ -139,3 +139,17 @@ def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any) -> Non
     client.set_cookie("darkroom_csrf", cookie.value)
     page = client.get("/ui/tasks/new").get_data(as_text=True)
     assert f'content="{first.csrf}"' in page
+
+
+def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -> None:
+    """The page's SSE URL carries the /watch position taken before the page read the cache, so a change
+    made while the page loads is replayed when the live connection opens."""
+    html = http.get(f"/?namespace={namespace}").get_data(as_text=True)
+    match = re.search(r'sse-connect="/watch\?kind=Darkroom[^"]*lastEventId=(\d+)"', html)
+    assert match, html[:2000]
+    stream = http.get(f"/watch?kind=Darkroom&lastEventId={match.group(1)}", buffered=False)
+    try:
+        first = next(iter(stream.response)).decode()
+        assert "event: reset" not in first  # a known, recent position: no reload needed
+    finally:
+        stream.close()
