@@ -7,12 +7,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml 2>/dev/null | cut -c1-12)
 PORT ?= 5000
+REALCLUSTER_PORT ?= 7443
 PYTEST_ARGS ?=
 OPERATOR_ARGS ?=
 IMAGE ?= darkroom-control-panel:0.1.0
 OVERLAY ?= dev
 
-.PHONY: venv api test lint typecheck unit cluster operator bench clean docker-build deploy undeploy vendor
+.PHONY: venv api test lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +41,14 @@ typecheck: venv
 
 unit: venv
 	@$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+## realcluster: the real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+## a simulated node) in the foreground; data and kubeconfig in .realcluster/. Needs Go (test infrastructure only).
+realcluster: realcluster-build
+	@REALCLUSTER_PORT=$(REALCLUSTER_PORT) realcluster/bin/realcluster up --data-dir .realcluster
+
+realcluster-build:
+	@scripts/build_realcluster.sh
 
 ## operator: the reconciler alone against the current kubeconfig (KUBECONFIG or ~/.kube/config)
 operator: venv
@@ -70,4 +79,4 @@ vendor:
 	@scripts/vendor_frontend.sh
 
 clean:
-	rm -rf .devcluster .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .devcluster .realcluster realcluster/bin .pytest_cache .mypy_cache .ruff_cache

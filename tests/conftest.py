@@ -1,9 +1,21 @@
-"""Shared fixtures: a devcluster process on a free port with a temp data dir, clients for it.
+"""Shared fixtures: the clusters under test (devcluster and the real control plane), clients for them.
 
-``devcluster`` (session) is a real ``python -m devcluster serve`` subprocess so tests talk to it
-over HTTP exactly as kubectl and the official client do; ``fresh_devcluster`` starts a private one
-for tests that restart or kill it. ``kubectl`` runs the kubectl on PATH against a cluster with a
-private discovery cache. ``namespace`` gives each test its own namespace.
+``kube`` (session) is the API server a test runs against. Every test that uses it (directly or through
+``api_client``, ``namespace``, ``crds_installed``, ``kubectl``) runs once per selected kind: ``[dev]``
+on devcluster (``python -m devcluster serve``, our emulator) and ``[real]`` on realcluster (real
+etcd + kube-apiserver + kube-controller-manager + kube-scheduler + a simulated node, built from the
+Kubernetes Go modules by ``scripts/build_realcluster.sh``). The same test body runs on both: product
+code never branches on the kind, and tests do so only through the fixtures here.
+
+Which kinds run: ``--cluster=dev|real|both`` or the ``TEST_CLUSTER`` variable (default ``both``).
+Without a Go toolchain the real half cannot be built: under ``CI=true`` that fails the session;
+elsewhere it is left out with a one-line reason in the header. Tests of devcluster itself carry
+``@pytest.mark.devcluster_only`` and run on devcluster alone.
+
+``devcluster``/``realcluster`` (session) are the two shared servers; ``fresh_kube`` starts private
+ones of the test's kind (for restarts and kills), ``fresh_devcluster`` private devclusters.
+``kubectl`` runs the kubectl on PATH with a private discovery cache; ``namespace`` gives each test its
+own namespace.
 """
 
 from __future__ import annotations
@@ -11,12 +23,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support import ROOT, DevclusterProcess, Kubectl
+from support import ROOT, ClusterKind, ClusterProcess, DevclusterProcess, Kubectl, RealclusterProcess, install_crds
 
 
 def _start(tmp: Path, extra: list[str]) -> DevclusterProcess:
@@ -24,6 +38,97 @@ def _start(tmp: Path, extra: list[str]) -> DevclusterProcess:
 
 
 SESSION_ARGS = ["--bookmark-interval", "1", "--deployment-ready-delay", "0.3", "--log-level", "WARNING"]
+# The simulated node turns pods Ready after the same 0.3 s devcluster waits before a Deployment is ready.
+REAL_SESSION_ARGS = ["--pod-ready-delay", "300ms"]
+
+
+_KINDS = pytest.StashKey[tuple[ClusterKind, ...]]()
+_LEFT_OUT = pytest.StashKey[str]()
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cluster",
+        choices=("dev", "real", "both"),
+        default=os.environ.get("TEST_CLUSTER", "both"),
+        help="API server(s) the product suites run on: devcluster, the real control plane, or both (env TEST_CLUSTER)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "devcluster_only(reason): a test of devcluster itself, or one that needs a devcluster-only knob")
+    choice = config.getoption("--cluster")
+    kinds: list[ClusterKind] = ["dev", "real"] if choice == "both" else [choice]
+    config.stash[_LEFT_OUT] = ""
+    if "real" in kinds:
+        build = subprocess.run([str(ROOT / "scripts" / "build_realcluster.sh")], stderr=subprocess.PIPE, text=True)
+        if build.returncode == 3 and not in_ci() and choice == "both":
+            kinds.remove("real")
+            config.stash[_LEFT_OUT] = "real control plane left out: no Go toolchain (under CI=true this fails)"
+        elif build.returncode != 0:
+            raise pytest.UsageError(f"cannot build the real control plane (scripts/build_realcluster.sh):\n{build.stderr}")
+        elif build.stderr:
+            sys.stderr.write(build.stderr)
+    config.stash[_KINDS] = tuple(kinds)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = [f"clusters: {', '.join(config.stash[_KINDS])}"]
+    if config.stash[_LEFT_OUT]:
+        lines.append(config.stash[_LEFT_OUT])
+    return lines
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "kube" not in metafunc.fixturenames:
+        return
+    kinds = metafunc.config.stash[_KINDS]
+    if metafunc.definition.get_closest_marker("devcluster_only") is not None:
+        kinds = ("dev",)
+    metafunc.parametrize("kube", list(kinds), indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def kube(request: pytest.FixtureRequest) -> ClusterProcess:
+    """The API server under test: the session devcluster or the session realcluster."""
+    cluster: ClusterProcess = request.getfixturevalue("devcluster" if request.param == "dev" else "realcluster")
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def realcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealclusterProcess]:
+    cluster = RealclusterProcess(tmp_path_factory.mktemp("realcluster"), extra_args=REAL_SESSION_ARGS).start()
+    yield cluster
+    if cluster.proc is not None:
+        cluster.stop()
+
+
+@pytest.fixture
+def fresh_kube(kube: ClusterProcess, tmp_path: Path) -> Iterator[Callable[..., ClusterProcess]]:
+    """Factory for private clusters of the test's kind (for restarts and kills); all stopped at teardown.
+
+    ``fresh_kube()`` takes no server flags: what it offers is what both kinds can do.
+    """
+    started: list[ClusterProcess] = []
+
+    def make() -> ClusterProcess:
+        data_dir = tmp_path / f"{kube.kind}{len(started)}"
+        cluster: ClusterProcess
+        if kube.kind == "dev":
+            cluster = DevclusterProcess(data_dir, extra_args=SESSION_ARGS)
+        else:
+            cluster = RealclusterProcess(data_dir, extra_args=REAL_SESSION_ARGS)
+        started.append(cluster.start())
+        return cluster
+
+    yield make
+    for cluster in started:
+        if cluster.proc is not None:
+            cluster.stop(signal.SIGKILL)
 
 
 @pytest.fixture(scope="session")
@@ -59,15 +164,15 @@ def kubectl_binary() -> str:
 
 
 @pytest.fixture
-def kubectl(devcluster: DevclusterProcess, kubectl_binary: str, tmp_path: Path) -> Kubectl:
-    return Kubectl(devcluster.kubeconfig, tmp_path / "kubectl-cache")
+def kubectl(kube: ClusterProcess, kubectl_binary: str, tmp_path: Path) -> Kubectl:
+    return Kubectl(kube.kubeconfig, tmp_path / "kubectl-cache")
 
 
 @pytest.fixture(scope="session")
-def api_client(devcluster: DevclusterProcess) -> Iterator[object]:
+def api_client(kube: ClusterProcess) -> Iterator[object]:
     from kubernetes import client, config
 
-    api = config.new_client_from_config(config_file=str(devcluster.kubeconfig))
+    api = config.new_client_from_config(config_file=str(kube.kubeconfig))
     yield api
     api.close()
     del client
@@ -89,19 +194,9 @@ def namespace(api_client: object) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def crds_installed(devcluster: DevclusterProcess, api_client: object) -> None:
-    """The product's CRDs, applied server-side from crds/."""
-    import yaml
-    from kubernetes import client
-
-    ext = client.ApiextensionsV1Api(api_client)  # type: ignore[arg-type]
-    for path in sorted((ROOT / "crds").glob("*.yaml")):
-        body = yaml.safe_load(path.read_text())
-        try:
-            ext.create_custom_resource_definition(body)
-        except client.ApiException as e:
-            if e.status != 409:
-                raise
+def crds_installed(kube: ClusterProcess) -> None:
+    """The product's CRDs from crds/, created and Established."""
+    install_crds(kube.kubeconfig)
 
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")

@@ -1,6 +1,10 @@
-"""Test support shared by every suite: a devcluster subprocess handle, a kubectl runner, waiting.
+"""Test support shared by every suite: cluster subprocess handles, a kubectl runner, waiting.
 
-Imported by ``conftest.py`` (fixtures) and by test modules (``from support import wait_for``).
+Two kinds of API server run under the tests, with one interface (:class:`ClusterProcess`):
+:class:`DevclusterProcess` (``kind == "dev"``, our embedded emulator over plain HTTP) and
+:class:`RealclusterProcess` (``kind == "real"``, the real control plane of realcluster/: etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler and a simulated node, over TLS with token
+authentication). Imported by ``conftest.py`` (fixtures) and by test modules (``from support import wait_for``).
 """
 
 from __future__ import annotations
@@ -14,8 +18,34 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, Protocol
 
 ROOT = Path(__file__).resolve().parent.parent
+REALCLUSTER_BIN = ROOT / "realcluster" / "bin" / "realcluster"
+ClusterKind = Literal["dev", "real"]
+
+
+class ClusterProcess(Protocol):
+    """What tests may rely on for either kind of cluster."""
+
+    data_dir: Path
+    port: int
+    proc: subprocess.Popen[bytes] | None
+
+    @property
+    def kind(self) -> ClusterKind: ...
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def kubeconfig(self) -> Path: ...
+
+    def start(self, timeout_s: float = ...) -> ClusterProcess: ...
+
+    def stop(self, sig: int = ..., timeout_s: float = ...) -> int: ...
+
+    def kill(self) -> None: ...
 
 
 def free_port() -> int:
@@ -33,6 +63,10 @@ class DevclusterProcess:
     extra_args: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
+
+    @property
+    def kind(self) -> ClusterKind:
+        return "dev"
 
     @property
     def url(self) -> str:
@@ -77,6 +111,72 @@ class DevclusterProcess:
 
 
 @dataclass
+class RealclusterProcess:
+    """``realcluster up`` as a subprocess (real etcd, kube-apiserver, controller manager, scheduler and a
+    simulated node); restartable on the same port and data dir, which keeps every object.
+
+    ``start`` waits for the kubeconfig, which realcluster writes only once the node is Ready and the
+    ``default`` service account exists. The admin kubeconfig authenticates with a static token
+    (system:masters); :meth:`token` gives the token of another static user (``alice``, ``bob``).
+    """
+
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    extra_args: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+
+    @property
+    def kind(self) -> ClusterKind:
+        return "real"
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.data_dir / "kubeconfig"
+
+    @property
+    def ca_path(self) -> Path:
+        return self.data_dir / "pki" / "ca.crt"
+
+    def token(self, user: str = "admin") -> str:
+        for line in (self.data_dir / "pki" / "tokens.csv").read_text().splitlines():
+            fields = line.split(",")
+            if len(fields) >= 2 and fields[1] == user:
+                return fields[0]
+        raise KeyError(user)
+
+    def start(self, timeout_s: float = 120.0) -> RealclusterProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.data_dir / "realcluster.log"
+        with self.log_path.open("ab") as log:
+            argv = [str(REALCLUSTER_BIN), "up", "--data-dir", str(self.data_dir), "--port", str(self.port), *self.extra_args]
+            self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"realcluster exited with {self.proc.returncode}: {self.log_path.read_text()[-3000:]}")
+            if self.kubeconfig.exists():
+                return self
+            time.sleep(0.1)
+        raise RuntimeError(f"realcluster was not ready within {timeout_s}s: {self.log_path.read_text()[-3000:]}")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        code = self.proc.wait(timeout_s)
+        self.proc = None
+        return code
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+
+@dataclass
 class Kubectl:
     kubeconfig: Path
     cache_dir: Path
@@ -102,6 +202,35 @@ class Kubectl:
             text=True,
             cwd=ROOT,
         )
+
+
+def install_crds(kubeconfig: Path, timeout_s: float = 30.0) -> None:
+    """Create the product's CRDs (crds/*.yaml) in the cluster behind ``kubeconfig`` and wait until each is
+    Established, as a real API server serves a new kind only then (idempotent)."""
+    import yaml
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(config_file=str(kubeconfig))
+    try:
+        ext = client.ApiextensionsV1Api(api)
+        names = []
+        for path in sorted((ROOT / "crds").glob("*.yaml")):
+            body = yaml.safe_load(path.read_text())
+            names.append(body["metadata"]["name"])
+            try:
+                ext.create_custom_resource_definition(body)
+            except client.ApiException as e:
+                if e.status != 409:
+                    raise
+
+        def established(name: str) -> bool:
+            crd = api.sanitize_for_serialization(ext.read_custom_resource_definition(name))
+            return any(c["type"] == "Established" and c["status"] == "True" for c in crd.get("status", {}).get("conditions") or [])
+
+        for name in names:
+            wait_for(lambda name=name: established(name), timeout_s=timeout_s, message=f"CRD {name} Established")  # type: ignore[misc]
+    finally:
+        api.close()
 
 
 def wait_for(predicate: Callable[[], object], timeout_s: float = 10.0, interval_s: float = 0.05, message: str = "condition") -> object:

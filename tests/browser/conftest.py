@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from integration.reconciler.conftest import OperatorProcess
-from support import ROOT, DevclusterProcess, free_port
+from support import ROOT, ClusterProcess, free_port
 from werkzeug.serving import make_server
 
 from backend import serving, watching
@@ -98,9 +98,7 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(
-    devcluster: DevclusterProcess, crds_installed: None, api_client: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
+def stack(kube: ClusterProcess, crds_installed: None, api_client: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     from kubernetes import client
 
     core = client.CoreV1Api(api_client)
@@ -111,14 +109,14 @@ def stack(
     env.update({"PYTHONUNBUFFERED": "1", "DARKROOM_OPERATOR_LOG_JSON": "true"})
     operator = OperatorProcess(
         args=[
-            *("--kubeconfig", str(devcluster.kubeconfig), "--health-port", "0", "--health-host", "127.0.0.1"),
+            *("--kubeconfig", str(kube.kubeconfig), "--health-port", "0", "--health-host", "127.0.0.1"),
             *("--namespace", namespace, "--no-leader-election"),
         ],
         env=env,
         log_path=logs / "operator.log",
         out_path=logs / "operator.out",
     ).start()
-    settings = ApiSettings(kubeconfig=devcluster.kubeconfig, sse_heartbeat_s=5.0)
+    settings = ApiSettings(kubeconfig=kube.kubeconfig, sse_heartbeat_s=5.0)
     app = create_app(settings)
     port = free_port()
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=serving.RequestHandler)

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from support import DevclusterProcess, wait_for
 
+pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
+
 
 def _records(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -32,6 +32,8 @@ import pytest
 from kubernetes import client, watch
 from support import wait_for
 
+pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
+
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 HOLD = "example.com/hold"
 

@@ -30,6 +30,8 @@ from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 from support import wait_for
 
+pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
+
 DR_GROUP, DR_VERSION, DR_PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 TASK_GROUP, TASK_VERSION, TASK_PLURAL = "example.example.com", "v1", "tasks"
 DNS_LABEL = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"

@@ -44,6 +44,8 @@ from kubernetes import client, config, watch
 from kubernetes.dynamic import DynamicClient
 from support import DevclusterProcess, wait_for
 
+pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
+
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
 DR_GROUP, DR_VERSION, DR_PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"

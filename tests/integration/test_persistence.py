@@ -25,10 +25,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
 import urllib3
 import yaml
 from kubernetes import client, config
 from support import ROOT, DevclusterProcess, wait_for
+
+pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
 DR_GROUP, DR_VERSION, DR_PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 NS = "keep"

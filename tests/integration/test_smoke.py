@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from kubernetes import client
+
+pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
 
 def test_default_namespaces_exist(api_client: client.ApiClient) -> None:

@@ -46,6 +46,8 @@ from kubernetes import client, watch
 from kubernetes.dynamic import DynamicClient
 from support import wait_for
 
+pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
+
 JSON = "application/json"
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"

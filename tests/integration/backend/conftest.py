@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from support import DevclusterProcess
+from support import ClusterProcess
 
 from backend.access import ClusterAccess
 from backend.app import create_app
@@ -48,8 +48,8 @@ def task(name: str, namespace: str, **changes: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def api_settings(devcluster: DevclusterProcess) -> ApiSettings:
-    return ApiSettings(kubeconfig=devcluster.kubeconfig, cache_sync_timeout_s=30.0)
+def api_settings(kube: ClusterProcess) -> ApiSettings:
+    return ApiSettings(kubeconfig=kube.kubeconfig, cache_sync_timeout_s=30.0)
 
 
 @pytest.fixture(scope="session")

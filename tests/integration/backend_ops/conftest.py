@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from support import DevclusterProcess, free_port
+from support import ClusterProcess, free_port
 from werkzeug.serving import make_server
 
 from backend import watching
@@ -28,19 +28,19 @@ GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 
 
 @pytest.fixture(scope="session")
-def ops_access(devcluster: DevclusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
-    access = ClusterAccess.start(ApiSettings(kubeconfig=devcluster.kubeconfig), environ={})
+def ops_access(kube: ClusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
+    access = ClusterAccess.start(ApiSettings(kubeconfig=kube.kubeconfig), environ={})
     assert access.synced
     yield access
     access.stop()
 
 
 @pytest.fixture
-def make_app(devcluster: DevclusterProcess, ops_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
+def make_app(kube: ClusterProcess, ops_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
     apps: list[Flask] = []
 
     def make(*, access: ClusterAccess | None = None, **overrides: Any) -> Flask:
-        settings = ApiSettings(kubeconfig=Path(devcluster.kubeconfig), **overrides)
+        settings = ApiSettings(kubeconfig=Path(kube.kubeconfig), **overrides)
         app = create_app(settings, access=access or ops_access)
         app.config["TESTING"] = True
         apps.append(app)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import ROOT, DevclusterProcess, free_port, wait_for
+from support import ROOT, ClusterProcess, free_port, wait_for
 
 from .conftest import SseStream
 
@@ -47,11 +47,11 @@ def status(port: int, path: str, *, method: str = "GET", body: bytes | None = No
 
 
 @pytest.fixture
-def server(devcluster: DevclusterProcess, crds_installed: None, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, Path]]:
+def server(kube: ClusterProcess, crds_installed: None, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, Path]]:
     port = free_port()
     log = tmp_path / "gunicorn.log"
     env = {
-        "DARKROOM_API_KUBECONFIG": str(devcluster.kubeconfig),
+        "DARKROOM_API_KUBECONFIG": str(kube.kubeconfig),
         "DARKROOM_API_API_TOKEN": TOKEN,
         "DARKROOM_API_SSE_HEARTBEAT_S": "0.5",
         "DARKROOM_API_LOG_LEVEL": "DEBUG",
@@ -106,9 +106,9 @@ def test_serves_and_stops_cleanly(server: tuple[subprocess.Popen[bytes], int, Pa
     assert "Shutting down: Master" in text
 
 
-def test_refuses_to_start_off_loopback_without_token(devcluster: DevclusterProcess, tmp_path: Path) -> None:
+def test_refuses_to_start_off_loopback_without_token(kube: ClusterProcess, tmp_path: Path) -> None:
     log = tmp_path / "gunicorn.log"
-    env = {"DARKROOM_API_KUBECONFIG": str(devcluster.kubeconfig), "DARKROOM_API_HOST": "0.0.0.0", "PORT": str(free_port())}
+    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_HOST": "0.0.0.0", "PORT": str(free_port())}
     env.pop("DARKROOM_API_API_TOKEN", None)
     proc = gunicorn({**env, "DARKROOM_API_API_TOKEN": ""}, log)
     assert proc.wait(60) != 0

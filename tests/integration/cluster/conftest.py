@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import DevclusterProcess
+from support import ClusterProcess
 
 from cluster import Cache, ConnectionSettings, InformerSettings, Transport, connect
 from cluster.connecting import Connection
@@ -26,8 +26,8 @@ FAST = InformerSettings(page_size=50, watch_timeout_s=60, read_timeout_s=3.0, ba
 
 
 @pytest.fixture
-def connection(devcluster: DevclusterProcess) -> Iterator[Connection]:
-    conn = connect(ConnectionSettings(kubeconfig=devcluster.kubeconfig), environ=os.environ)
+def connection(kube: ClusterProcess) -> Iterator[Connection]:
+    conn = connect(ConnectionSettings(kubeconfig=kube.kubeconfig), environ=os.environ)
     yield conn
     conn.close()
 
@@ -130,7 +130,7 @@ def kubeconfig_for(url: str, path: Path) -> Path:
 
 
 @pytest.fixture
-def proxy(devcluster: DevclusterProcess) -> Iterator[TcpProxy]:
-    p = TcpProxy(devcluster.port)
+def proxy(kube: ClusterProcess) -> Iterator[TcpProxy]:
+    p = TcpProxy(kube.port)
     yield p
     p.close()

@@ -13,41 +13,41 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import DevclusterProcess, free_port
+from support import ClusterProcess, free_port
 
 from cluster import ConnectionSettings, NoCluster, Unavailable, connect
 
 from .conftest import kubeconfig_for
 
 
-def test_explicit_kubeconfig_connects(devcluster: DevclusterProcess, tmp_path: Path) -> None:
-    conn = connect(ConnectionSettings(kubeconfig=devcluster.kubeconfig), environ={}, home=tmp_path)
+def test_explicit_kubeconfig_connects(kube: ClusterProcess, tmp_path: Path) -> None:
+    conn = connect(ConnectionSettings(kubeconfig=kube.kubeconfig), environ={}, home=tmp_path)
     try:
-        assert conn.source == f"kubeconfig {devcluster.kubeconfig}"
-        assert conn.server == devcluster.url
+        assert conn.source == f"kubeconfig {kube.kubeconfig}"
+        assert conn.server == kube.url
         assert conn.version.startswith("v1.")
         assert conn.transport.request("GET", "/api/v1/namespaces/default")["metadata"]["name"] == "default"
     finally:
         conn.close()
 
 
-def test_explicit_kubeconfig_wins_over_environment(devcluster: DevclusterProcess, tmp_path: Path) -> None:
+def test_explicit_kubeconfig_wins_over_environment(kube: ClusterProcess, tmp_path: Path) -> None:
     dead = kubeconfig_for(f"http://127.0.0.1:{free_port()}", tmp_path / "dead")
-    conn = connect(ConnectionSettings(kubeconfig=devcluster.kubeconfig), environ={"KUBECONFIG": str(dead)}, home=tmp_path)
+    conn = connect(ConnectionSettings(kubeconfig=kube.kubeconfig), environ={"KUBECONFIG": str(dead)}, home=tmp_path)
     conn.close()
-    assert conn.server == devcluster.url
+    assert conn.server == kube.url
 
 
-def test_kubeconfig_variable_then_home_default(devcluster: DevclusterProcess, tmp_path: Path) -> None:
-    conn = connect(ConnectionSettings(), environ={"KUBECONFIG": str(devcluster.kubeconfig)}, home=tmp_path)
+def test_kubeconfig_variable_then_home_default(kube: ClusterProcess, tmp_path: Path) -> None:
+    conn = connect(ConnectionSettings(), environ={"KUBECONFIG": str(kube.kubeconfig)}, home=tmp_path)
     conn.close()
-    assert conn.source == f"KUBECONFIG={devcluster.kubeconfig}"
+    assert conn.source == f"KUBECONFIG={kube.kubeconfig}"
     (tmp_path / ".kube").mkdir()
-    kubeconfig_for(devcluster.url, tmp_path / ".kube" / "config")
+    kubeconfig_for(kube.url, tmp_path / ".kube" / "config")
     conn = connect(ConnectionSettings(), environ={}, home=tmp_path)
     conn.close()
     assert conn.source == f"kubeconfig {tmp_path / '.kube' / 'config'}"
-    assert conn.server == devcluster.url
+    assert conn.server == kube.url
 
 
 def test_nothing_configured_lists_every_source_tried(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from support import DevclusterProcess
+from support import ClusterProcess
 
 from backend import watching
 from backend.access import ClusterAccess
@@ -26,26 +26,26 @@ TOKEN_META = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
 
 
 @pytest.fixture(scope="session")
-def dashboard_access(devcluster: DevclusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
-    access = ClusterAccess.start(ApiSettings(kubeconfig=devcluster.kubeconfig), environ={})
+def dashboard_access(kube: ClusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
+    access = ClusterAccess.start(ApiSettings(kubeconfig=kube.kubeconfig), environ={})
     yield access
     access.stop()
 
 
 @pytest.fixture(scope="session")
-def dashboard_app(devcluster: DevclusterProcess, dashboard_access: ClusterAccess) -> Iterator[Flask]:
-    app = create_app(ApiSettings(kubeconfig=devcluster.kubeconfig), access=dashboard_access)
+def dashboard_app(kube: ClusterProcess, dashboard_access: ClusterAccess) -> Iterator[Flask]:
+    app = create_app(ApiSettings(kubeconfig=kube.kubeconfig), access=dashboard_access)
     yield app
     watching.close(app)
 
 
 @pytest.fixture
-def make_dashboard_app(devcluster: DevclusterProcess, dashboard_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
+def make_dashboard_app(kube: ClusterProcess, dashboard_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
     """Apps with other settings (e.g. ``api_token``) on the shared informers."""
     apps: list[Flask] = []
 
     def make(**overrides: Any) -> Flask:
-        app = create_app(ApiSettings(kubeconfig=devcluster.kubeconfig, **overrides), access=dashboard_access)
+        app = create_app(ApiSettings(kubeconfig=kube.kubeconfig, **overrides), access=dashboard_access)
         apps.append(app)
         return app
 

@@ -1,7 +1,7 @@
 """Fixtures for the reconciler's integration tests: ``run_operator`` starts ``python -m darkroom_operator``.
 
-The operator runs as a real subprocess against a devcluster (the session one by default, or any
-:class:`support.DevclusterProcess` / kubeconfig a test passes, e.g. from ``fresh_devcluster``), so
+The operator runs as a real subprocess against the cluster under test (``kube``, devcluster or the real
+control plane; or any :class:`support.ClusterProcess` / kubeconfig a test passes, e.g. from ``fresh_kube``), so
 the tests exercise the entry point, signals, leader election and the health server exactly as a
 deployment would. Every process started is stopped at teardown (SIGTERM, then SIGKILL).
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, DevclusterProcess
+from support import ROOT, ClusterProcess, install_crds
 
 STARTUP_LINE = re.compile(r"darkroom-operator: health on (http://[\w.\-\[\]:]+)")
 
@@ -42,24 +42,6 @@ TEST_LEASE_ENV = {
     "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "4",
     "DARKROOM_OPERATOR_RETRY_PERIOD_S": "0.5",
 }
-
-
-def install_crds(kubeconfig: Path) -> None:
-    """Create the product's CRDs in the cluster behind ``kubeconfig`` (idempotent)."""
-    import yaml
-    from kubernetes import client, config
-
-    api = config.new_client_from_config(config_file=str(kubeconfig))
-    try:
-        ext = client.ApiextensionsV1Api(api)
-        for path in sorted((ROOT / "crds").glob("*.yaml")):
-            try:
-                ext.create_custom_resource_definition(yaml.safe_load(path.read_text()))
-            except client.ApiException as e:
-                if e.status != 409:
-                    raise
-    finally:
-        api.close()
 
 
 @dataclass
@@ -204,12 +186,12 @@ RunOperator = Callable[..., OperatorProcess]
 
 
 @pytest.fixture
-def run_operator(devcluster: DevclusterProcess, crds_installed: None, tmp_path: Path) -> Iterator[RunOperator]:
+def run_operator(kube: ClusterProcess, crds_installed: None, tmp_path: Path) -> Iterator[RunOperator]:
     """Factory: start ``python -m darkroom_operator``; all processes are stopped at teardown.
 
     ``run_operator(*extra_args, namespace=None, cluster=None, leader_election=False, identity=None,
     lease_namespace=None, resync_s=None, workers=None, env=None, wait_ready=True)``:
-    ``cluster`` is a :class:`DevclusterProcess` or a kubeconfig path (default: the session devcluster;
+    ``cluster`` is a :class:`ClusterProcess` or a kubeconfig path (default: the session cluster ``kube``;
     CRDs are installed into another cluster first); ``namespace`` is watched alone (``--namespace``);
     with ``leader_election`` the Lease lives in ``lease_namespace`` (default: ``namespace``) and uses
     the short :data:`TEST_LEASE_ENV` timings unless ``env`` overrides them; ``resync_s`` sets
@@ -221,7 +203,7 @@ def run_operator(devcluster: DevclusterProcess, crds_installed: None, tmp_path: 
     def run(
         *extra_args: str,
         namespace: str | None = None,
-        cluster: DevclusterProcess | Path | None = None,
+        cluster: ClusterProcess | Path | None = None,
         leader_election: bool = False,
         identity: str | None = None,
         lease_namespace: str | None = None,
@@ -231,9 +213,9 @@ def run_operator(devcluster: DevclusterProcess, crds_installed: None, tmp_path: 
         wait_ready: bool = True,
     ) -> OperatorProcess:
         if cluster is None:
-            kubeconfig = devcluster.kubeconfig
+            kubeconfig = kube.kubeconfig
         else:
-            kubeconfig = cluster.kubeconfig if isinstance(cluster, DevclusterProcess) else Path(cluster)
+            kubeconfig = Path(cluster) if isinstance(cluster, Path) else cluster.kubeconfig
             install_crds(kubeconfig)
         args = ["--kubeconfig", str(kubeconfig), "--health-port", "0", "--health-host", "127.0.0.1"]
         if namespace:

@@ -23,7 +23,7 @@ from darkroom_operator.controllers import Controllers, owner_key
 from darkroom_operator.metrics import Metrics
 from darkroom_operator.reconciling import Result, Watch
 from darkroom_operator.settings import OperatorSettings
-from support import DevclusterProcess, wait_for
+from support import ClusterProcess, wait_for
 
 from cluster import (
     CONFIGMAPS,
@@ -86,8 +86,8 @@ class Runtime:
 
 
 @pytest.fixture
-def make_runtime(devcluster: DevclusterProcess, crds_installed: None, namespace: str) -> Iterator[Callable[..., Runtime]]:
-    connection = connect(ConnectionSettings(kubeconfig=devcluster.kubeconfig), environ=os.environ)
+def make_runtime(kube: ClusterProcess, crds_installed: None, namespace: str) -> Iterator[Callable[..., Runtime]]:
+    connection = connect(ConnectionSettings(kubeconfig=kube.kubeconfig), environ=os.environ)
     caches: list[Cache] = []
     runtimes: list[Runtime] = []
 
@@ -113,8 +113,8 @@ def make_runtime(devcluster: DevclusterProcess, crds_installed: None, namespace:
 
 
 @pytest.fixture
-def client(devcluster: DevclusterProcess) -> Iterator[CachedClient]:
-    connection = connect(ConnectionSettings(kubeconfig=devcluster.kubeconfig), environ=os.environ)
+def client(kube: ClusterProcess) -> Iterator[CachedClient]:
+    connection = connect(ConnectionSettings(kubeconfig=kube.kubeconfig), environ=os.environ)
     yield CachedClient(
         transport=connection.transport, cache=Cache(transport=connection.transport, settings=InformerSettings()), settings=ClientSettings()
     )
@@ -291,8 +291,8 @@ def test_stop_reports_a_reconcile_that_outlives_the_timeout(
         release.set()
 
 
-def test_two_reconcilers_must_agree_on_a_shared_informer(devcluster: DevclusterProcess) -> None:
-    connection = connect(ConnectionSettings(kubeconfig=devcluster.kubeconfig), environ=os.environ)
+def test_two_reconcilers_must_agree_on_a_shared_informer(kube: ClusterProcess) -> None:
+    connection = connect(ConnectionSettings(kubeconfig=kube.kubeconfig), environ=os.environ)
     try:
         one, two = Scripted("ns"), Scripted("ns")
         two.name = "other"

@@ -21,7 +21,7 @@ import pytest
 from darkroom_operator.conditions import find
 from darkroom_operator.darkrooms import ChildConflict, DarkroomReconciler
 from darkroom_operator.settings import OperatorSettings
-from support import DevclusterProcess, wait_for
+from support import ClusterProcess, wait_for
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Invalid
 
@@ -33,8 +33,8 @@ UNREADY = "devcluster.example.com/unready"
 
 
 @pytest.fixture
-def harness(devcluster: DevclusterProcess, crds_installed: None, namespace: str) -> Iterator[Harness]:
-    h = Harness(devcluster.kubeconfig, namespace)
+def harness(kube: ClusterProcess, crds_installed: None, namespace: str) -> Iterator[Harness]:
+    h = Harness(kube.kubeconfig, namespace)
     yield h
     h.close()
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from darkroom_operator.conditions import find
-from support import DevclusterProcess, wait_for
+from support import ClusterProcess, DevclusterProcess, wait_for
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, EVENTS, INGRESSES, NAMESPACES, SECRETS, SERVICES, TASKS
 
@@ -33,8 +33,8 @@ HASH = "deployments.example.com/config-hash"
 
 
 @pytest.fixture
-def user(devcluster: DevclusterProcess, crds_installed: None, namespace: str) -> Iterator[User]:
-    u = User(devcluster.kubeconfig, namespace)
+def user(kube: ClusterProcess, crds_installed: None, namespace: str) -> Iterator[User]:
+    u = User(kube.kubeconfig, namespace)
     yield u
     u.close()
 
@@ -205,7 +205,7 @@ def test_converged_resync_sends_zero_write_requests(
 ) -> None:
     audit = tmp_path / "audit.jsonl"
     cluster = fresh_devcluster("--audit-log", str(audit))
-    from .conftest import install_crds
+    from support import install_crds
 
     install_crds(cluster.kubeconfig)
     user = User(cluster.kubeconfig, "quiet")

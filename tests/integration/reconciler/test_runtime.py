@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client, config
-from support import ROOT, DevclusterProcess, wait_for
+from support import ROOT, ClusterProcess, DevclusterProcess, wait_for
 
 from .conftest import OperatorProcess
 
@@ -160,9 +160,9 @@ def test_sigint_also_stops_gracefully(run_operator: Callable[..., OperatorProces
     assert op.stop(sig=signal.SIGINT) == 0
 
 
-def test_a_missing_lease_namespace_is_a_clear_startup_error(devcluster: DevclusterProcess, crds_installed: None) -> None:
+def test_a_missing_lease_namespace_is_a_clear_startup_error(kube: ClusterProcess, crds_installed: None) -> None:
     result = subprocess.run(
-        [*OPERATOR, "--kubeconfig", str(devcluster.kubeconfig), "--health-port", "-1", "--lease-namespace", "no-such-namespace-here"],
+        [*OPERATOR, "--kubeconfig", str(kube.kubeconfig), "--health-port", "-1", "--lease-namespace", "no-such-namespace-here"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -172,9 +172,9 @@ def test_a_missing_lease_namespace_is_a_clear_startup_error(devcluster: Devclust
     assert "leader Lease namespace 'no-such-namespace-here' does not exist" in result.stderr
 
 
-def test_bad_settings_are_a_clear_startup_error(devcluster: DevclusterProcess) -> None:
+def test_bad_settings_are_a_clear_startup_error(kube: ClusterProcess) -> None:
     result = subprocess.run(
-        [*OPERATOR, "--kubeconfig", str(devcluster.kubeconfig), "--workers", "0"],
+        [*OPERATOR, "--kubeconfig", str(kube.kubeconfig), "--workers", "0"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -184,13 +184,13 @@ def test_bad_settings_are_a_clear_startup_error(devcluster: DevclusterProcess) -
     assert "workers must be at least 1" in result.stderr
 
 
-def test_a_taken_health_port_is_a_clear_startup_error(devcluster: DevclusterProcess, crds_installed: None) -> None:
+def test_a_taken_health_port_is_a_clear_startup_error(kube: ClusterProcess, crds_installed: None) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [*OPERATOR, "--kubeconfig", str(devcluster.kubeconfig), "--no-leader-election", "--health-port", str(port)],
+            [*OPERATOR, "--kubeconfig", str(kube.kubeconfig), "--no-leader-election", "--health-port", str(port)],
             cwd=ROOT,
             capture_output=True,
             text=True,

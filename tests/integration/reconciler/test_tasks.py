@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from darkroom_operator.conditions import find
 from darkroom_operator.tasks import DEADLINE_LABEL, FINALIZER, PRIORITY_LABEL, TASK_UID_LABEL
-from support import DevclusterProcess, wait_for
+from support import ClusterProcess, wait_for
 
 from cluster import EVENTS, NAMESPACES, TASKS, CachedClient, NotFound
 
@@ -32,8 +32,8 @@ DEADLINE = datetime(2027, 3, 31, 17, 0, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def harness(devcluster: DevclusterProcess, crds_installed: None, namespace: str) -> Iterator[Harness]:
-    h = Harness(devcluster.kubeconfig, namespace)
+def harness(kube: ClusterProcess, crds_installed: None, namespace: str) -> Iterator[Harness]:
+    h = Harness(kube.kubeconfig, namespace)
     h.clock.fixed = DEADLINE - timedelta(hours=1)
     yield h
     release_finalizers(h.admin, h.namespace)
@@ -186,8 +186,8 @@ def test_finalizer_flow_keeps_other_finalizers(harness: Harness) -> None:
 
 
 @pytest.fixture
-def user(devcluster: DevclusterProcess, crds_installed: None, namespace: str) -> Iterator[User]:
-    u = User(devcluster.kubeconfig, namespace)
+def user(kube: ClusterProcess, crds_installed: None, namespace: str) -> Iterator[User]:
+    u = User(kube.kubeconfig, namespace)
     yield u
     with contextlib.suppress(NotFound):
         release_finalizers(u.client, namespace)
