@@ -25,7 +25,7 @@ from devcluster.writing import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, WriteOpti
 
 log = logging.getLogger("devcluster.controllers")
 
-UNREADY_ANNOTATION = "devcluster.example.com/unready"
+UNREADY_ANNOTATION = "simulation.example.com/unready"  # realcluster's simulated node honours the same annotation
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _CONTROLLER = WriteOptions(manager="kube-controller-manager", field_validation="Ignore")

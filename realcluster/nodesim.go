@@ -4,7 +4,9 @@ package main
 // progress through the real controllers: it registers one Node (Ready, large allocatable), renews
 // its Lease, turns pods the real scheduler bound to it Running and Ready after a delay (Job pods:
 // Succeeded), finishes graceful deletions, and provisions a PersistentVolume for each claim of the
-// default StorageClass it owns. No container ever runs and nothing dials a pod IP.
+// default StorageClass it owns. No container ever runs and nothing dials a pod IP. Pods of a
+// Deployment annotated simulation.example.com/unready=true report Ready=False, as if their readiness
+// probes failed, until the annotation goes.
 
 import (
 	"context"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -20,10 +23,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -36,6 +41,9 @@ const (
 	provisionerName  = "realcluster.example.com/fake-provisioner"
 	provisionedBy    = "pv.kubernetes.io/provisioned-by"
 	leaseDurationS   = 40
+	// unreadyAnnotation on a Deployment makes its pods fail their readiness (for tests of not-ready
+	// paths); devcluster's simulated Deployments honour the same annotation.
+	unreadyAnnotation = "simulation.example.com/unready"
 )
 
 type nodeSimulator struct {
@@ -45,6 +53,9 @@ type nodeSimulator struct {
 
 	pods   workqueue.TypedRateLimitingInterface[string]
 	claims workqueue.TypedRateLimitingInterface[string]
+
+	replicaSets appslisters.ReplicaSetLister
+	deployments appslisters.DeploymentLister
 
 	mu     sync.Mutex
 	seen   map[types.UID]time.Time // first sight of a pod on the node: its ready delay counts from here
@@ -169,6 +180,10 @@ func (s *nodeSimulator) run(ctx context.Context) {
 	}))
 	all := informers.NewSharedInformerFactory(s.client, 0)
 	podInformer := onNode.Core().V1().Pods().Informer()
+	replicaSetInformer := all.Apps().V1().ReplicaSets().Informer()
+	deploymentInformer := all.Apps().V1().Deployments().Informer()
+	s.replicaSets = all.Apps().V1().ReplicaSets().Lister()
+	s.deployments = all.Apps().V1().Deployments().Lister()
 	claimInformer := all.Core().V1().PersistentVolumeClaims().Informer()
 	volumeInformer := all.Core().V1().PersistentVolumes().Informer()
 	enqueue := func(queue workqueue.TypedRateLimitingInterface[string]) cache.ResourceEventHandlerFuncs {
@@ -181,12 +196,24 @@ func (s *nodeSimulator) run(ctx context.Context) {
 	}
 	_, _ = podInformer.AddEventHandler(enqueue(s.pods))
 	_, _ = claimInformer.AddEventHandler(enqueue(s.claims))
+	podLister := onNode.Core().V1().Pods().Lister()
+	// An unready annotation that comes or goes changes what every pod of that namespace should report.
+	_, _ = deploymentInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(old, obj any) {
+		before, after := old.(*appsv1.Deployment), obj.(*appsv1.Deployment)
+		if before.Annotations[unreadyAnnotation] == after.Annotations[unreadyAnnotation] {
+			return
+		}
+		pods, _ := podLister.Pods(after.Namespace).List(labels.Everything())
+		for _, pod := range pods {
+			s.pods.Add(pod.Namespace + "/" + pod.Name)
+		}
+	}})
 	_, _ = volumeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) { s.reclaim(ctx, obj.(*corev1.PersistentVolume)) }})
 	onNode.Start(ctx.Done())
 	all.Start(ctx.Done())
-	cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced)
+	cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced,
+		replicaSetInformer.HasSynced, deploymentInformer.HasSynced)
 
-	podLister := onNode.Core().V1().Pods().Lister()
 	claimLister := all.Core().V1().PersistentVolumeClaims().Lister()
 	for i := 0; i < 4; i++ {
 		go work(ctx, s.pods, func(key string) (time.Duration, error) {
@@ -250,8 +277,13 @@ func (s *nodeSimulator) syncPod(ctx context.Context, pod *corev1.Pod) (time.Dura
 		}
 		return 0, err
 	}
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || podReady(pod) {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return 0, nil
+	}
+	unready := s.heldUnready(pod)
+	running := pod.Status.Phase == corev1.PodRunning
+	if running && podReady(pod) == !unready {
+		return 0, nil // already reports what it should
 	}
 	s.mu.Lock()
 	first, ok := s.seen[pod.UID]
@@ -269,16 +301,34 @@ func (s *nodeSimulator) syncPod(ctx context.Context, pod *corev1.Pod) (time.Dura
 		s.ips[pod.UID] = ip
 	}
 	s.mu.Unlock()
-	if wait := time.Until(first.Add(s.readyDelay)); wait > 0 {
+	if wait := time.Until(first.Add(s.readyDelay)); wait > 0 && !running {
 		return wait, nil
 	}
 	updated := pod.DeepCopy()
-	updated.Status = simulatedStatus(pod, ip)
+	updated.Status = simulatedStatus(pod, ip, unready)
 	_, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return 0, nil // gone, or changed: a newer event brings it back
 	}
 	return 0, err
+}
+
+// heldUnready: the pod belongs (through its ReplicaSet) to a Deployment annotated unready.
+func (s *nodeSimulator) heldUnready(pod *corev1.Pod) bool {
+	owner := metav1.GetControllerOf(pod)
+	if owner == nil || owner.Kind != "ReplicaSet" || s.replicaSets == nil {
+		return false
+	}
+	replicaSet, err := s.replicaSets.ReplicaSets(pod.Namespace).Get(owner.Name)
+	if err != nil {
+		return false
+	}
+	owner = metav1.GetControllerOf(replicaSet)
+	if owner == nil || owner.Kind != "Deployment" {
+		return false
+	}
+	deployment, err := s.deployments.Deployments(pod.Namespace).Get(owner.Name)
+	return err == nil && deployment.Annotations[unreadyAnnotation] == "true"
 }
 
 func (s *nodeSimulator) forget(uid types.UID) {
@@ -289,9 +339,6 @@ func (s *nodeSimulator) forget(uid types.UID) {
 }
 
 func podReady(pod *corev1.Pod) bool {
-	if pod.Status.Phase != corev1.PodRunning {
-		return false
-	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -301,8 +348,9 @@ func podReady(pod *corev1.Pod) bool {
 }
 
 // simulatedStatus is what a kubelet would report once every container started: Running and Ready
-// (restartPolicy Always), or Succeeded with exit code 0 (run-to-completion pods such as Jobs').
-func simulatedStatus(pod *corev1.Pod, ip string) corev1.PodStatus {
+// (restartPolicy Always; Running but not Ready when held unready), or Succeeded with exit code 0
+// (run-to-completion pods such as Jobs').
+func simulatedStatus(pod *corev1.Pod, ip string, unready bool) corev1.PodStatus {
 	now := metav1.Now()
 	completes := pod.Spec.RestartPolicy == corev1.RestartPolicyNever || pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
 	status := corev1.PodStatus{
@@ -313,10 +361,12 @@ func simulatedStatus(pod *corev1.Pod, ip string) corev1.PodStatus {
 	reason := ""
 	if completes {
 		status.Phase, ready, reason = corev1.PodSucceeded, corev1.ConditionFalse, "PodCompleted"
+	} else if unready {
+		ready, reason = corev1.ConditionFalse, "ContainersNotReady"
 	}
 	status.Conditions = []corev1.PodCondition{
-		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionStatus(ready), LastTransitionTime: now},
-		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: reason},
+		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
 		{Type: corev1.PodReady, Status: ready, LastTransitionTime: now, Reason: reason},
 		{Type: corev1.ContainersReady, Status: ready, LastTransitionTime: now, Reason: reason},
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
@@ -324,7 +374,7 @@ func simulatedStatus(pod *corev1.Pod, ip string) corev1.PodStatus {
 	containerStatus := func(c corev1.Container, terminated bool) corev1.ContainerStatus {
 		cs := corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, ImageID: "realcluster://" + c.Image, ContainerID: "realcluster://" + string(pod.UID) + "/" + c.Name,
-			Ready: !terminated, Started: ptr.To(!terminated),
+			Ready: !terminated && !unready, Started: ptr.To(!terminated),
 		}
 		if terminated {
 			cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}

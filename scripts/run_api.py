@@ -45,6 +45,13 @@ def install_crds(kubeconfig: str) -> list[str]:
             name = body["metadata"]["name"]
             crd_api.server_side_apply(body=body, name=name, field_manager="darkroom-control-panel", force_conflicts=True)
             installed.append(name)
+        # A real API server serves a new kind only once its CRD is Established (names accepted).
+        deadline = time.monotonic() + 60
+        for name in installed:
+            while not any(c.type == "Established" and c.status == "True" for c in crd_api.get(name=name).status.conditions or ()):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"CRD {name} did not become Established within 60 s")
+                time.sleep(0.1)
         return installed
     finally:
         api.close()

@@ -100,6 +100,13 @@ def kube(request: pytest.FixtureRequest) -> ClusterProcess:
 
 
 @pytest.fixture(scope="session")
+def realcluster_required(request: pytest.FixtureRequest) -> None:
+    """For tests only the real control plane can answer (RBAC, admission): skipped when it is not selected."""
+    if "real" not in request.config.stash[_KINDS]:
+        pytest.skip(f"needs the real control plane (--cluster=real|both) {request.config.stash[_LEFT_OUT]}".rstrip())
+
+
+@pytest.fixture(scope="session")
 def realcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealclusterProcess]:
     cluster = RealclusterProcess(tmp_path_factory.mktemp("realcluster"), extra_args=REAL_SESSION_ARGS).start()
     yield cluster
@@ -111,17 +118,19 @@ def realcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Realcluste
 def fresh_kube(kube: ClusterProcess, tmp_path: Path) -> Iterator[Callable[..., ClusterProcess]]:
     """Factory for private clusters of the test's kind (for restarts and kills); all stopped at teardown.
 
-    ``fresh_kube()`` takes no server flags: what it offers is what both kinds can do.
+    ``fresh_kube(audit_log=None)``: only what both kinds offer — an ``--audit-log`` file (read it with
+    :func:`support.read_audit_log`).
     """
     started: list[ClusterProcess] = []
 
-    def make() -> ClusterProcess:
+    def make(*, audit_log: Path | None = None) -> ClusterProcess:
         data_dir = tmp_path / f"{kube.kind}{len(started)}"
+        extra = ["--audit-log", str(audit_log)] if audit_log is not None else []
         cluster: ClusterProcess
         if kube.kind == "dev":
-            cluster = DevclusterProcess(data_dir, extra_args=SESSION_ARGS)
+            cluster = DevclusterProcess(data_dir, extra_args=[*SESSION_ARGS, *extra])
         else:
-            cluster = RealclusterProcess(data_dir, extra_args=REAL_SESSION_ARGS)
+            cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, *extra])
         started.append(cluster.start())
         return cluster
 

@@ -23,6 +23,15 @@ from typing import Literal, Protocol
 ROOT = Path(__file__).resolve().parent.parent
 REALCLUSTER_BIN = ROOT / "realcluster" / "bin" / "realcluster"
 ClusterKind = Literal["dev", "real"]
+# ConfigMaps a real control plane puts into every namespace (kube-controller-manager's root-CA publisher);
+# tests that count a namespace's ConfigMaps leave these out. devcluster publishes none (devcluster/DIFFERENCES.md).
+PUBLISHED_CONFIGMAPS = frozenset({"kube-root-ca.crt"})
+# Both simulators keep a Deployment unready while it carries this annotation set to "true": devcluster
+# holds its simulated status at 0 available, realcluster's simulated node reports its pods not Ready.
+UNREADY_ANNOTATION = "simulation.example.com/unready"
+# kube's garbage collector watches a kind only after its discovery resync (every 30 s) has seen it, so
+# dependents of an object of a freshly installed CRD may wait that long; devcluster collects at once.
+GC_TIMEOUT_S = 60.0
 
 
 class ClusterProcess(Protocol):
@@ -152,6 +161,7 @@ class RealclusterProcess:
     def start(self, timeout_s: float = 120.0) -> RealclusterProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.data_dir / "realcluster.log"
+        self.kubeconfig.unlink(missing_ok=True)  # realcluster writes it once ready; a stale one would say so too early
         with self.log_path.open("ab") as log:
             argv = [str(REALCLUSTER_BIN), "up", "--data-dir", str(self.data_dir), "--port", str(self.port), *self.extra_args]
             self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
@@ -202,6 +212,70 @@ class Kubectl:
             text=True,
             cwd=ROOT,
         )
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One completed API request as an audit log saw it, whichever server wrote the log."""
+
+    verb: str
+    api_group: str
+    resource: str
+    subresource: str
+    namespace: str
+    name: str
+    code: int
+    user_agent: str
+    user: str
+
+
+def read_audit_log(path: Path) -> list[AuditRecord]:
+    """The records of a ``--audit-log`` file: devcluster's lines, or kube-apiserver's audit Events
+    (realcluster, level Metadata, stage ResponseComplete; a watch appears once it ends, as
+    ResponseStarted first). Non-resource requests (``/healthz``, discovery) are left out."""
+    import json
+
+    records = []
+    if not path.exists():
+        return records
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("kind") == "Event":  # kube-apiserver
+            ref = entry.get("objectRef")
+            if ref is None or entry.get("stage") not in ("ResponseComplete", "ResponseStarted"):
+                continue
+            if entry["stage"] == "ResponseStarted" and entry["verb"] != "watch":
+                continue
+            if entry["stage"] == "ResponseComplete" and entry["verb"] == "watch":
+                continue
+            records.append(
+                AuditRecord(
+                    verb=entry["verb"],
+                    api_group=ref.get("apiGroup", ""),
+                    resource=ref.get("resource", ""),
+                    subresource=ref.get("subresource", ""),
+                    namespace=ref.get("namespace", ""),
+                    name=ref.get("name", ""),
+                    code=int((entry.get("responseStatus") or {}).get("code", 0)),
+                    user_agent=entry.get("userAgent", ""),
+                    user=(entry.get("user") or {}).get("username", ""),
+                )
+            )
+        elif entry.get("resource"):  # devcluster (no authentication: no user)
+            records.append(
+                AuditRecord(
+                    verb=entry["verb"],
+                    api_group=entry.get("apiGroup") or "",
+                    resource=entry["resource"],
+                    subresource=entry.get("subresource") or "",
+                    namespace=entry.get("namespace") or "",
+                    name=entry.get("name") or "",
+                    code=int(entry["code"]),
+                    user_agent=entry.get("userAgent") or "",
+                    user="",
+                )
+            )
+    return records
 
 
 def install_crds(kubeconfig: Path, timeout_s: float = 30.0) -> None:

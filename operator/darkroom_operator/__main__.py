@@ -23,7 +23,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from cluster import NAMESPACES, Cache, CachedClient, ClientSettings, ClusterError, ConnectionSettings, Forbidden, InformerSettings, NotFound
+from cluster import (
+    LEASES,
+    AlreadyExists,
+    Cache,
+    CachedClient,
+    ClientSettings,
+    ClusterError,
+    ConnectionSettings,
+    Forbidden,
+    InformerSettings,
+    NotFound,
+)
 from cluster import connect as connect_cluster
 from darkroom_operator import __version__, logs
 from darkroom_operator.controllers import Controllers
@@ -80,16 +91,27 @@ def _fail(message: str) -> int:
 
 
 def check_lease_namespace(client: CachedClient, settings: OperatorSettings) -> str | None:
-    """Why the Lease cannot live where configured (None: fine, or we may not look)."""
+    """Why the Lease cannot live where configured (None: fine, or we may not look).
+
+    A dry-run create of the Lease asks with the permission the elector needs anyway (no namespace
+    read): the API server answers 404 for the *namespace* when it does not exist, 409 when the Lease
+    exists, and writes nothing either way.
+    """
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": settings.lease_name, "namespace": settings.lease_namespace},
+    }
     try:
-        client.get(NAMESPACES, settings.lease_namespace)
-    except NotFound:
-        return (
-            f"the leader Lease namespace {settings.lease_namespace!r} does not exist: create it, "
-            "pass --lease-namespace NS, or run a single replica with --no-leader-election"
-        )
-    except Forbidden:
-        return None  # RBAC may allow Leases without namespace reads; the elector reports creation failures
+        client.create(LEASES, lease, dry_run=True)
+    except NotFound as e:
+        if (e.body.get("details") or {}).get("kind") == "namespaces":
+            return (
+                f"the leader Lease namespace {settings.lease_namespace!r} does not exist: create it, "
+                "pass --lease-namespace NS, or run a single replica with --no-leader-election"
+            )
+    except (AlreadyExists, Forbidden):
+        pass  # the Lease exists; or RBAC lets us not create it (the elector then reports its failures)
     return None
 
 

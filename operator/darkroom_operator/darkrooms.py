@@ -146,10 +146,12 @@ class DarkroomReconciler:
             try:
                 applied = self.client.apply(resource, desired, field_manager=self.settings.field_manager, force=True)
             except Invalid as e:
-                conflict = self._diagnose(resource, darkroom)
-                if conflict is None:
-                    raise
-                raise conflict from e
+                existing = self._diagnose(resource, darkroom, e)
+                # Ours, but the merge of our fields with another manager's list entries is invalid (an edited
+                # Service port keeps its name: two "http" ports). kube-apiserver rejects the whole apply, so
+                # repair by replacing, as below.
+                log.info("replacing child", extra={"controller": self.name, "key": key, "kind": resource.kind, "changed": changed[:10]})
+                applied = self.client.update(resource, overlay(existing, desired), field_manager=self.settings.field_manager)
             if not up_to_date(applied, desired):
                 # Entries another field manager owns in our lists (an edited port): apply cannot drop them; replace.
                 replacing = differences(applied, desired)[:10]
@@ -158,15 +160,20 @@ class DarkroomReconciler:
             result[resource] = applied
         return result
 
-    def _diagnose(self, resource: Resource, darkroom: Mapping[str, Any]) -> ChildConflict | None:
-        """After a rejected apply: a ChildConflict if the name is taken by an object another controller owns."""
+    def _diagnose(self, resource: Resource, darkroom: Mapping[str, Any], error: Invalid) -> Mapping[str, Any]:
+        """After a rejected apply: the live child if we control it; else the ChildConflict (the name is taken
+        by an object another controller owns) or the original error."""
         meta = darkroom["metadata"]
         try:
             existing = self.client.get(resource, meta["name"], namespace=meta["namespace"])
         except NotFound:
-            return None
+            raise error from None
         controller = _controller_uid(existing)
-        return _conflict(resource, darkroom, existing) if controller not in (None, meta["uid"]) else None
+        if controller not in (None, meta["uid"]):
+            raise _conflict(resource, darkroom, existing) from error
+        if controller is None:
+            raise error
+        return existing
 
     # -- status and events -------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """The reconciler's and the API's real requests stay within their RBAC rules — and use every verb granted.
 
-One scenario on a private devcluster with ``--audit-log``: the rendered base is applied with kubectl
+One scenario on a private cluster of each kind with ``--audit-log`` (devcluster's own log; on the real
+control plane kube-apiserver's audit log, and real RBAC: each component authenticates as its
+ServiceAccount with a TokenRequest token, so a missing rule is a 403): the rendered base is applied with kubectl
 (namespace, CRDs, ServiceAccounts, RBAC, Deployments, ...); then the two real entry points run
 with the environment their Deployments give them (fieldRefs and secretKeyRefs resolved the way the
 kubelet would; only the bind address is loopback instead of the pod IP, and the lease timings are
@@ -21,22 +23,18 @@ Then the converse: every (group, resource, verb) granted was used, except the on
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-import signal
-import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, DevclusterProcess, Kubectl, free_port, wait_for
+from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
 
-from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, env_of, grants, one, render
+from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, grants, one, render
+from .running import Process, http, resolve_env, service_account_kubeconfig, status_of
 
 OPERATOR_AGENT, API_AGENT = "darkroom-operator/", "darkroom-control-panel-api/"
 TEAM = "team-a"
@@ -54,93 +52,12 @@ GRANTED_BUT_NOT_REQUESTED = {
 }
 
 
-class Process:
-    """A child process with its output in a file."""
-
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> None:
-        self.name, self.log = name, log
-        with log.open("ab") as out:
-            self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-    def alive(self) -> bool:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n{self.log.read_text()[-4000:]}")
-        return True
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        return self.proc.wait(30)
-
-
-def resolve_env(container: dict[str, Any], *, pod: str, secret_values: dict[str, str]) -> dict[str, str]:
-    """The container's env as the kubelet would set it (fieldRef and secretKeyRef resolved)."""
-    resolved = {}
-    for name, entry in env_of(container).items():
-        if "value" in entry:
-            resolved[name] = entry["value"]
-            continue
-        source = entry["valueFrom"]
-        if "fieldRef" in source:
-            resolved[name] = {"metadata.name": pod, "metadata.namespace": NAMESPACE}[source["fieldRef"]["fieldPath"]]
-        elif "secretKeyRef" in source:
-            resolved[name] = secret_values[source["secretKeyRef"]["key"]]
-        else:
-            raise AssertionError(f"unsupported env source {source}")
-    return resolved
-
-
-def http(
-    method: str, url: str, token: str, body: Any = None, content_type: str = "application/json", *, if_match: str | None = None
-) -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json", **({"If-Match": if_match} if if_match else {})}
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    if data is not None:
-        request.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, decoded(response.read(), response.headers.get("Content-Type", ""))
-    except urllib.error.HTTPError as e:
-        raw, content_type = e.read(), e.headers.get("Content-Type", "")
-        e.close()
-        return e.code, decoded(raw, content_type)
-
-
-def decoded(raw: bytes, content_type: str) -> Any:
-    return json.loads(raw) if raw and "json" in content_type else raw.decode(errors="replace")
-
-
-def status_of(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as e:
-        e.close()
-        return int(e.code)
-    except OSError:
-        return 0
-
-
 def audit_requests(path: Path, agent: str) -> list[tuple[Request, int]]:
-    found = []
-    for line in path.read_text().splitlines():
-        record = json.loads(line)
-        if str(record.get("userAgent", "")).startswith(agent):
-            request = Request(
-                verb=record["verb"],
-                api_group=record["apiGroup"],
-                resource=record["resource"],
-                subresource=record["subresource"],
-                namespace=record["namespace"],
-                name=record["name"],
-            )
-            found.append((request, int(record["code"])))
-    return found
+    return [
+        (Request(r.verb, r.api_group, r.resource, r.subresource, r.namespace, r.name), r.code)
+        for r in read_audit_log(path)
+        if r.user_agent.startswith(agent)
+    ]
 
 
 def required(request: Request, code: int) -> list[Request]:
@@ -181,12 +98,12 @@ def processes() -> Iterator[list[Process]]:
 @pytest.mark.kubectl
 @pytest.mark.slow
 def test_real_requests_stay_within_the_rendered_rbac(
-    fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path, processes: list[Process]
+    fresh_kube: Callable[..., ClusterProcess], tmp_path: Path, processes: list[Process]
 ) -> None:
     from kubernetes import client, config
 
     audit = tmp_path / "audit.jsonl"
-    cluster = fresh_devcluster("--audit-log", str(audit))
+    cluster = fresh_kube(audit_log=audit)
     kubectl = Kubectl(cluster.kubeconfig, tmp_path / "kubectl-cache")
     kubectl.run("apply", "--server-side", "--field-manager=darkroom-deploy", "-k", str(ROOT / "deploy" / "base"))
     kubectl.run(
@@ -196,7 +113,10 @@ def test_real_requests_stay_within_the_rendered_rbac(
     docs = render("base")
 
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("DARKROOM_", "KUBECONFIG", "PORT"))}
-    base_env.update({"KUBECONFIG": str(cluster.kubeconfig), "PYTHONUNBUFFERED": "1"})
+    base_env["PYTHONUNBUFFERED"] = "1"
+    # Each component authenticates as its ServiceAccount (on the real control plane RBAC then decides).
+    as_operator = service_account_kubeconfig(cluster, NAMESPACE, OPERATOR_SA, tmp_path / "operator.kubeconfig")
+    as_api = service_account_kubeconfig(cluster, NAMESPACE, API_SA, tmp_path / "api.kubeconfig")
     token = secrets.token_hex(16)
 
     operator_container = one(docs, "Deployment", "darkroom-operator")["spec"]["template"]["spec"]["containers"][0]
@@ -205,7 +125,12 @@ def test_real_requests_stay_within_the_rendered_rbac(
     operator_env.update({"DARKROOM_OPERATOR_HEALTH_HOST": "127.0.0.1", "DARKROOM_OPERATOR_HEALTH_PORT": str(health_port), **SHORT_LEASE})
     assert operator_container["command"][0] == "python"
     processes.append(
-        Process("reconciler", [sys.executable, *operator_container["command"][1:]], {**base_env, **operator_env}, tmp_path / "operator.log")
+        Process(
+            "reconciler",
+            [sys.executable, *operator_container["command"][1:]],
+            {**base_env, **operator_env, "KUBECONFIG": str(as_operator)},
+            tmp_path / "operator.log",
+        )
     )
 
     api_container = one(docs, "Deployment", "darkroom-api")["spec"]["template"]["spec"]["containers"][0]
@@ -216,7 +141,12 @@ def test_real_requests_stay_within_the_rendered_rbac(
     api_env.update({"DARKROOM_API_HOST": "127.0.0.1", "PORT": str(api_port)})
     assert api_container["command"][0] == "gunicorn"
     processes.append(
-        Process("API", [sys.executable, "-m", "gunicorn", *api_container["command"][1:]], {**base_env, **api_env}, tmp_path / "api.log")
+        Process(
+            "API",
+            [sys.executable, "-m", "gunicorn", *api_container["command"][1:]],
+            {**base_env, **api_env, "KUBECONFIG": str(as_api)},
+            tmp_path / "api.log",
+        )
     )
     reconciler, api_process = processes
     base = f"http://127.0.0.1:{api_port}"
@@ -321,6 +251,8 @@ def test_real_requests_stay_within_the_rendered_rbac(
     assert len(operator_requests) > 20 and len(api_requests) > 10, "the audit log attributes requests by User-Agent"
     operator_grants, api_grants = grants(docs, OPERATOR_SA), grants(docs, API_SA)
     for component, requests, granted in (("operator", operator_requests, operator_grants), ("api", api_requests, api_grants)):
+        refused = sorted({str(request) for request, code in requests if code == 403})
+        assert not refused, f"the API server refused the {component}'s requests: {refused}"
         forbidden = denied(requests, granted)
         assert not forbidden, f"the {component} made requests its RBAC forbids: {forbidden}"
         extra = unused(component, requests, granted)

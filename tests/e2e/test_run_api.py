@@ -3,7 +3,8 @@
 Covers: on a bare data dir it starts the embedded devcluster, installs the CRDs, runs the reconciler
 and the API, prints a banner naming the cluster and the URL, keeps data across runs and stops
 everything cleanly on SIGINT (Ctrl-C); with KUBECONFIG set it uses that cluster instead; the
-curl-style flow create → Ready with domains → update → delete works through the whole stack; the S3
+curl-style flow create → Ready with domains → update → delete works through the whole stack (on
+devcluster and on the real control plane, with KUBECONFIG); the S3
 sentinel secret never shows in API responses, logs, CRs or ConfigMaps; a child that dies stops the
 stack with a message naming it.
 """
@@ -21,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from support import ROOT, DevclusterProcess, Kubectl, free_port, wait_for
+from support import GC_TIMEOUT_S, ROOT, ClusterProcess, DevclusterProcess, Kubectl, free_port, wait_for
 
 
 def _start(data_dir: Path, port: int, api_port: int, log_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -108,19 +109,25 @@ def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> Non
 SENTINEL = "SENTINEL-e2e-9b1f0c"
 
 
-def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(tmp_path: Path) -> None:
-    data_dir, api_port, log_dir = tmp_path / "data", free_port(), tmp_path / "logs"
-    proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
+def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(kube: ClusterProcess, namespace: str, tmp_path: Path) -> None:
+    """On the session cluster of each kind (``KUBECONFIG=... make api``), in a namespace of its own."""
+    api_port, log_dir = free_port(), tmp_path / "logs"
+    proc = _start(tmp_path / "unused", free_port(), api_port, log_dir, env={"KUBECONFIG": str(kube.kubeconfig)})
     base = f"http://127.0.0.1:{api_port}"
     try:
         _read_banner(proc)
-        payload = {"name": "photos", "source": {"type": "WebFolder", "baseUrl": "https://example.com/img"}, "subDomains": ["photos"]}
+        payload = {
+            "name": "photos",
+            "source": {"type": "WebFolder", "baseUrl": "https://example.com/img"},
+            "subDomains": ["photos"],
+            "namespace": namespace,
+        }
         status, headers, body = _curl("POST", f"{base}/darkrooms", payload)
         assert status == 201, body
-        assert headers["Location"].endswith("/darkrooms/default/photos")
+        assert headers["Location"].endswith(f"/darkrooms/{namespace}/photos")
 
         def ready() -> Any:
-            _, headers, item = _curl("GET", f"{base}/darkrooms/default/photos")
+            _, headers, item = _curl("GET", f"{base}/darkrooms/{namespace}/photos")
             return (headers, item) if item["status"]["ready"] else None
 
         headers, item = wait_for(ready, timeout_s=60, message="photos Ready")  # type: ignore[misc]
@@ -128,12 +135,12 @@ def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(tmp_path: 
         # The reconciler's status writes change the version, so If-Match uses the ETag of this latest read.
 
         status, headers, body = _curl(
-            "PATCH", f"{base}/darkrooms/default/photos", {"subDomains": ["photos", "img"]}, {"If-Match": headers["ETag"]}
+            "PATCH", f"{base}/darkrooms/{namespace}/photos", {"subDomains": ["photos", "img"]}, {"If-Match": headers["ETag"]}
         )
         assert status == 200, body
         wait_for(
             lambda: (
-                sorted(_curl("GET", f"{base}/darkrooms/default/photos")[2]["status"]["domains"] or [])
+                sorted(_curl("GET", f"{base}/darkrooms/{namespace}/photos")[2]["status"]["domains"] or [])
                 == ["img.darkroom.example.com", "photos.darkroom.example.com"]
             ),
             timeout_s=60,
@@ -144,19 +151,24 @@ def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(tmp_path: 
             "name": "vault",
             "source": {"type": "S3", "bucket": "vault-images", "region": "eu-west-1", "accessKey": "AKIAE2E", "secretKey": SENTINEL},
             "subDomains": ["vault"],
+            "namespace": namespace,
         }
         status, _, body = _curl("POST", f"{base}/darkrooms", s3)
         assert status == 201, body
-        wait_for(lambda: _curl("GET", f"{base}/darkrooms/default/vault")[2]["status"]["ready"], timeout_s=60, message="vault Ready")
-        kubectl = Kubectl(data_dir / "kubeconfig", tmp_path / "cache")
+        wait_for(lambda: _curl("GET", f"{base}/darkrooms/{namespace}/vault")[2]["status"]["ready"], timeout_s=60, message="vault Ready")
+        kubectl = Kubectl(kube.kubeconfig, tmp_path / "cache")
         for kind in ("darkrooms", "configmaps", "deployments", "events", "tasks"):
             assert SENTINEL not in kubectl.run("get", kind, "-A", "-o", "json").stdout, kind
         assert SENTINEL not in json.dumps(_curl("GET", f"{base}/darkrooms")[2])
 
-        status, _, _ = _curl("DELETE", f"{base}/darkrooms/default/photos")
+        status, _, _ = _curl("DELETE", f"{base}/darkrooms/{namespace}/photos")
         assert status in (200, 202, 204)
-        wait_for(lambda: _curl("GET", f"{base}/darkrooms/default/photos")[0] == 404, timeout_s=30, message="photos gone")
-        wait_for(lambda: "photos" not in kubectl.run("get", "deployments", "-o", "name").stdout, timeout_s=30, message="children collected")
+        wait_for(lambda: _curl("GET", f"{base}/darkrooms/{namespace}/photos")[0] == 404, timeout_s=30, message="photos gone")
+        wait_for(
+            lambda: "photos" not in kubectl.run("get", "deployments", "-n", namespace, "-o", "name").stdout,
+            timeout_s=GC_TIMEOUT_S,
+            message="children collected",
+        )
     finally:
         code, out = _stop(proc)
     assert code == 0, out

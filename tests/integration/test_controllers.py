@@ -15,7 +15,7 @@ Driven through the official ``kubernetes`` client. Covers:
   reports) until their finalizers go, then the namespace disappears;
 - Deployments: status converges to observedGeneration == generation and replicas/updated/ready/available
   == spec.replicas with Available True; after a new image the status first lags (seen on a watch) then
-  converges; scaling to 0; the ``devcluster.example.com/unready`` annotation keeps readyReplicas absent and
+  converges; scaling to 0; the ``simulation.example.com/unready`` annotation keeps readyReplicas absent and
   Available False; the /scale subresource (read and patch);
 - CRD lifecycle: a new CRD gets NamesAccepted/Established True and acceptedNames (with defaulted singular
   and listKind) and storedVersions; deleting a CRD with custom resources deletes the resources first
@@ -384,7 +384,7 @@ def test_deployment_scale_to_zero(apps: client.AppsV1Api, namespace: str) -> Non
 
 
 def test_unready_annotation_keeps_deployment_unavailable(apps: client.AppsV1Api, namespace: str) -> None:
-    apps.create_namespaced_deployment(namespace, deployment_body("sick", annotations={"devcluster.example.com/unready": "true"}))
+    apps.create_namespaced_deployment(namespace, deployment_body("sick", annotations={"simulation.example.com/unready": "true"}))
 
     def settled() -> Any:
         dep = apps.read_namespaced_deployment("sick", namespace)
@@ -398,7 +398,7 @@ def test_unready_annotation_keeps_deployment_unavailable(apps: client.AppsV1Api,
     assert available.status == "False"
     assert available.reason == "MinimumReplicasUnavailable"
 
-    apps.patch_namespaced_deployment("sick", namespace, {"metadata": {"annotations": {"devcluster.example.com/unready": None}}})
+    apps.patch_namespaced_deployment("sick", namespace, {"metadata": {"annotations": {"simulation.example.com/unready": None}}})
     dep = wait_for(lambda: rolled_out(apps, namespace, "sick"), message="ready once the annotation is gone")
     assert dep.status.ready_replicas == 2
 

@@ -38,9 +38,8 @@ import pytest
 from kubernetes import client
 from support import ROOT, Kubectl, wait_for
 
-pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
-
-pytestmark = pytest.mark.kubectl
+# devcluster's own conformance suite; tests/fidelity holds it against kube
+pytestmark = [pytest.mark.devcluster_only, pytest.mark.kubectl]
 
 DR = "darkroom.deployments.example.com"
 

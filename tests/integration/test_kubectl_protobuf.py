@@ -33,9 +33,8 @@ from typing import Any
 import pytest
 from support import DevclusterProcess, Kubectl
 
-pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
-
-pytestmark = pytest.mark.kubectl
+# devcluster's own conformance suite; tests/fidelity holds it against kube
+pytestmark = [pytest.mark.devcluster_only, pytest.mark.kubectl]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 

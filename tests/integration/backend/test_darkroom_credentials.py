@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 from flask.testing import FlaskClient
-from support import wait_for
+from support import GC_TIMEOUT_S, wait_for
 
 from .conftest import SENTINEL_ACCESS, SENTINEL_SECRET, s3, webfolder
 
@@ -137,7 +137,9 @@ def test_deleting_the_darkroom_takes_its_secret_along(http: FlaskClient, namespa
     assert http.post("/darkrooms", json=s3("doomed", namespace)).status_code == 201
     assert http.post("/darkrooms", json=webfolder("bystander", namespace)).status_code == 201
     assert http.delete(f"/darkrooms/{namespace}/doomed").status_code == 204
-    wait_for(lambda: not secret_exists(core, namespace, "doomed-s3-credentials"), timeout_s=15, message="GC removes the owned Secret")
+    wait_for(
+        lambda: not secret_exists(core, namespace, "doomed-s3-credentials"), timeout_s=GC_TIMEOUT_S, message="GC removes the owned Secret"
+    )
 
 
 def test_a_failed_secret_write_on_update_restores_the_darkroom(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:

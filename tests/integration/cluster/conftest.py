@@ -120,12 +120,29 @@ class TcpProxy:
             thread.join(5)
 
 
-def kubeconfig_for(url: str, path: Path) -> Path:
-    path.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        f"clusters: [{{name: c, cluster: {{server: '{url}'}}}}]\n"
-        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\n"
-    )
+def kubeconfig_for(kube: ClusterProcess | None, path: Path, *, port: int | None = None) -> Path:
+    """A copy of ``kube``'s kubeconfig (its CA and credentials) whose server is on ``port`` instead
+    (e.g. a :class:`TcpProxy`, or a free port where nothing listens); without ``kube``, a bare
+    kubeconfig for ``http://127.0.0.1:<port>``."""
+    import yaml
+
+    if kube is None:
+        assert port is not None
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            "users": [{"name": "u", "user": {}}],
+        }
+    else:
+        config = yaml.safe_load(kube.kubeconfig.read_text())
+        for entry in config["clusters"]:
+            scheme, _, _ = entry["cluster"]["server"].partition("://")
+            entry["cluster"]["server"] = f"{scheme}://127.0.0.1:{port or kube.port}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(config))
     return path
 
 

@@ -32,7 +32,7 @@ def test_explicit_kubeconfig_connects(kube: ClusterProcess, tmp_path: Path) -> N
 
 
 def test_explicit_kubeconfig_wins_over_environment(kube: ClusterProcess, tmp_path: Path) -> None:
-    dead = kubeconfig_for(f"http://127.0.0.1:{free_port()}", tmp_path / "dead")
+    dead = kubeconfig_for(kube, tmp_path / "dead", port=free_port())
     conn = connect(ConnectionSettings(kubeconfig=kube.kubeconfig), environ={"KUBECONFIG": str(dead)}, home=tmp_path)
     conn.close()
     assert conn.server == kube.url
@@ -43,7 +43,7 @@ def test_kubeconfig_variable_then_home_default(kube: ClusterProcess, tmp_path: P
     conn.close()
     assert conn.source == f"KUBECONFIG={kube.kubeconfig}"
     (tmp_path / ".kube").mkdir()
-    kubeconfig_for(kube.url, tmp_path / ".kube" / "config")
+    kubeconfig_for(kube, tmp_path / ".kube" / "config")
     conn = connect(ConnectionSettings(), environ={}, home=tmp_path)
     conn.close()
     assert conn.source == f"kubeconfig {tmp_path / '.kube' / 'config'}"
@@ -77,8 +77,9 @@ def test_unreadable_kubeconfig_is_reported(tmp_path: Path) -> None:
 
 
 def test_unreachable_server_is_reported_with_cause(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    path = kubeconfig_for(url, tmp_path / "kubeconfig")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    path = kubeconfig_for(None, tmp_path / "kubeconfig", port=port)
     with pytest.raises(NoCluster) as caught:
         connect(ConnectionSettings(kubeconfig=path, connect_timeout_s=2), environ={}, home=tmp_path)
     message = str(caught.value)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubernetes import client as k8s
+from support import ClusterProcess
 
 from cluster import (
     CONFIGMAPS,
@@ -126,12 +127,10 @@ def test_reads_follow_own_writes_under_concurrency(
 
 
 def test_stuck_cache_raises_unavailable_not_stale(
-    proxy: TcpProxy, make_cache: Callable[..., Cache], namespace: str, tmp_path: Path
+    kube: ClusterProcess, proxy: TcpProxy, make_cache: Callable[..., Cache], namespace: str, tmp_path: Path
 ) -> None:
-    conn = connect(ConnectionSettings(kubeconfig=kubeconfig_for(proxy.url, tmp_path / "kubeconfig")), environ={})
-    direct = connect(
-        ConnectionSettings(kubeconfig=kubeconfig_for(f"http://127.0.0.1:{proxy.target_port}", tmp_path / "direct")), environ={}
-    )
+    conn = connect(ConnectionSettings(kubeconfig=kubeconfig_for(kube, tmp_path / "kubeconfig", port=proxy.port)), environ={})
+    direct = connect(ConnectionSettings(kubeconfig=kubeconfig_for(kube, tmp_path / "direct")), environ={})
     try:
         cache = make_cache(conn.transport, InformerSettings(read_timeout_s=60))
         cache.add(CONFIGMAPS, namespace=namespace)

@@ -21,7 +21,7 @@ import pytest
 from darkroom_operator.conditions import find
 from darkroom_operator.darkrooms import ChildConflict, DarkroomReconciler
 from darkroom_operator.settings import OperatorSettings
-from support import ClusterProcess, wait_for
+from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, ClusterProcess, wait_for
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Invalid
 
@@ -29,7 +29,7 @@ from .harness import CHILD_KINDS, Harness
 
 WEBFOLDER = {"type": "WebFolder", "baseUrl": "https://example.com/images"}
 LABELS = {"app.kubernetes.io/name": "darkroom", "app.kubernetes.io/managed-by": "darkroom-operator"}
-UNREADY = "devcluster.example.com/unready"
+UNREADY = UNREADY_ANNOTATION
 
 
 @pytest.fixture
@@ -382,7 +382,11 @@ def test_deleting_the_darkroom_removes_its_children(harness: Harness) -> None:
     h.darkrooms.reconcile(h.key("doomed"))
     assert all(h.exists(kind, "doomed") for kind in CHILD_KINDS)
     h.admin.delete(DARKROOMS, "doomed", namespace=h.namespace)
-    wait_for(lambda: not any(h.exists(kind, "doomed") for kind in CHILD_KINDS), timeout_s=15, message="garbage collection of the children")
+    wait_for(
+        lambda: not any(h.exists(kind, "doomed") for kind in CHILD_KINDS),
+        timeout_s=GC_TIMEOUT_S,
+        message="garbage collection of the children",
+    )
     h.settle(DARKROOMS, name="doomed", gone=True)
     assert h.darkrooms.reconcile(h.key("doomed")).requeue_after_s is None  # gone: nothing to do
     assert not any(h.exists(kind, "doomed") for kind in CHILD_KINDS)

@@ -7,7 +7,7 @@ invalid specs (Reconciled False); rapid spec changes converge on the last one wi
 template hash; the S3 secret value never leaves the Secret (Darkrooms, ConfigMaps, Deployments,
 Services, Ingresses, Events, operator logs); deleting a Darkroom removes its children; an operator
 killed in the middle of reconciling converges after a restart; a resync of converged objects
-sends zero write requests (devcluster's audit log, user agent ``darkroom-operator/``).
+sends zero write requests (the API server's audit log, user agent ``darkroom-operator/``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from darkroom_operator.conditions import find
-from support import ClusterProcess, DevclusterProcess, wait_for
+from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, AuditRecord, ClusterProcess, install_crds, read_audit_log, wait_for
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, EVENTS, INGRESSES, NAMESPACES, SECRETS, SERVICES, TASKS
 
@@ -28,7 +28,7 @@ from .conftest import OperatorProcess, RunOperator
 from .harness import CHILD_KINDS, User, reconciles
 
 WEBFOLDER = {"type": "WebFolder", "baseUrl": "https://example.com/images"}
-UNREADY = "devcluster.example.com/unready"
+UNREADY = UNREADY_ANNOTATION
 HASH = "deployments.example.com/config-hash"
 
 
@@ -128,7 +128,7 @@ def test_operator_creates_heals_and_reports(run_operator: RunOperator, user: Use
     assert not any(user.find(kind, "invalid") for kind in CHILD_KINDS)
 
     user.client.delete(DARKROOMS, "live", namespace=user.namespace)
-    wait_for(lambda: not any(user.find(kind, "live") for kind in CHILD_KINDS), timeout_s=20, message="children garbage-collected")
+    wait_for(lambda: not any(user.find(kind, "live") for kind in CHILD_KINDS), timeout_s=GC_TIMEOUT_S, message="children garbage-collected")
 
 
 def test_rapid_spec_changes_converge_on_the_last(run_operator: RunOperator, user: User) -> None:
@@ -193,20 +193,18 @@ def test_operator_killed_mid_reconcile_converges_after_restart(run_operator: Run
     assert container(user, names[-1])["image"] == "gojektech/darkroom:v0.9.0"
 
 
-def _operator_writes(audit: Path, offset: int) -> list[dict[str, Any]]:
-    with audit.open("rb") as f:
-        f.seek(offset)
-        lines = [json.loads(line) for line in f.read().decode().splitlines() if line.strip()]
-    return [e for e in lines if e["userAgent"].startswith("darkroom-operator/") and e["verb"] not in ("get", "list", "watch")]
+def _operator_writes(audit: Path, skip: int) -> list[AuditRecord]:
+    """The reconciler's write requests in the audit log, after its first ``skip`` records."""
+    return [
+        r for r in read_audit_log(audit)[skip:] if r.user_agent.startswith("darkroom-operator/") and r.verb not in ("get", "list", "watch")
+    ]
 
 
 def test_converged_resync_sends_zero_write_requests(
-    run_operator: RunOperator, fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path
+    run_operator: RunOperator, fresh_kube: Callable[..., ClusterProcess], tmp_path: Path
 ) -> None:
     audit = tmp_path / "audit.jsonl"
-    cluster = fresh_devcluster("--audit-log", str(audit))
-    from support import install_crds
-
+    cluster = fresh_kube(audit_log=audit)
     install_crds(cluster.kubeconfig)
     user = User(cluster.kubeconfig, "quiet")
     try:
@@ -236,7 +234,7 @@ def test_converged_resync_sends_zero_write_requests(
         for controller, count in (("darkroom", 3), ("task", 2)):
             target = reconciles(op, controller) + count
             wait_for(lambda c=controller, t=target: resynced(c, t), timeout_s=30, message=f"a {controller} resync")  # type: ignore[misc]
-        offset = audit.stat().st_size
+        offset = len(read_audit_log(audit))
         for controller, count in (("darkroom", 3), ("task", 2)):
             target = reconciles(op, controller) + 3 * count
             wait_for(lambda c=controller, t=target: resynced(c, t), timeout_s=30, message=f"three {controller} resyncs")  # type: ignore[misc]
