@@ -5,6 +5,11 @@ credentials: keys in a payload go to the Secret ``<name>-s3-credentials`` owned 
 (:mod:`backend.credentials`), written after the Darkroom (a failure undoes the Darkroom write);
 switching to WebFolder removes that Secret; on update the keys may be omitted when credentials are
 already set. Registered by :func:`backend.app.create_app`.
+
+A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING`, removed once its Secret
+is written. If the API server goes away between the two writes (so the undo cannot run either), the
+annotation marks the Darkroom as a create cut short, and the client's retry of the same POST
+completes it (:meth:`DarkroomKind.resumable`) instead of answering 409.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from backend.conversions import darkrooms as conversion
 from backend.kinds import Kind
 from backend.problems import Problem
 from backend.settings import ApiSettings
-from cluster import DARKROOMS, CachedClient
+from cluster import DARKROOMS, CachedClient, ClusterError, thaw
+
+CREDENTIALS_PENDING = "deployments.example.com/credentials-pending"
 
 
 class DarkroomKind(Kind):
@@ -45,9 +52,18 @@ class DarkroomKind(Kind):
     def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
         return conversion.rebase_for_type_change(base, patch)
 
+    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
+        body = super().new_object(friendly)
+        if conversion.keys_of(friendly):
+            body["metadata"]["annotations"] = {CREDENTIALS_PENDING: "true"}
+        return body
+
+    def resumable(self, existing: Mapping[str, Any]) -> bool:
+        return CREDENTIALS_PENDING in (existing["metadata"].get("annotations") or {})
+
     def after_write(
         self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
-    ) -> None:
+    ) -> Mapping[str, Any]:
         meta = written["metadata"]
         ours = conversion.credentials_secret_name(meta["name"])
         keys = conversion.keys_of(friendly)
@@ -57,8 +73,17 @@ class DarkroomKind(Kind):
             except credentials.CredentialsError as e:
                 undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
                 raise Problem(e.status, f"{e.detail}; {undone}") from None
+            if self.resumable(written):
+                done: dict[str, Any] = thaw(written)
+                del done["metadata"]["annotations"][CREDENTIALS_PENDING]
+                done.pop("status", None)
+                try:
+                    return client.update(DARKROOMS, done)
+                except ClusterError as e:
+                    raise Problem(503 if e.retryable else 409, f"could not finish the Darkroom: {e.message}; retry the request") from e
         elif conversion.credentials_ref(previous) == ours and conversion.credentials_ref(written) != ours:
-            credentials.remove(client, name=ours, namespace=meta["namespace"])
+            credentials.remove(client, name=ours, owner=written)
+        return written
 
 
 KIND = DarkroomKind()

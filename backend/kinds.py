@@ -61,8 +61,13 @@ class Kind:
 
     def after_write(
         self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
-    ) -> None:
-        return None
+    ) -> Mapping[str, Any]:
+        """Write what belongs to the object just written; the object as it now is (``written`` unless changed)."""
+        return written
+
+    def resumable(self, existing: Mapping[str, Any]) -> bool:
+        """Whether ``existing`` is a create that was cut short, which a new create of the same name completes."""
+        return False
 
     # -- CR bodies -------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Called by :mod:`backend.endpoints`. The CR is written first (it is the object ev
 owned by, and the write itself runs the API server's validation); then the kind's
 :meth:`backend.kinds.Kind.after_write` writes what belongs to it (a Darkroom's credentials
 Secret). If that fails, the CR write is undone — a created object is deleted (UID precondition),
-an updated one gets its previous spec back — and the original error is raised. API server
+an updated one gets its previous spec back — and the original error is raised. A create cut short
+so early that even the undo failed is completed by the next create of that name. API server
 errors become problems here: validation causes on friendly field paths (422), a missing namespace
 (422), an existing name (409). Conflicts (stale resourceVersion) propagate: the caller decides
 between 409, 412 and a retry.
@@ -55,7 +56,7 @@ def _write(
             raise
         raise problem from e
     try:
-        kind.after_write(client, friendly, written, previous=previous)
+        written = dict(kind.after_write(client, friendly, written, previous=previous))
     except Exception:
         try:
             undo(written)
@@ -66,17 +67,34 @@ def _write(
 
 
 def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any]) -> dict[str, Any]:
-    """Create the object (and what belongs to it); the server's answer. Undo: delete it (by UID)."""
-    return _write(
-        kind,
-        client,
-        friendly,
-        write=lambda: client.create(kind.resource, kind.new_object(friendly), namespace=friendly["namespace"]),
-        previous=None,
-        undo=lambda written: client.delete(
-            kind.resource, friendly["name"], namespace=friendly["namespace"], uid=written["metadata"]["uid"]
-        ),
-    )
+    """Create the object (and what belongs to it); the server's answer. Undo: delete it (by UID).
+
+    If the name is taken by a create that was cut short (the API server went away between the object
+    and what belongs to it, so even the undo failed: :meth:`Kind.resumable`), this create completes
+    it instead of answering 409 — a client's retry succeeds.
+    """
+    try:
+        return _write(
+            kind,
+            client,
+            friendly,
+            write=lambda: client.create(kind.resource, kind.new_object(friendly), namespace=friendly["namespace"]),
+            previous=None,
+            undo=lambda written: client.delete(
+                kind.resource, friendly["name"], namespace=friendly["namespace"], uid=written["metadata"]["uid"]
+            ),
+        )
+    except Problem as problem:
+        if not isinstance(problem.__cause__, AlreadyExists):
+            raise
+        try:
+            existing = client.get(kind.resource, friendly["name"], namespace=friendly["namespace"])
+        except NotFound:
+            raise problem from None
+        if not kind.resumable(existing):
+            raise
+        log.info("completing the cut-short create of %s %s/%s", kind.title, friendly["namespace"], friendly["name"])
+        return replace(kind, client, friendly, existing=existing, resource_version=existing["metadata"]["resourceVersion"])
 
 
 def replace(

@@ -19,8 +19,9 @@ when it recovers, and Normal ``Ready``/``NotReady`` when Ready flips.
 Failures: an invalid spec gives ``Reconciled=False/InvalidSpec`` and no retry (the next spec edit
 triggers a reconcile); an apply the server rejects gives ``Reconciled=False/ApplyFailed`` and
 re-raises so the runtime retries with backoff (Conflicts and an unavailable server are only
-retried); a child of the same name controlled by another owner is never taken
-over (``Reconciled=False/ChildConflict``, retried). The S3 credentials Secret is never read — RBAC
+retried); an object of a child's name that this Darkroom does not control (another controller's, an
+orphan, one made by hand) is never modified, adopted or deleted (``Reconciled=False/ChildConflict``
+naming it, retried with backoff). The S3 credentials Secret is never read — RBAC
 grants no Secret access — so a missing Secret shows up as pods that do not become available
 (``Ready=False/PodsUnavailable``, with a hint naming the Secret), not as a spec error.
 """
@@ -104,24 +105,35 @@ class DarkroomReconciler:
     # -- children ----------------------------------------------------------------------------
 
     def _cached_child(self, resource: Resource, darkroom: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        """Our child of this kind from the cache (by owner UID), or None — never a server round trip.
-
-        An object of the same name that is not in the cache (not labelled as ours) is found out by
-        the apply itself: an orphan is adopted, one another controller owns makes the server
-        reject the second controller reference (see :meth:`_diagnose`).
-        """
+        """The cached object named after the Darkroom (children carry our managed-by label, which the
+        informers select on), whoever owns it, or None — never a server round trip."""
         meta = darkroom["metadata"]
         try:
             # Children are named after the Darkroom: one keyed cache read, settling only that key.
-            child = self.client.peek(resource, meta["name"], namespace=meta["namespace"])
-        except KeyError:  # no informer for this kind (a caller outside the runtime): ask the client
-            try:
-                return self.client.get(resource, meta["name"], namespace=meta["namespace"])
-            except NotFound:
-                return None
-        if child is None or not any(ref.get("uid") == meta["uid"] for ref in child["metadata"].get("ownerReferences") or ()):
+            return self.client.peek(resource, meta["name"], namespace=meta["namespace"])
+        except KeyError:  # no informer for this kind (a caller outside the runtime): ask the server
+            return self._server_child(resource, darkroom)
+
+    def _server_child(self, resource: Resource, darkroom: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        meta = darkroom["metadata"]
+        try:
+            return self.client.get(resource, meta["name"], namespace=meta["namespace"])
+        except NotFound:
             return None
-        return child
+
+    def _our_child(self, resource: Resource, darkroom: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Our child (controller ownerReference to this Darkroom's UID), or None when the name is free.
+
+        A name taken by anything else — another controller's object, an orphan, an object someone
+        created by hand (not labelled as ours, so not in the cache: one GET tells) — is a
+        :class:`ChildConflict`: never modified, adopted or deleted.
+        """
+        live = self._cached_child(resource, darkroom)
+        if live is None:
+            live = self._server_child(resource, darkroom)
+        if live is not None and _controller_uid(live) != darkroom["metadata"]["uid"]:
+            raise _conflict(resource, darkroom, live)
+        return live
 
     def _children(self, darkroom: Mapping[str, Any]) -> dict[Resource, Mapping[str, Any] | None]:
         """The live children we control (cache reads), for status when nothing was applied."""
@@ -132,12 +144,12 @@ class DarkroomReconciler:
     def _apply(self, darkroom: Mapping[str, Any]) -> dict[Resource, Mapping[str, Any] | None]:
         meta = darkroom["metadata"]
         key = f"{meta['namespace']}/{meta['name']}"
+        # Every name first: a conflict on the Service must not leave a Deployment running without it.
+        ours = {resource: self._our_child(resource, darkroom) for resource, _ in CHILDREN}
         result: dict[Resource, Mapping[str, Any] | None] = {}
         for resource, build in CHILDREN:
             desired = stamp(build(darkroom, self.settings))
-            live = self._cached_child(resource, darkroom)
-            if live is not None and _controller_uid(live) not in (None, meta["uid"]):
-                raise _conflict(resource, darkroom, live)
+            live = ours[resource]
             if live is not None and up_to_date(live, desired):
                 result[resource] = live
                 continue
@@ -161,18 +173,13 @@ class DarkroomReconciler:
         return result
 
     def _diagnose(self, resource: Resource, darkroom: Mapping[str, Any], error: Invalid) -> Mapping[str, Any]:
-        """After a rejected apply: the live child if we control it; else the ChildConflict (the name is taken
-        by an object another controller owns) or the original error."""
-        meta = darkroom["metadata"]
-        try:
-            existing = self.client.get(resource, meta["name"], namespace=meta["namespace"])
-        except NotFound:
-            raise error from None
-        controller = _controller_uid(existing)
-        if controller not in (None, meta["uid"]):
-            raise _conflict(resource, darkroom, existing) from error
-        if controller is None:
+        """After a rejected apply: the live child if we control it (to be repaired by replacing it); else the
+        ChildConflict (the name was taken since we looked) or the original error."""
+        existing = self._server_child(resource, darkroom)
+        if existing is None:
             raise error
+        if _controller_uid(existing) != darkroom["metadata"]["uid"]:
+            raise _conflict(resource, darkroom, existing) from error
         return existing
 
     # -- status and events -------------------------------------------------------------------
@@ -238,8 +245,9 @@ class DarkroomReconciler:
 
 def _conflict(resource: Resource, darkroom: Mapping[str, Any], existing: Mapping[str, Any]) -> ChildConflict:
     name, owner = darkroom["metadata"]["name"], _controller_uid(existing)
+    whose = f"controlled by another owner (uid {owner})" if owner else "not created by this Darkroom (no controller reference to it)"
     return ChildConflict(
-        f'{resource.kind} "{name}" already exists and is controlled by another owner (uid {owner}); delete or rename it',
+        f'{resource.kind} "{name}" already exists and is {whose}: it is left alone; delete or rename it, or rename the Darkroom',
         status=409,
         reason="Conflict",
     )

@@ -157,3 +157,35 @@ def test_a_failed_secret_write_on_update_restores_the_darkroom(http: FlaskClient
         "type": "WebFolder",
         "baseUrl": "https://ajatprabha.in/assets",
     }
+
+
+def test_a_secret_someone_else_made_is_never_overwritten_or_deleted(http: FlaskClient, namespace: str, core: Any) -> None:
+    """Issue 12.1: ``payments-s3-credentials`` made by someone else (keys of theirs and one more key) is
+    reported (409), not overwritten, not adopted, and survives both a WebFolder switch and deletes."""
+    theirs = {"accessKey": "THEIRS", "secretKey": "their-secret", "extra": "never-ours"}
+    core.create_namespaced_secret(namespace, {"metadata": {"name": "payments-s3-credentials"}, "stringData": theirs})
+    before = core.read_namespaced_secret("payments-s3-credentials", namespace).metadata.resource_version
+    response = http.post("/darkrooms", json=s3("payments", namespace))
+    assert response.status_code == 409, response.get_data(as_text=True)
+    detail = response.get_json()["detail"]
+    assert "payments-s3-credentials already exists and does not belong to this Darkroom" in detail and "nothing was created" in detail
+    assert http.get(f"/darkrooms/{namespace}/payments").status_code == 404
+    # An existing WebFolder Darkroom switched to S3 with keys: the same answer, the Darkroom left as it was.
+    assert http.post("/darkrooms", json=webfolder("payments", namespace)).status_code == 201
+    switch = {"source": {"type": "S3", "bucket": "b-1", "region": "eu-west-1", "accessKey": "a", "secretKey": "s"}}
+    response = http.patch(f"/darkrooms/{namespace}/payments", json=switch)
+    assert response.status_code == 409 and "does not belong to this Darkroom" in response.get_json()["detail"]
+    secret = core.read_namespaced_secret("payments-s3-credentials", namespace)
+    assert secret.metadata.resource_version == before and not secret.metadata.owner_references
+    assert secret_data(core, namespace, "payments-s3-credentials") == theirs
+    assert http.delete(f"/darkrooms/{namespace}/payments").status_code == 204
+    assert secret_data(core, namespace, "payments-s3-credentials") == theirs
+
+
+def test_switching_to_webfolder_never_deletes_a_secret_that_replaced_ours(http: FlaskClient, namespace: str, core: Any) -> None:
+    assert http.post("/darkrooms", json=s3("swapped", namespace)).status_code == 201
+    core.delete_namespaced_secret("swapped-s3-credentials", namespace)
+    core.create_namespaced_secret(namespace, {"metadata": {"name": "swapped-s3-credentials"}, "stringData": {"k": "someone else's"}})
+    response = http.patch(f"/darkrooms/{namespace}/swapped", json={"source": {"type": "WebFolder", "baseUrl": "https://example.com/x"}})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert secret_data(core, namespace, "swapped-s3-credentials") == {"k": "someone else's"}

@@ -14,6 +14,7 @@ Darkroom lets garbage collection remove the children.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 from darkroom_operator.conditions import find
 from darkroom_operator.darkrooms import ChildConflict, DarkroomReconciler
 from darkroom_operator.settings import OperatorSettings
-from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, ClusterProcess, wait_for
+from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, ClusterProcess, Kubectl, wait_for
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Invalid
 
@@ -62,13 +63,15 @@ def condition(h: Harness, name: str, type_: str) -> Mapping[str, Any]:
     return found or {}
 
 
-def reconcile_until(h: Harness, name: str, type_: str, status: str, reconciler: DarkroomReconciler | None = None) -> Mapping[str, Any]:
-    """Reconcile (as the runtime would on each Deployment status event) until the condition has ``status``."""
+def reconcile_until(
+    h: Harness, name: str, type_: str, status: str, reconciler: DarkroomReconciler | None = None, reason: str | None = None
+) -> Mapping[str, Any]:
+    """Reconcile (as the runtime would on each Deployment status event) until the condition has ``status`` (and ``reason``)."""
 
     def reached() -> Mapping[str, Any] | None:
         (reconciler or h.darkrooms).reconcile(h.key(name))
         found = condition(h, name, type_)
-        return found if found.get("status") == status else None
+        return found if found.get("status") == status and reason in (None, found.get("reason")) else None
 
     result = wait_for(reached, timeout_s=15, interval_s=0.1, message=f"{type_}={status} on {name}")
     assert isinstance(result, Mapping)
@@ -362,14 +365,47 @@ def test_child_controlled_by_another_owner_is_not_taken_over(harness: Harness) -
     assert service["metadata"]["resourceVersion"] == taken["metadata"]["resourceVersion"]
 
 
+def test_objects_someone_else_created_are_never_adopted_changed_or_deleted(harness: Harness, kubectl: Kubectl) -> None:
+    """Issue 12.1: a Service made with kubectl, a ConfigMap made by hand, an orphan left by a
+    ``--cascade=orphan`` delete (our labels, no owner) — none is taken over by a Darkroom of that name."""
+    h = harness
+    kubectl.run("create", "service", "clusterip", "billing", "--tcp=8080:8080", "-n", h.namespace)
+    before = h.get(SERVICES, "billing")
+    h.admin.create(CONFIGMAPS, {"metadata": {"name": "coredns", "namespace": h.namespace}, "data": {"Corefile": ".:53 {}"}})
+    orphan_labels = {**LABELS, "app.kubernetes.io/instance": "orphan"}
+    h.admin.create(CONFIGMAPS, {"metadata": {"name": "orphan", "namespace": h.namespace, "labels": orphan_labels}, "data": {"x": "1"}})
+    for name, kind in (("billing", "Service"), ("coredns", "ConfigMap"), ("orphan", "ConfigMap")):
+        create(h, name)
+        with pytest.raises(ChildConflict):
+            h.darkrooms.reconcile(h.key(name))
+        reconciled = condition(h, name, "Reconciled")
+        assert (reconciled["status"], reconciled["reason"]) == ("False", "ChildConflict")
+        assert f'{kind} "{name}" already exists and is not created by this Darkroom' in reconciled["message"]
+    after = h.get(SERVICES, "billing")
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert after["spec"]["selector"] == {"app": "billing"} and after["spec"]["ports"][0]["port"] == 8080
+    assert not after["metadata"].get("ownerReferences")
+    assert h.get(CONFIGMAPS, "coredns")["data"] == {"Corefile": ".:53 {}"} and not h.get(CONFIGMAPS, "coredns")["metadata"].get(
+        "ownerReferences"
+    )
+    assert h.get(CONFIGMAPS, "orphan")["data"] == {"x": "1"} and not h.get(CONFIGMAPS, "orphan")["metadata"].get("ownerReferences")
+    assert not h.exists(DEPLOYMENTS, "billing")  # children after the conflicting one are not applied either
+    for name in ("billing", "coredns", "orphan"):
+        h.admin.delete(DARKROOMS, name, namespace=h.namespace)
+        h.settle(DARKROOMS, name=name, gone=True)
+    time.sleep(2)  # garbage collection would have acted by now (nothing points at them)
+    assert h.exists(SERVICES, "billing") and h.exists(CONFIGMAPS, "coredns") and h.exists(CONFIGMAPS, "orphan")
+
+
 def test_unready_annotation_turns_ready_false_and_back(harness: Harness) -> None:
     h = harness
     create(h, "flaky")
     reconcile_until(h, "flaky", "Ready", "True")
     patched = h.admin.patch(DEPLOYMENTS, "flaky", {"metadata": {"annotations": {UNREADY: "true"}}}, namespace=h.namespace)
     h.settle(DEPLOYMENTS, patched)
-    not_ready = reconcile_until(h, "flaky", "Ready", "False")
-    assert (not_ready["reason"], not_ready["message"]) == ("PodsUnavailable", "0 of 1 pods are available")
+    # kube bumps a Deployment's generation when its annotations change: RolloutInProgress may come first.
+    not_ready = reconcile_until(h, "flaky", "Ready", "False", reason="PodsUnavailable")
+    assert not_ready["message"] == "0 of 1 pods are available"
     assert h.get(DEPLOYMENTS, "flaky")["metadata"]["annotations"][UNREADY] == "true"  # not ours: left alone
     h.admin.patch(DEPLOYMENTS, "flaky", {"metadata": {"annotations": {UNREADY: None}}}, namespace=h.namespace)
     reconcile_until(h, "flaky", "Ready", "True")
