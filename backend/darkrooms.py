@@ -22,7 +22,7 @@ from backend.conversions import darkrooms as conversion
 from backend.kinds import Kind
 from backend.problems import Problem
 from backend.settings import ApiSettings
-from cluster import DARKROOMS, CachedClient, ClusterError, thaw
+from cluster import DARKROOMS, CachedClient, ClusterError
 
 CREDENTIALS_PENDING = "deployments.example.com/credentials-pending"
 
@@ -58,6 +58,19 @@ class DarkroomKind(Kind):
             body["metadata"]["annotations"] = {CREDENTIALS_PENDING: "true"}
         return body
 
+    def conflicts(self, client: CachedClient, friendly: Mapping[str, Any]) -> str | None:
+        """A sub-domain another Darkrooms already asks for: the reconciler would give its host to the older
+        claim, so a new Darkroom asking for it would never serve it."""
+        wanted = set(friendly.get("subDomains") or ())
+        for other in client.list(DARKROOMS):
+            meta = other["metadata"]
+            if (meta["namespace"], meta["name"]) == (friendly["namespace"], friendly["name"]) or meta.get("deletionTimestamp"):
+                continue
+            taken = sorted(wanted & set((other.get("spec") or {}).get("subDomains") or ()))
+            if taken:
+                return f'sub-domain "{taken[0]}" is already served by Darkroom {meta["namespace"]}/{meta["name"]}'
+        return None
+
     def resumable(self, existing: Mapping[str, Any]) -> bool:
         return CREDENTIALS_PENDING in (existing["metadata"].get("annotations") or {})
 
@@ -74,11 +87,10 @@ class DarkroomKind(Kind):
                 undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
                 raise Problem(e.status, f"{e.detail}; {undone}") from None
             if self.resumable(written):
-                done: dict[str, Any] = thaw(written)
-                del done["metadata"]["annotations"][CREDENTIALS_PENDING]
-                done.pop("status", None)
+                # A merge patch, not a PUT: the reconciler may have written status since (a new resourceVersion).
+                done = {"metadata": {"annotations": {CREDENTIALS_PENDING: None}}}
                 try:
-                    return client.update(DARKROOMS, done)
+                    return client.patch(DARKROOMS, meta["name"], done, namespace=meta["namespace"])
                 except ClusterError as e:
                     raise Problem(503 if e.retryable else 409, f"could not finish the Darkroom: {e.message}; retry the request") from e
         elif conversion.credentials_ref(previous) == ours and conversion.credentials_ref(written) != ours:

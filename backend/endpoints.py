@@ -109,7 +109,11 @@ def create(kind: Kind, friendly: Mapping[str, Any], *, server: str) -> dict[str,
     errors = kind.check(friendly, existing=None)
     if errors:
         raise payloads.invalid(errors)
-    return writing.create(kind, state.current().access.client, friendly)
+    client = state.current().access.client
+    clash = kind.conflicts(client, friendly)
+    if clash:
+        raise Problem(409, clash)
+    return writing.create(kind, client, friendly)
 
 
 def write(

@@ -65,6 +65,10 @@ class Kind:
         """Write what belongs to the object just written; the object as it now is (``written`` unless changed)."""
         return written
 
+    def conflicts(self, client: CachedClient, friendly: Mapping[str, Any]) -> str | None:
+        """Why creating ``friendly`` would obviously clash with another object (answered 409), or None."""
+        return None
+
     def resumable(self, existing: Mapping[str, Any]) -> bool:
         """Whether ``existing`` is a create that was cut short, which a new create of the same name completes."""
         return False

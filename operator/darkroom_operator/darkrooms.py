@@ -28,12 +28,13 @@ grants no Secret access — so a missing Secret shows up as pods that do not bec
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, ClusterError, Invalid, NotFound, Resource
-from darkroom_operator import children
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, AlreadyExists, ClusterError, Invalid, NotFound, Resource, thaw
+from darkroom_operator import children, hosts
 from darkroom_operator.comparing import differences, overlay, stamp, up_to_date
 from darkroom_operator.conditions import FALSE, TRUE, condition, find, same, set_condition, transitioned
 from darkroom_operator.readiness import readiness
@@ -69,6 +70,8 @@ class DarkroomReconciler:
         self.context = context
         self.client = context.client
         self.settings = context.settings
+        # Darkrooms index their sub-domains; a change of one enqueues every Darkroom sharing one (old or new).
+        self.watches = (Watch(DARKROOMS, indexers={hosts.SUBDOMAIN_INDEX: hosts.subdomains}, to_keys=self._sharing_keys),)
 
     def reconcile(self, key: str) -> Result:
         namespace, name = key.split("/", 1)
@@ -84,8 +87,9 @@ class DarkroomReconciler:
             invalid = condition(RECONCILED, FALSE, "InvalidSpec", "; ".join(problems), observed_generation=generation)
             self._publish(darkroom, invalid, self._children(darkroom))
             return Result()
+        losses = hosts.lost(darkroom, self._rivals(darkroom))
         try:
-            live = self._apply(darkroom)
+            live = self._apply(darkroom, losses)
         except ClusterError as e:
             if e.retryable:  # a Conflict or an unavailable server: retried soon, not a state worth reporting
                 raise
@@ -99,8 +103,23 @@ class DarkroomReconciler:
         applied = condition(
             RECONCILED, TRUE, "Applied", "ConfigMap, Deployment, Service and Ingress match the spec", observed_generation=generation
         )
-        self._publish(darkroom, applied, live)
+        self._publish(darkroom, applied, live, losses)
         return Result()
+
+    # -- hosts ---------------------------------------------------------------------------------
+
+    def _rivals(self, darkroom: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+        """The cached Darkrooms asking for each of ``darkroom``'s sub-domains (itself included)."""
+        informer = self.client.cache.informer(DARKROOMS)
+        if informer is None:  # outside the runtime: no informer, ask the server
+            everyone = self.client.list(DARKROOMS)
+            return {sub: [d for d in everyone if sub in hosts.subdomains(d)] for sub in hosts.subdomains(darkroom)}
+        return {sub: list(informer.store.by_index(hosts.SUBDOMAIN_INDEX, sub)) for sub in hosts.subdomains(darkroom)}
+
+    def _sharing_keys(self, darkroom: Mapping[str, Any]) -> list[str]:
+        """``to_keys`` of the sub-domain watch: the other Darkrooms asking for a sub-domain ``darkroom`` asks for."""
+        mine = hosts.key(darkroom)
+        return sorted({hosts.key(d) for ds in self._rivals(darkroom).values() for d in ds} - {mine})
 
     # -- children ----------------------------------------------------------------------------
 
@@ -112,26 +131,28 @@ class DarkroomReconciler:
             # Children are named after the Darkroom: one keyed cache read, settling only that key.
             return self.client.peek(resource, meta["name"], namespace=meta["namespace"])
         except KeyError:  # no informer for this kind (a caller outside the runtime): ask the server
-            return self._server_child(resource, darkroom)
+            try:
+                return self.client.get(resource, meta["name"], namespace=meta["namespace"])
+            except NotFound:
+                return None
 
-    def _server_child(self, resource: Resource, darkroom: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        meta = darkroom["metadata"]
-        try:
-            return self.client.get(resource, meta["name"], namespace=meta["namespace"])
-        except NotFound:
-            return None
-
-    def _our_child(self, resource: Resource, darkroom: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    def _our_child(self, resource: Resource, darkroom: Mapping[str, Any], desired: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """Our child (controller ownerReference to this Darkroom's UID), or None when the name is free.
 
         A name taken by anything else — another controller's object, an orphan, an object someone
-        created by hand (not labelled as ours, so not in the cache: one GET tells) — is a
-        :class:`ChildConflict`: never modified, adopted or deleted.
+        created by hand — is a :class:`ChildConflict`: never modified, adopted or deleted. Objects
+        without our label are not in the cache; for a name missing there a dry-run create asks the
+        server whether it is free (409 if not) with the ``create`` permission we have anyway: the
+        reconciler is granted no ``get``.
         """
         live = self._cached_child(resource, darkroom)
         if live is None:
-            live = self._server_child(resource, darkroom)
-        if live is not None and _controller_uid(live) != darkroom["metadata"]["uid"]:
+            try:
+                self.client.create(resource, desired, dry_run=True)
+            except AlreadyExists as e:
+                raise _conflict(resource, darkroom, None) from e
+            return None
+        if _controller_uid(live) != darkroom["metadata"]["uid"]:
             raise _conflict(resource, darkroom, live)
         return live
 
@@ -141,15 +162,26 @@ class DarkroomReconciler:
         found = {resource: self._cached_child(resource, darkroom) for resource, _ in CHILDREN}
         return {resource: child if child is not None and _controller_uid(child) == uid else None for resource, child in found.items()}
 
-    def _apply(self, darkroom: Mapping[str, Any]) -> dict[Resource, Mapping[str, Any] | None]:
+    def _apply(self, darkroom: Mapping[str, Any], losses: Mapping[str, str]) -> dict[Resource, Mapping[str, Any] | None]:
+        """Apply every child; the Ingress only for the hosts this Darkroom wins (none: ours is deleted)."""
         meta = darkroom["metadata"]
         key = f"{meta['namespace']}/{meta['name']}"
         # Every name first: a conflict on the Service must not leave a Deployment running without it.
-        ours = {resource: self._our_child(resource, darkroom) for resource, _ in CHILDREN}
+        ours = {resource: self._our_child(resource, darkroom, build(darkroom, self.settings)) for resource, build in CHILDREN}
         result: dict[Resource, Mapping[str, Any] | None] = {}
         for resource, build in CHILDREN:
-            desired = stamp(build(darkroom, self.settings))
             live = ours[resource]
+            if resource is INGRESSES and losses:
+                served = [sub for sub in hosts.subdomains(darkroom) if sub not in losses]
+                if not served:
+                    self._withdraw(resource, live)
+                    result[resource] = None
+                    continue
+                view: dict[str, Any] = thaw(darkroom)
+                view["spec"]["subDomains"] = served
+                desired = stamp(build(view, self.settings))
+            else:
+                desired = stamp(build(darkroom, self.settings))
             if live is not None and up_to_date(live, desired):
                 result[resource] = live
                 continue
@@ -172,25 +204,42 @@ class DarkroomReconciler:
             result[resource] = applied
         return result
 
+    def _withdraw(self, resource: Resource, live: Mapping[str, Any] | None) -> None:
+        """Delete our child (exactly that object: UID precondition) that must not exist any more."""
+        if live is None:
+            return
+        meta = live["metadata"]
+        log.info("deleting child", extra={"controller": self.name, "key": f"{meta['namespace']}/{meta['name']}", "kind": resource.kind})
+        with contextlib.suppress(NotFound):
+            self.client.delete(resource, meta["name"], namespace=meta["namespace"], uid=meta["uid"])
+
     def _diagnose(self, resource: Resource, darkroom: Mapping[str, Any], error: Invalid) -> Mapping[str, Any]:
-        """After a rejected apply: the live child if we control it (to be repaired by replacing it); else the
-        ChildConflict (the name was taken since we looked) or the original error."""
-        existing = self._server_child(resource, darkroom)
-        if existing is None:
+        """After a rejected apply: our child (to be repaired by replacing it), else the original error."""
+        live = self._cached_child(resource, darkroom)
+        if live is None or _controller_uid(live) != darkroom["metadata"]["uid"]:
             raise error
-        if _controller_uid(existing) != darkroom["metadata"]["uid"]:
-            raise _conflict(resource, darkroom, existing) from error
-        return existing
+        return live
 
     # -- status and events -------------------------------------------------------------------
 
-    def _publish(self, darkroom: Mapping[str, Any], reconciled: dict[str, Any], live: Mapping[Resource, Mapping[str, Any] | None]) -> None:
+    def _publish(
+        self,
+        darkroom: Mapping[str, Any],
+        reconciled: dict[str, Any],
+        live: Mapping[Resource, Mapping[str, Any] | None],
+        losses: Mapping[str, str] | None = None,
+    ) -> None:
         """Write status (only when it differs), then record Events for the transitions it made."""
         meta = darkroom["metadata"]
         status = darkroom.get("status") or {}
         now = self.context.now()
         deployment, ingress = live.get(DEPLOYMENTS), live.get(INGRESSES)
-        ready = readiness(deployment, observed_generation=meta.get("generation"), secret=children.credentials_secret(darkroom))
+        if losses:
+            ready = condition(
+                READY, FALSE, "HostConflict", hosts.message(losses, self.settings.domain), observed_generation=meta.get("generation")
+            )
+        else:
+            ready = readiness(deployment, observed_generation=meta.get("generation"), secret=children.credentials_secret(darkroom))
         old = status.get("conditions") or ()
         ours = set_condition(set_condition(old, ready, now=now), reconciled, now=now)
         desired: dict[str, Any] = {
@@ -243,9 +292,10 @@ class DarkroomReconciler:
                 )
 
 
-def _conflict(resource: Resource, darkroom: Mapping[str, Any], existing: Mapping[str, Any]) -> ChildConflict:
-    name, owner = darkroom["metadata"]["name"], _controller_uid(existing)
-    whose = f"controlled by another owner (uid {owner})" if owner else "not created by this Darkroom (no controller reference to it)"
+def _conflict(resource: Resource, darkroom: Mapping[str, Any], existing: Mapping[str, Any] | None) -> ChildConflict:
+    """``existing``: the object, when the cache has it (a dry-run create only tells that the name is taken)."""
+    name, owner = darkroom["metadata"]["name"], _controller_uid(existing) if existing is not None else None
+    whose = f"controlled by another owner (uid {owner})" if owner else "not controlled by this Darkroom"
     return ChildConflict(
         f'{resource.kind} "{name}" already exists and is {whose}: it is left alone; delete or rename it, or rename the Darkroom',
         status=409,

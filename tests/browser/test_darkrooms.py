@@ -148,7 +148,7 @@ def test_s3_darkroom_keys_are_never_rendered(stack: Stack, page: Any) -> None:
     page.get_by_label("Region", exact=True).fill("eu-west-1")
     page.get_by_label("Access key", exact=True).fill(ACCESS_KEY)
     page.get_by_label("Secret key", exact=True).fill(SECRET_KEY)
-    page.get_by_label("Sub-domain 1", exact=True).fill("s3-images")
+    page.get_by_label("Sub-domain 1", exact=True).fill(f"s3-{stack.namespace}")
     shot(page, "darkroom-form-s3")
     page.get_by_role("button", name="Create Darkroom").click()
     page.wait_for_url(re.compile("created=bucketed"))

@@ -37,7 +37,7 @@ OPERATOR_CLUSTER = {
     ("", "configmaps", NONE): WATCH | {"create", "patch"},
     ("", "services", NONE): WATCH | {"create", "patch"},
     ("apps", "deployments", NONE): WATCH | {"create", "patch"},
-    ("networking.k8s.io", "ingresses", NONE): WATCH | {"create", "patch"},
+    ("networking.k8s.io", "ingresses", NONE): WATCH | {"create", "patch", "delete"},
     ("", "events", NONE): {"create"},
 }
 OPERATOR_LEADER_ELECTION = {
@@ -45,7 +45,7 @@ OPERATOR_LEADER_ELECTION = {
     ("coordination.k8s.io", "leases", frozenset({"darkroom-operator"})): {"get", "update"},
 }
 API_CLUSTER = {
-    ("deployments.example.com", "darkrooms", NONE): READ | {"create", "update", "delete"},
+    ("deployments.example.com", "darkrooms", NONE): READ | {"create", "update", "patch", "delete"},
     ("example.example.com", "tasks", NONE): READ | {"create", "update", "delete"},
     ("", "events", NONE): {"list", "watch"},
     ("", "namespaces", NONE): {"list", "watch"},

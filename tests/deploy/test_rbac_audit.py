@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,16 @@ def test_real_requests_stay_within_the_rendered_rbac(
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"replicas": 2}, "application/merge-patch+json")
         assert code == 200, body
         wait_for(lambda: apps.read_namespaced_deployment("web", TEAM).spec.replicas == 2, timeout_s=30, message="web scaled")
+        # A newer Darkroom loses its only host to the older "web": its Ingress is withdrawn. (The claim's age
+        # is creationTimestamp, in whole seconds: wait one so that "late" is unambiguously newer.)
+        time.sleep(1.1)
+        code, body = http("POST", base + "/darkrooms", token, {"name": "late", "namespace": TEAM, **webfolder, "subDomains": ["late"]})
+        assert code == 201, body
+        wait_for(lambda: ready("late"), timeout_s=60, message="late Ready")
+        code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"subDomains": ["web", "late"]}, "application/merge-patch+json")
+        assert code == 200, body
+        networking = client.NetworkingV1Api(kube)
+        wait_for(lambda: "late" not in {i.metadata.name for i in networking.list_namespaced_ingress(TEAM).items}, timeout_s=30)
         switch = {"source": {"type": "WebFolder", "baseUrl": "https://example.com/s3-copy"}}
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/s3", token, switch, "application/merge-patch+json")
         assert code == 200, body
@@ -236,10 +247,10 @@ def test_real_requests_stay_within_the_rendered_rbac(
         for path in ("/darkrooms", "/tasks", "/combinedtasks", "/namespaces", f"/darkrooms/{TEAM}/web", "/metrics"):
             code, body = http("GET", base + path, token)
             assert code == 200, (path, body)
-        for name in ("web", "s3"):
+        for name in ("web", "s3", "late"):
             code, body = http("DELETE", base + f"/darkrooms/{TEAM}/{name}", token)
             assert code in (202, 204), body
-        wait_for(lambda: darkroom("web") is None and darkroom("s3") is None, timeout_s=30, message="Darkrooms deleted")
+        wait_for(lambda: all(darkroom(n) is None for n in ("web", "s3", "late")), timeout_s=30, message="Darkrooms deleted")
     finally:
         kube.close()
 
@@ -258,4 +269,4 @@ def test_real_requests_stay_within_the_rendered_rbac(
         extra = unused(component, requests, granted)
         assert not extra, f"granted to the {component} but never used (least privilege): {extra}"
     assert not any(r.resource == "secrets" for r, _ in operator_requests)
-    assert {r.verb for r, _ in api_requests if r.resource == "secrets"} == {"patch", "delete"}
+    assert {r.verb for r, _ in api_requests if r.resource == "secrets"} == {"create", "patch", "delete"}

@@ -31,7 +31,7 @@ def webfolder(name: str, namespace: str, **changes: Any) -> dict[str, Any]:
         "namespace": namespace,
         "version": "0.1.0",
         "source": {"type": "WebFolder", "baseUrl": "https://ajatprabha.in/assets"},
-        "subDomains": ["ajatprabha"],
+        "subDomains": [f"{name}-{namespace}"],  # unique: the API refuses a sub-domain another Darkroom has
         **changes,
     }
 
@@ -40,7 +40,7 @@ def s3(name: str, namespace: str, *, keys: tuple[str, str] | None = (SENTINEL_AC
     source: dict[str, Any] = {"type": "S3", "bucket": "demo-images", "region": "eu-west-1", "pathPrefix": "originals/"}
     if keys:
         source.update(accessKey=keys[0], secretKey=keys[1])
-    return {"name": name, "namespace": namespace, "source": source, "subDomains": ["s3-images"], **changes}
+    return {"name": name, "namespace": namespace, "source": source, "subDomains": [f"{name}-{namespace}"], **changes}
 
 
 def task(name: str, namespace: str, **changes: Any) -> dict[str, Any]:

@@ -278,3 +278,20 @@ def test_writes_never_lose_a_concurrent_change_by_another_client(http: FlaskClie
     response = http.put(url, json=webfolder("shared", namespace, replicas=3), headers={"If-Match": etag})
     assert response.status_code == 200, response.get_data(as_text=True)
     assert (response.get_json()["labels"], response.get_json()["replicas"]) == ({"team": "b"}, 3)
+
+
+def test_a_create_asking_for_a_taken_sub_domain_is_refused(http: FlaskClient, namespace: str, api_client: Any) -> None:
+    """Issue 12.8: the older claim would keep the host; the API says so at once (409), in any namespace."""
+    from kubernetes import client
+
+    other = f"o-{namespace}"
+    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": other}})
+    try:
+        shared = f"shared-{namespace}"
+        assert http.post("/darkrooms", json=webfolder("first", other, subDomains=[shared])).status_code == 201
+        refused = http.post("/darkrooms", json=webfolder("second", namespace, subDomains=["mine", shared]))
+        assert refused.status_code == 409, refused.get_data(as_text=True)
+        assert refused.get_json()["detail"] == f'sub-domain "{shared}" is already served by Darkroom {other}/first'
+        assert http.get(f"/darkrooms/{namespace}/second").status_code == 404
+    finally:
+        client.CoreV1Api(api_client).delete_namespace(other)

@@ -58,7 +58,8 @@ def test_empty_state_and_not_found(http: Client, namespace: str) -> None:
 
 
 def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespace: str) -> None:
-    form = {"namespace": namespace, "name": "shop", "source_type": "WebFolder", "baseUrl": "not-a-url", "subDomains": ["ok", "Bad!"],
+    ok = f"ok-{namespace}"  # unique in the cluster: the API refuses a sub-domain another Darkroom has
+    form = {"namespace": namespace, "name": "shop", "source_type": "WebFolder", "baseUrl": "not-a-url", "subDomains": [ok, "Bad!"],
             "bucket": "ignored-for-webfolder", "replicas": "two"}  # fmt: skip
     invalid = http.post("/ui/darkrooms/new", form)
     html = invalid.get_data(as_text=True)
@@ -73,7 +74,9 @@ def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespac
     removed = http.post("/ui/darkrooms/new", {**form, "remove-subdomain": "1"})
     assert 'value="Bad!"' not in removed.get_data(as_text=True)
 
-    created = http.post("/ui/darkrooms/new", {**form, "baseUrl": "https://example.com/img", "subDomains": ["ok"], "replicas": "2"})
+    created = http.post(
+        "/ui/darkrooms/new", {**form, "baseUrl": "https://example.com/img", "subDomains": [f"ok-{namespace}"], "replicas": "2"}
+    )
     assert created.status_code == 303 and created.headers["Location"] == f"/?namespace={namespace}&created=shop"
     stored = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "shop")
     assert stored["spec"]["source"] == {"type": "WebFolder", "baseUrl": "https://example.com/img"}
@@ -81,11 +84,11 @@ def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespac
 
     again = http.post(
         "/ui/darkrooms/new",
-        {**form, "baseUrl": "https://example.com/img", "subDomains": ["ok"], "replicas": ""},
+        {**form, "baseUrl": "https://example.com/img", "subDomains": [ok], "replicas": ""},
         headers={"HX-Request": "true"},
     )
     assert again.status_code == 409 and "already exists" in again.get_data(as_text=True)
-    edit = {"source_type": "WebFolder", "baseUrl": "https://e.example.com", "subDomains": "ok", "generation": "1"}
+    edit = {"source_type": "WebFolder", "baseUrl": "https://e.example.com", "subDomains": ok, "generation": "1"}
     htmx = http.post(f"/ui/darkrooms/{namespace}/shop/edit", edit, headers={"HX-Request": "true"})
     assert htmx.status_code == 200 and htmx.headers["HX-Redirect"] == f"/ui/darkrooms/{namespace}/shop?saved=1"
     stale = http.post(f"/ui/darkrooms/{namespace}/shop/edit", {**edit, "baseUrl": "https://x.example.com"})  # the form of generation 1

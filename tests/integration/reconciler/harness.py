@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from darkroom_operator import hosts
 from darkroom_operator.darkrooms import DarkroomReconciler
 from darkroom_operator.reconciling import Context
 from darkroom_operator.recording import EventRecorder
@@ -86,7 +87,7 @@ class Harness:
         operator_transport.request = recording  # type: ignore[method-assign]
         self.user_connection: Connection = connect(ConnectionSettings(kubeconfig=self.kubeconfig), environ=os.environ)
         self.cache = Cache(transport=self.connection.transport, settings=FAST)
-        self.cache.add(DARKROOMS, namespace=self.namespace)
+        self.cache.add(DARKROOMS, namespace=self.namespace, indexers={hosts.SUBDOMAIN_INDEX: hosts.subdomains})
         self.cache.add(TASKS, namespace=self.namespace)
         selector = f"app.kubernetes.io/managed-by={self.settings.managed_by}"
         for kind in CHILD_KINDS:

@@ -45,7 +45,7 @@ def create(h: Harness, name: str, source: Mapping[str, Any] = WEBFOLDER, **spec:
         "apiVersion": "deployments.example.com/v1alpha1",
         "kind": "Darkroom",
         "metadata": {"name": name, "namespace": h.namespace},
-        "spec": {"version": "0.4.2", "source": dict(source), "subDomains": ["images"], **spec},
+        "spec": {"version": "0.4.2", "source": dict(source), "subDomains": [name], **spec},
     }
     created = h.admin.create(DARKROOMS, body)
     h.settle(DARKROOMS, created)
@@ -330,7 +330,11 @@ def test_apply_failure_is_recorded_retried_and_recovers(harness: Harness) -> Non
     owner = {"apiVersion": dr["apiVersion"], "kind": "Darkroom", "name": "stuck", "uid": dr["metadata"]["uid"], "controller": True}
     h.admin.create(
         CONFIGMAPS,
-        {"metadata": {"name": "stuck", "namespace": h.namespace, "ownerReferences": [owner]}, "immutable": True, "data": {"old": "x"}},
+        {
+            "metadata": {"name": "stuck", "namespace": h.namespace, "labels": LABELS, "ownerReferences": [owner]},
+            "immutable": True,
+            "data": {"old": "x"},
+        },
     )
     for _ in range(2):
         with pytest.raises(Invalid):
@@ -360,7 +364,7 @@ def test_child_controlled_by_another_owner_is_not_taken_over(harness: Harness) -
         h.darkrooms.reconcile(h.key("taken"))
     reconciled = condition(h, "taken", "Reconciled")
     assert (reconciled["status"], reconciled["reason"]) == ("False", "ChildConflict")
-    assert 'Service "taken" already exists and is controlled by another owner' in reconciled["message"]
+    assert 'Service "taken" already exists and is not controlled by this Darkroom' in reconciled["message"]
     service = h.get(SERVICES, "taken")
     assert service["metadata"]["resourceVersion"] == taken["metadata"]["resourceVersion"]
 
@@ -380,7 +384,7 @@ def test_objects_someone_else_created_are_never_adopted_changed_or_deleted(harne
             h.darkrooms.reconcile(h.key(name))
         reconciled = condition(h, name, "Reconciled")
         assert (reconciled["status"], reconciled["reason"]) == ("False", "ChildConflict")
-        assert f'{kind} "{name}" already exists and is not created by this Darkroom' in reconciled["message"]
+        assert f'{kind} "{name}" already exists and is not controlled by this Darkroom' in reconciled["message"]
     after = h.get(SERVICES, "billing")
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert after["spec"]["selector"] == {"app": "billing"} and after["spec"]["ports"][0]["port"] == 8080
@@ -426,3 +430,31 @@ def test_deleting_the_darkroom_removes_its_children(harness: Harness) -> None:
     h.settle(DARKROOMS, name="doomed", gone=True)
     assert h.darkrooms.reconcile(h.key("doomed")).requeue_after_s is None  # gone: nothing to do
     assert not any(h.exists(kind, "doomed") for kind in CHILD_KINDS)
+
+
+def test_the_older_claim_on_a_host_wins(harness: Harness) -> None:
+    """Issue 12.8: two Darkrooms with the same sub-domain never both serve its host."""
+    h = harness
+    create(h, "first", subDomains=["shared", "mine"])
+    reconcile_until(h, "first", "Ready", "True")
+    time.sleep(1.1)  # creationTimestamp has one-second resolution: make the order unambiguous
+    create(h, "second", subDomains=["shared"])
+    conflict = reconcile_until(h, "second", "Ready", "False")
+    assert conflict["reason"] == "HostConflict"
+    assert conflict["message"] == f'host "shared.darkroom.example.com" is served by the older Darkroom {h.namespace}/first'
+    assert not h.exists(INGRESSES, "second")  # it wins no host: no Ingress at all
+    assert h.exists(DEPLOYMENTS, "second") and h.get(DARKROOMS, "second")["status"]["domains"] == []
+    assert [r["host"] for r in h.get(INGRESSES, "first")["spec"]["rules"]] == ["shared.darkroom.example.com", "mine.darkroom.example.com"]
+    # The older one lets the host go: the newer one takes it over (the change of "first" enqueues it).
+    before = h.admin.get(DARKROOMS, "first", namespace=h.namespace)
+    update_spec(h, "first", subDomains=["mine"])
+    assert h.darkrooms._sharing_keys(before) == [f"{h.namespace}/second"]
+    reconcile_until(h, "first", "Ready", "True")
+    reconcile_until(h, "second", "Ready", "True")
+    assert [r["host"] for r in h.get(INGRESSES, "second")["spec"]["rules"]] == ["shared.darkroom.example.com"]
+    # A newer claim on a host someone already serves takes the host away from no one.
+    create(h, "third", subDomains=["mine", "own"])
+    partial = reconcile_until(h, "third", "Ready", "False")
+    assert partial["reason"] == "HostConflict" and "mine.darkroom.example.com" in partial["message"]
+    assert [r["host"] for r in h.get(INGRESSES, "third")["spec"]["rules"]] == ["own.darkroom.example.com"]
+    assert [r["host"] for r in h.get(INGRESSES, "first")["spec"]["rules"]] == ["mine.darkroom.example.com"]
