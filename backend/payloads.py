@@ -8,6 +8,7 @@ never logged (they may carry S3 keys), and no message here quotes a submitted va
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,9 +36,40 @@ def read_json(*, accept: tuple[str, ...] = (JSON,)) -> Any:
     if not raw.strip():
         raise Problem(400, "the request body is empty; send a JSON object")
     try:
-        return orjson.loads(raw)
+        parsed = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         raise Problem(400, f"the request body is not valid JSON: {e}") from None
+    # orjson keeps the last of repeated keys; like kube's strict decoding, a repeated field is an error
+    # (which value was meant is ambiguous). Checked only when a duplicate is possible: more keys than survived.
+    if raw.count(b":") > _count_keys(parsed):
+        try:
+            json.loads(raw, object_pairs_hook=_refuse_duplicates)
+        except _DuplicateField as e:
+            raise Problem(400, f'the request body repeats the field "{e.field}"; send each field once') from None
+    return parsed
+
+
+class _DuplicateField(ValueError):
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateField(key)
+        found[key] = value
+    return found
+
+
+def _count_keys(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(_count_keys(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_keys(v) for v in value)
+    return 0
 
 
 def flatten(messages: Any, prefix: str = "") -> dict[str, list[str]]:

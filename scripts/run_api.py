@@ -8,11 +8,18 @@ processes, exactly as they run in production, with their logs in ``--log-dir`` (
 Prints a banner naming the cluster once the API answers ``/readyz``, and runs until Ctrl-C, then
 stops everything it started (children first, devcluster last). If a child dies, it says which one,
 shows the end of its log and stops the rest (exit code 1).
+
+Children die with this process even when it is killed with ``kill -9`` (``PR_SET_PDEATHSIG``: the
+kernel sends them SIGTERM). Their pids are kept in ``<log-dir>/stack.pids`` while the stack runs, so
+a start-up that finds the API port taken can name a stack an earlier run left behind instead of
+printing a banner for someone else's server.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -64,14 +71,54 @@ def free_port(host: str) -> int:
         return port
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the parent dies (Linux; a no-op where prctl is missing).
+
+    Tied to the forking thread: children are started from the main thread, which lives as long as we do."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Whether a server listens there (SO_REUSEADDR as servers bind: connections in TIME_WAIT do not count)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def stale_stack(pid_file: Path) -> list[int]:
+    """Pids an earlier run recorded that are still alive."""
+    try:
+        pids = [int(p) for p in pid_file.read_text().split()]
+    except (OSError, ValueError):
+        return []
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            continue
+        alive.append(pid)
+    return alive
+
+
 class Child:
-    """A child process with its output in a log file."""
+    """A child process with its output in a log file; it gets SIGTERM if we die (see :func:`_die_with_parent`)."""
 
     def __init__(self, name: str, argv: list[str], *, env: dict[str, str], log_path: Path) -> None:
         self.name, self.log_path = name, log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = log_path.open("ab")
-        self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent
+        )
 
     def tail(self, lines: int = 20) -> str:
         try:
@@ -120,6 +167,18 @@ def main() -> int:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 
+    log_dir = Path(args.log_dir)
+    pid_file = log_dir / "stack.pids"
+    if port_taken(args.host, args.port):
+        stale = stale_stack(pid_file)
+        why = (
+            f"a stack an earlier run left behind is still running (pids {' '.join(map(str, stale))}): stop it with kill"
+            if stale
+            else "another program uses it"
+        )
+        print(f"Darkroom Control Panel cannot start: port {args.port} on {args.host} is already in use; {why}", file=sys.stderr, flush=True)
+        return 1
+
     kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG")
     cluster = None
     if kubeconfig:
@@ -140,7 +199,6 @@ def main() -> int:
     code = 0
     try:
         crds = install_crds(kubeconfig)
-        log_dir = Path(args.log_dir)
         health_port = free_port("127.0.0.1")
         env = {**os.environ, "KUBECONFIG": kubeconfig, "PYTHONUNBUFFERED": "1"}
         operator = Child(
@@ -158,6 +216,7 @@ def main() -> int:
             log_path=log_dir / "api.log",
         )
         children.append(api)
+        pid_file.write_text(" ".join(str(c.proc.pid) for c in children) + "\n")
         shown_host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
         url = f"http://{shown_host}:{args.port}"
         problem = wait_ready(f"http://127.0.0.1:{health_port}/readyz", children, stop, 60) or wait_ready(
@@ -190,6 +249,7 @@ def main() -> int:
     finally:
         for child in reversed(children):
             child.stop()
+        pid_file.unlink(missing_ok=True)
         if cluster is not None:
             cluster.stop()
         print("stopped.", flush=True)

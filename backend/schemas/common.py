@@ -21,7 +21,8 @@ from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, missing
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-HTTP_URL = r"^https?://[^\s/?#@]+([/?#]\S*)?$"
+# No whitespace and no control characters (NUL, ESC, DEL, ...) anywhere: the URL is copied into a ConfigMap and logs.
+HTTP_URL = r"^https?://[^\s\x00-\x1f\x7f/?#@]+([/?#][^\s\x00-\x1f\x7f]*)?$"
 
 LABEL_MESSAGE = "must be a DNS label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"
 LABEL_1035_MESSAGE = (
@@ -30,7 +31,7 @@ LABEL_1035_MESSAGE = (
 SUBDOMAIN_MESSAGE = (
     "must be a DNS subdomain: at most 253 characters of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 )
-URL_MESSAGE = "must be an http:// or https:// URL with a host"
+URL_MESSAGE = "must be an http:// or https:// URL with a host, without spaces or control characters"
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})$")
 TIMESTAMP_MESSAGE = "must be an RFC 3339 timestamp with a timezone, such as 2027-03-31T17:00:00Z"
 

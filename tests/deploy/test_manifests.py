@@ -23,6 +23,7 @@ Behaviours covered:
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import jsonschema
@@ -253,7 +254,8 @@ def test_every_container_has_requests_and_a_memory_limit(overlay: str, rendered:
             resources = container.get("resources") or {}
             assert {"cpu", "memory"} <= set(resources.get("requests", {})), f"{where} {container['name']}"
             assert "memory" in resources.get("limits", {}), f"{where} {container['name']}"
-            assert container["image"].split(":")[-1] == "0.1.0", f"{where}: pinned image tag"
+            pinned = "@sha256:" in container["image"] if overlay == "production" else container["image"].split(":")[-1] == "0.1.0"
+            assert pinned, f"{where}: pinned image (production: by digest)"
 
 
 @pytest.mark.kubectl
@@ -352,7 +354,9 @@ def test_production_overlay_runs_two_reconcilers_with_leader_election(rendered: 
     assert env_of(operator)["DARKROOM_OPERATOR_LEADER_ELECTION"]["value"] == "true"
     for name in ("darkroom-operator", "darkroom-api"):
         container = container_of(docs, name)
-        assert container["image"] == "registry.example.com/darkroom-control-panel:0.1.0"
+        name_part, _, digest = container["image"].partition("@")
+        assert name_part == "registry.example.com/darkroom-control-panel", "production: the image from your registry"
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), "production: the image pinned by digest (issue 12.13), never a movable tag"
         mem = container["resources"]["limits"]["memory"]
         assert mem != container_of(base, name)["resources"]["limits"]["memory"], f"{name}: production resources"
         pdb = one(docs, "PodDisruptionBudget", name)["spec"]

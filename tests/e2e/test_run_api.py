@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -190,3 +192,40 @@ def test_a_dying_child_stops_the_stack_and_is_named(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "reconciler exited with code -9" in out
     assert "stopped." in out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_kill_9_of_make_api_leaves_no_orphans_and_a_stale_stack_is_named(tmp_path: Path) -> None:
+    """Issue 12.7: the children die with their parent; a start-up that finds the port taken says why."""
+    data_dir, api_port, log_dir = tmp_path / "data", free_port(), tmp_path / "logs"
+    proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
+    banner = _read_banner(proc)
+    children = [int(pid) for pid in re.findall(r"\(pid (\d+);", banner)]  # the reconciler's, the API's
+    assert len(children) == 2
+    assert (log_dir / "stack.pids").read_text().split() == [str(p) for p in children]
+    proc.kill()
+    proc.communicate(timeout=30)
+    wait_for(lambda: not any(_alive(pid) for pid in children), timeout_s=30, message="the children to exit after kill -9 of make api")
+
+    # A stack someone else started on the port: named as a stale one if the pid file says so.
+    with socket.create_server(("127.0.0.1", api_port)):
+        (log_dir / "stack.pids").write_text(f"{os.getpid()}\n")  # this test process plays the leftover stack
+        blocked = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
+        out, _ = blocked.communicate(timeout=60)
+    assert blocked.returncode == 1
+    assert (
+        f"port {api_port} on 127.0.0.1 is already in use; a stack an earlier run left behind is still running (pids {os.getpid()})" in out
+    )
+    (log_dir / "stack.pids").unlink()
+    proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
+    try:
+        _read_banner(proc)
+    finally:
+        assert _stop(proc)[0] == 0

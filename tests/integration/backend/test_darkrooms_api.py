@@ -295,3 +295,36 @@ def test_a_create_asking_for_a_taken_sub_domain_is_refused(http: FlaskClient, na
         assert http.get(f"/darkrooms/{namespace}/second").status_code == 404
     finally:
         client.CoreV1Api(api_client).delete_namespace(other)
+
+
+@pytest.mark.parametrize("url", ["https://e.com/\x00", "https://e.com/a\x1b[31m", "https://e.com/\x7f", "https://e.com/a\nb"])
+def test_a_base_url_with_control_characters_is_refused(http: FlaskClient, namespace: str, custom: Any, url: str) -> None:
+    """Issue 12.12: nothing copies a NUL or a terminal escape into a ConfigMap — neither the API nor the CRD."""
+    response = http.post("/darkrooms", json=webfolder("ctl", namespace, source={"type": "WebFolder", "baseUrl": url}))
+    assert response.status_code == 422, response.get_data(as_text=True)
+    assert "source.baseUrl" in response.get_json()["errors"]
+    from kubernetes.client import ApiException
+
+    body = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "metadata": {"name": "ctl", "namespace": namespace},
+        "spec": {"source": {"type": "WebFolder", "baseUrl": url}, "subDomains": [f"ctl-{namespace}"]},
+    }
+    with pytest.raises(ApiException) as refused:  # written straight to the API server: the CRD's pattern refuses it too
+        custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", body)
+    assert refused.value.status == 422 and "spec.source.baseUrl" in refused.value.body
+
+
+def test_a_repeated_json_field_is_a_400(http: FlaskClient, namespace: str) -> None:
+    """Issue 12.12: ``{"replicas": 1, "replicas": 9}`` is ambiguous; kube's strict decoding refuses it too."""
+    source = '"source": {"type": "WebFolder", "baseUrl": "https://e.com/x"}'
+    raw = f'{{"name": "dup", "namespace": "{namespace}", "replicas": 1, "replicas": 9, {source}, "subDomains": ["dup-{namespace}"]}}'
+    response = http.post("/darkrooms", data=raw, content_type="application/json")
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert response.get_json()["detail"] == 'the request body repeats the field "replicas"; send each field once'
+    nested = raw.replace('"type": "WebFolder",', '"type": "WebFolder", "type": "S3",').replace(
+        '"replicas": 1, "replicas": 9', '"replicas": 1'
+    )
+    assert http.post("/darkrooms", data=nested, content_type="application/json").status_code == 400
+    assert http.get(f"/darkrooms/{namespace}/dup").status_code == 404
