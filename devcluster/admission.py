@@ -2,9 +2,12 @@
 
 kube-apiserver defaults and validates built-in objects from their Go types. devcluster has no Go
 types, so this module encodes what the product, kubectl and the tests rely on: the defaults a
-Deployment/Service/Namespace/Secret gets (so that server-side apply round-trips and "no change,
-no write" holds), and the validation errors a client would meet. Custom resources are handled
-by ``schemas.py`` instead. Called by ``writing.py`` with a fresh copy it may mutate.
+Deployment/Service/Namespace/Secret gets (``SetDefaults_*``: they run at decode time, before field
+management, so they belong to the writer's managedFields), and the validation errors a client would
+meet (the fidelity suite, ``tests/fidelity``, holds both against kube-apiserver). What the registry
+allocates or admission plugins add after field management lives in ``preparing.py``. Custom
+resources are handled by ``schemas.py`` instead. Called by ``writing.py`` with a fresh copy it may
+mutate.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import base64
 import binascii
 import ipaddress
 import re
-import zlib
 from collections.abc import Callable
 from typing import Any
 
-from devcluster.errors import Cause, forbidden, invalid_value, required
-from devcluster.schemas import validate_crd
+import orjson
+
+from devcluster.definitions import admit_crd
+from devcluster.errors import Cause, forbidden, invalid_value, not_supported, required
+from devcluster.naming import qualified_name_errors
 
 Admit = Callable[[dict[str, Any], dict[str, Any] | None], list[Cause]]
 
@@ -36,6 +41,9 @@ def _config_keys(obj: dict[str, Any], field: str) -> list[Cause]:
 
 def _configmap(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     causes = _config_keys(obj, "data") + _config_keys(obj, "binaryData")
+    for key in obj.get("data") or {}:
+        if key in (obj.get("binaryData") or {}):
+            causes.append(invalid_value(f"data[{key}]", key, "duplicate of key present in binaryData"))
     if old is not None and old.get("immutable"):
         for field in ("data", "binaryData"):
             if (obj.get(field) or {}) != (old.get(field) or {}):
@@ -60,32 +68,51 @@ def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     if data:
         obj["data"] = data
     causes += _config_keys(obj, "data")
+    for key in _SECRET_TYPE_KEYS.get(obj["type"], ()):
+        if key not in (obj.get("data") or {}):
+            causes.append(required(f"data[{key}]"))
     if old is not None:
         if obj["type"] != old.get("type", "Opaque"):
             causes.append(invalid_value("type", obj["type"], "field is immutable"))
         if old.get("immutable") and (obj.get("data") or {}) != (old.get("data") or {}):
             causes.append(forbidden("data", "field is immutable when `immutable` is set"))
+        if old.get("immutable") and not obj.get("immutable"):
+            causes.append(forbidden("immutable", "field is immutable when `immutable` is set"))
     return causes
 
 
+# Keys each built-in Secret type requires (ValidateSecret).
+_SECRET_TYPE_KEYS = {
+    "kubernetes.io/tls": ("tls.crt", "tls.key"),
+    "kubernetes.io/basic-auth": (),
+    "kubernetes.io/ssh-auth": ("ssh-privatekey",),
+}
+
+
 def _namespace(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    if old is None:
-        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
-        obj["status"] = {"phase": "Active"}
-    return []
-
-
-_SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
-
-
-def _allocate_cluster_ip(obj: dict[str, Any]) -> str:
-    # Deterministic per namespace/name so a restart or re-create gives a stable address.
-    key = f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}".encode()
-    seed = zlib.crc32(key) % (_SERVICE_NET.num_addresses - 2) + 1
-    return str(_SERVICE_NET.network_address + seed)
+    # SetDefaults_Namespace: the name label is a default (so it belongs to the writer's managed fields)...
+    # unless the name is generated later (then PrepareForCreate sets it: preparing.py).
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and "finalizers" in spec and not spec["finalizers"]:
+        del spec["finalizers"]  # omitempty
+    if not (old is None and obj["metadata"].get("generateName")):
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"].get("name", "")
+    causes: list[Cause] = []
+    for finalizer in (obj.get("spec") or {}).get("finalizers") or []:
+        causes += [invalid_value("spec.finalizers", finalizer, msg) for msg in qualified_name_errors(str(finalizer))]
+        if "/" not in str(finalizer) and finalizer != "kubernetes":
+            causes.append(
+                invalid_value("spec.finalizers", finalizer, "name is neither a standard finalizer name nor is it fully qualified")
+            )
+    phase = (obj.get("status") or {}).get("phase")
+    if old is not None and phase == "Terminating" and not obj["metadata"].get("deletionTimestamp"):
+        causes.append(invalid_value("status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty"))
+    return causes
 
 
 def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """SetDefaults_Service and ValidateService; the ClusterIP and NodePort allocation happens in
+    ``preparing.py`` (the registry does it after field management)."""
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
@@ -99,20 +126,29 @@ def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
         if not isinstance(number, int) or not 1 <= number <= 65535:
             causes.append(invalid_value(f"spec.ports[{i}].port", number, "must be between 1 and 65535, inclusive"))
         port.setdefault("targetPort", number)
+        target = port["targetPort"]
+        if isinstance(target, int) and not 1 <= target <= 65535:
+            causes.append(invalid_value(f"spec.ports[{i}].targetPort", target, "must be between 1 and 65535, inclusive"))
         if len(ports) > 1 and not port.get("name"):
             causes.append(required(f"spec.ports[{i}].name"))
     if spec["type"] != "ExternalName":
         spec.setdefault("internalTrafficPolicy", "Cluster")
-        spec.setdefault("ipFamilies", ["IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
-        if old is not None and old.get("spec", {}).get("clusterIP"):
-            if spec.get("clusterIP") not in (None, "", old["spec"]["clusterIP"]):
-                causes.append(invalid_value("spec.clusterIPs[0]", spec["clusterIP"], "may not change once set"))
-            spec["clusterIP"] = old["spec"]["clusterIP"]
-        elif not spec.get("clusterIP"):
-            spec["clusterIP"] = _allocate_cluster_ip(obj)
-        spec["clusterIPs"] = [spec["clusterIP"]]
-    obj.setdefault("status", {"loadBalancer": {}})
+    if spec["type"] in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    if spec["type"] == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
+    if old is not None and (old.get("spec") or {}).get("clusterIP") and spec["type"] != "ExternalName":
+        previous = old["spec"]["clusterIP"]
+        if spec.get("clusterIP") not in (None, "", previous):
+            causes.append(invalid_value("spec.clusterIPs[0]", spec.get("clusterIPs") or [spec["clusterIP"]], "may not change once set"))
+    for i, ingress in enumerate(((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []):
+        if ingress.get("ip"):
+            ingress.setdefault("ipMode", "VIP")
+            try:
+                ipaddress.ip_address(str(ingress["ip"]))
+            except ValueError:
+                message = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+                causes.append(invalid_value(f"status.loadBalancer.ingress[{i}].ip", ingress["ip"], message))
     return causes
 
 
@@ -130,6 +166,10 @@ def _container_defaults(container: dict[str, Any], path: str) -> list[Cause]:
     container.setdefault("terminationMessagePath", "/dev/termination-log")
     container.setdefault("terminationMessagePolicy", "File")
     container.setdefault("resources", {})
+    for env in container.get("env") or []:
+        field_ref = (env.get("valueFrom") or {}).get("fieldRef") if isinstance(env, dict) else None
+        if isinstance(field_ref, dict):
+            field_ref.setdefault("apiVersion", "v1")
     for port in container.get("ports") or []:
         port.setdefault("protocol", "TCP")
     for probe_name in ("livenessProbe", "readinessProbe", "startupProbe"):
@@ -196,24 +236,24 @@ def _deployment(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     selector = spec.get("selector")
     template = spec.setdefault("template", {})
     labels = (template.get("metadata") or {}).get("labels") or {}
-    if not selector:
+    if not selector:  # a nil selector matches nothing, so the template labels do not match it either
         causes.append(required("spec.selector"))
+        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
     elif not (selector.get("matchLabels") or selector.get("matchExpressions")):
         causes.append(invalid_value("spec.selector", selector, "empty selector is invalid for deployment"))
     elif not _selector_matches(selector, labels):
         causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
     if old is not None and selector and old.get("spec", {}).get("selector") not in (None, selector):
         causes.append(invalid_value("spec.selector", selector, "field is immutable"))
-    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    template.setdefault("metadata", {})
     causes += _pod_spec(template.setdefault("spec", {}), "spec.template.spec")
     return causes
 
 
 def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    causes = _pod_spec(obj.setdefault("spec", {}), "spec")
-    if old is None:
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
-    return causes
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("enableServiceLinks", True)  # SetDefaults_PodSpec, unlike the template's (a Deployment's has none)
+    return _pod_spec(spec, "spec")
 
 
 def _ingress(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
@@ -225,42 +265,80 @@ def _ingress(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             if not path.get("pathType"):
                 causes.append(required(f"{where}.pathType", "pathType must be specified"))
             elif path["pathType"] not in ("Exact", "Prefix", "ImplementationSpecific"):
-                causes.append(
-                    invalid_value(f"{where}.pathType", path["pathType"], 'supported values: "Exact", "ImplementationSpecific", "Prefix"')
-                )
+                causes.append(not_supported(f"{where}.pathType", path["pathType"], ["Exact", "ImplementationSpecific", "Prefix"]))
             if not path.get("backend"):
                 causes.append(required(f"{where}.backend"))
-    obj.setdefault("status", {"loadBalancer": {}})
     return causes
 
 
-def _crd(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+def _network_policy(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     spec = obj.setdefault("spec", {})
-    spec.setdefault("conversion", {"strategy": "None"})
-    names = spec.get("names")
-    if isinstance(names, dict) and isinstance(names.get("kind"), str):  # SetDefaults_CustomResourceDefinitionSpec
-        if not names.get("singular"):
-            names["singular"] = names["kind"].lower()
-        if not names.get("listKind") and names["kind"]:
-            names["listKind"] = names["kind"] + "List"
-    for version in spec.get("versions") or []:
-        version.setdefault("served", True)
-    causes = validate_crd(obj)
-    if old is not None and spec.get("scope") != old["spec"].get("scope"):
-        causes.append(invalid_value("spec.scope", spec.get("scope"), "field is immutable"))
-    return causes
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction) or []:
+            for port in rule.get("ports") or []:
+                port.setdefault("protocol", "TCP")
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
+    return []
 
 
 def _event(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """core/v1 Events: any ``type`` (only events.k8s.io/v1 restricts it); the involved object's namespace
+    must be the event's (or empty, for an event in default or cluster-wide)."""
+    if obj.get("type") == "":
+        del obj["type"]
     causes: list[Cause] = []
-    involved = obj.get("involvedObject")
-    if not isinstance(involved, dict):
-        causes.append(required("involvedObject"))
-    elif involved.get("namespace") and involved["namespace"] != obj["metadata"].get("namespace"):
-        causes.append(invalid_value("involvedObject.namespace", involved["namespace"], "does not match event.namespace"))
-    if obj.get("type") not in (None, "", "Normal", "Warning"):
-        causes.append(invalid_value("type", obj["type"], 'has invalid value, supported values: "Normal", "Warning"'))
+    involved = obj["involvedObject"] if isinstance(obj.get("involvedObject"), dict) else {}
+    namespace = obj["metadata"].get("namespace") or ""
+    involved_namespace = involved.get("namespace") or ""
+    mismatch = namespace not in ("", "default") if not involved_namespace else involved_namespace != namespace
+    if mismatch:
+        causes.append(invalid_value("involvedObject.namespace", involved_namespace, "does not match event.namespace"))
     return causes
+
+
+def _lease(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    duration = (obj.get("spec") or {}).get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        return [invalid_value("spec.leaseDurationSeconds", duration, "must be greater than 0")]
+    return []
+
+
+def _role(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    causes: list[Cause] = []
+    for i, rule in enumerate(obj.get("rules") or []):
+        if not rule.get("verbs"):
+            causes.append(required(f"rules[{i}].verbs"))
+    return causes
+
+
+def _role_binding(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    ref: dict[str, Any] = obj["roleRef"] if isinstance(obj.get("roleRef"), dict) else {}
+    causes: list[Cause] = []
+    kinds = ["Role", "ClusterRole"] if obj.get("kind") == "RoleBinding" else ["ClusterRole"]
+    if ref.get("kind") not in kinds:
+        causes.append(not_supported("roleRef.kind", ref.get("kind", ""), kinds))
+    if not ref.get("name"):
+        causes.append(required("roleRef.name"))
+    if old is not None and ref != old.get("roleRef"):
+        rendered = orjson.dumps({"APIGroup": ref.get("apiGroup", ""), "Kind": ref.get("kind", ""), "Name": ref.get("name", "")}).decode()
+        causes.append(Cause("roleRef", "FieldValueInvalid", f"Invalid value: {rendered}: field is immutable"))
+    return causes
+
+
+def _pdb(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    if "minAvailable" in spec and "maxUnavailable" in spec:
+        shown = orjson.dumps(
+            {
+                "MinAvailable": spec["minAvailable"],
+                "Selector": spec.get("selector"),
+                "MaxUnavailable": spec["maxUnavailable"],
+                "UnhealthyPodEvictionPolicy": spec.get("unhealthyPodEvictionPolicy"),
+            }
+        ).decode()  # the internal Go struct, printed with %v of its JSON
+        return [Cause("spec", "FieldValueInvalid", f"Invalid value: {shown}: minAvailable and maxUnavailable cannot be both set")]
+    return []
 
 
 _STRATEGIES: dict[tuple[str, str], Admit] = {
@@ -272,7 +350,14 @@ _STRATEGIES: dict[tuple[str, str], Admit] = {
     ("", "events"): _event,
     ("apps", "deployments"): _deployment,
     ("networking.k8s.io", "ingresses"): _ingress,
-    ("apiextensions.k8s.io", "customresourcedefinitions"): _crd,
+    ("networking.k8s.io", "networkpolicies"): _network_policy,
+    ("coordination.k8s.io", "leases"): _lease,
+    ("rbac.authorization.k8s.io", "roles"): _role,
+    ("rbac.authorization.k8s.io", "clusterroles"): _role,
+    ("rbac.authorization.k8s.io", "rolebindings"): _role_binding,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): _role_binding,
+    ("policy", "poddisruptionbudgets"): _pdb,
+    ("apiextensions.k8s.io", "customresourcedefinitions"): admit_crd,
 }
 
 

@@ -1,5 +1,7 @@
 """The built-in controllers of a cluster, in miniature: garbage collector, namespace lifecycle,
-CRD establishing/cleanup, and simulated Deployment rollouts.
+the service account controller (a ``default`` ServiceAccount in every namespace), CRD
+establishing/cleanup (written as kube-apiserver, where those controllers run), and simulated
+Deployment rollouts.
 
 kube-controller-manager and apiextensions-apiserver do this work in a real cluster; devcluster
 runs it on its event loop. Each controller reacts to committed changes (a store listener that
@@ -30,9 +32,13 @@ CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _CONTROLLER = WriteOptions(manager="kube-controller-manager", field_validation="Ignore")
 _CONTROLLER_STATUS = WriteOptions(manager="kube-controller-manager", field_validation="Ignore", subresource="status")
+# The CRD controllers (naming, establishing, finalizing) run inside kube-apiserver, and write as it.
+_APISERVER = WriteOptions(manager="kube-apiserver", field_validation="Ignore")
+_APISERVER_STATUS = WriteOptions(manager="kube-apiserver", field_validation="Ignore", subresource="status")
 _CRDS = "apiextensions.k8s.io/customresourcedefinitions"
 _NAMESPACES = "/namespaces"
 _DEPLOYMENTS = "apps/deployments"
+_SERVICE_ACCOUNTS = "/serviceaccounts"
 
 
 def _condition(
@@ -109,6 +115,10 @@ class Controllers:
                 self._schedule("crd", change.name)
         elif change.resource == _NAMESPACES and change.type != "DELETED" and meta.get("deletionTimestamp"):
             self._schedule("namespace", change.name)
+        elif change.resource == _NAMESPACES and change.type == "ADDED":
+            self._schedule("service_account", change.name)
+        if change.resource == _SERVICE_ACCOUNTS and change.type == "DELETED" and change.name == "default":
+            self._schedule("service_account", change.namespace)
         elif change.resource == _DEPLOYMENTS and change.type != "DELETED":
             self._schedule("deployment", change.namespace, change.name)
         if change.namespace and change.type == "DELETED":
@@ -237,6 +247,16 @@ class Controllers:
         new["metadata"]["finalizers"] = finalizers
         self.writer._update(resource, owner, new, _CONTROLLER)
 
+    # -- service accounts --------------------------------------------------------------------
+
+    def _sync_service_account(self, namespace: str) -> None:
+        """The service account controller: every active namespace has a ``default`` ServiceAccount."""
+        ns = self.store.get(_NAMESPACES, "", namespace)
+        if ns is None or ns["metadata"].get("deletionTimestamp") or self.store.get(_SERVICE_ACCOUNTS, namespace, "default"):
+            return
+        accounts = self.catalog.builtin("", "serviceaccounts")
+        self.writer.create(accounts, namespace, {"metadata": {"name": "default"}}, _CONTROLLER)
+
     # -- namespaces --------------------------------------------------------------------------
 
     def _sync_namespace(self, name: str) -> None:
@@ -322,10 +342,17 @@ class Controllers:
                     if not obj["metadata"].get("deletionTimestamp"):
                         self.writer.delete(storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"], {}, _CONTROLLER)
             if remaining:
+                terminating = _condition(
+                    "Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress", now, previous
+                )
+                if terminating not in previous:
+                    conditions = [c for c in previous if c.get("type") != "Terminating"] + [terminating]
+                    status = {**(crd.get("status") or {}), "conditions": conditions}
+                    self.writer.update(crd_resource, "", name, {**copy(crd), "status": status}, _APISERVER_STATUS)
                 return
             new = copy(crd)
             new["metadata"]["finalizers"] = [f for f in new["metadata"].get("finalizers") or [] if f != CRD_FINALIZER]
-            self.writer._update(crd_resource, crd, new, _CONTROLLER)
+            self.writer._update(crd_resource, crd, new, _APISERVER)
             return
         stored = list((crd.get("status") or {}).get("storedVersions") or [])
         storage_version = next((v["name"] for v in spec.get("versions", []) if v.get("storage")), None)
@@ -340,7 +367,7 @@ class Controllers:
             "storedVersions": stored,
         }
         if status != crd.get("status"):
-            self.writer.update(crd_resource, "", name, {**copy(crd), "status": status}, _CONTROLLER_STATUS)
+            self.writer.update(crd_resource, "", name, {**copy(crd), "status": status}, _APISERVER_STATUS)
 
     # -- deployments -------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@
 DynamicClient read). Everything here is a pure function of the :class:`ResourceType` records;
 the HTTP layer serialises the result.
 
-Shapes follow kube-apiserver 1.32: groups ordered by kube's group priority (built-ins first, custom
+Shapes follow kube-apiserver 1.37 (checked by ``tests/fidelity``): groups ordered by kube's group priority (built-ins first, custom
 groups alphabetically after), versions within a group by kube-aware version priority
 (``v2 > v1 > v1beta2 > v1beta1 > v1alpha1``), resources sorted by name with their subresources
 (``pods/status``, ``deployments/scale``) next to them, ``storageVersionHash`` computed exactly as
@@ -23,8 +23,12 @@ from typing import Any
 from devcluster.resources import ALL_VERBS, ResourceType
 
 KUBE_MAJOR = "1"
-KUBE_MINOR = "32"
-GIT_VERSION = "v1.32.0-devcluster"
+KUBE_MINOR = "37"
+GIT_VERSION = "v1.37.2-devcluster"
+# The version kube-apiserver stores CustomResourceDefinitions at (which feeds their storageVersionHash).
+_STORAGE_VERSIONS = {("apiextensions.k8s.io", "customresourcedefinitions"): "v1beta1"}
+# A custom resource's verbs, in the order the apiextensions-apiserver lists them.
+_CUSTOM_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
 
 SUBRESOURCE_VERBS = ["get", "patch", "update"]
 
@@ -56,10 +60,15 @@ _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
 
 def version_info() -> dict[str, Any]:
-    """``/version``: a ``version.Info`` claiming Kubernetes 1.32."""
+    """``/version``: a ``version.Info`` claiming Kubernetes 1.37 (the version the fidelity suite holds
+    devcluster against), with the emulation/compatibility fields kube 1.37 reports."""
     return {
         "major": KUBE_MAJOR,
         "minor": KUBE_MINOR,
+        "emulationMajor": KUBE_MAJOR,
+        "emulationMinor": KUBE_MINOR,
+        "minCompatibilityMajor": KUBE_MAJOR,
+        "minCompatibilityMinor": str(int(KUBE_MINOR) - 1),
         "gitVersion": GIT_VERSION,
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
@@ -155,6 +164,8 @@ def resource_verbs(resource: ResourceType) -> list[str]:
     Namespaces lack ``deletecollection`` in kube-apiserver; everything else has all of
     :data:`ALL_VERBS`.
     """
+    if resource.is_custom:
+        return list(_CUSTOM_VERBS)
     verbs = sorted(ALL_VERBS)
     if resource.group == "" and resource.plural == "namespaces":
         verbs.remove("deletecollection")
@@ -174,7 +185,8 @@ def api_resources(resource: ResourceType, storage_version: str | None = None) ->
         entry["shortNames"] = list(resource.short_names)
     if resource.categories:
         entry["categories"] = list(resource.categories)
-    entry["storageVersionHash"] = storage_version_hash(resource.group, storage_version or resource.version, resource.kind)
+    stored = storage_version or _STORAGE_VERSIONS.get((resource.group, resource.plural), resource.version)
+    entry["storageVersionHash"] = storage_version_hash(resource.group, stored, resource.kind)
     entries = [entry]
     if resource.group == "" and resource.plural == "namespaces":
         entries.append(_subresource(resource, "finalize", verbs=["update"]))
@@ -182,6 +194,8 @@ def api_resources(resource: ResourceType, storage_version: str | None = None) ->
         entries.append(_subresource(resource, "scale", group="autoscaling", version="v1", kind="Scale"))
     if resource.status_subresource:
         entries.append(_subresource(resource, "status"))
+    if resource.is_custom:  # the apiextensions-apiserver lists status before scale
+        return sorted(entries, key=lambda e: (e["name"] != resource.plural, e["name"].endswith("/scale")))
     return sorted(entries, key=lambda e: e["name"])
 
 
@@ -222,5 +236,8 @@ def api_resource_list(
         if resource.group_version != group_version:
             continue
         entries.extend(api_resources(resource, storage_versions.get(resource.group_resource)))
-    entries.sort(key=lambda e: e["name"])
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": entries}
+    entries.sort(key=lambda e: e["name"].split("/")[0])  # stable: a resource's subresources keep their order
+    document: dict[str, Any] = {"kind": "APIResourceList", "groupVersion": group_version, "resources": entries}
+    if "/" in group_version:  # the legacy core group's list carries no apiVersion
+        document = {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": entries}
+    return document

@@ -106,22 +106,26 @@ class StatusError(Exception):
     details: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     list_meta: dict[str, Any] = field(default_factory=dict)  # Status.metadata (e.g. a fresh continue token)
+    # kube's generic responses (NewGenericServerResponse) carry an empty ``"details": {}``
+    empty_details: bool = False
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
 
     def body(self) -> dict[str, Any]:
+        # metav1.Status's field order (kube serialises the Go struct in declaration order).
         status: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
-        if self.details:
+        if self.reason:  # an internal error kube did not classify has no reason
+            status["reason"] = self.reason
+        if self.details or self.empty_details:
             status["details"] = self.details
+        status["code"] = self.code
         return status
 
 
@@ -174,8 +178,19 @@ def forbidden_error(resource: str, group: str, name: str, detail: str) -> Status
     return StatusError(403, "Forbidden", f'{_qualified(resource, group)} "{name}" is forbidden: {detail}', _details(name, group, resource))
 
 
-def method_not_allowed(verb: str, resource: str) -> StatusError:
-    return StatusError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource ({verb} {resource})")
+def method_not_allowed() -> StatusError:
+    """The router's 405 (no verb of the resource matches the method)."""
+    return StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", empty_details=True)
+
+
+def not_found_route() -> StatusError:
+    """The API group version exists but nothing under it matches the path."""
+    return StatusError(404, "NotFound", "the server could not find the requested resource", empty_details=True)
+
+
+def internal(message: str) -> StatusError:
+    """A plain Go error surfacing from a handler: 500 with no reason."""
+    return StatusError(500, "", message)
 
 
 def gone(message: str) -> StatusError:
@@ -191,7 +206,7 @@ def unsupported_media_type(content_type: str, accepted: list[str]) -> StatusErro
 
 
 def not_acceptable(accepted: list[str]) -> StatusError:
-    return StatusError(406, "NotAcceptable", f"only the following media types are accepted: {', '.join(accepted)}")
+    return StatusError(406, "NotAcceptable", f"406: Not Acceptable\n\nAvailable representations: {', '.join(accepted)}", empty_details=True)
 
 
 def timeout(message: str) -> StatusError:

@@ -635,7 +635,9 @@ def _set_fields(entry: _Entry, fields: FieldSet) -> None:
 def _finish(obj: dict[str, Any], entries: list[_Entry]) -> dict[str, Any]:
     """Store the non-empty entries as ``metadata.managedFields`` (absent when there are none)."""
     metadata = dict(obj.get("metadata") or {})
-    rendered = [e.render() for e in entries if e.fields]
+    # kube's sortEncodedManagedFields: by operation, time (whole seconds; none first), manager, apiVersion, subresource
+    ordered = sorted(entries, key=lambda e: (e.operation, str(e.time or "")[:19], e.manager, e.api_version, e.subresource))
+    rendered = [e.render() for e in ordered if e.fields]
     if rendered:
         metadata["managedFields"] = rendered
     else:
@@ -727,7 +729,8 @@ def apply(
 
     object_changed = bool(changed or cmp.removed)
     if own is None:
-        own = _Entry(manager, "Apply", subresource, api_version, now, new_set, None)
+        # A first apply that changes nothing (it only shares ownership) gets no time, as in kube.
+        own = _Entry(manager, "Apply", subresource, api_version, now if object_changed or live is None else None, new_set, None)
         entries.append(own)
     elif new_set != own.fields or own.api_version != api_version or object_changed:
         own.fields, own.api_version, own.time, own.original = new_set, api_version, now, None
@@ -743,11 +746,17 @@ def _keep_from(target: dict[str, Any], source: dict[str, Any], names: Iterable[s
 
 
 def _struct_node(path: FieldPath, new: dict[str, Any], structure: Structure) -> bool:
-    """True for a struct field holding a non-empty struct (kube's typed Update does not record those)."""
+    """True for a node the Go type's zero value already holds, so kube's typed Update does not record it:
+    a struct field holding a non-empty struct (unless the field is a pointer) or a list that is not
+    omitempty (``TableStructure.pointer_structs`` / ``zero_lists``)."""
     if not path[-1].startswith("f:") or structure.is_string_map(_spath(path[:-1])):
         return False
     spath = _spath(path)
-    if structure.is_string_map(spath) or not _granular_map(structure, spath):
+    if spath in getattr(structure, "zero_lists", ()):
+        return True
+    if spath in getattr(structure, "zero_structs", ()) and _lookup(new, path, structure) == {}:
+        return True
+    if structure.is_string_map(spath) or not _granular_map(structure, spath) or spath in getattr(structure, "pointer_structs", ()):
         return False
     value = _lookup(new, path, structure)
     return isinstance(value, dict) and bool(value)
@@ -780,10 +789,21 @@ def record_update(
     now: str,
     reset_fields: frozenset[str] = frozenset(),
     subresource: str = "",
+    typed: bool = True,
 ) -> dict[str, Any]:
-    """managedFields bookkeeping for a non-apply write of ``new`` over ``old`` (None: create)."""
+    """managedFields bookkeeping for a non-apply write of ``new`` over ``old`` (None: create).
+
+    ``typed``: the kind is a Go type (built-in). Its zero value already holds the non-pointer
+    structs, so an Update does not record those as set; an unstructured object (custom resource)
+    starts empty and every map it gains is recorded (``"."``).
+    An update of an object that has no managedFields is not tracked (structured-merge-diff's
+    skip-non-applied manager): it stays without managedFields until someone applies or the
+    update itself sets them.
+    """
     requested = (new.get("metadata") or {}).get("managedFields") if isinstance(new.get("metadata"), dict) else None
     entries: list[_Entry]
+    if old is not None and not (old.get("metadata") or {}).get("managedFields") and (subresource or not requested):
+        return _finish(_without_managed_fields(new), [])
     if subresource or requested is None:
         entries = _live_entries(old)
     elif _is_reset(requested):
@@ -801,12 +821,15 @@ def record_update(
         _set_fields(entry, entry.fields - changed - cmp.removed)
 
     ops = _strip(changed - cmp.removed)
-    ops = {p for p in ops if not _struct_node(p, after, structure)}
+    if typed:
+        ops = {p for p in ops if not _struct_node(p, after, structure)}
     ident = (manager, "Update", subresource)
     own = next((e for e in entries if e.ident == ident), None)
+    # kube's scale subresource carries managedFields through the Scale object, which loses their times
+    stamp = None if subresource == "scale" else now
     if ops:
         if own is None:
-            entries.append(_Entry(manager, "Update", subresource, api_version, now, ops, None))
+            entries.append(_Entry(manager, "Update", subresource, api_version, stamp, ops, None))
         else:
-            own.fields, own.api_version, own.time, own.original = own.fields | ops, api_version, now, None
+            own.fields, own.api_version, own.time, own.original = own.fields | ops, api_version, stamp, None
     return _finish(after, entries)

@@ -90,7 +90,10 @@ def dns1123_label_errors(value: str) -> list[str]:
     if len(value) > DNS1123_LABEL_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
     if not _full(_DNS1123_LABEL_RE, value):
-        errs.append(regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+        if _full(_DNS1123_SUBDOMAIN_RE, value):  # a valid subdomain; the length was checked, so: dots
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 
@@ -225,20 +228,23 @@ def validate_owner_references(refs: Any, path: str = "metadata.ownerReferences")
     if not isinstance(refs, list):
         return causes
     first_controller = ""
-    for ref in refs:
+    for index, ref in enumerate(refs):
         if not isinstance(ref, dict):
             causes.append(invalid_value(path, ref, "must be an object"))
             continue
         api_version = str(ref.get("apiVersion") or "")
         kind = str(ref.get("kind") or "")
-        if not _version_of(api_version):
-            causes.append(invalid_value(f"{path}.apiVersion", api_version, "version must not be empty"))
+        where = f"{path}[{index}]"
+        if not api_version:
+            causes.append(required(f"{where}.apiVersion", "must not be empty"))
+        elif not _version_of(api_version):
+            causes.append(invalid_value(f"{where}.apiVersion", api_version, "version must not be empty"))
         if not kind:
-            causes.append(invalid_value(f"{path}.kind", kind, "kind must not be empty"))
+            causes.append(required(f"{where}.kind", "must not be empty"))
         if not ref.get("name"):
-            causes.append(invalid_value(f"{path}.name", str(ref.get("name") or ""), "name must not be empty"))
+            causes.append(required(f"{where}.name", "must not be empty"))
         if not ref.get("uid"):
-            causes.append(invalid_value(f"{path}.uid", str(ref.get("uid") or ""), "uid must not be empty"))
+            causes.append(required(f"{where}.uid", "must not be empty"))
         if ref.get("controller") is True:
             current = f"{kind}/{ref.get('name') or ''}"
             if first_controller:
@@ -255,9 +261,25 @@ def validate_owner_references(refs: Any, path: str = "metadata.ownerReferences")
     return causes
 
 
-def validate_object_meta(meta: dict[str, Any], *, name_rule: str, namespaced: bool, creating: bool) -> list[Cause]:
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def validate_kube_finalizer_names(finalizers: Any, path: str = "metadata.finalizers") -> list[Cause]:
+    """Built-in kinds only (core's ``validateKubeFinalizerName``): a finalizer without a ``/`` must be
+    one of the standard ones."""
+    if not isinstance(finalizers, list):
+        return []
+    return [
+        invalid_value(f"{path}[{i}]", f, "name is neither a standard finalizer name nor is it fully qualified")
+        for i, f in enumerate(finalizers)
+        if "/" not in str(f) and f not in _STANDARD_FINALIZERS
+    ]
+
+
+def validate_object_meta(meta: dict[str, Any], *, name_rule: str, namespaced: bool, creating: bool, builtin: bool = False) -> list[Cause]:
     """``ValidateObjectMetaAccessor`` for ``meta`` (an object's ``metadata``).
 
+    ``builtin`` adds core's finalizer-name rule (custom resources do not have it).
     ``name_rule`` is "subdomain" (most kinds) or "label" (e.g. namespaces). On create a missing name
     is fine when ``generateName`` is set (the server generates the name before storing); otherwise
     ``metadata.name: Required value: name or generateName is required``. ``namespaced`` kinds need
@@ -296,4 +318,6 @@ def validate_object_meta(meta: dict[str, Any], *, name_rule: str, namespaced: bo
     causes.extend(validate_annotations(meta.get("annotations")))
     causes.extend(validate_owner_references(meta.get("ownerReferences")))
     causes.extend(validate_finalizers(meta.get("finalizers")))
+    if builtin:
+        causes.extend(validate_kube_finalizer_names(meta.get("finalizers")))
     return causes

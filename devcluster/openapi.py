@@ -1,24 +1,29 @@
 """OpenAPI v3 documents: ``/openapi/v3`` and ``/openapi/v3/api/v1``, ``/openapi/v3/apis/{group}/{version}``.
 
-kubectl 1.32 reads these for three things, and the documents are shaped for exactly those:
+Group/versions of built-in kinds serve the real kube-apiserver's documents (Kubernetes v1.37.2,
+bundled by ``scripts/gen_builtin_openapi.py``, read by ``bundled_openapi.py``), trimmed to the
+paths devcluster routes (:func:`served_paths`) and the schemas they reach, descriptions included.
+Custom resources get documents generated here, shaped as kube-apiserver shapes CRD documents.
+
+kubectl 1.32 reads these for three things, and both kinds of document serve them:
 
 * field-validation support (``k8s.io/cli-runtime/pkg/resource/query_param_verifier_v3.go``): for a
   GVK it walks the paths of the GVK's group/version document and takes the *first* PATCH operation
   whose ``x-kubernetes-group-version-kind`` equals the GVK; that operation must carry an
   ``in: query`` ``fieldValidation`` parameter. Go map order is random, so every PATCH operation
-  tagged with a GVK (the item path and the ``/status`` path alike) carries it.
+  tagged with a GVK (the item path and the ``/status`` path alike) carries it - in the real
+  documents too.
 * ``kubectl apply``'s patch type (``k8s.io/kubectl/pkg/cmd/apply/patcher.go``,
-  ``gvkSupportsPatchOpenAPIV3``): strategic merge patch is computed from these schemas only if the
-  first matching PATCH operation accepts ``application/strategic-merge-patch+json``. No operation
-  here lists that content type, so kubectl falls back (via OpenAPI v2, then its compiled-in Go types)
-  to strategic merge patches for built-in kinds and JSON merge patches for custom resources. The
-  server still *accepts* strategic merge patches for built-ins; they just are not advertised.
+  ``gvkSupportsPatchOpenAPIV3``): strategic merge patch is computed from these schemas if the
+  first matching PATCH operation accepts ``application/strategic-merge-patch+json``. The real
+  documents list it for built-ins, so kubectl computes strategic merge patches from their
+  ``x-kubernetes-patch-strategy``/``-merge-key``; generated CR documents do not, so kubectl
+  sends JSON merge patches for custom resources, as with kube-apiserver.
 * ``kubectl explain`` (``k8s.io/kubectl/pkg/explain/v2/templates/plaintext.tmpl``): finds the GVK
   on an operation of ``/<prefix>/<resource>``, ``.../{name}``, ``.../namespaces/{namespace}/<resource>``
   or ``.../{name}`` and then the ``components.schemas`` entry whose
-  ``x-kubernetes-group-version-kind`` list contains it. Custom resources get their CRD's
-  openAPIV3Schema; built-ins get a shallow schema (top-level fields with descriptions, nested
-  objects left open with ``x-kubernetes-preserve-unknown-fields``).
+  ``x-kubernetes-group-version-kind`` list contains it, and follows ``$ref``s down to any field
+  (``kubectl explain deployment.spec.replicas``). Custom resources get their CRD's openAPIV3Schema.
 
 Names mirror kube-apiserver: schema keys ``io.k8s.api.core.v1.ConfigMap`` /
 ``com.example.deployments.v1alpha1.Darkroom``, operation ids ``patchCoreV1NamespacedConfigMap``,
@@ -34,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from devcluster import bundled_openapi
 from devcluster.resources import ResourceType
 
 OPENAPI_VERSION = "3.0.0"
@@ -540,207 +546,12 @@ def resource_paths(resource: ResourceType) -> dict[str, dict[str, Any]]:
 # schemas
 
 
-def _open_object(description: str) -> dict[str, Any]:
-    return {"description": description, "type": "object", "x-kubernetes-preserve-unknown-fields": True}
-
-
 def _string(description: str, **extra: Any) -> dict[str, Any]:
     return {"description": description, "type": "string", **extra}
 
 
 def _string_map(description: str, **item: Any) -> dict[str, Any]:
     return {"description": description, "type": "object", "additionalProperties": {"type": "string", "default": "", **item}}
-
-
-def _object_list(description: str) -> dict[str, Any]:
-    return {"description": description, "type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-
-
-_SPEC = (
-    "Spec defines the desired behavior of the object. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"
-)
-_STATUS = (
-    "Most recently observed status of the object. Populated by the system. Read-only. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"
-)
-_RULES = "Rules holds all the PolicyRules for this role."
-_SUBJECTS = "Subjects holds references to the objects the role applies to."
-_ROLE_REF = (
-    "RoleRef can only reference a role. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable."
-)
-
-
-def _spec_status(spec: bool = True, status: bool = True) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if spec:
-        fields["spec"] = _open_object(_SPEC)
-    if status:
-        fields["status"] = _open_object(_STATUS)
-    return fields
-
-
-# (group, kind) -> (description, top-level fields besides apiVersion/kind/metadata, required fields).
-_BUILTIN_SCHEMAS: dict[tuple[str, str], tuple[str, dict[str, Any], tuple[str, ...]]] = {
-    ("", "Namespace"): ("Namespace provides a scope for Names. Use of multiple namespaces is optional.", _spec_status(), ()),
-    ("", "ConfigMap"): (
-        "ConfigMap holds configuration data for pods to consume.",
-        {
-            "binaryData": _string_map(
-                "BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. "
-                "BinaryData can contain byte sequences that are not in the UTF-8 range.",
-                format="byte",
-            ),
-            "data": _string_map(
-                "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. "
-                "Values with non-UTF-8 byte sequences must use the BinaryData field."
-            ),
-            "immutable": {
-                "description": (
-                    "Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object "
-                    "metadata can be modified)."
-                ),
-                "type": "boolean",
-            },
-        },
-        (),
-    ),
-    ("", "Secret"): (
-        "Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less "
-        "than MaxSecretSize bytes.",
-        {
-            "data": _string_map(
-                "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The "
-                "serialized form of the secret data is a base64 encoded string.",
-                format="byte",
-            ),
-            "immutable": {
-                "description": (
-                    "Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object "
-                    "metadata can be modified)."
-                ),
-                "type": "boolean",
-            },
-            "stringData": _string_map(
-                "stringData allows specifying non-binary secret data in string form. It is provided as a write-only input "
-                "field for convenience. All keys and values are merged into the data field on write."
-            ),
-            "type": _string("Used to facilitate programmatic handling of secret data."),
-        },
-        (),
-    ),
-    ("", "Service"): (
-        "Service is a named abstraction of software service (for example, mysql) consisting of local port (for example "
-        "3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.",
-        _spec_status(),
-        (),
-    ),
-    ("", "Event"): (
-        "Event is a report of an event somewhere in the cluster.",
-        {
-            "action": _string("What action was taken/failed regarding to the Regarding object."),
-            "count": {"description": "The number of times this event has occurred.", "type": "integer", "format": "int32"},
-            "eventTime": _string("Time when this Event was first observed.", format="date-time"),
-            "firstTimestamp": _string(
-                "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", format="date-time"
-            ),
-            "involvedObject": _open_object("The object that this event is about."),
-            "lastTimestamp": _string("The time at which the most recent occurrence of this event was recorded.", format="date-time"),
-            "message": _string("A human-readable description of the status of this operation."),
-            "reason": _string(
-                "This should be a short, machine understandable string that gives the reason for the transition into "
-                "the object's current status."
-            ),
-            "related": _open_object("Optional secondary object for more complex actions."),
-            "reportingComponent": _string("Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`."),
-            "reportingInstance": _string("ID of the controller instance, e.g. `kubelet-xyzf`."),
-            "series": _open_object("Data about the Event series this event represents or nil if it's a singleton Event."),
-            "source": _open_object("The component reporting this event. Should be a short machine understandable string."),
-            "type": _string("Type of this event (Normal, Warning), new types could be added in the future"),
-        },
-        ("metadata", "involvedObject"),
-    ),
-    ("", "Pod"): (
-        "Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.",
-        _spec_status(),
-        (),
-    ),
-    ("", "ServiceAccount"): (
-        "ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an "
-        "identity * a principal that can be authenticated and authorized * a set of secrets",
-        {
-            "automountServiceAccountToken": {
-                "description": (
-                    "AutomountServiceAccountToken indicates whether pods running as this service account should have an "
-                    "API token automatically mounted."
-                ),
-                "type": "boolean",
-            },
-            "imagePullSecrets": _object_list(
-                "ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any "
-                "images in pods that reference this ServiceAccount."
-            ),
-            "secrets": _object_list(
-                "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."
-            ),
-        },
-        (),
-    ),
-    ("apps", "Deployment"): ("Deployment enables declarative updates for Pods and ReplicaSets.", _spec_status(), ()),
-    ("networking.k8s.io", "Ingress"): (
-        "Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. "
-        "An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, "
-        "offer name based virtual hosting etc.",
-        _spec_status(),
-        (),
-    ),
-    ("networking.k8s.io", "NetworkPolicy"): (
-        "NetworkPolicy describes what network traffic is allowed for a set of Pods",
-        _spec_status(status=False),
-        (),
-    ),
-    ("coordination.k8s.io", "Lease"): ("Lease defines a lease concept.", _spec_status(status=False), ()),
-    ("rbac.authorization.k8s.io", "Role"): (
-        "Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.",
-        {"rules": _object_list(_RULES)},
-        (),
-    ),
-    ("rbac.authorization.k8s.io", "ClusterRole"): (
-        (
-            "ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by "
-            "a RoleBinding or ClusterRoleBinding."
-        ),
-        {
-            "aggregationRule": _open_object(
-                "AggregationRule is an optional field that describes how to build the Rules for this ClusterRole."
-            ),
-            "rules": _object_list(_RULES),
-        },
-        (),
-    ),
-    ("rbac.authorization.k8s.io", "RoleBinding"): (
-        "RoleBinding references a role, but does not contain it. It can reference a Role in the same namespace or a "
-        "ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which "
-        "namespace it exists in.",
-        {"roleRef": _open_object(_ROLE_REF), "subjects": _object_list(_SUBJECTS)},
-        ("roleRef",),
-    ),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (
-        "ClusterRoleBinding references a ClusterRole, but not contain it. It can reference a ClusterRole in the global "
-        "namespace, and adds who information via Subject.",
-        {"roleRef": _open_object(_ROLE_REF), "subjects": _object_list(_SUBJECTS)},
-        ("roleRef",),
-    ),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
-        "CustomResourceDefinition represents a resource that should be exposed on the API server. Its name MUST be in "
-        "the format <.spec.name>.<.spec.group>.",
-        {
-            "spec": _open_object("spec describes how the user wants the resources to appear"),
-            "status": _open_object("status indicates the actual state of the CustomResourceDefinition"),
-        },
-        ("spec",),
-    ),
-}
 
 
 def _type_meta_properties() -> dict[str, Any]:
@@ -759,15 +570,15 @@ def kind_schema(resource: ResourceType) -> dict[str, Any]:
         properties["metadata"] = metadata
         schema["x-kubernetes-group-version-kind"] = gvk
         return schema
-    description, fields, required = _BUILTIN_SCHEMAS.get(
-        (resource.group, resource.kind), (f"{resource.kind} is a {resource.group_version} resource.", _spec_status(), ())
-    )
-    properties = {**_type_meta_properties(), "metadata": metadata, **copy.deepcopy(fields)}
-    schema = {"description": description, "type": "object", "properties": dict(sorted(properties.items()))}
-    if required:
-        schema["required"] = list(required)
-    schema["x-kubernetes-group-version-kind"] = gvk
-    return schema
+    # A built-in kind the bundled documents do not describe (bundled_openapi.py): an open object.
+    properties = {**_type_meta_properties(), "metadata": metadata}
+    return {
+        "description": f"{resource.kind} is a {resource.group_version} resource.",
+        "type": "object",
+        "properties": dict(sorted(properties.items())),
+        "x-kubernetes-preserve-unknown-fields": True,
+        "x-kubernetes-group-version-kind": gvk,
+    }
 
 
 def list_schema(resource: ResourceType) -> dict[str, Any]:
@@ -1107,12 +918,65 @@ def scale_schemas() -> dict[str, dict[str, Any]]:
 # documents
 
 
+def served_paths(resource: ResourceType) -> set[str]:
+    """The path templates devcluster routes for ``resource`` (``serving.py``): collection, item, the
+    all-namespaces list, the legacy watch paths, its subresources and the group/version root."""
+    prefix = resource.path_prefix()
+    if resource.namespaced:
+        collection = f"{prefix}/namespaces/{{namespace}}/{resource.plural}"
+        paths = {f"{prefix}/{resource.plural}", f"{prefix}/watch/{resource.plural}"}
+        paths |= {
+            f"{prefix}/watch/namespaces/{{namespace}}/{resource.plural}",
+            f"{prefix}/watch/namespaces/{{namespace}}/{resource.plural}/{{name}}",
+        }
+    else:
+        collection = f"{prefix}/{resource.plural}"
+        paths = {f"{prefix}/watch/{resource.plural}", f"{prefix}/watch/{resource.plural}/{{name}}"}
+    item = f"{collection}/{{name}}"
+    paths |= {f"{prefix}/", collection, item}
+    if resource.status_subresource:
+        paths.add(f"{item}/status")
+    if resource.scale_subresource:
+        paths.add(f"{item}/scale")
+    if resource.group == "" and resource.plural == "namespaces":
+        paths.add(f"{item}/finalize")
+    return paths
+
+
 def group_version_document(group_version: str, resources: Iterable[ResourceType]) -> dict[str, Any]:
     """``/openapi/v3/api/v1`` or ``/openapi/v3/apis/{group}/{version}`` for the resources in ``group_version``.
 
     ``resources`` may hold other group/versions too; only those in ``group_version`` are described.
+    Built-in kinds come from the bundled kube-apiserver document (returned as is, shared, when it
+    describes exactly the selected resources: do not mutate it); custom resources, and built-ins
+    the bundle lacks, get generated paths and schemas.
     """
     selected = sorted((r for r in resources if r.group_version == group_version), key=lambda r: r.plural)
+    bundled = bundled_openapi.document(group_version)
+    described = bundled_openapi.kind_schemas(group_version)
+    from_bundle = [r for r in selected if not r.is_custom and r.kind in described]
+    generated = [r for r in selected if r not in from_bundle]
+    if bundled is None or not from_bundle:
+        return _generated_document(group_version, generated)
+    wanted: set[str] = set().union(*(served_paths(r) for r in from_bundle))
+    if not generated and wanted == set(bundled["paths"]):
+        return bundled
+    paths = {p: item for p, item in bundled["paths"].items() if p in wanted}
+    schemas = dict(bundled["components"]["schemas"])
+    extra = _generated_document(group_version, generated)
+    paths.update(extra["paths"])
+    own = {schema_name(r) for r in generated} | {schema_name(r, r.list_kind) for r in generated}
+    for name, schema in extra["components"]["schemas"].items():
+        if name not in schemas or name in own:  # the bundle's meta/v1 schemas are the real ones
+            schemas[name] = schema
+    return {
+        **bundled,
+        "paths": dict(sorted(paths.items())),
+        "components": {**bundled["components"], "schemas": dict(sorted(schemas.items()))},
+    }
+
+
+def _generated_document(group_version: str, selected: list[ResourceType]) -> dict[str, Any]:
     group, _, version = group_version.rpartition("/")
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = meta_schemas(group, version)

@@ -43,7 +43,7 @@ from typing import Any, NoReturn
 import jsonpatch
 import jsonpointer
 
-from devcluster.structure import Path, Structure
+from devcluster.structure import Path, Structure, TableStructure
 
 __all__ = ["PatchError", "json_patch", "merge_patch", "strategic_merge_patch"]
 
@@ -180,7 +180,7 @@ def json_patch(target: Any, operations: Any) -> Any:
         return _copy(target)
     if not isinstance(operations, list):
         kind = _JSON_KIND.get(type(operations), "value")
-        raise PatchError(400, f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
+        raise PatchError(400, f"error decoding patch: json: cannot unmarshal {kind} into Go value of type []handlers.jsonPatchOp")
     for op in operations:
         if not isinstance(op, dict) and op is not None:
             kind = _JSON_KIND.get(type(op), "value")
@@ -188,12 +188,29 @@ def json_patch(target: Any, operations: Any) -> Any:
     if any(op is None for op in operations):
         raise PatchError(422, "Unexpected kind: unknown")
     try:
-        patch = jsonpatch.JsonPatch(_copy(operations))
-        return patch.apply(_copy(target), in_place=True)
+        document = _copy(target)
+        for op in _copy(operations):
+            if op.get("op") == "replace" and _missing_map_key(document, op.get("path")):
+                # evanphx/json-patch v4 (kube's) replaces a missing key of an object: it adds it
+                op = {**op, "op": "add"}
+            document = jsonpatch.JsonPatch([op]).apply(document, in_place=True)
+        return document
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
         raise PatchError(422, str(exc)) from exc
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
         raise PatchError(422, str(exc) or type(exc).__name__) from exc
+
+
+def _missing_map_key(document: Any, path: Any) -> bool:
+    """True when ``path`` names a key its (existing) parent object does not have."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        return False
+    try:
+        pointer = jsonpointer.JsonPointer(path)
+        parent = jsonpointer.JsonPointer.from_parts(pointer.parts[:-1]).resolve(document)
+    except (jsonpointer.JsonPointerException, TypeError, KeyError, IndexError):
+        return False
+    return isinstance(parent, dict) and bool(pointer.parts) and pointer.parts[-1] not in parent
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,7 +247,8 @@ def _no_merge_key(item: dict[str, Any], merge_key: str) -> NoReturn:
 
 
 def _bad_patch_type(directive: Any, item: dict[str, Any]) -> NoReturn:
-    _fail(f"unknown patch type: {_go_fmt_s(directive)} in map: {_go_fmt(item)}")
+    # not one of mergepatch's sentinel errors, so kube-apiserver answers it as a plain 500
+    _fail(f"unknown patch type: {_go_fmt_s(directive)} in map: {_go_fmt(item)}", 500)
 
 
 def _go_eq(left: Any, right: Any) -> bool:
@@ -609,7 +627,8 @@ class _StrategicMerger:
             child = (*path, field)
             current = original[field]
             if isinstance(current, dict):
-                if self.structure.map_is_atomic(child):
+                # built-ins merge by their Go patch tags, which know nothing of +mapType/+structType=atomic (SSA's)
+                if not isinstance(self.structure, TableStructure) and self.structure.map_is_atomic(child):
                     self._set_cleaned(original, field, patch_value)
                 elif patch_value.get(_DIRECTIVE) == _DELETE:
                     del original[field]

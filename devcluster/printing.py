@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 from devcluster import jsonpath
 from devcluster.resources import ResourceType
 
@@ -581,9 +583,9 @@ _SECRET_DATA_DOC = "Data contains the secret data. Each key must consist of alph
 _CONFIGMAP_DATA_DOC = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."  # noqa: E501
 _SA_SECRETS_DOC = 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret'  # noqa: E501
 _LEASE_HOLDER_DOC = "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field."  # noqa: E501
-_NETPOL_SELECTOR_DOC = "Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace."  # noqa: E501
-_ROLEBINDING_REF_DOC = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
-_CLUSTERROLEBINDING_REF_DOC = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
+_NETPOL_SELECTOR_DOC = "podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector."  # noqa: E501
+_ROLEBINDING_REF_DOC = "roleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
+_CLUSTERROLEBINDING_REF_DOC = "roleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
 
 
 def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
@@ -653,9 +655,19 @@ def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
         _col("Data", "string", _SECRET_DATA_DOC, lambda o, n: len(_dict(o.get("data")))),
         _age_col(),
     ]
-    service_accounts = [
+    service_accounts = [_name_col(), _age_col()]  # kube 1.34 dropped the SECRETS column
+    disruption_budgets = [
         _name_col(),
-        _col("Secrets", "string", _SA_SECRETS_DOC, lambda o, n: len(_list(o.get("secrets")))),
+        _col("Min Available", "string", "The minimum number of pods that must be available.", lambda o, n: _int_or_na(o, "minAvailable")),
+        _col(
+            "Max Unavailable", "string", "The maximum number of pods that may be unavailable.", lambda o, n: _int_or_na(o, "maxUnavailable")
+        ),
+        _col(
+            "Allowed Disruptions",
+            "integer",
+            "Calculated number of pods that may be disrupted at this time.",
+            lambda o, n: _int(_get(o, "status", "disruptionsAllowed")),
+        ),
         _age_col(),
     ]
     deployments = [
@@ -729,6 +741,7 @@ def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
         ("rbac.authorization.k8s.io", "rolebindings"): bindings(_ROLEBINDING_REF_DOC, "roleBinding"),
         ("rbac.authorization.k8s.io", "clusterrolebindings"): bindings(_CLUSTERROLEBINDING_REF_DOC, "clusterRoleBinding"),
         ("coordination.k8s.io", "leases"): leases,
+        ("policy", "poddisruptionbudgets"): disruption_budgets,
     }
 
 
@@ -742,6 +755,25 @@ _DEFAULT_COLUMNS = [_name_col(), _col("Created At", "date", _CREATION_DOC, _crea
 # ---------------------------------------------------------------------------------------------
 
 
+def _go_json(value: Any) -> str:
+    """Go's ``json.Marshal`` of a decoded JSON value: map keys sorted, floats in Go's shortest notation."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{orjson.dumps(str(k)).decode()}:{_go_json(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_go_json(v) for v in value) + "]"
+    if isinstance(value, float) and math.isfinite(value):
+        if value != 0 and (abs(value) < 1e-6 or abs(value) >= 1e21):
+            return repr(value).replace("e-0", "e-").replace("e+0", "e+")
+        text = format(Decimal(repr(value)), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return orjson.dumps(value).decode()
+
+
+def _int_or_na(obj: dict[str, Any], field: str) -> str:
+    value = _get(obj, "spec", field)
+    return "N/A" if value is None else str(value)
+
+
 def _custom_cell(compiled: jsonpath.Compiled, type_: str) -> Cell:
     def cell(obj: dict[str, Any], now: datetime) -> Any:
         try:
@@ -751,8 +783,10 @@ def _custom_cell(compiled: jsonpath.Compiled, type_: str) -> Cell:
         if not results or not results[0]:
             return None
         value = results[0][0]
-        if type_ == "string":
-            return _go_sprint(value)
+        if type_ == "string":  # a non-string value of a string column is shown as its JSON (null as a null cell)
+            if value is None or isinstance(value, str):
+                return value
+            return _go_json(value)
         return _cell_for_json_value(type_, value, now)
 
     return cell

@@ -56,6 +56,32 @@ def decode_continue(token: str) -> tuple[int, str]:
     return revision, start
 
 
+def parse_resource_version(text: str) -> int:
+    """A resourceVersion query parameter as the storage layer parses it (400 with its message otherwise)."""
+    try:
+        value = int(text)
+        if value < 0 or not text.isdigit():
+            raise ValueError(text)
+    except ValueError as e:
+        detail = f'Invalid value: "{text}": strconv.ParseUint: parsing "{text}": invalid syntax'
+        raise errors.bad_request(f"invalid resource version: resourceVersion: {detail}") from e
+    return value
+
+
+def _token_key(key: str, resource: ResourceType, query: ListQuery) -> str:
+    """An object key relative to the listed prefix, as kube's continue token carries it: ``/name``
+    in a namespace, ``namespace/name`` across namespaces, ``name`` for cluster-scoped objects."""
+    if not resource.namespaced:
+        return key[1:]
+    return key[len(query.namespace) :] if query.namespace is not None else key
+
+
+def _full_key(token_key: str, resource: ResourceType, query: ListQuery) -> str:
+    if not resource.namespaced:
+        return "/" + token_key
+    return (query.namespace or "") + token_key if query.namespace is not None else token_key
+
+
 def _object_key(obj: dict[str, Any]) -> str:
     meta = obj["metadata"]
     return f"{meta.get('namespace', '')}/{meta['name']}"
@@ -81,26 +107,24 @@ def _validate_list_options(query: ListQuery) -> None:
 
 def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Matching objects (stored form) and the ListMeta (resourceVersion, continue, remainingItemCount)."""
-    start = ""
+    start = token_start = ""
     revision = store.revision
     snapshot_at: int | None = None
     _validate_list_options(query)
     if query.continue_token:
         if query.resource_version not in ("", "0"):
             raise errors.bad_request("specifying resource version is not allowed when using continue")
-        snapshot_at, start = decode_continue(query.continue_token)
+        snapshot_at, token_start = decode_continue(query.continue_token)
+        start = _full_key(token_start, resource, query)
         if snapshot_at == -1:
             snapshot_at = None
     elif query.resource_version not in ("", "0"):
-        try:
-            requested = int(query.resource_version)
-        except ValueError as e:
-            raise errors.bad_request(f"resource version is not a valid integer: {query.resource_version!r}") from e
+        requested = parse_resource_version(query.resource_version)
         if requested > store.revision:
             raise StatusError(
                 504,
                 "Timeout",
-                f"Too large resource version: {requested}, current: {store.revision}",
+                f"Timeout: Too large resource version: {requested}, current: {store.revision}",
                 {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1},
             )
         exact = query.resource_version_match == "Exact" or (not query.resource_version_match and query.limit > 0)
@@ -110,8 +134,8 @@ def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tupl
         items = store.snapshot(resource.storage_key, snapshot_at, query.namespace)
         if items is None:
             if query.continue_token:
-                raise StatusError(410, "Expired", TOO_OLD_CONTINUE, list_meta={"continue": encode_continue(-1, start)})
-            raise errors.gone(f"The resourceVersion for the provided list is too old. ({snapshot_at} < {store.compacted})")
+                raise StatusError(410, "Expired", TOO_OLD_CONTINUE, list_meta={"continue": encode_continue(-1, token_start)})
+            raise errors.gone("The resourceVersion for the provided list is too old.")
         revision = snapshot_at
     else:
         items = store.items(resource.storage_key, query.namespace)
@@ -124,7 +148,7 @@ def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tupl
         if filtering and not (query.labels.matches(obj["metadata"].get("labels")) and query.fields.matches(obj)):
             continue
         if query.limit and len(out) == query.limit:
-            meta["continue"] = encode_continue(revision, _object_key(out[-1]) + "\x00")
+            meta["continue"] = encode_continue(revision, _token_key(_object_key(out[-1]), resource, query) + "\x00")
             if not filtering:
                 meta["remainingItemCount"] = len(items) - index
             break

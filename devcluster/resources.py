@@ -43,6 +43,8 @@ class ResourceType:
     # the CRD version's openAPIV3Schema and printer columns (custom resources only).
     schema: dict[str, Any] | None = None
     printer_columns: tuple[dict[str, Any], ...] = ()
+    # the scale subresource's JSON paths: spec replicas, status replicas, label selector (a string)
+    scale_paths: tuple[str, str, str] = (".spec.replicas", ".status.replicas", "")
     crd_name: str = ""
     structure: Structure = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
@@ -107,6 +109,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         status_subresource=True,
         returns_deleted_object=True,
         name_rule="label",
+        field_labels=("spec.clusterIP", "spec.type"),
     ),
     _builtin(
         "",
@@ -137,6 +140,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         categories=("all",),
         status_subresource=True,
         returns_deleted_object=True,
+        tracks_generation=True,
         field_labels=(
             "spec.nodeName",
             "spec.restartPolicy",
@@ -192,6 +196,7 @@ def from_crd(crd: dict[str, Any]) -> list[ResourceType]:
         if not version.get("served", True):
             continue
         subresources = version.get("subresources") or {}
+        scale = subresources.get("scale") or {}
         result.append(
             ResourceType(
                 group=spec["group"],
@@ -204,6 +209,11 @@ def from_crd(crd: dict[str, Any]) -> list[ResourceType]:
                 categories=tuple(names.get("categories") or ()),
                 status_subresource="status" in subresources,
                 scale_subresource="scale" in subresources,
+                scale_paths=(
+                    str(scale.get("specReplicasPath") or ""),
+                    str(scale.get("statusReplicasPath") or ""),
+                    str(scale.get("labelSelectorPath") or ""),
+                ),
                 tracks_generation=True,
                 unconditional_update=False,
                 returns_deleted_object=True,

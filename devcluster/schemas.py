@@ -5,7 +5,8 @@ inputs are never mutated.
 
 * :func:`prune` - ``apiextensions-apiserver/pkg/apiserver/schema/pruning``: properties the schema
   does not know are dropped (and reported as ``spec.foo``-style paths, which the server turns into
-  ``unknown field "spec.foo"`` warnings or strict-decoding errors), except under
+  ``unknown field "spec.foo"`` warnings or strict-decoding errors with ``decoding.field_validation``,
+  as it does for built-in kinds), except under
   ``x-kubernetes-preserve-unknown-fields: true``. The root, like every
   ``x-kubernetes-embedded-resource``, keeps ``apiVersion``/``kind`` (strings) and ``metadata``
   (an object); ``additionalProperties`` schemas apply to every key.
@@ -48,12 +49,12 @@ import datetime
 import ipaddress
 import math
 import re
-from decimal import Decimal
 from typing import Any, TypeGuard
 
 import orjson
 
 from devcluster.errors import Cause, duplicate, forbidden, invalid_value, not_supported, required, too_long, too_many, type_name
+from devcluster.golang import format_float as _go_g
 from devcluster.naming import dns1035_label_errors, dns1123_subdomain_errors, validate_object_meta
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
@@ -243,29 +244,6 @@ def _default(x: Any, s: dict[str, Any] | None, *, root: bool = False) -> None:
 def _q(text: str) -> str:
     """Go's ``%q`` for the strings we print (JSON quoting is the same for printable text)."""
     return orjson.dumps(text).decode()
-
-
-def _go_g(value: float) -> str:
-    """Go's ``%v`` of a float64 (``strconv`` 'g', shortest digits): exponent form when exp < -4 or exp >= 6."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    sign, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    digits = "".join(str(d) for d in digit_tuple)
-    exp10 = len(digits) - 1 + exponent  # decimal exponent of the first digit
-    neg = "-" if sign else ""
-    if exp10 < -4 or exp10 >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{neg}{mantissa}e{'-' if exp10 < 0 else '+'}{abs(exp10):02d}"
-    if exp10 >= len(digits) - 1:
-        return neg + digits + "0" * (exp10 - len(digits) + 1)
-    if exp10 >= 0:
-        return neg + digits[: exp10 + 1] + "." + digits[exp10 + 1 :]
-    return neg + "0." + "0" * (-exp10 - 1) + digits
 
 
 def _is_int(value: Any) -> TypeGuard[int]:

@@ -2,8 +2,9 @@
 negotiation (JSON, YAML, Table, PartialObjectMetadata) and streaming watches, on aiohttp.
 
 One catch-all route parses the path the way kube-apiserver's router does and hands the request
-to the verb functions of ``reading.py`` / ``writing.py`` / ``watching.py``. Every failure is a
-:class:`~devcluster.errors.StatusError` rendered as ``metav1.Status``. Built by
+to the verb functions of ``reading.py`` / ``writing.py`` / ``watching.py`` (``/scale``:
+``scaling.py``). Every failure is a :class:`~devcluster.errors.StatusError` rendered as
+``metav1.Status`` (or, outside any served group, the mux's plain-text 404). Built by
 :func:`build_app`; run by ``server.py``.
 """
 
@@ -20,7 +21,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from devcluster import discovery, errors, openapi, printing, protobuf
+from devcluster import discovery, duplicates, errors, openapi, printing, protobuf, scaling
 from devcluster.auditing import RECORD_KEY, AuditLog, verb_of
 from devcluster.catalog import Catalog
 from devcluster.errors import StatusError
@@ -30,17 +31,23 @@ from devcluster.selectors import parse_field_selector, parse_label_selector
 from devcluster.settings import ServerSettings
 from devcluster.store import Store
 from devcluster.watching import Watch, WatchEvent, bookmark, open_watch
-from devcluster.writing import APPLY_PATCH, MERGE_PATCH, WriteOptions, Writer, at_version, copy
+from devcluster.writing import APPLY_PATCH, WriteOptions, Writer, at_version
 
 log = logging.getLogger("devcluster.serving")
+_DUPLICATES_KEY = "devcluster.duplicate_fields"
 
 JSON = "application/json"
-_NOT_FOUND = StatusError(
-    404,
-    "NotFound",
-    "the server could not find the requested resource",
-    {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
-)
+# Under a served group version, kube's router answers a path it has no route for with a Status;
+# outside of any served group (or outside /api and /apis) the mux answers in plain text.
+_NOT_FOUND = errors.not_found_route()
+
+
+class _PlainNotFound(Exception):
+    """The mux's ``404 page not found`` (text/plain): no API group serves the path."""
+
+
+class _EmptyNotFound(Exception):
+    """The OpenAPI v3 handler's 404 for a group version it has no document for: no body at all."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +70,15 @@ class Rendering:
     yaml: bool = False
 
 
-def _accepts(header: str) -> Rendering:
-    """Pick the first media type in ``Accept`` that devcluster can produce (406 when none)."""
+_REPRESENTATIONS = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
+_STREAMS = ["application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch"]
+
+
+def _accepts(header: str, *, collection: bool = False) -> Rendering:
+    """Pick the first media type in ``Accept`` that devcluster can produce (406 when none).
+
+    The 406 names what kube-apiserver offers (a collection also streams), not what devcluster does.
+    """
     if not header.strip():
         return Rendering("object")
     for entry in header.split(","):
@@ -80,15 +94,46 @@ def _accepts(header: str) -> Rendering:
                     return Rendering("Table", f"meta.k8s.io/{version}", yaml=media == "application/yaml")
                 if as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
                     return Rendering("PartialObjectMetadata", f"meta.k8s.io/{version}", yaml=media == "application/yaml")
-    raise errors.not_acceptable(["application/json", "application/yaml", "application/json;as=Table;v=v1;g=meta.k8s.io"])
+    raise errors.not_acceptable(_REPRESENTATIONS + (_STREAMS if collection else []))
 
 
 def _dry_run_causes(values: list[str]) -> list[errors.Cause]:
-    """ValidateDryRun: only "All"; the value is rendered as Go's %#v of the []string."""
+    """ValidateDryRun: only "All"; the value is rendered as a JSON list (field.NotSupported of the []string)."""
     if all(v == "All" for v in values):
         return []
-    listed = ", ".join(orjson.dumps(v).decode() for v in values)
-    return [errors.Cause("dryRun", "FieldValueNotSupported", f'Unsupported value: []string{{{listed}}}: supported values: "All"')]
+    listed = ",".join(orjson.dumps(v).decode() for v in values)
+    return [errors.Cause("dryRun", "FieldValueNotSupported", f'Unsupported value: [{listed}]: supported values: "All"')]
+
+
+def _validate_watch_options(send_initial: str | None, match: str) -> None:
+    """ValidateListOptions for a watch: resourceVersionMatch only with sendInitialEvents, and then
+    only NotOlderThan."""
+    causes: list[errors.Cause] = []
+    if send_initial is not None and match != "NotOlderThan":
+        causes.append(errors.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+    elif send_initial is None and match:
+        detail = "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+        causes.append(errors.forbidden("resourceVersionMatch", detail))
+    if match and match != "NotOlderThan":
+        causes.append(errors.not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
+    if causes:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", causes)
+
+
+def _list_items(resource: ResourceType, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items as a list carries them: a typed (built-in) list's items have no apiVersion/kind, an
+    unstructured (custom resource) list's items keep theirs."""
+    if resource.is_custom:
+        return items
+    return [{k: v for k, v in item.items() if k != "apiVersion" and k != "kind"} for item in items]
+
+
+def _with_body_dry_run(opts: WriteOptions, options: dict[str, Any]) -> WriteOptions:
+    """DeleteOptions.dryRun from the body counts like the query parameter (kubectl and client libraries
+    send it in the body: ``kubectl delete --dry-run=server``, ``V1DeleteOptions(dry_run=["All"])``)."""
+    if opts.dry_run or not options.get("dryRun"):
+        return opts
+    return WriteOptions(opts.manager, True, opts.field_validation, opts.subresource)
 
 
 def _boolean(value: str | None) -> bool:
@@ -101,8 +146,8 @@ def _int_param(request: web.Request, name: str) -> int:
         return 0
     try:
         return int(raw)
-    except ValueError as e:
-        raise errors.bad_request(f"invalid value for {name}: {raw!r}") from e
+    except ValueError as e:  # the query parameter codec's strconv error, verbatim
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{raw}": invalid syntax') from e
 
 
 class Api:
@@ -122,6 +167,10 @@ class Api:
             response = await self._dispatch(request)
         except StatusError as e:
             response = self._status_response(e)
+        except _PlainNotFound:
+            response = web.Response(status=404, text="404 page not found\n", content_type="text/plain")
+        except _EmptyNotFound:
+            response = web.Response(status=404)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
         except Exception as e:  # a bug must still answer like kube-apiserver does
@@ -168,10 +217,10 @@ class Api:
                 resources = [r for r in self.catalog.all() if r.group]
                 return self._json(discovery.api_group_list(resources, preferred=self.catalog.preferred_versions()))
             group = parts[1]
+            resources = [r for r in self.catalog.all() if r.group == group]
+            if not resources:
+                raise _PlainNotFound
             if len(parts) == 2:
-                resources = [r for r in self.catalog.all() if r.group == group]
-                if not resources:
-                    raise _NOT_FOUND
                 return self._json(discovery.api_group(group, resources, self.catalog.preferred_versions().get(group)))
             version = parts[2]
             if len(parts) == 3:
@@ -179,8 +228,10 @@ class Api:
                 if not served:
                     raise _NOT_FOUND
                 return self._json(discovery.api_resource_list(f"{group}/{version}", served))
+            if not self.catalog.group_versions().get(f"{group}/{version}"):
+                raise _NOT_FOUND
             return await self._resource_request(request, group, version, parts[3:])
-        raise _NOT_FOUND
+        raise _PlainNotFound
 
     def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
         if parts[1:2] != ["v3"]:
@@ -199,7 +250,7 @@ class Api:
             return self._json(openapi.root_document(sorted(gvs), {k: h for k, (_, h) in docs.items()}))
         key = "/".join(parts[2:])
         if key not in docs:
-            raise _NOT_FOUND
+            raise _EmptyNotFound
         document, digest = docs[key]
         response = self._json(document)
         response.headers["ETag"] = f'"{digest}"'
@@ -232,7 +283,8 @@ class Api:
         if resource.plural == "namespaces" and not resource.group:
             allowed_subs.add("finalize")
         if sub and sub not in allowed_subs:
-            raise _NOT_FOUND
+            # the custom resource handler reads an unknown subresource as part of the object's name
+            raise errors.not_found(resource.plural, resource.group, name) if resource.is_custom else _NOT_FOUND
         if not resource.namespaced:
             namespace = ""
         return Target(resource, namespace, name, sub, legacy_watch)
@@ -255,9 +307,9 @@ class Api:
                 "dryRun": "All" in query.getall("dryRun", []),
             }
         if method == "GET":
-            rendering = _accepts(request.headers.get("Accept", ""))
+            rendering = _accepts(request.headers.get("Accept", ""), collection=not target.name)
             if target.subresource == "scale":
-                return self._render(rendering, resource, self._scale(target))
+                return self._render(rendering, resource, scaling.read_scale(self.store, resource, target.namespace or "", target.name))
             if watching:
                 return await self._watch(request, target, rendering)
             if target.name:
@@ -268,37 +320,42 @@ class Api:
             items, meta = list_objects(self.store, resource, self._list_query(request, target))
             return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
         if watching:
-            raise errors.method_not_allowed(method, resource.plural)
+            raise errors.method_not_allowed()
         opts = self._write_options(request, target)
         crd_terminating = self._crd_terminating(resource)
         if method == "POST":
             if target.name or target.namespace is None or (resource.namespaced and not target.namespace):
-                raise errors.method_not_allowed("create", resource.plural) if target.name else _NOT_FOUND
+                raise errors.method_not_allowed() if target.name else _NOT_FOUND
             if crd_terminating:
-                raise errors.method_not_allowed(
-                    "create", f"{resource.plural}: create not allowed while custom resource definition is terminating"
+                name = str(((await self._body(request)) or {}).get("metadata", {}).get("name", ""))
+                raise errors.forbidden_error(
+                    resource.plural, resource.group, name, "create not allowed while custom resource definition is terminating"
                 )
-            result = self.writer.create(resource, target.namespace, await self._body(request), opts)
+            body = await self._body(request)
+            result = self.writer.create(resource, target.namespace, body, opts, duplicates=request.get(_DUPLICATES_KEY))
         elif method == "PUT" and target.name:
             body = await self._body(request)
             if target.subresource == "scale":
-                return self._render(_accepts(request.headers.get("Accept", "")), resource, self._update_scale(target, body, opts))
-            if target.subresource == "finalize":
+                scale = scaling.update_scale(self.writer, resource, target.namespace or "", target.name, body, opts)
+                return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
+            if target.subresource == "finalize":  # an update of the namespace, recorded under the finalize subresource
                 body = {**(body if isinstance(body, dict) else {})}
-                opts = WriteOptions(opts.manager, opts.dry_run, opts.field_validation, "")
-            result = self.writer.update(resource, target.namespace or "", target.name, body, opts)
+                opts = WriteOptions(opts.manager, opts.dry_run, opts.field_validation, "finalize")
+            result = self.writer.update(resource, target.namespace or "", target.name, body, opts, duplicates=request.get(_DUPLICATES_KEY))
         elif method == "PATCH" and target.name:
             content_type = request.content_type
             raw = await request.read()
             if target.subresource == "scale":
-                return self._render(
-                    _accepts(request.headers.get("Accept", "")), resource, self._patch_scale(target, content_type, raw, opts)
-                )
+                scale = scaling.patch_scale(self.writer, resource, target.namespace or "", target.name, content_type, raw, opts)
+                return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
             result = self.writer.patch(
                 resource, target.namespace or "", target.name, content_type, raw, opts, force=_boolean(query.get("force"))
             )
         elif method == "DELETE" and target.name:
             options = await self._delete_options(request)
+            opts = _with_body_dry_run(opts, options)
+            if opts.dry_run and request.get(RECORD_KEY):
+                request[RECORD_KEY]["dryRun"] = True
             if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
                 raise errors.forbidden_error("namespaces", "", target.name, "this namespace may not be deleted")
             result = self.writer.delete(resource, target.namespace or "", target.name, options, opts)
@@ -314,7 +371,7 @@ class Api:
         elif method == "DELETE":
             return await self._delete_collection(request, target, opts)
         else:
-            raise errors.method_not_allowed(method, resource.plural)
+            raise errors.method_not_allowed()
         response = self._render(_accepts(request.headers.get("Accept", "")), resource, result.obj, status=result.code)
         for warning in result.warnings:
             escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
@@ -379,7 +436,8 @@ class Api:
             if content_type in ("application/yaml", "application/x-yaml", "text/yaml"):
                 return yaml.safe_load(raw.decode("utf-8"))
             if content_type in ("application/json", "application/octet-stream", ""):
-                return orjson.loads(raw)
+                body, request[_DUPLICATES_KEY] = duplicates.loads(raw)  # duplicate fields: fieldValidation's business
+                return body
         except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
             raise errors.bad_request(f"the body of the request could not be decoded: {e}") from e
         raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml", protobuf.MEDIA_TYPE])
@@ -395,6 +453,12 @@ class Api:
             except orjson.JSONDecodeError as e:
                 raise errors.bad_request(f"the body of the request could not be decoded as DeleteOptions: {e}") from e
             if isinstance(decoded, dict):
+                kind = decoded.get("kind")
+                if kind and kind != "DeleteOptions":  # the body is decoded by kind, and only DeleteOptions is registered
+                    version = str(decoded.get("apiVersion") or "v1").rsplit("/", 1)[-1]
+                    raise errors.bad_request(
+                        f'no kind "{kind}" is registered for version "{version}" in scheme "pkg/runtime/scheme.go:111"'
+                    )
                 options.update(decoded)
         query = request.query
         if "propagationPolicy" in query:
@@ -415,9 +479,10 @@ class Api:
 
     async def _delete_collection(self, request: web.Request, target: Target, opts: WriteOptions) -> web.Response:
         resource = target.resource
-        if resource.namespaced and not target.namespace:
-            raise errors.method_not_allowed("deletecollection", resource.plural)
+        if (resource.namespaced and not target.namespace) or "deletecollection" not in discovery.resource_verbs(resource):
+            raise errors.method_not_allowed()
         options = await self._delete_options(request)
+        opts = _with_body_dry_run(opts, options)
         items, meta = list_objects(self.store, resource, self._list_query(request, target))
         deleted = []
         for obj in items:
@@ -427,60 +492,10 @@ class Api:
                 if e.code == 404:
                     continue
                 raise
-            deleted.append(result.obj)
-        return self._json({"kind": resource.list_kind, "apiVersion": resource.group_version, "metadata": meta, "items": deleted})
-
-    # -- scale subresource -------------------------------------------------------------------
-
-    def _scale(self, target: Target) -> dict[str, Any]:
-        obj = self.store.get(target.resource.storage_key, target.namespace or "", target.name)
-        if obj is None:
-            raise errors.not_found(target.resource.plural, target.resource.group, target.name)
-        meta = obj["metadata"]
-        labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-        return {
-            "kind": "Scale",
-            "apiVersion": "autoscaling/v1",
-            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
-            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
-            "status": {
-                "replicas": (obj.get("status") or {}).get("replicas", 0),
-                "selector": ",".join(f"{k}={v}" for k, v in sorted(labels.items())),
-            },
-        }
-
-    def _update_scale(self, target: Target, body: Any, opts: WriteOptions) -> dict[str, Any]:
-        replicas = ((body or {}).get("spec") or {}).get("replicas") if isinstance(body, dict) else None
-        if not isinstance(replicas, int) or replicas < 0:
-            raise errors.invalid(
-                "Scale", "autoscaling", target.name, [errors.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")]
-            )
-        obj = self.store.get(target.resource.storage_key, target.namespace or "", target.name)
-        if obj is None:
-            raise errors.not_found(target.resource.plural, target.resource.group, target.name)
-        requested = ((body.get("metadata") or {}).get("resourceVersion")) if isinstance(body, dict) else None
-        if requested and requested != obj["metadata"]["resourceVersion"]:
-            raise errors.conflict(target.resource.plural, target.resource.group, target.name, errors.STALE)
-        new = copy(obj)
-        new["spec"]["replicas"] = replicas
-        del new["metadata"]["resourceVersion"]
-        self.writer.update(target.resource, target.namespace or "", target.name, new, WriteOptions(opts.manager, opts.dry_run, "Ignore"))
-        return self._scale(target)
-
-    def _patch_scale(self, target: Target, content_type: str, raw: bytes, opts: WriteOptions) -> dict[str, Any]:
-        from devcluster.patching import PatchError, json_patch, merge_patch
-
-        current = self._scale(target)
-        try:
-            patch = orjson.loads(raw)
-            patched = json_patch(current, patch) if content_type == "application/json-patch+json" else merge_patch(current, patch)
-        except (orjson.JSONDecodeError, PatchError) as e:
-            raise errors.bad_request(str(e)) from e
-        if content_type not in ("application/json-patch+json", MERGE_PATCH, "application/strategic-merge-patch+json"):
-            raise errors.unsupported_media_type(
-                content_type, ["application/json-patch+json", MERGE_PATCH, "application/strategic-merge-patch+json"]
-            )
-        return self._update_scale(target, patched, opts)
+            # an object deleted outright is reported as the list found it; one held by finalizers as updated
+            deleted.append(at_version(obj, resource) if result.deleted else result.obj)
+        items = _list_items(resource, deleted)
+        return self._json({"kind": resource.list_kind, "apiVersion": resource.group_version, "metadata": meta, "items": items})
 
     # -- rendering ---------------------------------------------------------------------------
 
@@ -489,8 +504,8 @@ class Api:
         return web.Response(status=status, body=orjson.dumps(document), content_type=JSON)
 
     def _encode(self, rendering: Rendering, document: Any, status: int = 200) -> web.Response:
-        if rendering.yaml:
-            return web.Response(status=status, text=yaml.safe_dump(document, sort_keys=False), content_type="application/yaml")
+        if rendering.yaml:  # as bytes: kube's Content-Type has no charset parameter
+            return web.Response(status=status, body=yaml.safe_dump(document, sort_keys=False).encode(), content_type="application/yaml")
         return self._json(document, status)
 
     def _render(
@@ -528,6 +543,9 @@ class Api:
             return self._encode(
                 rendering, {"kind": "PartialObjectMetadataList", "apiVersion": rendering.api_version, "metadata": meta, "items": partial}
             )
+        items = _list_items(resource, items)
+        if resource.is_custom:  # an unstructured list's metadata always carries continue
+            meta = {"continue": "", **meta}
         if rendering.yaml:
             return self._encode(
                 rendering, {"apiVersion": resource.group_version, "kind": resource.list_kind, "metadata": meta, "items": items}
@@ -563,13 +581,10 @@ class Api:
         timeout_s = float(_int_param(request, "timeoutSeconds") or self.settings.default_watch_timeout_s)
         allow_bookmarks = _boolean(query.get("allowWatchBookmarks"))
         send_initial = query.get("sendInitialEvents")
-        if send_initial is not None and query.get("resourceVersionMatch") != "NotOlderThan":
-            raise errors.invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [errors.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")],
-            )
+        _validate_watch_options(send_initial, query.get("resourceVersionMatch", ""))
+        rv = list_query.resource_version
+        if rv not in ("", "0") and not rv.isdigit():  # the watch cache's ParseResourceVersion, a plain (500) error
+            raise errors.internal(f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": invalid syntax')
         opened = open_watch(
             self.store,
             target.resource,

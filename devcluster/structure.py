@@ -58,6 +58,8 @@ _METADATA_LISTS: dict[Path, ListSemantics] = {
     ("metadata", "finalizers"): ListSemantics("set"),
 }
 _METADATA_MAPS: frozenset[Path] = frozenset({("metadata", "labels"), ("metadata", "annotations")})
+# OwnerReference is a +structType=atomic: an owner reference is owned as a whole.
+_METADATA_ATOMIC: frozenset[Path] = frozenset({("metadata", "ownerReferences", "[]")})
 
 _POD_SPEC_LISTS: dict[Path, ListSemantics] = {
     ("containers",): ListSemantics("map", ("name",)),
@@ -98,9 +100,52 @@ _BUILTIN_LISTS: dict[tuple[str, str], dict[Path, ListSemantics]] = {
         ("status", "conditions"): _CONDITIONS,
     },
     ("apiextensions.k8s.io", "customresourcedefinitions"): {
-        ("spec", "versions"): ListSemantics("map", ("name",)),
-        ("status", "conditions"): _CONDITIONS,
+        ("status", "conditions"): _CONDITIONS,  # spec.versions is a +listType=atomic
     },
+}
+# Maps and structs replaced whole (+mapType=atomic, +structType=atomic: label selectors, object references).
+_CONTAINER_ATOMIC = frozenset({("[]", "env", "[]", "valueFrom", "fieldRef"), ("[]", "env", "[]", "valueFrom", "configMapKeyRef")})
+_CONTAINER_POINTERS = frozenset(
+    {("[]", probe) for probe in ("livenessProbe", "readinessProbe", "startupProbe")}
+    | {("[]", probe, "httpGet") for probe in ("livenessProbe", "readinessProbe", "startupProbe")}
+    | {("[]", "env", "[]", "valueFrom"), ("[]", "securityContext")}
+)
+
+
+def _under(prefix: Path, paths: frozenset[Path]) -> frozenset[Path]:
+    return frozenset(prefix + path for path in paths)
+
+
+_BUILTIN_ATOMIC: dict[tuple[str, str], frozenset[Path]] = {
+    ("apps", "deployments"): frozenset({("spec", "selector")}) | _under(("spec", "template", "spec", "containers"), _CONTAINER_ATOMIC),
+    ("", "pods"): _under(("spec", "containers"), _CONTAINER_ATOMIC),
+    ("", "services"): frozenset({("spec", "selector")}),
+    ("", "events"): frozenset({("involvedObject",)}),
+    ("policy", "poddisruptionbudgets"): frozenset({("spec", "selector")}),
+    ("networking.k8s.io", "networkpolicies"): frozenset({("spec", "podSelector")}),
+    ("networking.k8s.io", "ingresses"): frozenset({("spec", "defaultBackend", "service", "port")}),
+    ("rbac.authorization.k8s.io", "rolebindings"): frozenset({("roleRef",)}),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): frozenset({("roleRef",)}),
+}
+# What kube's typed managedFields need from the Go types: struct fields that are pointers (absent from
+# the type's zero value, so an update that sets them records the node itself, ".") and lists that are
+# not omitempty (present, as null, in the zero value, so they never record ".").
+_POINTER_STRUCTS: dict[tuple[str, str], frozenset[Path]] = {
+    ("apps", "deployments"): frozenset({("spec", "strategy", "rollingUpdate")})
+    | _under(("spec", "template", "spec", "containers"), _CONTAINER_POINTERS),
+    ("", "pods"): _under(("spec", "containers"), _CONTAINER_POINTERS),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): frozenset({("spec", "conversion")}),
+    ("networking.k8s.io", "ingresses"): frozenset({("spec", "defaultBackend"), ("spec", "defaultBackend", "service")}),
+    ("rbac.authorization.k8s.io", "clusterroles"): frozenset({("aggregationRule",)}),
+}
+# Non-pointer structs replaced whole: the zero value holds them as {}, so setting one to {} changes nothing.
+_ZERO_STRUCTS: dict[tuple[str, str], frozenset[Path]] = {
+    ("networking.k8s.io", "networkpolicies"): frozenset({("spec", "podSelector")}),
+}
+# Only granular lists matter here: an atomic list is a leaf, recorded when its value changes (null -> [...]).
+_ZERO_LISTS: dict[tuple[str, str], frozenset[Path]] = {
+    ("apps", "deployments"): frozenset({("spec", "template", "spec", "containers")}),
+    ("", "pods"): frozenset({("spec", "containers")}),
 }
 _BUILTIN_MAPS: dict[tuple[str, str], frozenset[Path]] = {
     ("", "configmaps"): frozenset({("data",), ("binaryData",)}),
@@ -120,19 +165,31 @@ class TableStructure:
 
     lists: dict[Path, ListSemantics]
     string_maps: frozenset[Path]
+    atomic_maps: frozenset[Path] = frozenset()
+    pointer_structs: frozenset[Path] = frozenset()
+    zero_lists: frozenset[Path] = frozenset()
+    zero_structs: frozenset[Path] = frozenset()
 
     def list_semantics(self, path: Path) -> ListSemantics:
         return self.lists.get(path) or _METADATA_LISTS.get(path) or ATOMIC
 
     def map_is_atomic(self, path: Path) -> bool:
-        return False
+        return path in self.atomic_maps or path in _METADATA_ATOMIC
 
     def is_string_map(self, path: Path) -> bool:
         return path in self.string_maps or path in _METADATA_MAPS
 
 
 def builtin_structure(group: str, plural: str) -> TableStructure:
-    return TableStructure(_BUILTIN_LISTS.get((group, plural), {}), _BUILTIN_MAPS.get((group, plural), frozenset()))
+    key = (group, plural)
+    return TableStructure(
+        _BUILTIN_LISTS.get(key, {}),
+        _BUILTIN_MAPS.get(key, frozenset()),
+        _BUILTIN_ATOMIC.get(key, frozenset()),
+        _POINTER_STRUCTS.get(key, frozenset()),
+        _ZERO_LISTS.get(key, frozenset()),
+        _ZERO_STRUCTS.get(key, frozenset()),
+    )
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """Watches with kube-apiserver semantics: start point, filtering, bookmarks, timeouts, 410 Gone.
 
+A watch from a revision the store has not reached yet waits for it (nothing is sent until later
+changes arrive), as a real API server does; the HTTP layer rejects a resourceVersion that is not a
+number before a watch is opened.
+
 :func:`open_watch` registers a :class:`Watch` on the store and computes its backlog in the same
 event-loop step, so no change can slip between "what happened before" and "what happens next".
 Objects that start or stop matching a selector arrive as ADDED / DELETED, as kube-apiserver's
@@ -38,6 +42,8 @@ class Watch:
     pending: deque[WatchEvent] = field(default_factory=deque)
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     overflowed: bool = False
+    # changes at or before this revision are not sent (a watch from a revision the store has not reached)
+    after: int = 0
 
     def _matches(self, obj: dict[str, Any] | None) -> bool:
         if obj is None:
@@ -62,6 +68,8 @@ class Watch:
         return None
 
     def offer(self, change: Change) -> None:
+        if change.revision <= self.after:
+            return
         event = self.translate(change)
         if event is None:
             return
@@ -106,20 +114,14 @@ def open_watch(
                 watch.pending.append(WatchEvent("ADDED", obj))
         if send_initial_events and allow_bookmarks:
             watch.pending.append(bookmark(resource, store.revision, initial_events_end=True))
+    elif rv in ("", "0"):  # sendInitialEvents=false with no resourceVersion: from now on
+        pass
+    elif int(rv) > store.revision:
+        # kube-apiserver does not fail a watch from a future revision: it serves it from storage, which
+        # sends the changes after that revision once there are any.
+        watch.after = int(rv)
     else:
-        try:
-            start = int(rv)
-        except ValueError:
-            return error_event(StatusError(400, "BadRequest", f"resource version is not a valid integer: {rv!r}"))
-        if start > store.revision:
-            return error_event(
-                StatusError(
-                    504,
-                    "Timeout",
-                    f"Too large resource version: {start}, current: {store.revision}",
-                    {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1},
-                )
-            )
+        start = int(rv)
         changes = store.changes_since(resource.storage_key, start)
         if changes is None:
             return error_event(StatusError(410, "Expired", f"too old resource version: {start} ({store.compacted})"))

@@ -235,7 +235,7 @@ def read_audit_log(path: Path) -> list[AuditRecord]:
     ResponseStarted first). Non-resource requests (``/healthz``, discovery) are left out."""
     import json
 
-    records = []
+    records: list[AuditRecord] = []
     if not path.exists():
         return records
     for line in path.read_text().splitlines():

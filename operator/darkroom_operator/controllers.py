@@ -20,7 +20,9 @@ Workers: each controller has its own :class:`~darkroom_operator.workqueues.WorkQ
 a slow kind never starves another. Outcomes: success → ``forget`` (and ``add_after`` for
 ``Result.requeue_after_s``); an exception → ``add_rate_limited`` and an error log with the error;
 :class:`cluster.Conflict` (a stale read, normal under concurrency) → rate-limited retry logged at
-debug; :class:`cluster.NotFound` while the primary is no longer cached → the object is gone,
+debug; :class:`cluster.Unavailable` (the server away or overloaded) → the key is re-added with no
+per-key failure and every worker pauses on one shared :class:`~darkroom_operator.ratelimiting.ConnectionBackoff`
+until a request gets through again; :class:`cluster.NotFound` while the primary is no longer cached → the object is gone,
 nothing to do. Shutdown stops taking work, lets in-flight reconciles finish for up to a timeout.
 """
 
@@ -33,9 +35,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from cluster import OWNER_UID, Cache, ClusterError, Conflict, Informer, NotFound, Resource, by_owner_uid
+from cluster import OWNER_UID, Cache, ClusterError, Conflict, Informer, NotFound, Resource, Unavailable, by_owner_uid
 from cluster.indexers import IndexFunction
 from darkroom_operator.metrics import Metrics
+from darkroom_operator.ratelimiting import ConnectionBackoff
 from darkroom_operator.reconciling import Reconciler, Result
 from darkroom_operator.settings import OperatorSettings
 from darkroom_operator.workqueues import WorkQueue
@@ -115,8 +118,17 @@ def declare_informers(cache: Cache, reconcilers: Sequence[Reconciler], settings:
 class Controller:
     """One reconciler with its workqueue and worker threads."""
 
-    def __init__(self, *, reconciler: Reconciler, primary_informer: Informer, settings: OperatorSettings, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        *,
+        reconciler: Reconciler,
+        primary_informer: Informer,
+        settings: OperatorSettings,
+        metrics: Metrics,
+        backoff: ConnectionBackoff | None = None,
+    ) -> None:
         self.reconciler = reconciler
+        self.backoff = backoff or ConnectionBackoff()
         self.name = reconciler.name
         self.primary_informer = primary_informer
         self.settings = settings
@@ -154,6 +166,9 @@ class Controller:
             if shutdown or key is None:
                 return
             try:
+                pause_s = self.backoff.pause_s()
+                if pause_s:
+                    self._stopping.wait(pause_s)  # the server is away: wait with it, not per key
                 if not self._stopping.is_set():
                     self.process(key)
             finally:
@@ -166,6 +181,11 @@ class Controller:
         outcome = "success"
         try:
             result = self.reconciler.reconcile(key) or Result()
+        except Unavailable as e:
+            outcome = "unavailable"
+            pause_s = self.backoff.failed()
+            self.queue.add(key)  # no per-key failure: the server, not the object, is the problem
+            log.warning("server unavailable, pausing", extra={**fields, "error": e.message, "pause_s": round(pause_s, 3)})
         except Conflict as e:
             outcome = "conflict"
             delay_s = self.queue.add_rate_limited(key)
@@ -182,6 +202,7 @@ class Controller:
             outcome = "error"
             self._retry(key, e, fields)
         else:
+            self.backoff.succeeded()
             self.queue.forget(key)
             if result.requeue_after_s is not None:
                 outcome = "requeue_after"
@@ -220,8 +241,10 @@ class Controllers:
         self.cache = cache
         self.settings = settings
         self.informers = declare_informers(cache, reconcilers, settings)
+        self.backoff = ConnectionBackoff()  # one API server, one backoff for every controller
         self.controllers = [
-            Controller(reconciler=r, primary_informer=self.informers[r.primary], settings=settings, metrics=metrics) for r in reconcilers
+            Controller(reconciler=r, primary_informer=self.informers[r.primary], settings=settings, metrics=metrics, backoff=self.backoff)
+            for r in reconcilers
         ]
         metrics.watch_cache(cache)
         self._stop = threading.Event()

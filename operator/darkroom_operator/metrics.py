@@ -20,8 +20,9 @@ from prometheus_client.registry import Collector
 from cluster import Cache
 from darkroom_operator.workqueues import WorkQueue
 
-RESULTS = ("success", "requeue_after", "error", "conflict", "gone")
-"""Values of the ``result`` label: ``gone`` = the primary was deleted while it was being reconciled."""
+RESULTS = ("success", "requeue_after", "error", "conflict", "gone", "unavailable")
+"""Values of the ``result`` label: ``gone`` = the primary was deleted while it was being reconciled;
+``unavailable`` = the API server was away (retried without a per-key failure, see ConnectionBackoff)."""
 
 DURATION_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 

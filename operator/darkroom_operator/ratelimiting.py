@@ -128,3 +128,41 @@ def default_rate_limiter(*, clock: Clock | None = None) -> MaxOfRateLimiter:
         ItemExponentialFailureRateLimiter(base_s=0.005, max_s=1000.0),
         BucketRateLimiter(qps=10.0, burst=100, clock=clock),
     )
+
+
+class ConnectionBackoff:
+    """One backoff for the API server itself, shared by every worker of every controller.
+
+    When a reconcile fails because the server is away or overloaded (:class:`cluster.Unavailable`:
+    transport errors, 5xx, 429), the key is re-added *without* a per-key failure — the object is not
+    at fault, and charging every key to the shared 10 qps bucket would leave thousands of keys waiting
+    in line long after the server is back. Instead the workers pause: ``initial_s`` after the first
+    failure, doubling to ``max_s``, and the first success resets it, so full speed resumes as soon as
+    one request gets through.
+    """
+
+    def __init__(self, *, initial_s: float = 0.05, max_s: float = 1.0, clock: Clock | None = None) -> None:
+        self.initial_s, self.max_s = initial_s, max_s
+        self._clock = clock or MonotonicClock()
+        self._lock = threading.Lock()
+        self._delay_s = 0.0
+        self._until = 0.0
+        self.failures = 0  # how many reconciles met an unavailable server (a metric)
+
+    def failed(self) -> float:
+        """Record that the server was unavailable; the pause (s) every worker now observes."""
+        with self._lock:
+            self._delay_s = min(self.max_s, self._delay_s * 2 if self._delay_s else self.initial_s)
+            self._until = max(self._until, self._clock.now() + self._delay_s)
+            self.failures += 1
+            return self._delay_s
+
+    def succeeded(self) -> None:
+        with self._lock:
+            self._delay_s = 0.0
+            self._until = 0.0
+
+    def pause_s(self) -> float:
+        """How long a worker should wait before its next reconcile (0: go)."""
+        with self._lock:
+            return max(0.0, self._until - self._clock.now())

@@ -218,8 +218,8 @@ def test_apply_samples_and_get_tables(kubectl: Kubectl, crds_installed: None, na
     kubectl.run("patch", "dr", "webfolder-demo", "-n", namespace, "--subresource=status", "--type", "merge", "-p", status)
     wide = kubectl.run("get", "dr", "-n", namespace, "-o", "wide").stdout
     assert column_cells(wide, "READY") == {"s3-demo": "", "webfolder-demo": "True"}
-    # string columns print the JSONPath result with Go's fmt (client-go jsonpath PrintResults)
-    assert column_cells(wide, "DOMAINS") == {"s3-demo": "", "webfolder-demo": "[images.example.com cdn.example.com]"}
+    # a string column shows a non-string JSONPath result as its JSON (as kube 1.37's apiextensions does)
+    assert column_cells(wide, "DOMAINS") == {"s3-demo": "", "webfolder-demo": '["images.example.com","cdn.example.com"]'}
 
     names = kubectl.run("get", "dr", "-n", namespace, "-o", "jsonpath={.items[*].metadata.name}").stdout
     assert names == "s3-demo webfolder-demo"

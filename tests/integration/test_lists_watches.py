@@ -406,7 +406,7 @@ def test_list_at_resource_version(api_client: client.ApiClient, namespace: str) 
             504,
             "Timeout",
         )
-        assert body["message"].startswith(f"Too large resource version: {future}, current: ")
+        assert body["message"].startswith(f"Timeout: Too large resource version: {future}, current: ")
         assert body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
 
     # ListOptions validation: 422 Invalid naming every problem.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -82,10 +83,10 @@ def api(api_client: Any) -> Api:
 
 
 @pytest.fixture
-def cluster_api() -> Iterator[Callable[[DevclusterProcess], Api]]:
+def cluster_api() -> Iterator[Callable[[ClusterProcess], Api]]:
     opened: list[Any] = []
 
-    def make(cluster: DevclusterProcess) -> Api:
+    def make(cluster: ClusterProcess) -> Api:
         api_client = config.new_client_from_config(config_file=str(cluster.kubeconfig))
         opened.append(api_client)
         return Api(api_client)
@@ -283,12 +284,12 @@ def test_a_leader_cut_off_from_the_api_server_exits_non_zero(
 # -- surviving the API server ------------------------------------------------------------------
 
 
-def test_devcluster_restart_under_a_running_operator(
-    fresh_devcluster: Callable[..., DevclusterProcess],  # first: torn down last, after the operator stopped
+def test_api_server_restart_under_a_running_operator(
+    fresh_kube: Callable[..., ClusterProcess],  # first: torn down last, after the operator stopped
     run_operator: Callable[..., OperatorProcess],
-    cluster_api: Callable[[DevclusterProcess], Api],
+    cluster_api: Callable[[ClusterProcess], Api],
 ) -> None:
-    cluster = fresh_devcluster()
+    cluster = fresh_kube()
     api = cluster_api(cluster)
     namespace = new_namespace(api)
     op = run_operator(namespace=namespace, cluster=cluster)
@@ -304,6 +305,36 @@ def test_devcluster_restart_under_a_running_operator(
     wait_for(lambda: api.configmap(namespace, "first"), timeout_s=60, message="the deleted ConfigMap is recreated")
     assert op.running
     assert op.status("/readyz") == 200
+
+
+def test_an_outage_pauses_the_workers_without_charging_every_key(
+    fresh_kube: Callable[..., ClusterProcess],  # first: torn down last, after the operator stopped
+    run_operator: Callable[..., OperatorProcess],
+    cluster_api: Callable[[ClusterProcess], Api],
+) -> None:
+    """Issue 12.6: reconciles that meet a vanished API server are re-added with no per-key failure (no
+    rate-limited retries), the workers pause together, and everything converges once it is back."""
+    cluster = fresh_kube()
+    api = cluster_api(cluster)
+    namespace = new_namespace(api)
+    op = run_operator(namespace=namespace, cluster=cluster, env={"DARKROOM_OPERATOR_WORKERS": "1"})
+    names = [f"dr-{i:02}" for i in range(30)]
+    for name in names:
+        api.create_darkroom(namespace, name)
+    cluster.kill()  # with work in the queue: one worker is still applying children
+    wait_for(
+        lambda: (op.metric("darkroom_operator_reconcile_total", {"controller": "darkroom", "result": "unavailable"}) or 0) >= 3,
+        timeout_s=30,
+    )
+    retried = op.metric("workqueue_retries_total", {"name": "darkroom"}) or 0
+    time.sleep(2)  # the outage goes on: the paused workers keep meeting it
+    cluster.start()
+    api = cluster_api(cluster)
+    for name in names:
+        api.wait_for_configmap(namespace, name, timeout_s=60)
+    assert (op.metric("workqueue_retries_total", {"name": "darkroom"}) or 0) == retried, "no key was charged for the outage"
+    assert any(r["message"] == "server unavailable, pausing" for r in op.logs())
+    assert op.running
 
 
 def test_a_compacted_watch_relists_and_reconciling_continues(

@@ -1,15 +1,17 @@
 """Discovery documents (devcluster.discovery).
 
 Behaviours covered:
-- /version claims Kubernetes 1.32 with every version.Info field kubectl and the Python client read.
+- /version claims Kubernetes 1.37 (the version tests/fidelity holds devcluster against) with every
+  version.Info field kubectl and the Python client read, and 1.37's emulation/compatibility fields.
 - /api lists v1 and the server address for 0.0.0.0/0.
 - /apis lists every non-core group once (core excluded), built-in groups in kube's priority order and
   custom groups after them alphabetically; versions of a group in kube-aware priority order and the
   preferred version defaulting to the first of them, overridable per group, ignored when not served.
 - /apis/{group} is an APIGroup; an unknown group raises LookupError.
 - /api/v1 and /apis/{g}/{v} list only their group/version's resources, sorted by name, with
-  singularName, namespaced, kind, kube-sorted verbs, shortNames/categories only when non-empty and
-  kube's storageVersionHash (checked against values real clusters serve).
+  singularName, namespaced, kind, kube-sorted verbs (a custom resource's in the apiextensions-apiserver's
+  order), shortNames/categories only when non-empty and kube's storageVersionHash (checked against values
+  real clusters serve); the core list carries no apiVersion.
 - Subresources: <plural>/status (same kind, get/patch/update), deployments/scale (autoscaling/v1 Scale),
   namespaces/finalize (update only); namespaces lack deletecollection as in kube.
 - A CRD built with from_crd: status subresource, short name, categories, one entry per served version,
@@ -76,11 +78,13 @@ def by_name(resource_list: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {entry["name"]: entry for entry in resource_list["resources"]}
 
 
-def test_version_info_claims_kubernetes_1_32() -> None:
+def test_version_info_claims_kubernetes_1_37() -> None:
     info = discovery.version_info()
     assert info["major"] == "1"
-    assert info["minor"] == "32"
-    assert info["gitVersion"] == "v1.32.0-devcluster"
+    assert info["minor"] == "37"
+    assert (info["emulationMajor"], info["emulationMinor"]) == ("1", "37")
+    assert (info["minCompatibilityMajor"], info["minCompatibilityMinor"]) == ("1", "36")
+    assert info["gitVersion"] == "v1.37.2-devcluster"
     assert info["gitTreeState"] == "clean"
     assert info["compiler"] == "gc"
     assert info["platform"] == "linux/amd64"
@@ -190,7 +194,7 @@ def test_api_group_unknown_raises_lookup_error() -> None:
 def test_core_v1_resource_list() -> None:
     doc = discovery.api_resource_list("v1", all_resources(darkroom_crd()))
     assert doc["kind"] == "APIResourceList"
-    assert doc["apiVersion"] == "v1"
+    assert "apiVersion" not in doc  # the legacy core group's list has none
     assert doc["groupVersion"] == "v1"
     names = [entry["name"] for entry in doc["resources"]]
     assert names == sorted(names)
@@ -287,7 +291,7 @@ def test_crd_resource_list() -> None:
         "singularName": "darkroom",
         "namespaced": True,
         "kind": "Darkroom",
-        "verbs": SORTED_VERBS,
+        "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],  # apiextensions' order
         "shortNames": ["dr"],
         "categories": ["all", "darkroom"],
         "storageVersionHash": discovery.storage_version_hash("deployments.example.com", "v1alpha1", "Darkroom"),

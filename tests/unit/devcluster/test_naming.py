@@ -1,11 +1,13 @@
 """devcluster.naming: names and object metadata, with apimachinery's message texts.
 
 Behaviours covered:
-- DNS-1123 label / subdomain and DNS-1035 label checks: length limits and regex messages.
+- DNS-1123 label / subdomain and DNS-1035 label checks: length limits and regex messages (a label
+  that is a valid subdomain: "must not contain dots").
 - qualified names (optional DNS prefix, 63-char name part) and label values.
 - validate_object_meta: name / generateName (subdomain and label rules), required name on create,
   namespace required or forbidden by scope, negative generation, label keys and values, annotation
-  keys and total size, finalizers, ownerReferences fields and single controller.
+  keys and total size, finalizers (and, for built-in kinds, core's rule that a finalizer without a
+  ``/`` is a standard one), ownerReferences fields (Required at indexed paths) and single controller.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def test_dns1123_label() -> None:
     assert dns1123_label_errors("123-abc") == []
     assert dns1123_label_errors("My_Name") == [LABEL_MSG]
     assert dns1123_label_errors("-a") == [LABEL_MSG]
-    assert dns1123_label_errors("a.b") == [LABEL_MSG]
+    assert dns1123_label_errors("a.b") == ["must not contain dots"]  # a valid subdomain, so only the dots are wrong
     assert dns1123_label_errors("a" * 63) == []
     assert dns1123_label_errors("a" * 64) == ["must be no more than 63 characters"]
     assert dns1123_label_errors("") == [LABEL_MSG]
@@ -109,7 +111,7 @@ def test_valid_meta() -> None:
 
 def test_name_rules() -> None:
     assert check(meta(name="Bad_Name")) == [f'metadata.name: Invalid value: "Bad_Name": {SUBDOMAIN_MSG}']
-    assert check(meta(name="a.b"), rule="label") == [f'metadata.name: Invalid value: "a.b": {LABEL_MSG}']
+    assert check(meta(name="a.b"), rule="label") == ['metadata.name: Invalid value: "a.b": must not contain dots']
     assert check(meta(name="a.b")) == []
 
 
@@ -155,11 +157,13 @@ def test_finalizers() -> None:
 def test_owner_references() -> None:
     found = check(meta(ownerReferences=[{"apiVersion": "", "kind": "", "name": "", "uid": ""}]))
     assert found == [
-        'metadata.ownerReferences.apiVersion: Invalid value: "": version must not be empty',
-        'metadata.ownerReferences.kind: Invalid value: "": kind must not be empty',
-        'metadata.ownerReferences.name: Invalid value: "": name must not be empty',
-        'metadata.ownerReferences.uid: Invalid value: "": uid must not be empty',
+        "metadata.ownerReferences[0].apiVersion: Required value: must not be empty",
+        "metadata.ownerReferences[0].kind: Required value: must not be empty",
+        "metadata.ownerReferences[0].name: Required value: must not be empty",
+        "metadata.ownerReferences[0].uid: Required value: must not be empty",
     ]
+    found = check(meta(ownerReferences=[{"apiVersion": "a/b/c", "kind": "K", "name": "n", "uid": "u"}]))
+    assert found == ['metadata.ownerReferences[0].apiVersion: Invalid value: "a/b/c": version must not be empty']
     refs = [
         {"apiVersion": "v1", "kind": "A", "name": "a", "uid": "1", "controller": True},
         {"apiVersion": "v1", "kind": "B", "name": "b", "uid": "2", "controller": True},
@@ -168,3 +172,13 @@ def test_owner_references() -> None:
     assert len(found) == 1
     assert found[0].startswith("metadata.ownerReferences: Invalid value: ")
     assert found[0].endswith('Only one reference can have Controller set to true. Found "true" in references for A/a and B/b')
+
+
+def test_builtin_finalizer_names() -> None:
+    finalizers = ["kubernetes", "orphan", "example.com/x", "plain"]
+    assert validate_object_meta(meta(finalizers=finalizers), name_rule="subdomain", namespaced=True, creating=True) == []
+    found = [
+        str(c)
+        for c in validate_object_meta(meta(finalizers=finalizers), name_rule="subdomain", namespaced=True, creating=True, builtin=True)
+    ]
+    assert found == ['metadata.finalizers[3]: Invalid value: "plain": name is neither a standard finalizer name nor is it fully qualified']

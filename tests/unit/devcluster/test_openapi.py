@@ -1,19 +1,27 @@
-"""OpenAPI v3 documents (devcluster.openapi).
+"""OpenAPI v3 documents (devcluster.openapi, devcluster.bundled_openapi).
 
 Behaviours covered:
-- Every group/version document is OpenAPI 3.0.0 titled Kubernetes v1.32.0, with sorted paths, every
-  ``$ref`` resolving inside the document, and serialisable with orjson.
+- Built-in group/versions serve the bundled kube-apiserver v1.37.2 document itself (the same shared
+  object every time); the bundle is up to date: every built-in kind has its schema and the document
+  holds exactly the paths devcluster routes; a document for a subset of the built-ins keeps only
+  their paths; a custom resource in a built-in group/version is added to the bundled document; a
+  built-in kind the bundle lacks gets generated paths and an open schema.
+- explain can descend the bundled schemas: deployment.spec.replicas, configmap.data,
+  pod.spec.containers.ports resolve through ``$ref``s to typed fields with descriptions.
+- Every group/version document is OpenAPI 3.0.0 with sorted paths, every ``$ref`` resolving inside
+  the document, and serialisable with orjson; generated (custom resource) documents are titled
+  Kubernetes v1.32.0.
 - Paths per resource mirror kube-apiserver: namespaced collection + item, the all-namespaces list path,
   cluster-scoped collection + item, /status when declared, /scale (autoscaling/v1 Scale) for
   deployments, /finalize for namespaces; namespaces have no deletecollection.
 - Operations carry operationId (kube's naming), x-kubernetes-action (get/list/post/put/patch/delete/
   deletecollection), x-kubernetes-group-version-kind; path params name/namespace and query params
   (dryRun, fieldManager, fieldValidation, pretty, force on patch, list/watch params on list);
-  request bodies for post/put (kind schema) and patch (json-patch, merge-patch, apply-patch only);
-  responses 200/201 referring to the kind (List kind for list).
+  request bodies for post/put (kind schema) and patch (json-patch, merge-patch, apply-patch; plus
+  strategic-merge-patch for built-ins); responses 200/201 referring to the kind (List kind for list).
 - kubectl's field-validation check (query_param_verifier_v3.go) succeeds for every GVK, whatever
-  order Go's map iteration visits paths in; kubectl apply's gvkSupportsPatchOpenAPIV3 answers "no
-  strategic merge patch" for every GVK (no operation lists application/strategic-merge-patch+json).
+  order Go's map iteration visits paths in; kubectl apply's gvkSupportsPatchOpenAPIV3 answers
+  "strategic merge patch" for built-in GVKs and "no" for custom resources, as kube-apiserver's do.
 - kubectl explain's lookup (plaintext.tmpl) finds the GVK from a resource path and exactly one
   component schema with that GVK, with apiVersion/kind/metadata properties (metadata -> ObjectMeta).
 - Custom resources publish the CRD openAPIV3Schema under the reversed-group key with
@@ -32,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from devcluster import openapi
+from devcluster import bundled_openapi, openapi
 from devcluster.resources import BUILTINS, ResourceType, from_crd
 
 SMP = "application/strategic-merge-patch+json"
@@ -92,6 +100,21 @@ def group_versions() -> list[str]:
 
 def document(group_version: str) -> dict[str, Any]:
     return openapi.group_version_document(group_version, all_resources())
+
+
+BUILTIN_GVS = sorted({r.group_version for r in BUILTINS})
+
+
+def schema_of(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """A property/items node with its ``$ref`` (or ``allOf: [$ref]``) resolved, as kubectl explain reads it."""
+    ref = node.get("$ref") or (node.get("allOf") or [{}])[0].get("$ref")
+    return resolve(doc, ref) if ref else node
+
+
+def request_schema(op: dict[str, Any]) -> dict[str, Any]:
+    content = op["requestBody"]["content"]
+    schema: dict[str, Any] = next(iter(content.values()))["schema"]
+    return schema
 
 
 def gvk_of(resource: ResourceType) -> dict[str, str]:
@@ -170,7 +193,7 @@ def explain_gvk(doc: dict[str, Any], resource: ResourceType) -> dict[str, str] |
 def refs(node: Any) -> Iterator[str]:
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "$ref":
+            if key == "$ref" and isinstance(value, str):  # JSONSchemaProps has a *property* named $ref
                 yield value
             else:
                 yield from refs(value)
@@ -190,10 +213,81 @@ def test_document_envelope() -> None:
     for gv in group_versions():
         doc = document(gv)
         assert doc["openapi"] == "3.0.0"
-        assert doc["info"] == {"title": "Kubernetes", "version": "v1.32.0"}
         assert list(doc["paths"]) == sorted(doc["paths"])
         assert doc["paths"], gv
         orjson.dumps(doc)
+        if gv in BUILTIN_GVS:
+            assert doc is bundled_openapi.document(gv), gv  # served as bundled, parsed once
+        else:
+            assert doc["info"] == {"title": "Kubernetes", "version": "v1.32.0"}
+
+
+def test_bundle_covers_every_builtin_and_exactly_the_served_paths() -> None:
+    for gv in BUILTIN_GVS:
+        bundled = bundled_openapi.document(gv)
+        assert bundled is not None, f"no bundled document for {gv}: run scripts/gen_builtin_openapi.py"
+        resources = [r for r in BUILTINS if r.group_version == gv]
+        for resource in resources:
+            assert resource.kind in bundled_openapi.kind_schemas(gv), (gv, resource.kind)
+        served: set[str] = set().union(*(openapi.served_paths(r) for r in resources))
+        assert set(bundled["paths"]) == served, gv
+    assert "io.k8s.api.core.v1.ContainerPort" in bundled_openapi.go_types()
+    readme = (bundled_openapi.DIRECTORY / "README.md").read_text()
+    assert bundled_openapi.SOURCE_VERSION in readme and "gen_builtin_openapi.py" in readme
+
+
+def test_subset_of_builtins_keeps_their_paths_only() -> None:
+    configmaps = next(r for r in BUILTINS if r.plural == "configmaps")
+    doc = openapi.group_version_document("v1", [configmaps])
+    assert set(doc["paths"]) == openapi.served_paths(configmaps)
+    assert doc is not bundled_openapi.document("v1")
+    assert "io.k8s.api.core.v1.ConfigMap" in doc["components"]["schemas"]
+
+
+def test_custom_resource_in_a_builtin_group_version_is_added() -> None:
+    crd = darkroom_crd()
+    crd["spec"]["group"] = "apps"
+    crd["metadata"]["name"] = "darkrooms.apps"
+    crd["spec"]["versions"][0]["name"] = "v1"
+    (custom,) = from_crd(crd)
+    doc = openapi.group_version_document("apps/v1", [*BUILTINS, custom])
+    assert "/apis/apps/v1/namespaces/{namespace}/darkrooms/{name}" in doc["paths"]
+    assert "/apis/apps/v1/namespaces/{namespace}/deployments/{name}" in doc["paths"]
+    schemas = doc["components"]["schemas"]
+    assert schemas[openapi.schema_name(custom)]["x-kubernetes-group-version-kind"] == [gvk_of(custom)]
+    bundled = bundled_openapi.document("apps/v1")
+    assert bundled is not None and "/apis/apps/v1/namespaces/{namespace}/darkrooms" not in bundled["paths"]
+    # the bundle's (real) meta/v1 schemas win over the generated ones
+    assert schemas[f"{CORE_META}.ObjectMeta"] is bundled["components"]["schemas"][f"{CORE_META}.ObjectMeta"]
+    for ref in refs(doc):
+        resolve(doc, ref)
+
+
+def test_builtin_the_bundle_lacks_gets_a_generated_open_schema() -> None:
+    jobs = ResourceType(group="batch", version="v1", plural="jobs", singular="job", kind="Job", namespaced=True)
+    doc = openapi.group_version_document("batch/v1", [jobs])
+    assert "/apis/batch/v1/namespaces/{namespace}/jobs/{name}" in doc["paths"]
+    schema = doc["components"]["schemas"]["io.k8s.api.batch.v1.Job"]
+    assert schema["x-kubernetes-preserve-unknown-fields"] is True
+    assert schema["x-kubernetes-group-version-kind"] == [gvk_of(jobs)]
+
+
+def test_explain_descends_into_builtin_fields() -> None:
+    """kubectl explain deployment.spec.replicas / configmap.data / pod.spec.containers.ports."""
+    apps = document("apps/v1")
+    deployment = resolve(apps, "#/components/schemas/io.k8s.api.apps.v1.Deployment")
+    spec = schema_of(apps, deployment["properties"]["spec"])
+    replicas = spec["properties"]["replicas"]
+    assert (replicas["type"], replicas["format"]) == ("integer", "int32")
+    assert replicas["description"].startswith("Number of desired pods.")
+    core = document("v1")
+    data = resolve(core, "#/components/schemas/io.k8s.api.core.v1.ConfigMap")["properties"]["data"]
+    assert data["type"] == "object" and data["additionalProperties"] == {"type": "string"}
+    pod_spec = schema_of(core, resolve(core, "#/components/schemas/io.k8s.api.core.v1.Pod")["properties"]["spec"])
+    containers = pod_spec["properties"]["containers"]
+    ports = schema_of(core, containers["items"])["properties"]["ports"]
+    assert ports["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
+    assert schema_of(core, ports["items"])["required"] == ["containerPort"]
 
 
 def test_every_ref_resolves() -> None:
@@ -305,22 +399,35 @@ def test_parameters() -> None:
 
 
 def test_request_bodies_and_responses() -> None:
-    doc = document("v1")
-    item = doc["paths"]["/api/v1/namespaces/{namespace}/configmaps/{name}"]
-    collection = doc["paths"]["/api/v1/namespaces/{namespace}/configmaps"]
-    kind_ref = "#/components/schemas/io.k8s.api.core.v1.ConfigMap"
-    list_ref = "#/components/schemas/io.k8s.api.core.v1.ConfigMapList"
+    for doc, base, kind_ref, list_ref, patch_types in (
+        (
+            document("v1"),
+            "/api/v1/namespaces/{namespace}/configmaps",
+            "#/components/schemas/io.k8s.api.core.v1.ConfigMap",
+            "#/components/schemas/io.k8s.api.core.v1.ConfigMapList",
+            {"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml", SMP},
+        ),
+        (
+            document("deployments.example.com/v1alpha1"),
+            "/apis/deployments.example.com/v1alpha1/namespaces/{namespace}/darkrooms",
+            "#/components/schemas/com.example.deployments.v1alpha1.Darkroom",
+            "#/components/schemas/com.example.deployments.v1alpha1.DarkroomList",
+            {"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"},
+        ),
+    ):
+        _check_bodies(doc, base, kind_ref, list_ref, patch_types)
+
+
+def _check_bodies(doc: dict[str, Any], base: str, kind_ref: str, list_ref: str, patch_types: set[str]) -> None:
+    item = doc["paths"][base + "/{name}"]
+    collection = doc["paths"][base]
     for op in (collection["post"], item["put"]):
-        assert op["requestBody"]["content"]["application/json"]["schema"] == {"$ref": kind_ref}
+        assert request_schema(op) == {"$ref": kind_ref}
         assert op["requestBody"]["required"] is True
         assert op["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": kind_ref}
         assert op["responses"]["201"]["content"]["application/json"]["schema"] == {"$ref": kind_ref}
     patch = item["patch"]
-    assert set(patch["requestBody"]["content"]) == {
-        "application/json-patch+json",
-        "application/merge-patch+json",
-        "application/apply-patch+yaml",
-    }
+    assert set(patch["requestBody"]["content"]) == patch_types
     assert patch["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": kind_ref}
     assert patch["responses"]["201"]["content"]["application/json"]["schema"] == {"$ref": kind_ref}
     assert item["get"]["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": kind_ref}
@@ -331,11 +438,14 @@ def test_request_bodies_and_responses() -> None:
     }
 
 
-def test_no_operation_offers_strategic_merge_patch() -> None:
+def test_strategic_merge_patch_is_offered_for_builtins_only() -> None:
     for gv in group_versions():
         for path, method, op in operations(document(gv)):
             content = (op.get("requestBody") or {}).get("content", {})
-            assert SMP not in content, (path, method)
+            if method == "patch":
+                assert (SMP in content) == (gv in BUILTIN_GVS), (path, method)
+            else:
+                assert SMP not in content, (path, method)
 
 
 def test_every_gvk_supports_field_validation_for_kubectl() -> None:
@@ -348,7 +458,7 @@ def test_every_gvk_supports_field_validation_for_kubectl() -> None:
             assert any(p["name"] == "fieldValidation" and p["in"] == "query" for p in op["parameters"]), gvk
         for seed in range(20):
             assert supports_query_param_v3(doc, gvk, "fieldValidation", seed), (gvk, seed)
-            assert not gvk_supports_smp_v3(doc, gvk, seed), (gvk, seed)
+            assert gvk_supports_smp_v3(doc, gvk, seed) == (not resource.is_custom), (gvk, seed)
     # every patch operation at all (including /scale) carries the extension and fieldValidation
     for gv in group_versions():
         for _, method, op in operations(document(gv)):
@@ -384,9 +494,8 @@ def test_builtin_schema_names_and_fields() -> None:
     assert core["io.k8s.api.core.v1.ConfigMapList"]["x-kubernetes-group-version-kind"] == [
         {"group": "", "kind": "ConfigMapList", "version": "v1"}
     ]
-    assert core["io.k8s.api.core.v1.ConfigMapList"]["properties"]["items"]["items"]["allOf"] == [
-        {"$ref": "#/components/schemas/io.k8s.api.core.v1.ConfigMap"}
-    ]
+    items = core["io.k8s.api.core.v1.ConfigMapList"]["properties"]["items"]["items"]
+    assert schema_of(document("v1"), items) is core["io.k8s.api.core.v1.ConfigMap"]
     for name in ("ObjectMeta", "ListMeta", "Status", "DeleteOptions", "Patch", "Time", "ManagedFieldsEntry", "OwnerReference"):
         assert f"{CORE_META}.{name}" in core, name
     assert "name" in core[f"{CORE_META}.ObjectMeta"]["properties"]

@@ -5,14 +5,16 @@ Behaviours covered:
 * ``merge_patch``: the RFC 7386 appendix examples, null deletion, nested creation, non-object
   patches replacing the target, no mutation of inputs, no aliasing of the patch in the result.
 * ``json_patch``: RFC 6902 add/remove/replace/move/copy/test, ``-`` append, the whole-document
-  path, a failing ``test`` / missing path / bad index / unknown op -> 422, a body that is not a
+  path, a failing ``test`` / missing path / bad index / unknown op -> 422 (but ``replace`` of a
+  missing object key adds it, as kube's json-patch v4 does), a body that is not a
   list of operation objects -> 400, ``null`` body is a no-op, inputs not mutated.
 * ``strategic_merge_patch`` on a Deployment (``builtin_structure("apps", "deployments")``):
   containers and env merged by name, new items placed as apimachinery places them, nested
   null deletion, atomic lists (tolerations, args) replaced, ``metadata.finalizers`` set union
   and ``$deleteFromPrimitiveList``, labels merged per key, ``$patch: replace`` / ``delete`` in maps
   (top level and nested), list item ``$patch: delete`` and ``$patch: replace``, ``$setElementOrder``
-  (containers, env, finalizers), ``$retainKeys``, unknown / ``merge`` directives -> 400,
+  (containers, env, finalizers), ``$retainKeys``, unknown / ``merge`` directives -> 500 (a plain
+  error in kube, not one of mergepatch's sentinels),
   non-object patch -> 400, ``null`` patch no-op, directive keys never left in the result, inputs
   not mutated.
 * Conformance cases ported from apimachinery's ``strategicpatch/patch_test.go`` (ordering of
@@ -213,12 +215,17 @@ def test_json_patch_result_does_not_alias_operation_values() -> None:
     assert ops[0]["value"] == {"nested": [1]}
 
 
+def test_json_patch_replace_of_a_missing_object_key_adds_it() -> None:
+    # evanphx/json-patch v4 (kube's): replace checks only that the parent exists
+    assert json_patch({"spec": {"a": 1}}, [{"op": "replace", "path": "/spec/missing", "value": 2}]) == {"spec": {"a": 1, "missing": 2}}
+
+
 @pytest.mark.parametrize(
     "ops",
     [
         [{"op": "test", "path": "/spec/replicas", "value": 5}],
         [{"op": "remove", "path": "/spec/missing"}],
-        [{"op": "replace", "path": "/spec/missing", "value": 1}],
+        [{"op": "replace", "path": "/spec/list/5", "value": 1}],
         [{"op": "add", "path": "/nope/deeper", "value": 1}],
         [{"op": "add", "path": "/spec/list/7", "value": 1}],
         [{"op": "remove", "path": "/spec/list/3"}],
@@ -247,7 +254,10 @@ def test_json_patch_failed_test_stops_whole_patch() -> None:
 @pytest.mark.parametrize(
     ("ops", "fragment"),
     [
-        ({"op": "add", "path": "/a", "value": 1}, "cannot unmarshal object into Go value of type jsonpatch.Patch"),
+        (
+            {"op": "add", "path": "/a", "value": 1},
+            "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
+        ),
         ("nonsense", "cannot unmarshal string"),
         (5, "cannot unmarshal number"),
         ([1, 2], "cannot unmarshal number into Go value of type jsonpatch.Operation"),
@@ -449,10 +459,11 @@ def test_smp_list_item_merge_directive_is_rejected_like_apimachinery() -> None:
     assert info.value.message == "merging lists cannot yet be specified in the patch"
 
 
-def test_smp_list_item_unknown_directive_is_400() -> None:
+def test_smp_list_item_unknown_directive_is_500() -> None:
+    # mergepatch.ErrBadPatchType is not one of the sentinel errors kube maps to 4xx: a plain 500
     with pytest.raises(PatchError) as info:
         _smp(_deployment(), _pod_spec_patch({"containers": [{"name": "app", "$patch": "explode"}]}))
-    assert info.value.code == 400
+    assert info.value.code == 500
     assert info.value.message == "unknown patch type: explode in map: map[$patch:explode name:app]"
 
 
@@ -489,10 +500,10 @@ def test_smp_top_level_replace_and_delete() -> None:
 
 
 @pytest.mark.parametrize("directive", ["merge", "explode", 3])
-def test_smp_map_unknown_directive_is_400(directive: Any) -> None:
+def test_smp_map_unknown_directive_is_500(directive: Any) -> None:
     with pytest.raises(PatchError) as info:
         _smp(_deployment(), {"spec": {"strategy": {"$patch": directive, "type": "Recreate"}}})
-    assert info.value.code == 400
+    assert info.value.code == 500
     assert info.value.message.startswith("unknown patch type: ")
     assert "in map: map[$patch:" in info.value.message
 

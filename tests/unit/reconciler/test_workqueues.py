@@ -12,7 +12,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-from darkroom_operator.ratelimiting import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, default_rate_limiter
+from darkroom_operator.ratelimiting import (
+    BucketRateLimiter,
+    ConnectionBackoff,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+    default_rate_limiter,
+)
 from darkroom_operator.workqueues import WorkQueue
 
 
@@ -332,3 +338,15 @@ def test_stats_report_depth_and_the_longest_running_key(queue: WorkQueue, clock:
     assert (stats.name, stats.depth, stats.adds_total) == ("test", 1, 3)
     assert stats.longest_running_s == pytest.approx(4.0)
     assert stats.unfinished_work_s == pytest.approx(5.0)
+
+
+def test_the_connection_backoff_doubles_for_everyone_and_one_success_resets_it(clock: FakeClock) -> None:
+    backoff = ConnectionBackoff(initial_s=0.05, max_s=0.2, clock=clock)
+    assert backoff.pause_s() == 0
+    assert [backoff.failed() for _ in range(4)] == [0.05, 0.1, 0.2, 0.2]
+    assert backoff.pause_s() == pytest.approx(0.2)
+    clock.advance(0.15)
+    assert backoff.pause_s() == pytest.approx(0.05)
+    backoff.succeeded()
+    assert backoff.pause_s() == 0 and backoff.failed() == 0.05  # full speed at once, and the next outage starts small
+    assert backoff.failures == 5
