@@ -1,7 +1,8 @@
 """The Flask app factory: ``create_app(settings, access=None)``.
 
 Wires, in order: error handlers (:mod:`backend.problems`), security (CORS allowlist, bearer/session
-auth, security headers: :mod:`backend.security`), operations endpoints and request metrics
+auth, security headers: :mod:`backend.security`), read-your-writes across replicas
+(:mod:`backend.consistency`), operations endpoints and request metrics
 (:mod:`backend.operations`), the resource blueprints, live changes (:mod:`backend.watching`) and,
 last, the OpenAPI document built from every registered view (:mod:`backend.openapi`).
 ``access`` is the cluster access to use; None starts one from ``settings`` (entry points and
@@ -14,7 +15,20 @@ from pathlib import Path
 
 from flask import Flask
 
-from backend import combinedtasks, darkrooms, dashboard, namespaces, openapi, operations, problems, security, state, tasks, watching
+from backend import (
+    combinedtasks,
+    consistency,
+    darkrooms,
+    dashboard,
+    namespaces,
+    openapi,
+    operations,
+    problems,
+    security,
+    state,
+    tasks,
+    watching,
+)
 from backend.access import ClusterAccess
 from backend.settings import ApiSettings
 
@@ -32,6 +46,7 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     state.install(app, state.AppState(settings=settings, access=access))
     problems.register(app)
     security.register(app, settings=settings)
+    consistency.register(app, settings=settings)
     operations.register(app, settings=settings, access=access)
     for module in (darkrooms, tasks, combinedtasks, namespaces):
         app.register_blueprint(module.blueprint)

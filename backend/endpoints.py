@@ -24,7 +24,7 @@ from typing import Any
 
 from flask import Blueprint, Response, request, url_for
 
-from backend import apidocs, listing, payloads, state, writing
+from backend import apidocs, consistency, listing, payloads, state, writing
 from backend.kinds import Kind
 from backend.problems import Problem
 from cluster import Conflict, FrozenDict, NotFound, Resource
@@ -113,7 +113,9 @@ def create(kind: Kind, friendly: Mapping[str, Any], *, server: str) -> dict[str,
     clash = kind.conflicts(client, friendly)
     if clash:
         raise Problem(409, clash)
-    return writing.create(kind, client, friendly)
+    created = writing.create(kind, client, friendly)
+    consistency.wrote(kind.resource)
+    return created
 
 
 def write(
@@ -148,6 +150,7 @@ def write(
             if wanted is not None:
                 raise stale(kind, current, status) from None
             continue
+        consistency.wrote(kind.resource)
         return renderer(kind).item_response(written)
     raise Problem(409, f'{kind.title} "{namespace}/{name}" kept changing during the update; retry')
 
@@ -156,6 +159,7 @@ def delete(kind: Kind, namespace: str, name: str, *, uid: str | None, resource_v
     """DELETE exactly the object with ``uid`` (at ``resource_version`` when given): the server's answer, and
     whether finalizers still hold the object (terminating). Conflict and NotFound propagate."""
     result = state.current().access.client.delete(kind.resource, name, namespace=namespace, uid=uid, resource_version=resource_version)
+    consistency.wrote(kind.resource)
     meta = result.get("metadata") or {}
     return result, bool(result.get("kind") == kind.resource.kind and meta.get("deletionTimestamp") and meta.get("finalizers"))
 

@@ -14,6 +14,9 @@ authenticated by cookie that change something must not come from another site (`
 ``Sec-Fetch-Site``), on top of SameSite=Strict; neither may a logout. The token is never
 accepted in a query string and never logged or echoed.
 
+Over https (``request.is_secure``: TLS, or ``X-Forwarded-Proto`` from a proxy gunicorn trusts through
+``FORWARDED_ALLOW_IPS``) responses carry ``Strict-Transport-Security: max-age=settings.hsts_max_age_s``.
+
 CORS: only the exact origins of ``settings.allowed_origins`` get ``Access-Control-Allow-Origin``
 (default: none, so no CORS header at all); never ``*``, never credentials, never a reflected
 arbitrary origin.
@@ -95,7 +98,7 @@ def login_url(next_path: str) -> str:
 def register(app: Flask, *, settings: ApiSettings) -> None:
     """Install CORS, security headers and (when a token is set) authentication plus /login and /logout."""
     _register_cors(app, settings)
-    _register_headers(app)
+    _register_headers(app, settings=settings)
     sessions = Sessions(token=settings.api_token, secret_key=settings.secret_key) if settings.api_token else None
     _register_login(app, settings=settings, sessions=sessions)
     if sessions is not None:
@@ -119,11 +122,17 @@ def _register_cors(app: Flask, settings: ApiSettings) -> None:
     )
 
 
-def _register_headers(app: Flask) -> None:
+def _register_headers(app: Flask, *, settings: ApiSettings) -> None:
+    # HSTS only on responses that went out over https (directly or, with FORWARDED_ALLOW_IPS, via the proxy):
+    # browsers ignore it over http, and a plain-http development server must stay reachable.
+    hsts = f"max-age={settings.hsts_max_age_s}" if settings.hsts_max_age_s > 0 else None
+
     @app.after_request
     def _security_headers(response: Response) -> Response:
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        if hsts is not None and request.is_secure:
+            response.headers.setdefault("Strict-Transport-Security", hsts)
         csp = response.headers.get("Content-Security-Policy")
         if csp is None:
             response.headers["Content-Security-Policy"] = FRAME_ANCESTORS

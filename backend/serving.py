@@ -1,9 +1,10 @@
 """Serving helpers for the entry points: shutting an app down, and a quiet werkzeug request handler.
 
-:func:`close_streams` and :func:`shutdown` are called by the gunicorn hooks of
-:mod:`backend.gunicorn_conf` (on SIGTERM / when the worker exits) and by any entry point that
-stops an app: they end open ``/watch`` streams so no thread stays blocked in one, then stop the
-informers. Apps without those parts (e.g. the benchmark's baseline) are left alone.
+:func:`close_streams` and :func:`shutdown` are called by the production worker
+(:mod:`backend.workers`, on SIGTERM / SIGINT), the gunicorn hooks of :mod:`backend.gunicorn_conf`
+(when the worker exits) and by any entry point that stops an app: they end open ``/watch`` streams
+(on the event loop and in threads alike), then stop the informers. Apps without those parts (e.g.
+the benchmark's baseline) are left alone.
 
 ``scripts/run_api.py`` (``make api``) and the tests serve with werkzeug instead of gunicorn and pass
 :class:`RequestHandler` as ``werkzeug.serving.make_server(..., request_handler=RequestHandler)``:

@@ -36,6 +36,15 @@ class ApiSettings:
     Live updates: ``sse_heartbeat_s`` between SSE comments on an idle ``/watch``; ``sse_history``
     events kept for ``Last-Event-ID`` resume.
     Pagination: ``page_size_max`` largest ``limit`` accepted.
+    Across replicas: ``consistency_wait_s`` how long a read carrying a consistency token waits for
+    this replica's cache to reach the client's own write (:mod:`backend.consistency`), then 503.
+    Serving limits (production server, :mod:`backend.asgi`): ``request_threads`` run the Flask
+    views (streams and probes hold none of them); ``stream_max_per_client`` /
+    ``stream_max_total`` open ``/watch`` streams, over which ``/watch`` answers 503 with
+    ``Retry-After: stream_retry_after_s``; ``header_timeout_s``: a request's headers must be in
+    within this time of its first byte (of the connection, for the first request), else the
+    connection is closed; ``body_timeout_s``: its body within this time of the headers, else 408.
+    ``hsts_max_age_s``: ``Strict-Transport-Security`` max-age on responses served over https (0: no header).
     """
 
     host: str = "127.0.0.1"
@@ -52,7 +61,15 @@ class ApiSettings:
     sse_heartbeat_s: float = 15.0
     sse_history: int = 1000
     page_size_max: int = 1000
+    consistency_wait_s: float = 5.0
     log_level: str = "INFO"
+    request_threads: int = 32
+    stream_max_per_client: int = 32
+    stream_max_total: int = 2000
+    stream_retry_after_s: int = 10
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    hsts_max_age_s: int = 31_536_000
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:

@@ -26,6 +26,15 @@ Ids are integers, strictly increasing within a process and across restarts (they
 process start time in microseconds), so an id from a previous process is recognised as too old.
 Resume with the ``Last-Event-ID`` header (EventSource sends it on reconnect) or ``?lastEventId=``.
 Filters: ``?kind=Darkroom,Task`` and ``?namespace=``.
+
+Serving: the view does everything a request needs (authentication, filters, the stream caps of
+:mod:`backend.streamlimits`: 503 + ``Retry-After`` over ``settings.stream_max_per_client`` /
+``stream_max_total``) and then hands the stream over. Under the production server (the ASGI front,
+:mod:`backend.asgi`) the scope carries a :class:`Handoff` slot: the view puts its
+:class:`Subscription` there and returns an empty body, and the front pumps the frames on the
+event loop (:mod:`backend.streaming`), so an open stream holds no request thread. Without the slot
+(werkzeug: tests, ``flask run``) the body is the blocking generator :func:`stream`.
+:class:`Subscription` is the one place that turns broadcaster batches into frames for both.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,9 +57,11 @@ from backend.access import ClusterAccess
 from backend.kinds import Kind
 from backend.problems import Problem
 from backend.settings import ApiSettings
+from backend.streamlimits import Lease, LimitReached, StreamLimits
 from cluster import FrozenDict
 
 EXTENSION = "darkroom_control_panel.watch"
+HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.asgi)
 RETRY_MS = 2000
 KINDS: tuple[Kind, ...] = (darkrooms.KIND, tasks.KIND)
 KIND_NAMES = {name: kind.title for kind in KINDS for name in (kind.title.lower(), kind.plural)}
@@ -82,6 +93,7 @@ class Broadcaster:
         self._last_id = first_id if first_id is not None else time.time_ns() // 1000
         self._cond = threading.Condition()
         self._closed = False
+        self._listeners: tuple[Callable[[], None], ...] = ()
         self.subscribers = 0
 
     @property
@@ -102,7 +114,18 @@ class Broadcaster:
             event = Event(self._last_id, kind, namespace, frame)
             self._events.append(event)
             self._cond.notify_all()
+            listeners = self._listeners
+        for listener in listeners:
+            listener()
         return event
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` (from the publishing thread, outside the lock) after every publish and on close.
+
+        Event loops use it to wake their streams (:class:`backend.streaming.Waker`); it must not block.
+        """
+        with self._cond:
+            self._listeners = (*self._listeners, listener)
 
     def resume_point(self, last_event_id: str | None) -> tuple[int, str | None]:
         """(cursor, None) to resume after ``last_event_id``, or (newest id, why a reset is needed)."""
@@ -125,14 +148,22 @@ class Broadcaster:
         """Events after ``cursor`` (waiting up to ``timeout_s`` for one)."""
         with self._cond:
             self._cond.wait_for(lambda: self._last_id > cursor or self._closed, timeout=max(0.0, timeout_s))
-            if self._closed:
-                return Batch(closed=True)
-            if self._last_id <= cursor:
-                return Batch()
-            oldest = self._events[0].id
-            if cursor < oldest - 1:
-                return Batch(overflow=True)
-            return Batch(events=tuple(itertools.islice(self._events, cursor - oldest + 1, None)))
+            return self._batch(cursor)
+
+    def poll(self, cursor: int) -> Batch:
+        """Events after ``cursor``, without waiting (event loops wait on a listener instead)."""
+        with self._cond:
+            return self._batch(cursor)
+
+    def _batch(self, cursor: int) -> Batch:
+        if self._closed:
+            return Batch(closed=True)
+        if self._last_id <= cursor:
+            return Batch()
+        oldest = self._events[0].id
+        if cursor < oldest - 1:
+            return Batch(overflow=True)
+        return Batch(events=tuple(itertools.islice(self._events, cursor - oldest + 1, None)))
 
     def attach(self, delta: int) -> None:
         with self._cond:
@@ -143,6 +174,9 @@ class Broadcaster:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+            listeners = self._listeners
+        for listener in listeners:
+            listener()
 
 
 @dataclass(frozen=True)
@@ -176,36 +210,93 @@ def reset_frame(event_id: int, reason: str) -> bytes:
     return b"id: %d\nevent: reset\ndata: %s\n\n" % (event_id, data)
 
 
-def stream(broadcaster: Broadcaster, *, cursor: int, reset: str | None, filters: Filters, heartbeat_s: float) -> Iterator[bytes]:
-    """The body of one ``/watch`` response; ``finally`` runs when the client goes away (generator close)."""
-    broadcaster.attach(+1)
-    try:
-        yield b"retry: %d\nid: %d\nevent: ready\ndata: %s\n\n" % (RETRY_MS, cursor, orjson.dumps({"lastEventId": cursor}))
-        if reset is not None:
-            yield reset_frame(cursor, reset)
-        last_write = time.monotonic()
-        while True:
-            batch = broadcaster.wait(cursor, heartbeat_s - (time.monotonic() - last_write))
-            if batch.closed:
-                return
-            if batch.overflow:
-                cursor = broadcaster.last_id
-                yield reset_frame(cursor, "the client fell behind: events were dropped")
-                last_write = time.monotonic()
-                continue
-            frames = []
-            for event in batch.events:
-                cursor = event.id
-                if filters.match(event):
-                    frames.append(event.frame)
-            if frames:
-                yield b"".join(frames)
-                last_write = time.monotonic()
-            elif time.monotonic() - last_write >= heartbeat_s:
-                yield b": heartbeat\nid: %d\n\n" % cursor
-                last_write = time.monotonic()
-    finally:
-        broadcaster.attach(-1)
+class Subscription:
+    """One client's position in the broadcaster and what to write next (no I/O: both servers drive it)."""
+
+    def __init__(self, broadcaster: Broadcaster, *, cursor: int, reset: str | None, filters: Filters, heartbeat_s: float) -> None:
+        self.broadcaster = broadcaster
+        self.cursor = cursor
+        self.reset = reset
+        self.filters = filters
+        self.heartbeat_s = heartbeat_s
+        self.last_write = time.monotonic()
+
+    def opening(self) -> bytes:
+        """``ready`` (with the reconnection delay), then ``reset`` if the resume point is gone."""
+        frames = b"retry: %d\nid: %d\nevent: ready\ndata: %s\n\n" % (RETRY_MS, self.cursor, orjson.dumps({"lastEventId": self.cursor}))
+        if self.reset is not None:
+            frames += reset_frame(self.cursor, self.reset)
+        self.last_write = time.monotonic()
+        return frames
+
+    def heartbeat_in(self) -> float:
+        """Seconds until the next heartbeat is due (<= 0: now)."""
+        return self.heartbeat_s - (time.monotonic() - self.last_write)
+
+    def take(self, batch: Batch) -> bytes | None:
+        """The frames ``batch`` means for this client (a heartbeat when one is due); None: nothing to write."""
+        if batch.overflow:
+            self.cursor = self.broadcaster.last_id
+            self.last_write = time.monotonic()
+            return reset_frame(self.cursor, "the client fell behind: events were dropped")
+        frames = []
+        for event in batch.events:
+            self.cursor = event.id
+            if self.filters.match(event):
+                frames.append(event.frame)
+        if frames:
+            self.last_write = time.monotonic()
+            return b"".join(frames)
+        if self.heartbeat_in() <= 0:
+            self.last_write = time.monotonic()
+            return b": heartbeat\nid: %d\n\n" % self.cursor
+        return None
+
+
+class Handoff:
+    """The slot the ASGI front puts in the scope: the view fills it, the front streams it on its event loop."""
+
+    def __init__(self) -> None:
+        self.subscription: Subscription | None = None
+        self.lease: Lease | None = None
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+
+class StreamBody:
+    """The blocking body of one ``/watch`` response (werkzeug). ``close()`` (the server calls it when the
+    client goes away or the response ends, even if it never iterated, e.g. for HEAD) frees the lease."""
+
+    def __init__(self, subscription: Subscription, *, lease: Lease | None = None) -> None:
+        self._frames: Generator[bytes, None, None] = self._generate(subscription)
+        self._lease = lease
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._frames
+
+    def close(self) -> None:
+        self._frames.close()
+        if self._lease is not None:
+            self._lease.release()
+
+    @staticmethod
+    def _generate(subscription: Subscription) -> Generator[bytes, None, None]:
+        broadcaster = subscription.broadcaster
+        broadcaster.attach(+1)
+        try:
+            yield subscription.opening()
+            while True:
+                batch = broadcaster.wait(subscription.cursor, subscription.heartbeat_in())
+                if batch.closed:
+                    return
+                frames = subscription.take(batch)
+                if frames is not None:
+                    yield frames
+        finally:
+            broadcaster.attach(-1)
 
 
 def _subscribe(broadcaster: Broadcaster, kind: Kind, *, settings: ApiSettings, access: ClusterAccess, counter: Counter | None) -> None:
@@ -256,12 +347,15 @@ def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds:
     """Add ``GET /watch`` and subscribe to the informers of ``kinds``."""
     broadcaster = Broadcaster(history=settings.sse_history)
     app.extensions[EXTENSION] = broadcaster
+    limits = StreamLimits(max_total=settings.stream_max_total, max_per_client=settings.stream_max_per_client)
     counter = None
+    refused = None
     if operations.EXTENSION in app.extensions:
         metrics = operations.registry(app)
         counter = Counter("darkroom_api_watch_events", "Changes published to /watch clients", labelnames=("kind", "type"), registry=metrics)
         subscribers = Gauge("darkroom_api_watch_subscribers", "Open /watch streams", registry=metrics)
         subscribers.set_function(lambda: broadcaster.subscribers)
+        refused = Counter("darkroom_api_watch_refused", "/watch requests refused by a stream cap", labelnames=("cap",), registry=metrics)
     for kind in kinds:
         _subscribe(broadcaster, kind, settings=settings, access=access, counter=counter)
 
@@ -293,13 +387,36 @@ def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds:
               content:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
+            "503":
+              description: >
+                Too many open streams (from this client, or in total); try again after ``Retry-After`` seconds.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
         """
         filters = parse_filters()
         last = request.headers.get("Last-Event-ID")
         if last is None:
             last = request.args.get("lastEventId")
+        try:
+            lease = limits.acquire(request.remote_addr or "-")
+        except LimitReached as e:
+            if refused is not None:
+                refused.labels(e.cap).inc()
+            raise Problem(503, str(e), headers={"Retry-After": str(settings.stream_retry_after_s)}) from e
         cursor, reset = broadcaster.resume_point(last)
-        body = stream(broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s)
+        subscription = Subscription(broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s)
+        scope = request.environ.get("asgi.scope")
+        handoff = scope.get(HANDOFF) if isinstance(scope, dict) else None
+        body: Iterator[bytes] | StreamBody
+        if request.method == "HEAD":  # answered like GET (503 at a cap), but no stream follows
+            lease.release()
+            body = iter(())
+        elif isinstance(handoff, Handoff):
+            handoff.subscription, handoff.lease = subscription, lease
+            body = iter(())  # the front streams it on its event loop
+        else:
+            body = StreamBody(subscription, lease=lease)
         return Response(
             body,
             mimetype="text/event-stream",

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from cluster import errors
-from cluster.bodies import FrozenDict, freeze, strip_managed_fields
+from cluster.bodies import FrozenDict, freeze, strip_managed_fields, version_at_least
 from cluster.caches import Cache
 from cluster.consistency import Expectations
 from cluster.informers import Informer
@@ -93,6 +93,27 @@ class CachedClient:
             ]
         self._expectations.settle(informer, namespace=namespace)
         return informer.store.list(namespace=namespace, selector=selector)
+
+    # -- consistency across clients ------------------------------------------------------------
+
+    def written_version(self, resource: Resource) -> str | None:
+        """The cache's resourceVersion for ``resource`` once it shows every write this client made (a
+        token another process can wait for with :meth:`wait_for_version`); None without an informer."""
+        informer = self.cache.informer(resource)
+        if informer is None:
+            return None
+        self._expectations.settle(informer)
+        return informer.store.progress or None
+
+    def wait_for_version(self, resource: Resource, version: str, *, timeout_s: float) -> None:
+        """Wait until the cache of ``resource`` has seen ``version`` (or a newer one); :class:`cluster.errors.Unavailable`
+        when it does not within ``timeout_s``. No informer: nothing to wait for (reads go to the server)."""
+        informer = self.cache.informer(resource)
+        if informer is None:
+            return
+        store = informer.store
+        if not store.wait(lambda: bool(store.progress) and version_at_least(store.progress, version), timeout_s):
+            raise errors.Unavailable(f"the cache of {resource} did not reach resourceVersion {version} within {timeout_s}s")
 
     def peek(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict | None:
         """The cached object or None: never a server round trip, even for a label-filtered informer.

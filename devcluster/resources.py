@@ -168,6 +168,27 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin(
         "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short_names=("pdb",), status_subresource=True, tracks_generation=True
     ),
+    # Stored and served so manifests that carry them apply (deploy/ restricts the API's Secret writes with
+    # one); devcluster does not evaluate their CEL rules (DIFFERENCES.md).
+    _builtin(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicy",
+        namespaced=False,
+        categories=("api-extensions",),
+        status_subresource=True,
+        tracks_generation=True,
+    ),
+    _builtin(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+        namespaced=False,
+        categories=("api-extensions",),
+        tracks_generation=True,
+    ),
     _builtin("rbac.authorization.k8s.io", "v1", "roles", "Role"),
     _builtin("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
     _builtin("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),

@@ -26,7 +26,14 @@ OVERLAYS = {"base": DEPLOY / "base", "dev": DEPLOY / "overlays" / "dev", "produc
 NAMESPACE = "darkroom-system"
 PART_OF = ("app.kubernetes.io/part-of", "darkroom-control-panel")
 OPERATOR_SA, API_SA = "darkroom-operator", "darkroom-api"
-CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
 WORKLOAD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "ReplicaSet"}
 
 

@@ -63,6 +63,8 @@ BASE_OBJECTS = {
     "RoleBinding darkroom-system/darkroom-operator-leader-election",
     "ClusterRole darkroom-api",
     "ClusterRoleBinding darkroom-api",
+    "ValidatingAdmissionPolicy darkroom-api-secrets",
+    "ValidatingAdmissionPolicyBinding darkroom-api-secrets",
     "Deployment darkroom-system/darkroom-operator",
     "Deployment darkroom-system/darkroom-api",
     "Service darkroom-system/darkroom-operator-metrics",

@@ -340,3 +340,37 @@ def test_each_rule_is_needed(rbac: RbacCluster, rule: Rule) -> None:
     finally:
         edit_role(rbac, rule, [{"op": "add", "path": path, "value": rule.body}])
         wait_for(lambda: allowed(rbac, rule), timeout_s=10, message="the rule restored")
+
+
+def test_the_api_can_touch_no_secret_but_its_own(rbac: RbacCluster) -> None:
+    """Issue 12.10: the ClusterRole lets the API write Secrets anywhere; deploy/'s admission policy
+    narrows that to its own credentials Secrets — a foreign Secret can be neither created, patched
+    (which would answer with its data) nor deleted by the API's ServiceAccount."""
+    from kubernetes import client, config
+
+    admin = client.CoreV1Api(rbac.admin)
+    admin.create_namespaced_secret(TEAM, {"metadata": {"name": "payments-db"}, "stringData": {"password": "hunter2"}})
+    as_api = config.new_client_from_config(config_file=str(rbac.kubeconfigs[API_SA]))
+    try:
+        core = client.CoreV1Api(as_api)
+        attempts = {
+            "patch": lambda: core.patch_namespaced_secret(
+                "payments-db", TEAM, [{"op": "test", "path": "/metadata/name", "value": "payments-db"}]
+            ),
+            "delete": lambda: core.delete_namespaced_secret("payments-db", TEAM),
+            "create": lambda: core.create_namespaced_secret(TEAM, {"metadata": {"name": "anything"}, "stringData": {"k": "v"}}),
+            "create unlabelled": lambda: core.create_namespaced_secret(
+                TEAM, {"metadata": {"name": "fake-s3-credentials"}, "stringData": {"k": "v"}}
+            ),
+        }
+        for what, attempt in attempts.items():
+            with pytest.raises(client.ApiException) as refused:
+                attempt()
+            assert refused.value.status in (403, 422), what
+            assert "darkroom-api-secrets" in refused.value.body and "hunter2" not in refused.value.body, what
+        ours = {"name": "fine-s3-credentials", "labels": {"app.kubernetes.io/managed-by": "darkroom-control-panel"}}
+        core.create_namespaced_secret(TEAM, {"metadata": ours, "stringData": {"accessKey": "a", "secretKey": "s"}})
+        core.delete_namespaced_secret("fine-s3-credentials", TEAM)
+    finally:
+        as_api.close()
+    assert admin.read_namespaced_secret("payments-db", TEAM).data == {"password": "aHVudGVyMg=="}

@@ -21,6 +21,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +54,17 @@ def _stop(proc: subprocess.Popen[str]) -> tuple[int, str]:
     return proc.returncode, out
 
 
-def _curl(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], Any]:
+def _curl(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Message, Any]:
+    """(status, headers — looked up case-insensitively, as HTTP names are —, parsed JSON body)."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             raw = response.read()
-            return response.status, dict(response.headers), json.loads(raw) if raw else None
+            return response.status, response.headers, json.loads(raw) if raw else None
     except urllib.error.HTTPError as e:
         raw = e.read()
-        return e.code, dict(e.headers), json.loads(raw) if raw else None
+        return e.code, e.headers, json.loads(raw) if raw else None
 
 
 def test_embedded_stack_starts_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:

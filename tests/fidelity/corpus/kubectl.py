@@ -4,6 +4,8 @@ printing, api-resources. Outputs are compared after the same normalisation as HT
 
 from __future__ import annotations
 
+import time
+
 from devcluster.resources import BUILTINS
 from fidelity.corpus import sequence
 from fidelity.corpus.common import group_of, install_crd, openapi_published, widget_crd
@@ -93,6 +95,11 @@ def explain(s: Side) -> None:
     install_crd(s, widget_crd(s), record=False)
     group = group_of(s)
     published = openapi_published(s, f"apis/{group}/v1")
+    # kube-apiserver publishes a new CRD's discovery and OpenAPI documents a moment after the CRD is
+    # Established, and kubectl caches both: wait, unrecorded, until kubectl can explain the kind at all.
+    deadline = time.monotonic() + 30
+    while not s.kubectl_output("explain", f"widgets.{group}") and time.monotonic() < deadline:
+        time.sleep(0.5)
     s.kubectl("explain-crd", "explain", f"widgets.{group}.spec.ports.protocol")
     s.kubectl("explain-crd-root", "explain", f"widgets.{group}")
     s.kubectl("explain-unknown-field", "explain", "configmap.nothing")

@@ -3,11 +3,14 @@
 ``ops_access`` (session) starts the API's informer cache once; ``make_app(**settings)`` builds apps
 on it (several apps may share it: each gets its own metrics registry and /watch broadcaster);
 ``serve(app)`` runs an app in a threaded werkzeug server on a free port (for streams and raw HTTP);
+``serve_front(app)`` runs it the way production does (the ASGI front of :mod:`backend.asgi` on
+uvicorn with the header-deadline protocol of :mod:`backend.workers`) on its own event-loop thread;
 ``darkrooms`` creates, changes and deletes Darkroom objects straight through the API server.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,14 +18,16 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from support import ClusterProcess, free_port
+from support import ClusterProcess, free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import watching
+from backend import state, watching
 from backend.access import ClusterAccess
 from backend.app import create_app
+from backend.asgi import Front
 from backend.serving import RequestHandler
 from backend.settings import ApiSettings
+from backend.workers import header_deadline
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 
@@ -71,6 +76,41 @@ def serve() -> Iterator[Callable[[Flask], str]]:
         thread.join(10)
 
 
+@pytest.fixture
+def serve_front() -> Iterator[Callable[[Flask], str]]:
+    import uvicorn
+
+    servers: list[tuple[Any, threading.Thread, Flask]] = []
+
+    def start(app: Flask) -> str:
+        settings = app.extensions[state.EXTENSION].settings
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        config = uvicorn.Config(
+            Front(app, settings=settings),
+            http=header_deadline(settings.header_timeout_s),
+            ws="none",
+            interface="asgi3",
+            lifespan="off",
+            access_log=False,
+            log_config=None,
+            loop="asyncio",
+            timeout_graceful_shutdown=2,
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="test-front", daemon=True)
+        thread.start()
+        servers.append((server, thread, app))
+        wait_for(lambda: server.started, message="the front to listen")
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    yield start
+    for server, thread, app in servers:
+        watching.close(app)
+        server.should_exit = True
+        thread.join(10)
+
+
 class Darkrooms:
     """Darkroom objects written straight to the API server (not through the app under test)."""
 
@@ -108,10 +148,21 @@ def darkrooms(api_client: Any, namespace: str) -> Darkrooms:
 class SseStream:
     """A raw Server-Sent Events client over one http.client connection (no EventSource semantics added)."""
 
-    def __init__(self, base_url: str, path: str = "/watch", *, headers: dict[str, str] | None = None, timeout_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        path: str = "/watch",
+        *,
+        headers: dict[str, str] | None = None,
+        timeout_s: float = 15.0,
+        source: str | None = None,
+    ) -> None:
+        """``source``: the local address to connect from (127.0.0.2, ...: another client on loopback)."""
         import http.client
 
-        self.connection = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=timeout_s)
+        self.connection = http.client.HTTPConnection(
+            base_url.removeprefix("http://"), timeout=timeout_s, source_address=(source, 0) if source else None
+        )
         self.connection.request("GET", path, headers={"Accept": "text/event-stream", **(headers or {})})
         self.response = self.connection.getresponse()
         self.status = self.response.status

@@ -5,7 +5,12 @@ Covers: it starts against the session devcluster with settings from the environm
 chunked response, not a connection cut at the graceful timeout) and the process exits 0; the log
 (gunicorn access and error log, app log) never contains the token, even when a client puts it in
 a query string or a login form, and access lines carry no query strings; off loopback without a
-token gunicorn refuses to start.
+token gunicorn refuses to start, also when only ``--bind`` / ``GUNICORN_CMD_ARGS`` put it there
+(the addresses actually bound are checked); 40 open /watch streams plus 40 clients sending headers
+or a body a byte at a time leave /healthz and GET /darkrooms answering at once; request data in a
+path (``%0a``, ``%1b``) cannot forge a log line or write a terminal escape; behind a trusted proxy
+(``X-Forwarded-Proto: https`` from a ``FORWARDED_ALLOW_IPS`` address) the session cookie is Secure
+and responses carry HSTS, and a request not from a trusted proxy gets neither.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from __future__ import annotations
 import http.client
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,10 +34,10 @@ from .conftest import SseStream
 TOKEN = "gunicorn-Sentinel-4b7e91c2d3f0a8"
 
 
-def gunicorn(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def gunicorn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), "backend.wsgi:app"],
+            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), *args, "backend.wsgi:app"],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT), **env},
             stdout=out,
@@ -113,3 +121,115 @@ def test_refuses_to_start_off_loopback_without_token(kube: ClusterProcess, tmp_p
     proc = gunicorn({**env, "DARKROOM_API_API_TOKEN": ""}, log)
     assert proc.wait(60) != 0
     assert "refusing to serve on 0.0.0.0" in log.read_text()
+
+
+@pytest.mark.parametrize("how", ["GUNICORN_CMD_ARGS", "-b"])
+def test_refuses_to_serve_on_a_bound_address_off_loopback_without_token(how: str, kube: ClusterProcess, tmp_path: Path) -> None:
+    log = tmp_path / "gunicorn.log"
+    port = free_port()
+    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_API_TOKEN": "", "PORT": str(free_port())}
+    if how == "-b":
+        proc = gunicorn(env, log, "-b", f"0.0.0.0:{port}")
+    else:
+        proc = gunicorn({**env, "GUNICORN_CMD_ARGS": f"--bind 0.0.0.0:{port}"}, log)
+    try:
+        assert proc.wait(60) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    text = log.read_text()
+    assert f"refusing to serve on 0.0.0.0:{port}" in text, text
+    assert "Booting worker" not in text
+
+
+def trickle(port: int, head: bytes, stop: threading.Event) -> None:
+    """A slow client: ``head`` in full, then one more byte every 0.5 s until ``stop`` (or the server hangs up)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head)
+        while not stop.wait(0.5):
+            try:
+                sock.sendall(b"x")
+            except OSError:
+                return
+
+
+@pytest.mark.slow
+def test_streams_and_slow_clients_do_not_starve_the_api(server: tuple[subprocess.Popen[bytes], int, Path]) -> None:
+    _, port, log = server
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    streams = []
+    stop = threading.Event()
+    slow = [
+        threading.Thread(target=trickle, args=(port, b"GET /darkrooms HTTP/1.1\r\nHost: x\r\nX-Slow: ", stop), daemon=True)
+        for _ in range(20)
+    ] + [
+        threading.Thread(
+            target=trickle,
+            args=(
+                port,
+                f"POST /darkrooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 500\r\n\r\n".encode(),
+                stop,
+            ),
+            daemon=True,
+        )
+        for _ in range(20)
+    ]
+    try:
+        for i in range(40):  # from four client addresses: below the per-client cap
+            stream = SseStream(f"http://127.0.0.1:{port}", "/watch", headers=bearer, timeout_s=5, source=f"127.0.0.{2 + i % 4}")
+            streams.append(stream)
+            assert stream.status == 200
+            assert stream.next()["event"] == "ready"  # type: ignore[index]
+        for thread in slow:
+            thread.start()
+        time.sleep(1.0)
+        for _ in range(5):
+            started = time.monotonic()
+            assert status(port, "/healthz") == 200
+            assert status(port, "/darkrooms", headers=bearer) == 200
+            assert time.monotonic() - started < 2.0
+    finally:
+        stop.set()
+        for stream in streams:
+            stream.close()
+        for thread in slow:
+            if thread.ident is not None:
+                thread.join(5)
+    assert "Traceback" not in log.read_text()
+
+
+def test_request_data_cannot_forge_log_lines(server: tuple[subprocess.Popen[bytes], int, Path]) -> None:
+    _, port, log = server
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    assert status(port, "/darkrooms/default/x%0aFORGED-LINE", headers=bearer) == 404
+    assert status(port, "/darkrooms/default/x%0d%0aFORGED-CRLF", headers=bearer) == 404
+    assert status(port, "/darkrooms/default/x%1b[31mRED", headers=bearer) == 404
+    assert status(port, "/x%0aFORGED-UNAUTHENTICATED") == 401
+    wait_for(lambda: "RED" in log.read_text(), message="the access line")
+    text = log.read_bytes()
+    assert b"\x1b" not in text
+    assert b"\r" not in text
+    lines = text.decode().splitlines()
+    assert not [line for line in lines if line.startswith("FORGED")], lines
+    assert [line for line in lines if "x%0aFORGED-LINE" in line or "x\\x0aFORGED-LINE" in line]
+
+
+def test_secure_cookie_and_hsts_behind_a_trusted_proxy(server: tuple[subprocess.Popen[bytes], int, Path]) -> None:
+    _, port, _ = server
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    https = {"X-Forwarded-Proto": "https"}
+    # gunicorn's FORWARDED_ALLOW_IPS defaults to loopback's 127.0.0.1 and ::1: 127.0.0.2 is not a trusted proxy.
+    for source, forwarded, secure in (("127.0.0.1", https, True), ("127.0.0.2", https, False), ("127.0.0.1", {}, False)):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+        try:
+            connection.request("POST", "/login", body=f"token={TOKEN}&next=/".encode(), headers={**form, **forwarded})
+            response = connection.getresponse()
+            assert response.status == 303
+            cookie = response.headers["Set-Cookie"]
+            assert ("Secure" in cookie) is secure, cookie
+            assert ("Strict-Transport-Security" in response.headers) is secure
+            if secure:
+                assert response.headers["Strict-Transport-Security"].startswith("max-age=")
+        finally:
+            connection.close()

@@ -2,8 +2,8 @@
 
 Covers: no CORS header without an allowlist; an allowed origin gets exactly itself back (simple and
 preflight requests), never ``*`` and never credentials; other origins get nothing; security
-headers on every response; off loopback without a token the settings refuse to start; with a
-token every endpoint but /healthz, /readyz and /login answers 401 problem+json with
+headers on every response, HSTS on those served over https (and only those); off loopback
+without a token the settings refuse to start; with a token every endpoint but /healthz, /readyz and /login answers 401 problem+json with
 ``WWW-Authenticate: Bearer`` (browsers are redirected to /login, htmx gets HX-Redirect), a valid
 bearer token or the session cookie from POST /login passes, the cookie is HttpOnly, SameSite=Strict
 and Secure over https, is bound to the token, refuses cross-site writes, and /logout clears it; a
@@ -82,6 +82,15 @@ def test_security_headers(make_app: Callable[..., Flask]) -> None:
         assert headers["X-Frame-Options"] == "DENY"
         assert headers["Referrer-Policy"] == "no-referrer"
         assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+
+
+def test_hsts_only_over_https(make_app: Callable[..., Flask]) -> None:
+    client = make_app().test_client()
+    for path in ("/healthz", "/no-such-page", "/login"):
+        assert client.get(path, base_url="https://localhost").headers["Strict-Transport-Security"] == "max-age=31536000", path
+        assert "Strict-Transport-Security" not in client.get(path).headers, path
+    off = make_app(hsts_max_age_s=0).test_client()
+    assert "Strict-Transport-Security" not in off.get("/healthz", base_url="https://localhost").headers
 
 
 def test_off_loopback_needs_a_token(make_app: Callable[..., Flask]) -> None:
