@@ -4,7 +4,8 @@
 and entry points). Reads go through informers of Darkrooms, Tasks, Events and Namespaces;
 writes go straight to the API server through :class:`cluster.CachedClient`. The API never reads
 Secrets: it only writes the credential Secrets it owns, so it needs no Secret informer (and no
-list/watch permission on Secrets).
+list/watch permission on Secrets). It also watches the one ConfigMap that lists logged-out sessions
+(:mod:`backend.revocation`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from backend import revocation
 from backend.settings import ApiSettings
 from cluster import (
+    CONFIGMAPS,
     DARKROOMS,
     EVENTS,
     NAMESPACES,
@@ -62,6 +65,9 @@ class ClusterAccess:
         cache.add(TASKS, namespace=settings.namespace)
         cache.add(EVENTS, namespace=settings.namespace, indexers={TASK_UID: by_label(TASK_UID_LABEL), INVOLVED_UID: by_involved_uid})
         cache.add(NAMESPACES)
+        # The shared list of logged-out sessions (consulted only when authentication is on; an absent
+        # namespace just lists empty).
+        cache.add(CONFIGMAPS, namespace=settings.session_namespace, label_selector=revocation.SELECTOR)
         cache.start()
         cache.wait_for_sync(settings.cache_sync_timeout_s)
         client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager))

@@ -11,8 +11,17 @@ random per-process key, bound to the token so changing the token logs everyone o
 401 problem+json with ``WWW-Authenticate: Bearer``; a browser navigating (``Accept: text/html``)
 is redirected to ``/login?next=...`` instead, and an htmx request gets ``HX-Redirect``. Requests
 authenticated by cookie that change something must not come from another site (``Origin`` /
-``Sec-Fetch-Site``), on top of SameSite=Strict; neither may a logout. The token is never
+``Sec-Fetch-Site``), on top of SameSite=Strict; neither may a logout. A logout ends the session
+everywhere: its id is revoked in the list all replicas share (:mod:`backend.revocation`), so a copy
+of the cookie stops working too. After ``settings.auth_failures_max`` wrong tokens (header or login
+form) from one client address within ``settings.auth_failure_window_s``, that client's attempts get
+429 with ``Retry-After`` until the window has passed, even with the right token. The token is never
 accepted in a query string and never logged or echoed.
+
+Host header (DNS rebinding): a request whose ``Host`` names a host outside ``settings.host_names``
+(by default the loopback names while the API runs open on loopback) is refused with 400 before
+anything else, so a page of another site whose name resolves to 127.0.0.1 cannot use the API.
+``/healthz`` and ``/readyz`` answer any host (kubelet probes use the pod IP).
 
 Over https (``request.is_secure``: TLS, or ``X-Forwarded-Proto`` from a proxy gunicorn trusts through
 ``FORWARDED_ALLOW_IPS``) responses carry ``Strict-Transport-Security: max-age=settings.hsts_max_age_s``.
@@ -28,6 +37,9 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
+import time
+from collections import deque
 from urllib.parse import urlencode, urlsplit
 
 from flask import Flask, Response, redirect, render_template, request
@@ -35,7 +47,9 @@ from flask_cors import CORS
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Response as BaseResponse
 
+from backend import state
 from backend.problems import Problem
+from backend.revocation import Revocations
 from backend.settings import ApiSettings
 
 SESSION_COOKIE = "darkroom_session"
@@ -57,7 +71,8 @@ FRAME_ANCESTORS = "frame-ancestors 'none'"
 
 
 class Sessions:
-    """Signs and checks session cookies; a cookie is valid only for the token it was issued for."""
+    """Signs and checks session cookies; a cookie is valid only for the token it was issued for and
+    until its session is revoked (logout). Each cookie carries a random session id."""
 
     def __init__(self, *, token: str, secret_key: str | None) -> None:
         key = secret_key.encode() if secret_key else secrets.token_bytes(32)
@@ -70,15 +85,64 @@ class Sessions:
         return hmac.compare_digest(candidate.encode(), self._token)
 
     def issue(self) -> str:
-        return self._serializer.dumps({"b": self._binding})
+        return self._serializer.dumps({"b": self._binding, "s": secrets.token_urlsafe(16)})
 
-    def valid(self, cookie: str) -> bool:
+    def session_id(self, cookie: str) -> str | None:
+        """The id of a well-signed, unexpired cookie issued for the current token (not checked for revocation)."""
         try:
             payload = self._serializer.loads(cookie, max_age=SESSION_MAX_AGE_S)
         except BadSignature:  # includes SignatureExpired
-            return False
-        binding = payload.get("b") if isinstance(payload, dict) else None
-        return isinstance(binding, str) and hmac.compare_digest(binding, self._binding)
+            return None
+        if not isinstance(payload, dict):
+            return None
+        binding, session = payload.get("b"), payload.get("s")
+        if not isinstance(binding, str) or not hmac.compare_digest(binding, self._binding) or not isinstance(session, str):
+            return None
+        return session
+
+
+def _revocations(settings: ApiSettings) -> Revocations:
+    return Revocations(client=state.current().access.client, namespace=settings.session_namespace)
+
+
+class FailedAttempts:
+    """Wrong tokens per client address in a sliding window (this process's view; each replica limits on its own)."""
+
+    def __init__(self, *, limit: int, window_s: float) -> None:
+        self.limit, self.window_s = limit, window_s
+        self._lock = threading.Lock()
+        self._seen: dict[str, deque[float]] = {}
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        times = self._seen.setdefault(client, deque())
+        while times and times[0] <= now - self.window_s:
+            times.popleft()
+        return times
+
+    def retry_after_s(self, client: str) -> int:
+        """0 when the client may try; else seconds until its oldest recent failure leaves the window."""
+        now = time.monotonic()
+        with self._lock:
+            times = self._recent(client, now)
+            if len(times) < self.limit:
+                if not times:
+                    self._seen.pop(client, None)
+                return 0
+            return max(1, int(times[0] + self.window_s - now + 0.999))
+
+    def failed(self, client: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._recent(client, now).append(now)
+            if len(self._seen) > 10_000:  # bound the memory an address-spraying client can take
+                for key in [k for k, v in self._seen.items() if not v or v[-1] <= now - self.window_s]:
+                    del self._seen[key]
+
+
+def _too_many(attempts: FailedAttempts) -> None:
+    wait_s = attempts.retry_after_s(request.remote_addr or "")
+    if wait_s:
+        raise Problem(429, f"too many wrong tokens from this address; try again in {wait_s} s", headers={"Retry-After": str(wait_s)})
 
 
 def safe_next(value: str | None) -> str:
@@ -96,13 +160,44 @@ def login_url(next_path: str) -> str:
 
 
 def register(app: Flask, *, settings: ApiSettings) -> None:
-    """Install CORS, security headers and (when a token is set) authentication plus /login and /logout."""
+    """Install the Host check, CORS, security headers and (when a token is set) authentication plus /login and /logout."""
+    _register_host_check(app, settings)
     _register_cors(app, settings)
     _register_headers(app, settings=settings)
     sessions = Sessions(token=settings.api_token, secret_key=settings.secret_key) if settings.api_token else None
-    _register_login(app, settings=settings, sessions=sessions)
+    attempts = FailedAttempts(limit=settings.auth_failures_max, window_s=settings.auth_failure_window_s)
+    _register_login(app, settings=settings, sessions=sessions, attempts=attempts)
     if sessions is not None:
-        _register_authentication(app, settings=settings, sessions=sessions)
+        _register_authentication(app, settings=settings, sessions=sessions, attempts=attempts)
+
+
+PROBES = frozenset({"/healthz", "/readyz"})
+
+
+def _host_name(host: str) -> str:
+    """``Host`` without its port, lower case (``[::1]:5000`` → ``::1``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _register_host_check(app: Flask, settings: ApiSettings) -> None:
+    allowed = settings.host_names
+    if allowed is None:
+        return
+
+    @app.before_request
+    def _check_host() -> None:
+        if request.path in PROBES:
+            return
+        name = _host_name(request.headers.get("Host", ""))
+        if name not in allowed:
+            raise Problem(
+                400,
+                f"the Host header names a host this API does not serve (DNS rebinding protection); "
+                f"allowed: {', '.join(sorted(allowed))} (set DARKROOM_API_ALLOWED_HOSTS)",
+            )
 
 
 def _register_cors(app: Flask, settings: ApiSettings) -> None:
@@ -158,7 +253,7 @@ def cross_site(settings: ApiSettings) -> bool:
     return origin.lower().rstrip("/") not in {allowed.lower() for allowed in settings.allowed_origins}
 
 
-def _register_authentication(app: Flask, *, settings: ApiSettings, sessions: Sessions) -> None:
+def _register_authentication(app: Flask, *, settings: ApiSettings, sessions: Sessions, attempts: FailedAttempts) -> None:
     @app.before_request
     def _authenticate() -> BaseResponse | None:
         if request.method == "OPTIONS":
@@ -167,12 +262,15 @@ def _register_authentication(app: Flask, *, settings: ApiSettings, sessions: Ses
             return None
         header = request.headers.get("Authorization")
         if header is not None:
+            _too_many(attempts)
             scheme, _, credentials = header.strip().partition(" ")
             if scheme.lower() == "bearer" and sessions.token_matches(credentials.strip()):
                 return None
+            attempts.failed(request.remote_addr or "")
             return _unauthorized("the bearer token is not valid", error="invalid_token")
         cookie = request.cookies.get(SESSION_COOKIE)
-        if cookie is not None and sessions.valid(cookie):
+        session = sessions.session_id(cookie) if cookie is not None else None
+        if session is not None and not _revocations(settings).revoked(session):
             if request.method not in SAFE_METHODS and cross_site(settings):
                 raise Problem(403, "cross-site requests with the session cookie are refused; use a bearer token")
             return None
@@ -190,7 +288,7 @@ def _unauthorized(detail: str, *, error: str | None = None) -> Response:
     return Problem(401, detail, headers=headers).response()
 
 
-def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | None) -> None:
+def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | None, attempts: FailedAttempts) -> None:
     def login_page(*, status: int, error: str | None, next_path: str) -> Response:
         html = render_template("login.html", error=error, next=next_path)
         return Response(html, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
@@ -275,7 +373,9 @@ def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | N
             raise Problem(400, "the request has no 'token'", errors={"token": ["Missing data for required field."]})
         if sessions is None:
             return redirect(next_path, 303) if as_form else Response(status=204)
+        _too_many(attempts)
         if not sessions.token_matches(token):
+            attempts.failed(request.remote_addr or "")
             if as_form:
                 return login_page(status=401, error="That token is not valid.", next_path=next_path)
             return _unauthorized("the token is not valid", error="invalid_token")
@@ -313,6 +413,10 @@ def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | N
         """
         if cross_site(settings):
             raise Problem(403, "logging out from another site is refused")
+        cookie = request.cookies.get(SESSION_COOKIE)
+        session = sessions.session_id(cookie) if sessions is not None and cookie is not None else None
+        if session is not None:  # every replica stops accepting this session, copies of the cookie included
+            _revocations(settings).revoke(session, expires_at=time.time() + SESSION_MAX_AGE_S)
         response = redirect("/login", 303) if _wants_html() else Response(status=204)
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict", secure=request.is_secure)
         return response

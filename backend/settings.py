@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 ENV_PREFIX = "DARKROOM_API_"
 
 
@@ -36,6 +37,12 @@ class ApiSettings:
     Live updates: ``sse_heartbeat_s`` between SSE comments on an idle ``/watch``; ``sse_history``
     events kept for ``Last-Event-ID`` resume.
     Pagination: ``page_size_max`` largest ``limit`` accepted.
+    Sessions and abuse: ``session_namespace`` holds the shared list of logged-out sessions
+    (:mod:`backend.revocation`; the API's own namespace); after ``auth_failures_max`` wrong tokens
+    from one client within ``auth_failure_window_s`` its further attempts get 429 until the window
+    has passed. ``allowed_hosts``: comma-separated host names the ``Host`` header may name (DNS
+    rebinding protection); empty: the loopback names while bound to loopback, any host when a token
+    is required (then the token protects). Probes (``/healthz``, ``/readyz``) answer any host.
     Across replicas: ``consistency_wait_s`` how long a read carrying a consistency token waits for
     this replica's cache to reach the client's own write (:mod:`backend.consistency`), then 503.
     Serving limits (production server, :mod:`backend.asgi`): ``request_threads`` run the Flask
@@ -62,6 +69,10 @@ class ApiSettings:
     sse_history: int = 1000
     page_size_max: int = 1000
     consistency_wait_s: float = 5.0
+    session_namespace: str = "darkroom-system"
+    auth_failures_max: int = 10
+    auth_failure_window_s: float = 60.0
+    allowed_hosts: str = ""
     log_level: str = "INFO"
     request_threads: int = 32
     stream_max_per_client: int = 32
@@ -74,6 +85,14 @@ class ApiSettings:
     @property
     def allowed_origins(self) -> tuple[str, ...]:
         return tuple(o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip())
+
+    @property
+    def host_names(self) -> frozenset[str] | None:
+        """The host names the Host header may carry (lower case, no port); None: any."""
+        listed = frozenset(h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip())
+        if listed:
+            return listed
+        return LOOPBACK_NAMES if self.on_loopback else None
 
     @property
     def on_loopback(self) -> bool:

@@ -51,6 +51,10 @@ API_CLUSTER = {
     ("", "namespaces", NONE): {"list", "watch"},
     ("", "secrets", NONE): {"create", "patch", "delete"},
 }
+API_SESSIONS = {
+    ("", "configmaps", NONE): {"list", "watch", "create"},
+    ("", "configmaps", frozenset({"darkroom-api-sessions"})): {"patch"},
+}
 
 
 def as_sets(table: dict[Any, frozenset[str]]) -> dict[Any, set[str]]:
@@ -71,7 +75,8 @@ def test_operator_verbs_are_exactly_these(overlay: str, rendered: dict[str, list
 def test_api_verbs_are_exactly_these(overlay: str, rendered: dict[str, list[dict[str, Any]]]) -> None:
     granted = grants(rendered[overlay], API_SA)
     assert as_sets(verb_table(list(granted.cluster))) == API_CLUSTER
-    assert granted.namespaced == {}
+    assert set(granted.namespaced) == {NAMESPACE}, "the logged-out sessions list only in the API's own namespace"
+    assert as_sets(verb_table(list(granted.namespaced[NAMESPACE]))) == API_SESSIONS
 
 
 @pytest.mark.kubectl

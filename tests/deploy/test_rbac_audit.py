@@ -23,10 +23,13 @@ Then the converse: every (group, resource, verb) granted was used, except the on
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +54,15 @@ GRANTED_BUT_NOT_REQUESTED = {
     # reconciler sets blockOwnerDeletion on a child's ownerReference to a Darkroom.
     ("operator", "deployments.example.com", "darkrooms/finalizers", "update"),
 }
+
+
+def status_of_with(url: str, headers: dict[str, str]) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as e:
+        e.close()
+        return int(e.code)
 
 
 def audit_requests(path: Path, agent: str) -> list[tuple[Request, int]]:
@@ -244,6 +256,16 @@ def test_real_requests_stay_within_the_rendered_rbac(
         # A write with an If-Match the cache does not know makes the API re-read the object from the server first.
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"replicas": 1}, "application/merge-patch+json", if_match='"1"')
         assert code == 412, body
+        # A dashboard session: logging out revokes it in the sessions ConfigMap every replica watches.
+        login = urllib.request.Request(
+            base + "/login", data=json.dumps({"token": token}).encode(), method="POST", headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(login, timeout=30) as response:
+            cookie = response.headers["Set-Cookie"].split(";", 1)[0]
+        logout = urllib.request.Request(base + "/logout", method="POST", headers={"Cookie": cookie})
+        with urllib.request.urlopen(logout, timeout=30) as response:
+            assert response.status == 204
+        assert status_of_with(base + "/metrics", {"Cookie": cookie}) == 401
         for path in ("/darkrooms", "/tasks", "/combinedtasks", "/namespaces", f"/darkrooms/{TEAM}/web", "/metrics"):
             code, body = http("GET", base + path, token)
             assert code == 200, (path, body)

@@ -14,7 +14,9 @@ children and an Event, handles a Task (finalizer, labels, status, TaskCreated, t
 it is deleted) and releases its Lease on SIGTERM (the Lease is deleted first, so it must create it);
 the API (gunicorn, bearer token) becomes ready, creates an S3 Darkroom (credentials Secret), answers 412 to a stale If-Match after
 re-reading the object, switches the Darkroom to a WebFolder (Secret removed), lists tasks with their events and the
-namespaces, creates and deletes a Task and deletes the Darkroom. Runs on the real control plane only:
+namespaces, creates and deletes a Task, deletes the Darkroom, and logs a dashboard session in and
+out (the sessions ConfigMap is deleted first, so the logout must create it; the old cookie must
+then be refused). Runs on the real control plane only:
 devcluster authorizes nothing.
 """
 
@@ -227,6 +229,13 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
 
 
 def run_api_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
+    from kubernetes import client
+
+    try:  # a fresh start: the first logout must create the sessions ConfigMap
+        client.CoreV1Api(rbac.admin).delete_namespaced_config_map("darkroom-api-sessions", NAMESPACE)
+    except client.ApiException as e:
+        if e.status != 404:
+            raise
     suffix = uuid.uuid4().hex[:6]
     token, port = secrets.token_hex(16), free_port()
     env = component_env(API_SA, rbac.kubeconfigs[API_SA], {"api-token": token, "secret-key": secrets.token_hex(16)})
@@ -257,11 +266,54 @@ def run_api_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
         steps.expect("DELETE the Task", code in (202, 204), (code, body))
         code, body = http("DELETE", item, token)
         steps.expect("DELETE the Darkroom", code in (202, 204), (code, body))
+        session = login_cookie(base, token)
+        steps.expect("log in", session is not None)
+        steps.expect("log out", post_status(base + "/logout", {"Cookie": str(session)}) == 204)
+        steps.expect("the logged-out session refused", get_status(base + "/metrics", {"Cookie": str(session)}) == 401)
     except StopScenario:
         pass
     finally:
         process.stop()
     return steps.problems
+
+
+def login_cookie(base: str, token: str) -> str | None:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(
+        base + "/login", data=json.dumps({"token": token}).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            cookie = response.headers.get("Set-Cookie")
+    except OSError:
+        return None
+    return cookie.split(";", 1)[0] if cookie else None
+
+
+def _status(request: Any) -> int:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as e:
+        e.close()
+        return int(e.code)
+
+
+def post_status(url: str, headers: dict[str, str]) -> int:
+    import urllib.request
+
+    return _status(urllib.request.Request(url, method="POST", headers=headers))
+
+
+def get_status(url: str, headers: dict[str, str]) -> int:
+    import urllib.request
+
+    return _status(urllib.request.Request(url, headers=headers))
 
 
 SCENARIOS = {OPERATOR_SA: run_operator_scenario, API_SA: run_api_scenario}

@@ -13,6 +13,7 @@ cookies and HSTS through the real server: test_gunicorn.py.)
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from typing import Any
 
 import pytest
@@ -40,7 +41,9 @@ def seen(trusted: list[str], *, peer: str, headers: dict[str, str]) -> tuple[str
         "client": (peer, 40000),
         "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
     }
-    asyncio.run(ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None))  # type: ignore[arg-type]
+    # A thread of its own: the browser tests' Playwright (sync API) keeps an event loop running in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None)).result()  # type: ignore[arg-type]
     return result["scheme"], result["client"]
 
 

@@ -16,10 +16,13 @@ import http.client
 import logging
 from collections.abc import Callable
 from http.cookies import SimpleCookie
+from pathlib import Path
 
 import pytest
 from flask import Flask
+from support import ClusterProcess, wait_for
 
+from backend.access import ClusterAccess
 from backend.security import SESSION_COOKIE, safe_next
 from backend.settings import ApiSettings, UnsafeSettings
 
@@ -268,3 +271,62 @@ def test_token_never_logged(make_app: Callable[..., Flask], serve: Callable[[Fla
     messages = [r.getMessage() for r in caplog.records]
     assert any('"GET /metrics HTTP/1.1" 401' in m for m in messages)  # the query string is not logged
     assert not [m for m in messages if TOKEN in m]
+
+
+def test_a_copied_session_cookie_dies_at_logout_on_every_replica(
+    kube: ClusterProcess, make_app: Callable[..., Flask], namespace: str
+) -> None:
+    """Issue 12.11: logout revokes the session in the list every replica watches (here two apps with
+    caches of their own, sharing the signing key as deploy/'s replicas share its Secret)."""
+    settings = ApiSettings(kubeconfig=Path(kube.kubeconfig), session_namespace=namespace)
+    accesses = [ClusterAccess.start(settings, environ={}) for _ in range(2)]
+    try:
+        a, b = (
+            make_app(
+                access=access, host="0.0.0.0", api_token=TOKEN, secret_key="shared-signing-key", session_namespace=namespace
+            ).test_client()
+            for access in accesses
+        )
+        assert a.post("/login", json={"token": TOKEN}).status_code == 204
+        copied = a.get_cookie(SESSION_COOKIE)
+        assert copied is not None
+        b.set_cookie(SESSION_COOKIE, copied.value)
+        assert b.get("/metrics").status_code == 200  # the other replica honours the session
+        assert a.post("/logout").status_code == 204
+        a.set_cookie(SESSION_COOKIE, copied.value)  # a copy kept from before the logout
+        assert a.get("/metrics").status_code == 401
+        wait_for(lambda: b.get("/metrics").status_code == 401, timeout_s=10, message="the other replica to refuse the copy")
+        assert a.post("/login", json={"token": TOKEN}).status_code == 204  # a new session works
+        assert a.get("/metrics").status_code == 200
+    finally:
+        for access in accesses:
+            access.stop()
+
+
+def test_wrong_tokens_are_limited_per_client(make_app: Callable[..., Flask]) -> None:
+    """Issue 12.11: after 3 wrong tokens (header or login) an address waits out the window, right token or not."""
+    app = make_app(host="0.0.0.0", api_token=TOKEN, auth_failures_max=3, auth_failure_window_s=60)
+    guesser, other = app.test_client(), app.test_client()
+    guesser.environ_base["REMOTE_ADDR"], other.environ_base["REMOTE_ADDR"] = "198.51.100.7", "198.51.100.8"
+    assert guesser.get("/metrics", headers={"Authorization": "Bearer guess-1"}).status_code == 401
+    assert guesser.post("/login", json={"token": "guess-2"}).status_code == 401
+    assert guesser.get("/metrics", headers={"Authorization": "Bearer guess-3"}).status_code == 401
+    limited = guesser.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert limited.status_code == 429 and 0 < int(limited.headers["Retry-After"]) <= 60
+    assert guesser.post("/login", json={"token": TOKEN}).status_code == 429
+    assert other.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200  # per client
+
+
+def test_the_host_header_is_checked_against_dns_rebinding(make_app: Callable[..., Flask]) -> None:
+    """Issue 12.3: open on loopback, only the loopback names; with DARKROOM_API_ALLOWED_HOSTS, those."""
+    client = make_app().test_client()  # loopback, no token: the mode a rebinding attack targets
+    assert client.get("/darkrooms", headers={"Host": "attacker.example:5000"}).status_code == 400
+    rebound = client.post("/darkrooms", json={}, headers={"Host": "attacker.example:5000", "Origin": "http://attacker.example:5000"})
+    assert rebound.status_code == 400 and "DNS rebinding" in rebound.get_json()["detail"]
+    for host in ("localhost:5000", "127.0.0.1:5000", "[::1]:5000", "LOCALHOST"):
+        assert client.get("/darkrooms", headers={"Host": host}).status_code == 200, host
+    assert client.get("/healthz", headers={"Host": "10.244.0.7:5000"}).status_code == 200  # kubelet probes
+    named = make_app(host="0.0.0.0", api_token=TOKEN, allowed_hosts="panel.example.com").test_client()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert named.get("/metrics", headers={"Host": "panel.example.com", **auth}).status_code == 200
+    assert named.get("/metrics", headers={"Host": "other.example.com", **auth}).status_code == 400
