@@ -690,4 +690,3 @@ def _same_but_managed_times(new: dict[str, Any], old: dict[str, Any]) -> bool:
         return {**obj, "metadata": meta}
 
     return untimed(new) == untimed(old)
-
