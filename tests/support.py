@@ -64,8 +64,8 @@ def free_port() -> int:
 
 
 @dataclass
-class DevclusterProcess:
-    """A devcluster subprocess; restartable on the same port and data dir."""
+class _ServerProcess:
+    """What both kinds of cluster subprocess share: a data dir, a port, the process and stopping it."""
 
     data_dir: Path
     port: int = field(default_factory=free_port)
@@ -74,16 +74,32 @@ class DevclusterProcess:
     log_path: Path | None = None
 
     @property
+    def kubeconfig(self) -> Path:
+        return self.data_dir / "kubeconfig"
+
+    def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        code = self.proc.wait(timeout_s)
+        self.proc = None
+        return code
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+
+@dataclass
+class DevclusterProcess(_ServerProcess):
+    """A devcluster subprocess; restartable on the same port and data dir."""
+
+    @property
     def kind(self) -> ClusterKind:
         return "dev"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.data_dir / "kubeconfig"
 
     def start(self, timeout_s: float = 30.0) -> DevclusterProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -107,20 +123,9 @@ class DevclusterProcess:
                 time.sleep(0.05)
         raise RuntimeError("devcluster did not become ready")
 
-    def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 15.0) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        code = self.proc.wait(timeout_s)
-        self.proc = None
-        return code
-
-    def kill(self) -> None:
-        self.stop(signal.SIGKILL)
-
 
 @dataclass
-class RealclusterProcess:
+class RealclusterProcess(_ServerProcess):
     """``realcluster up`` as a subprocess (real etcd, kube-apiserver, controller manager, scheduler and a
     simulated node); restartable on the same port and data dir, which keeps every object.
 
@@ -129,12 +134,6 @@ class RealclusterProcess:
     (system:masters); :meth:`token` gives the token of another static user (``alice``, ``bob``).
     """
 
-    data_dir: Path
-    port: int = field(default_factory=free_port)
-    extra_args: list[str] = field(default_factory=list)
-    proc: subprocess.Popen[bytes] | None = None
-    log_path: Path | None = None
-
     @property
     def kind(self) -> ClusterKind:
         return "real"
@@ -142,10 +141,6 @@ class RealclusterProcess:
     @property
     def url(self) -> str:
         return f"https://127.0.0.1:{self.port}"
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.data_dir / "kubeconfig"
 
     @property
     def ca_path(self) -> Path:
@@ -173,17 +168,6 @@ class RealclusterProcess:
                 return self
             time.sleep(0.1)
         raise RuntimeError(f"realcluster was not ready within {timeout_s}s: {self.log_path.read_text()[-3000:]}")
-
-    def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        code = self.proc.wait(timeout_s)
-        self.proc = None
-        return code
-
-    def kill(self) -> None:
-        self.stop(signal.SIGKILL)
 
 
 @dataclass

@@ -23,6 +23,19 @@ from support import ROOT, ClusterProcess, Kubectl
 from .manifests import NAMESPACE, env_of
 
 
+def login_cookie(base: str, token: str) -> str | None:
+    """``name=value`` of the session cookie ``POST /login`` hands out for ``token`` (None: refused)."""
+    request = urllib.request.Request(
+        base + "/login", data=json.dumps({"token": token}).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            cookie = response.headers.get("Set-Cookie")
+    except OSError:
+        return None
+    return cookie.split(";", 1)[0] if cookie else None
+
+
 def service_account_kubeconfig(cluster: ClusterProcess, namespace: str, name: str, path: Path) -> Path:
     """A kubeconfig that authenticates as ServiceAccount ``namespace/name`` with a TokenRequest token (what
     a pod's projected token is). devcluster authenticates nobody: there it is the cluster's kubeconfig."""
@@ -99,9 +112,10 @@ def decoded(raw: bytes, content_type: str) -> Any:
     return json.loads(raw) if raw and "json" in content_type else raw.decode(errors="replace")
 
 
-def status_of(url: str) -> int:
+def status_of(url: str, *, method: str = "GET", headers: dict[str, str] | None = None, timeout_s: float = 2.0) -> int:
+    """The status code of one request (0 when nothing answers)."""
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method, headers=headers or {}), timeout=timeout_s) as response:
             return int(response.status)
     except urllib.error.HTTPError as e:
         e.close()

@@ -23,13 +23,10 @@ Then the converse: every (group, resource, verb) granted was used, except the on
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -38,7 +35,7 @@ import pytest
 from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
 
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, grants, one, render
-from .running import Process, http, resolve_env, service_account_kubeconfig, status_of
+from .running import Process, http, login_cookie, resolve_env, service_account_kubeconfig, status_of
 
 OPERATOR_AGENT, API_AGENT = "darkroom-operator/", "darkroom-control-panel-api/"
 TEAM = "team-a"
@@ -54,15 +51,6 @@ GRANTED_BUT_NOT_REQUESTED = {
     # reconciler sets blockOwnerDeletion on a child's ownerReference to a Darkroom.
     ("operator", "deployments.example.com", "darkrooms/finalizers", "update"),
 }
-
-
-def status_of_with(url: str, headers: dict[str, str]) -> int:
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as e:
-        e.close()
-        return int(e.code)
 
 
 def audit_requests(path: Path, agent: str) -> list[tuple[Request, int]]:
@@ -257,15 +245,10 @@ def test_real_requests_stay_within_the_rendered_rbac(
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"replicas": 1}, "application/merge-patch+json", if_match='"1"')
         assert code == 412, body
         # A dashboard session: logging out revokes it in the sessions ConfigMap every replica watches.
-        login = urllib.request.Request(
-            base + "/login", data=json.dumps({"token": token}).encode(), method="POST", headers={"Content-Type": "application/json"}
-        )
-        with urllib.request.urlopen(login, timeout=30) as response:
-            cookie = response.headers["Set-Cookie"].split(";", 1)[0]
-        logout = urllib.request.Request(base + "/logout", method="POST", headers={"Cookie": cookie})
-        with urllib.request.urlopen(logout, timeout=30) as response:
-            assert response.status == 204
-        assert status_of_with(base + "/metrics", {"Cookie": cookie}) == 401
+        cookie = login_cookie(base, token)
+        assert cookie is not None
+        assert status_of(base + "/logout", method="POST", headers={"Cookie": cookie}, timeout_s=30) == 204
+        assert status_of(base + "/metrics", headers={"Cookie": cookie}, timeout_s=30) == 401
         for path in ("/darkrooms", "/tasks", "/combinedtasks", "/namespaces", f"/darkrooms/{TEAM}/web", "/metrics"):
             code, body = http("GET", base + path, token)
             assert code == 200, (path, body)

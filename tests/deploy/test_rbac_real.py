@@ -35,7 +35,7 @@ import pytest
 from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
 
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, one, render
-from .running import Process, http, resolve_env, service_account_kubeconfig, status_of
+from .running import Process, http, login_cookie, resolve_env, service_account_kubeconfig, status_of
 
 TEAM = "team-rbac"
 # Each step takes about a second on the real control plane. With every rule a slow machine gets the
@@ -268,52 +268,13 @@ def run_api_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
         steps.expect("DELETE the Darkroom", code in (202, 204), (code, body))
         session = login_cookie(base, token)
         steps.expect("log in", session is not None)
-        steps.expect("log out", post_status(base + "/logout", {"Cookie": str(session)}) == 204)
-        steps.expect("the logged-out session refused", get_status(base + "/metrics", {"Cookie": str(session)}) == 401)
+        steps.expect("log out", status_of(base + "/logout", method="POST", headers={"Cookie": str(session)}, timeout_s=10) == 204)
+        steps.expect("the logged-out session refused", status_of(base + "/metrics", headers={"Cookie": str(session)}, timeout_s=10) == 401)
     except StopScenario:
         pass
     finally:
         process.stop()
     return steps.problems
-
-
-def login_cookie(base: str, token: str) -> str | None:
-    import json
-    import urllib.request
-
-    request = urllib.request.Request(
-        base + "/login", data=json.dumps({"token": token}).encode(), method="POST", headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            cookie = response.headers.get("Set-Cookie")
-    except OSError:
-        return None
-    return cookie.split(";", 1)[0] if cookie else None
-
-
-def _status(request: Any) -> int:
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as e:
-        e.close()
-        return int(e.code)
-
-
-def post_status(url: str, headers: dict[str, str]) -> int:
-    import urllib.request
-
-    return _status(urllib.request.Request(url, method="POST", headers=headers))
-
-
-def get_status(url: str, headers: dict[str, str]) -> int:
-    import urllib.request
-
-    return _status(urllib.request.Request(url, headers=headers))
 
 
 SCENARIOS = {OPERATOR_SA: run_operator_scenario, API_SA: run_api_scenario}
