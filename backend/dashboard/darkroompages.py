@@ -75,8 +75,10 @@ def events_of(uid: str) -> list[dict[str, Any]]:
     ]
 
 
-def children(namespace: str, name: str) -> list[dict[str, Any]]:
-    """ConfigMap, Deployment, Service and Ingress named after the Darkroom, read from the API server."""
+def children(namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
+    """ConfigMap, Deployment, Service and Ingress named after the Darkroom, read from the API server. An
+    object of that name the Darkroom does not control (the reconciler's ChildConflict) is shown as such,
+    never as a child."""
     client = state.current().access.client
     found: list[dict[str, Any]] = []
     resource: Resource
@@ -89,6 +91,10 @@ def children(namespace: str, name: str) -> list[dict[str, Any]]:
             continue
         except ClusterError as e:
             found.append({**entry, "detail": f"could not read it: {e.message}"})
+            continue
+        owners = obj["metadata"].get("ownerReferences") or ()
+        if not any(ref.get("controller") and ref.get("uid") == uid for ref in owners):
+            found.append({**entry, "detail": f"a {resource.kind} of this name exists but belongs to someone else (left alone)"})
             continue
         entry["exists"] = True
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
@@ -119,7 +125,7 @@ def detail(namespace: str, name: str) -> Response:
         "namespace": namespace,
         "name": name,
         "events": events_of(obj["uid"]),
-        "children": children(namespace, name),
+        "children": children(namespace, name, obj["uid"]),
         "saved": bool(request.args.get("saved")),
     }
     return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")

@@ -156,3 +156,23 @@ def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -
         assert "event: reset" not in first  # a known, recent position: no reload needed
     finally:
         stream.close()
+
+
+def test_an_object_someone_else_made_is_not_shown_as_a_child(http: Client, custom: Any, namespace: str, api_client: Any) -> None:
+    """The reconciler leaves a foreign Service of the Darkroom's name alone (ChildConflict); the detail page says so."""
+    from kubernetes import client
+
+    client.CoreV1Api(api_client).create_namespaced_service(
+        namespace, {"metadata": {"name": "billing"}, "spec": {"ports": [{"port": 8080}], "selector": {"app": "billing"}}}
+    )
+    body = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "metadata": {"name": "billing"},
+        "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/i"}, "subDomains": [f"billing-{namespace}"]},
+    }
+    custom.create_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", body)
+    wait_for(lambda: http.get(f"/ui/darkrooms/{namespace}/billing").status_code == 200, message="the Darkroom cached")
+    html = http.get(f"/ui/darkrooms/{namespace}/billing").get_data(as_text=True)
+    assert "a Service of this name exists but belongs to someone else (left alone)" in html
+    assert "port 8080" not in html
