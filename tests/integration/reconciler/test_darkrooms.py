@@ -328,7 +328,7 @@ def test_apply_failure_is_recorded_retried_and_recovers(harness: Harness) -> Non
     h = harness
     dr = create(h, "stuck")
     owner = {"apiVersion": dr["apiVersion"], "kind": "Darkroom", "name": "stuck", "uid": dr["metadata"]["uid"], "controller": True}
-    h.admin.create(
+    immutable = h.admin.create(
         CONFIGMAPS,
         {
             "metadata": {"name": "stuck", "namespace": h.namespace, "labels": LABELS, "ownerReferences": [owner]},
@@ -336,6 +336,7 @@ def test_apply_failure_is_recorded_retried_and_recovers(harness: Harness) -> Non
             "data": {"old": "x"},
         },
     )
+    h.settle(CONFIGMAPS, immutable)  # ours (labelled, controlled): in the reconciler's cache, not a foreign name
     for _ in range(2):
         with pytest.raises(Invalid):
             h.darkrooms.reconcile(h.key("stuck"))
