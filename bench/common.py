@@ -2,8 +2,10 @@
 
 Owns what every script needs around the thing it measures: a free 127.0.0.1 port, a devcluster
 subprocess (start, wait for ``/readyz``, stop) with the product's CRDs installed, a minimal
-keep-alive raw-socket HTTP/1.1 client (``Conn``), polling waits, per-process CPU time, percentiles
-and the machine part of a report's header line. The scripts run as ``python bench/<name>.py``, so
+keep-alive raw-socket HTTP/1.1 client (``Conn``; plain HTTP for devcluster, TLS with a bearer token
+for the real control plane, both described by an ``Endpoint``), polling waits, per-process CPU
+time, percentiles and the machine part of a report's header line. The real control plane itself
+(realcluster) and the audit logs of both servers are in ``servers.py``. The scripts run as ``python bench/<name>.py``, so
 ``bench/`` is on ``sys.path`` and they import this as ``from common import ...``. Never imported by
 the product or the tests.
 """
@@ -11,16 +13,19 @@ the product or the tests.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +68,16 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM exit through ``finally`` blocks (SystemExit), so the servers and operators a script
+    started are stopped and its temp dirs removed when it is terminated, as on Ctrl-C."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+
+
 def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 20.0, sig: int = signal.SIGTERM) -> None:
     """Signal our own child (by PID), SIGKILL it if it has not exited after ``timeout_s``."""
     if proc.poll() is None:
@@ -74,20 +89,70 @@ def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 20.0, sig: in
             proc.wait(5)
 
 
+@functools.cache
+def tls_context(ca_file: str) -> ssl.SSLContext:
+    """A client context trusting only ``ca_file``, HTTP/1.1 by ALPN (one per process and CA file)."""
+    context = ssl.create_default_context(cafile=ca_file)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an API server listens and how to reach it: plain HTTP (devcluster), or TLS verified
+    against ``ca_file`` with a bearer ``token`` (the real control plane). Picklable: worker
+    processes build their own TLS context from the file."""
+
+    port: int
+    ca_file: str = ""
+    token: str = ""
+    host: str = HOST
+
+    def connect(self, timeout_s: float) -> socket.socket:
+        """A connected socket (TCP_NODELAY), TLS-wrapped (handshake done) when ``ca_file`` is set."""
+        sock = socket.create_connection((self.host, self.port), timeout=timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if not self.ca_file:
+            return sock
+        try:
+            return tls_context(self.ca_file).wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
+
+    def headers(self, user_agent: str) -> bytes:
+        """The request headers every request carries (Host, User-Agent, Accept, Authorization)."""
+        auth = f"Authorization: Bearer {self.token}\r\n" if self.token else ""
+        return f"Host: {self.host}:{self.port}\r\nUser-Agent: {user_agent}\r\nAccept: application/json\r\n{auth}".encode()
+
+
+def as_endpoint(target: int | Endpoint) -> Endpoint:
+    """A bare port means plain HTTP on 127.0.0.1 (devcluster, gunicorn)."""
+    return target if isinstance(target, Endpoint) else Endpoint(target)
+
+
 class Conn:
     """A minimal keep-alive HTTP/1.1 client on a raw socket: far cheaper per request than http.client
     (which parses headers with the email package), so load generators stay light on 2 cores.
-    Handles exactly what devcluster and gunicorn send here: responses with a Content-Length.
+    Handles what devcluster, gunicorn and kube-apiserver send here: responses with a Content-Length,
+    or chunked (kube-apiserver, for bodies of more than ~2 KiB). ``target`` is a port (plain HTTP)
+    or an :class:`Endpoint` (TLS and a bearer token for the real control plane).
     Subclasses set ``USER_AGENT`` (the audit log tells the scripts apart by it) and ``RECV_BYTES``."""
 
     USER_AGENT = "bench/1"
     RECV_BYTES = 1 << 18
 
-    def __init__(self, port: int, timeout_s: float = 60.0) -> None:
-        self.sock = socket.create_connection((HOST, port), timeout=timeout_s)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.prefix = f"Host: {HOST}:{port}\r\nUser-Agent: {self.USER_AGENT}\r\nAccept: application/json\r\n".encode()
+    def __init__(self, target: int | Endpoint, timeout_s: float = 60.0) -> None:
+        endpoint = as_endpoint(target)
+        self.sock = endpoint.connect(timeout_s)
+        self.prefix = endpoint.headers(self.USER_AGENT)
         self.buf = bytearray()
+
+    def _fill(self) -> None:
+        chunk = self.sock.recv(self.RECV_BYTES)
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        self.buf += chunk
 
     def request(self, method: str, path: str, body: bytes | None = None, content_type: str = JSON) -> tuple[int, bytes]:
         head = b"%s %s HTTP/1.1\r\n" % (method.encode(), path.encode()) + self.prefix
@@ -105,7 +170,7 @@ class Conn:
         headers = bytes(buf[:end]).lower()
         at = headers.find(b"\r\ncontent-length:")
         if at < 0:
-            raise RuntimeError(f"response without Content-Length: {headers[:300]!r}")
+            return int(headers[9:12]), self._chunked(headers, end + 4)
         eol = headers.find(b"\r\n", at + 2)
         total = end + 4 + int(headers[at + 17 : eol if eol > 0 else len(headers)])
         while len(buf) < total:
@@ -116,6 +181,29 @@ class Conn:
         data = bytes(buf[end + 4 : total])
         del buf[:total]
         return int(headers[9:12]), data
+
+    def _chunked(self, headers: bytes, start: int) -> bytes:
+        """The body of a ``Transfer-Encoding: chunked`` response whose headers end at ``start`` in the buffer."""
+        if b"\r\ntransfer-encoding: chunked" not in headers:
+            raise RuntimeError(f"response with neither Content-Length nor chunked encoding: {headers[:300]!r}")
+        buf = self.buf
+        del buf[:start]
+        body = bytearray()
+        while True:
+            eol = buf.find(b"\r\n")
+            while eol < 0:
+                self._fill()
+                eol = buf.find(b"\r\n")
+            size = int(bytes(buf[:eol]).split(b";", 1)[0], 16)
+            if size == 0:  # last chunk; no trailers are sent here, just the closing CRLF
+                while len(buf) < eol + 4:
+                    self._fill()
+                del buf[: eol + 4]
+                return bytes(body)
+            while len(buf) < eol + 4 + size:
+                self._fill()
+            body += buf[eol + 2 : eol + 2 + size]
+            del buf[: eol + 4 + size]
 
     def expect(self, status: int, method: str, path: str, body: Any = None) -> dict[str, Any]:
         """Send ``body`` as JSON; the parsed JSON answer, RuntimeError unless the status is ``status``."""

@@ -1,27 +1,42 @@
-"""Benchmark devcluster: request throughput/latency and watch delivery latency, printed as a markdown table.
+"""Benchmark devcluster beside the real kube-apiserver: request throughput/latency and watch delivery latency.
 
 Never run by the test suite; run it with ``make bench`` or::
 
-    .venv/bin/python bench/devcluster.py            # full: median of 5 runs x 3 s per scenario (~3 min)
-    .venv/bin/python bench/devcluster.py --quick    # sanity run: 1 run x 0.5 s per scenario (~20 s)
+    .venv/bin/python bench/devcluster.py                # full: both servers, median of 5 runs x 3 s per scenario (~7 min)
+    .venv/bin/python bench/devcluster.py --server dev   # devcluster only (~3 min)
+    .venv/bin/python bench/devcluster.py --quick        # sanity run: 1 run x 0.5 s per scenario (~1.5 min)
+
+Prints ONE markdown table: with ``--server both`` (the default when ``realcluster/bin/realcluster``
+exists or ``scripts/build_realcluster.sh`` can build it; otherwise devcluster only, with a note on
+stderr) each metric has a devcluster ("dev") and a real control plane ("real") column, and the
+real/dev ratio for ops/s and p99.
 
 Method
 ------
-* Every scenario (one table row, or the two rows of a watch scenario) gets a fresh
-  ``python -m devcluster serve --port <free> --data-dir <tmp> --log-level WARNING`` subprocess,
-  waited for on ``/readyz`` and stopped afterwards (SIGTERM to its PID, SIGKILL after 15 s), so
-  scenarios do not influence each other through history size or object count. The runs of one
-  scenario share that server (create and watch runs each use their own namespace); a short,
-  discarded warm-up run comes first.
+* Servers: ``dev`` = ``python -m devcluster serve --port <free> --data-dir <tmp> --kubeconfig
+  <tmp> --log-level WARNING`` (plain HTTP, waited for on ``/readyz``); ``real`` = ``realcluster/bin/realcluster up``
+  (real etcd + kube-apiserver v1.37 + kube-controller-manager + kube-scheduler + a simulated node;
+  HTTPS with the cluster CA and the admin bearer token, waited for until it writes its kubeconfig).
+  Both are stopped by SIGTERM to their PID (see ``servers.py``).
+* Every scenario (one table row, or the two rows of a watch scenario) gets a fresh server of each
+  kind, devcluster first, so scenarios do not influence each other through history size or
+  object count. The runs of one scenario share that server (create and watch runs each use their
+  own namespace); a short, discarded warm-up run comes first.
 * Request scenarios (create = POST configmaps; get; list = GET a namespace holding 100 configmaps;
   patch = JSON merge patch of those configmaps) run N closed-loop clients, each a separate worker
   process (``multiprocessing``, fork) with one keep-alive connection driven by a minimal raw-socket
   HTTP/1.1 client (``Conn``: much cheaper per request than ``http.client``, whose header parsing
-  costs more than devcluster's answer to a get). A client sends its next request as soon as it has
-  read the previous answer. ops/s is the sum over clients of requests / elapsed; p50/p99 are over
-  every request of the run. "server CPU" is the server process's CPU time per wall second while
-  measuring (100% = one core busy; the server is one event-loop thread), which shows whether the
-  server or the load generators set the pace.
+  costs more than devcluster's answer to a get); against the real server the same client speaks
+  TLS (``ssl`` over the same socket; keep-alive, so one handshake per client) and sends the bearer
+  token. A client sends its next request as soon as it has read the previous answer. ops/s is the
+  sum over clients of requests / elapsed; p50/p99 are over every request of the run. "server CPU"
+  is CPU time per wall second while measuring (100% = one core busy): for dev the devcluster
+  process (one event-loop thread, so at most ~100%); for real kube-apiserver plus the
+  ``realcluster up`` process, which runs etcd (embedded) and the node simulator. The controller
+  manager and scheduler run too (the garbage collector, for one, watches every configmap); their
+  CPU is its own column ("kcm+sched CPU"). It shows whether the server or the load generators set
+  the pace. On the real server, every namespace also holds the ``kube-root-ca.crt`` configmap that
+  the controller manager publishes, so its list returns 101 items.
 * Watch delivery: ``--watchers`` raw streaming ``GET ...?watch=true`` requests on one namespace,
   spread over ``--watcher-procs`` processes (each multiplexes its sockets with ``selectors`` and
   decodes the chunked stream itself). Once all are registered (response headers received), a
@@ -31,8 +46,14 @@ Method
   minus the time the writer received the write's acknowledgement ("from write ack", the target
   metric), or minus the time it sent the write ("from write send": includes the write's own
   latency), joined on resourceVersion, over all (watcher, event) pairs. Every watcher must see
-  every write. ops/s is delivered events per second. All clocks are CLOCK_MONOTONIC
-  (``time.perf_counter``), shared by every process of the machine.
+  every write (events of objects the writer did not make, like the real server's
+  ``kube-root-ca.crt``, are skipped); a watch the server ends (kube-apiserver's watch cache closes
+  watchers that fall behind) is resumed from the last resourceVersion the watcher saw, and counted
+  in a footnote under the table. ops/s is delivered events per second. All clocks are
+  CLOCK_MONOTONIC (``time.perf_counter``), shared by every process of the machine. Over TLS the
+  watchers' non-blocking sockets are read until ``SSLWantReadError``, since a readable socket can
+  hold several TLS records and decrypted bytes wait inside the SSL object where the selector does
+  not see them.
 * Each metric is the median over ``--runs`` runs. Every loop is bounded in count and time; all
   traffic goes to 127.0.0.1.
 """
@@ -40,6 +61,7 @@ Method
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import multiprocessing as mp
@@ -47,42 +69,39 @@ import os
 import platform
 import selectors
 import shutil
-import socket
+import ssl
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
-from common import (
-    HOST,
-    JSON,
-    cpu_seconds,
-    free_port,
-    join_processes,
-    log,
-    machine_summary,
-    merged_latencies,
-    start_devcluster,
-    stop_process,
-)
+from common import JSON, Endpoint, exit_on_sigterm, join_processes, log, machine_summary, merged_latencies
 from common import Conn as BaseConn
 from common import nearest_rank as percentile
+from servers import ApiServer, RealServer, choose_servers, make_server, realcluster_version
 
 MAX_OPS_PER_CLIENT = 2_000_000  # hard bound on any client loop, whatever the duration
 MAX_WATCH_WRITES = 1_000_000
+MAX_WATCH_RESUMES = 1000  # per stream and run
 SCENARIOS = ("create", "get", "list", "patch", "watch", "watch-max")
 SENTINEL = "bench-stop"  # created after the measured writes: tells the watchers the run is over
+WRITTEN = "w-"  # prefix of the names the watch writer creates; watchers skip other objects
+UNRESPONSIVE = "watcher close due to unresponsiveness"  # kube-apiserver's log line when its watch cache drops a slow watcher
 LIST_SIZE = 100
 TARGET_WRITES_PER_S = 1000.0
 TARGET_WATCH_P99_MS = 50.0
 MERGE_PATCH = "application/merge-patch+json"
+CPU_NOTE = {
+    False: "server CPU: the devcluster process (one event-loop thread, so at most ~100%)",
+    True: "server CPU: dev = the devcluster process; real = kube-apiserver + the `realcluster up` process (embedded etcd, node "
+    "simulator); kcm+sched CPU = kube-controller-manager + kube-scheduler (real only); 100% = one core; ratios are real / dev",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,49 +117,22 @@ def machine_busy() -> float:
     return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
-class Server:
-    """One devcluster subprocess with a temporary data dir."""
-
-    def __init__(self) -> None:
-        self.data_dir = Path(tempfile.mkdtemp(prefix="devcluster-bench-"))
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout_s: float = 30.0) -> Server:
-        log_path, data = self.data_dir / "server.log", self.data_dir / "data"
-        try:
-            self.proc = start_devcluster(port=self.port, data_dir=data, log_path=log_path, timeout_s=timeout_s)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU time the server process has used so far (from /proc; 0 where unavailable)."""
-        return cpu_seconds(self.proc.pid) if self.proc is not None else 0.0
-
-    def log_tail(self) -> str:
-        path = self.data_dir / "server.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc, timeout_s=15)
-            self.proc = None
-        shutil.rmtree(self.data_dir, ignore_errors=True)
-
-    def __enter__(self) -> Server:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+@contextlib.contextmanager
+def fresh_server(kind: str) -> Iterator[ApiServer]:
+    """A started server of ``kind`` in a temporary dir, stopped and removed afterwards."""
+    work = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-server-"))
+    try:
+        with make_server(kind, work) as server:
+            yield server
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 class Conn(BaseConn):
     USER_AGENT = "devcluster-bench/1"
 
-    def __init__(self, port: int, timeout_s: float = 30.0) -> None:
-        super().__init__(port, timeout_s)
+    def __init__(self, endpoint: Endpoint, timeout_s: float = 30.0) -> None:
+        super().__init__(endpoint, timeout_s)
 
 
 def create_namespace(conn: Conn, name: str) -> None:
@@ -157,7 +149,7 @@ def cm_path(ns: str, name: str = "") -> str:
 
 @dataclass(frozen=True)
 class Job:
-    port: int
+    endpoint: Endpoint
     op: str  # create | get | list | patch
     namespace: str
     duration_s: float
@@ -191,7 +183,7 @@ def client_worker(job: Job, worker: int, barrier: Any, results: Any) -> None:
     out: dict[str, Any] = {"worker": worker, "count": 0, "elapsed": 0.0, "lat": b"", "errors": 0, "first_error": ""}
     try:
         make = request_maker(job, worker)
-        conn = Conn(job.port)
+        conn = Conn(job.endpoint)
         latencies = array("d")
         errors = 0
         first_error = ""
@@ -231,9 +223,25 @@ class RunResult:
     samples: int
     note: str = ""
     server_cpu: float = 0.0  # server CPU seconds per wall second while measuring (1.0 = one core busy)
+    controllers_cpu: float = 0.0  # the same for the real server's controller manager + scheduler (0 for dev)
+    resumes: int = 0  # watch runs: how often the server ended a watch that the watcher then resumed
 
 
-def run_clients(job: Job, clients: int, server: Server) -> RunResult:
+class CpuMeter:
+    """The server's (and its controllers') CPU seconds per wall second from construction to :meth:`read`."""
+
+    def __init__(self, server: ApiServer) -> None:
+        self.server = server
+        self.cpu0, self.controllers0 = server.cpu_seconds(), server.controllers_cpu_seconds()
+        self.wall0 = time.perf_counter()
+
+    def read(self) -> tuple[float, float]:
+        wall = time.perf_counter() - self.wall0
+        cpu = (self.server.cpu_seconds() - self.cpu0) / wall
+        return cpu, (self.server.controllers_cpu_seconds() - self.controllers0) / wall
+
+
+def run_clients(job: Job, clients: int, server: ApiServer) -> RunResult:
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(clients + 1)  # the clients and this process, which samples the server's CPU time
     results = ctx.Queue()
@@ -243,11 +251,10 @@ def run_clients(job: Job, clients: int, server: Server) -> RunResult:
     outs = []
     try:
         barrier.wait(60)
-        cpu0, busy0, wall0 = server.cpu_seconds(), machine_busy(), time.perf_counter()
+        meter, busy0, wall0 = CpuMeter(server), machine_busy(), time.perf_counter()
         time.sleep(job.duration_s)
-        wall = time.perf_counter() - wall0
-        cpu = (server.cpu_seconds() - cpu0) / wall
-        busy = (machine_busy() - busy0) / wall
+        cpu, controllers_cpu = meter.read()
+        busy = (machine_busy() - busy0) / (time.perf_counter() - wall0)
         for _ in procs:
             outs.append(results.get(timeout=job.duration_s + 90))
     finally:
@@ -258,14 +265,17 @@ def run_clients(job: Job, clients: int, server: Server) -> RunResult:
     latencies = merged_latencies(outs)
     ops = sum(o["count"] / o["elapsed"] for o in outs if o["elapsed"] > 0)
     clients_cpu = sum(o["cpu"] / o["elapsed"] for o in outs if o["elapsed"] > 0)
-    result = RunResult(ops, percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000, len(latencies), server_cpu=cpu)
-    result.note = f"server CPU {cpu:.0%}, clients CPU {clients_cpu:.0%}, machine busy {busy:.0%} of {100 * (os.cpu_count() or 1)}%"
+    result = RunResult(ops, percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000, len(latencies), "", cpu, controllers_cpu)
+    controllers = f", kcm+sched CPU {controllers_cpu:.0%}" if server.kind == "real" else ""
+    result.note = (
+        f"server CPU {cpu:.0%}{controllers}, clients CPU {clients_cpu:.0%}, machine busy {busy:.0%} of {100 * (os.cpu_count() or 1)}%"
+    )
     return result
 
 
-def request_scenario(op: str, clients: int, opts: argparse.Namespace) -> list[RunResult]:
-    with Server() as server:
-        conn = Conn(server.port)
+def request_scenario(kind: str, op: str, clients: int, opts: argparse.Namespace) -> list[RunResult]:
+    with fresh_server(kind) as server:
+        conn = Conn(server.endpoint)
         shared = f"bench-{op}"
         if op != "create":
             create_namespace(conn, shared)
@@ -279,12 +289,12 @@ def request_scenario(op: str, clients: int, opts: argparse.Namespace) -> list[Ru
                 ns = f"bench-create-{run}"
                 create_namespace(conn, ns)
             duration = opts.warmup if run == 0 else opts.duration
-            result = run_clients(Job(server.port, op, ns, duration, str(run)), clients, server)
+            result = run_clients(Job(server.endpoint, op, ns, duration, str(run)), clients, server)
             if run:
                 runs.append(result)
                 log(
-                    f"  {op} x{clients} run {run}: {result.ops_per_s:,.0f} ops/s p50 {result.p50_ms:.2f} ms p99 {result.p99_ms:.2f} ms "
-                    f"({result.note})"
+                    f"  {kind}: {op} x{clients} run {run}: {result.ops_per_s:,.0f} ops/s p50 {result.p50_ms:.2f} ms "
+                    f"p99 {result.p99_ms:.2f} ms ({result.note})"
                 )
         conn.close()
         return runs
@@ -295,19 +305,42 @@ def request_scenario(op: str, clients: int, opts: argparse.Namespace) -> list[Ru
 
 
 class WatchStream:
-    """One raw ``?watch=true`` stream: decodes the chunked body and records (resourceVersion, receive time) per event."""
+    """One raw ``?watch=true`` stream (plain or TLS): decodes the chunked body and records
+    (resourceVersion, receive time) per event. When the server ends the stream (kube-apiserver
+    closes watchers that fall behind), :meth:`resume` opens it again from the last resourceVersion
+    seen, as a client-go reflector would; ``resumes`` counts how often."""
 
-    def __init__(self, port: int, path: str) -> None:
-        self.sock = socket.create_connection((HOST, port), timeout=30)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        request = f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nUser-Agent: devcluster-bench/1\r\nAccept: application/json\r\n\r\n"
-        self.sock.sendall(request.encode())
-        self.raw = bytearray()  # undecoded chunked body
-        self.lines = bytearray()  # decoded body not yet split into lines
+    def __init__(self, endpoint: Endpoint, path: str, rv: str) -> None:
+        self.endpoint, self.path, self.rv = endpoint, path, rv
         self.rvs: array[int] = array("q")
         self.times: array[float] = array("d")
         self.error = ""
         self.done = False
+        self.ended = False  # the server ended the stream (terminating chunk or closed connection)
+        self.resumes = 0
+        self.open()
+
+    def open(self) -> None:
+        self.sock = self.endpoint.connect(30)
+        self.tls = isinstance(self.sock, ssl.SSLSocket)
+        path = f"{self.path}&resourceVersion={self.rv}"
+        self.sock.sendall(b"GET %s HTTP/1.1\r\n" % path.encode() + self.endpoint.headers(Conn.USER_AGENT) + b"\r\n")
+        self.raw = bytearray()  # undecoded chunked body
+        self.lines = bytearray()  # decoded body not yet split into lines
+        self.ended = False
+
+    def resume(self) -> None:
+        """Reopen the ended stream from the last resourceVersion seen (blocks for the connect and the headers)."""
+        self.sock.close()
+        self.resumes += 1
+        if self.resumes > MAX_WATCH_RESUMES:
+            self.finish(f"the server ended the stream {self.resumes} times")
+            return
+        try:
+            self.open()
+            self.read_headers()
+        except Exception as e:
+            self.finish(f"resuming the watch failed: {e!r}")
 
     def read_headers(self) -> None:
         """Blocks until the response headers arrive (devcluster sends them once the watch is registered)."""
@@ -322,7 +355,31 @@ class WatchStream:
         del self.raw[: end + 4]
         if head[9:12] != b"200" or b"transfer-encoding: chunked" not in head:
             raise RuntimeError(f"unexpected watch response: {head[:300]!r}")
+        if self.tls:  # bytes already decrypted with the headers: the selector would not report them
+            pending = self.sock.pending()  # type: ignore[attr-defined]
+            while pending:
+                self.raw += self.sock.recv(pending)
+                pending = self.sock.pending()  # type: ignore[attr-defined]
         self.sock.setblocking(False)
+
+    def receive(self) -> bytes | None:
+        """What can be read now without blocking (b"" = closed, None = nothing yet). A TLS socket is
+        read until it would block: one recv returns at most one TLS record, and what is left of it
+        waits decrypted in the SSL object, invisible to the selector."""
+        if not self.tls:
+            try:
+                return self.sock.recv(1 << 18)
+            except BlockingIOError:
+                return None
+        data = bytearray()
+        while True:
+            try:
+                chunk = self.sock.recv(1 << 18)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                return bytes(data) if data else None
+            if not chunk:  # closed: hand over what came before; the next call reports the close
+                return bytes(data)
+            data += chunk
 
     def feed(self, data: bytes, now: float) -> None:
         raw = self.raw
@@ -332,9 +389,9 @@ class WatchStream:
             if eol < 0:
                 break
             size = int(bytes(raw[:eol]).split(b";", 1)[0], 16)
-            if size == 0:
-                self.finish(f"stream ended after {len(self.rvs)} events")
-                return
+            if size == 0:  # the server ended the stream
+                self.ended = True
+                break
             if len(raw) < eol + 4 + size:
                 break
             self.lines += raw[eol + 2 : eol + 2 + size]
@@ -348,9 +405,13 @@ class WatchStream:
                 self.finish(f"unexpected {event['type']} event: {str(event)[:300]}")
                 return
             meta = event["object"]["metadata"]
+            self.rv = meta["resourceVersion"]
             if meta["name"] == SENTINEL:
                 self.finish("")
                 return
+            if not meta["name"].startswith(WRITTEN):  # e.g. the real server's kube-root-ca.crt
+                eol = lines.find(b"\n")
+                continue
             self.rvs.append(int(meta["resourceVersion"]))
             self.times.append(now)
             eol = lines.find(b"\n")
@@ -359,17 +420,17 @@ class WatchStream:
         self.error, self.done = error, True
 
 
-def watcher_proc(port: int, ns: str, rv: str, count: int, deadline_s: float, ready: Any, results: Any) -> None:
+def watcher_proc(endpoint: Endpoint, ns: str, rv: str, count: int, deadline_s: float, ready: Any, results: Any) -> None:
     """``count`` watches on ``ns`` from ``rv``, multiplexed with ``selectors``, until each sees the sentinel object."""
     streams: list[WatchStream] = []
     try:
-        path = f"{cm_path(ns)}?watch=true&resourceVersion={rv}&timeoutSeconds={int(deadline_s) + 5}"
-        streams = [WatchStream(port, path) for _ in range(count)]
+        path = f"{cm_path(ns)}?watch=true&timeoutSeconds={int(deadline_s) + 5}"
+        streams = [WatchStream(endpoint, path, rv) for _ in range(count)]
         for stream in streams:
             stream.read_headers()
     except Exception as e:
         ready.put(False)
-        results.put([(b"", b"", f"watch failed to start: {e!r}")])
+        results.put([(b"", b"", f"watch failed to start: {e!r}", 0)])
         for stream in streams:
             stream.sock.close()
         return
@@ -385,26 +446,32 @@ def watcher_proc(port: int, ns: str, rv: str, count: int, deadline_s: float, rea
             now = clock()  # when these sockets were seen readable: the arrival time of what they hold
             for key, _ in ready_keys:
                 stream = key.data
-                try:
-                    data = stream.sock.recv(1 << 18)
-                except BlockingIOError:
+                data = stream.receive()
+                if data is None:
                     continue
                 if data:
                     stream.feed(data, now)
                 else:
-                    stream.finish(f"connection closed after {len(stream.rvs)} events")
-                if stream.done:
+                    stream.ended = True
+                if stream.ended and not stream.done:
                     selector.unregister(stream.sock)
+                    stream.resume()
+                    if not stream.done:
+                        selector.register(stream.sock, selectors.EVENT_READ, stream)
+                        continue
+                elif stream.done:
+                    selector.unregister(stream.sock)
+                if stream.done:
                     active -= 1
     for stream in streams:
         if not stream.done:
             stream.finish(f"timed out after {len(stream.rvs)} events")
         stream.sock.close()
-    results.put([(s.rvs.tobytes(), s.times.tobytes(), s.error) for s in streams])
+    results.put([(s.rvs.tobytes(), s.times.tobytes(), s.error, s.resumes) for s in streams])
 
 
 def watch_run(
-    server: Server, run: int, opts: argparse.Namespace, conn: Conn, duration_s: float, rate: float
+    server: ApiServer, run: int, opts: argparse.Namespace, conn: Conn, duration_s: float, rate: float
 ) -> tuple[RunResult, RunResult]:
     """One watch run (writes for ``duration_s`` at ``rate``/s, 0 = back to back): latencies from ack and from send."""
     ns = f"bench-watch-{run}"
@@ -415,7 +482,7 @@ def watch_run(
     ready, results = ctx.Queue(), ctx.Queue()
     nprocs = max(1, min(opts.watcher_procs, opts.watchers))
     shares = [opts.watchers // nprocs + (1 if i < opts.watchers % nprocs else 0) for i in range(nprocs)]
-    args = (server.port, ns, rv)
+    args = (server.endpoint, ns, rv)
     procs = [ctx.Process(target=watcher_proc, args=(*args, n, deadline_s, ready, results), daemon=True) for n in shares]
     for p in procs:
         p.start()
@@ -425,7 +492,7 @@ def watch_run(
         sent: dict[int, float] = {}
         acked: dict[int, float] = {}
         clock = time.perf_counter
-        cpu0 = server.cpu_seconds()
+        meter = CpuMeter(server)
         start = clock()
         end = start + duration_s
         writes = 0
@@ -436,7 +503,7 @@ def watch_run(
                     time.sleep(delay)
             if clock() >= end:
                 break
-            name = f"w-{k // 2}"
+            name = f"{WRITTEN}{k // 2}"
             t0 = clock()
             if k % 2 == 0:
                 body = b'{"metadata":{"name":"%s"},"data":{"v":"0"}}' % name.encode()
@@ -452,7 +519,7 @@ def watch_run(
             sent[written], acked[written] = t0, t1
             writes += 1
         write_elapsed = clock() - start
-        cpu = (server.cpu_seconds() - cpu0) / write_elapsed
+        cpu, controllers_cpu = meter.read()
         conn.expect(201, "POST", cm_path(ns), {"metadata": {"name": SENTINEL}})
         outs = [results.get(timeout=deadline_s + 30) for _ in procs]
     finally:
@@ -460,8 +527,10 @@ def watch_run(
     from_ack: list[float] = []
     from_send: list[float] = []
     errors = []
+    resumes = 0
     for out in outs:
-        for rvs_raw, times_raw, err in out:
+        for rvs_raw, times_raw, err, stream_resumes in out:
+            resumes += stream_resumes
             if err:
                 errors.append(err)
             rvs, times = array("q"), array("d")
@@ -481,27 +550,35 @@ def watch_run(
     from_send.sort()
     # Deliveries per second of writing (the last events arrive within milliseconds of the last write).
     delivered = len(from_ack) / write_elapsed
-    note = f"{writes} writes at {writes / write_elapsed:,.0f}/s"
-    ack = RunResult(delivered, percentile(from_ack, 50) * 1000, percentile(from_ack, 99) * 1000, len(from_ack), note, cpu)
-    send = RunResult(delivered, percentile(from_send, 50) * 1000, percentile(from_send, 99) * 1000, len(from_send), note, cpu)
+    note = f"{writes} writes at {writes / write_elapsed:,.0f}/s" + (
+        f", {resumes} watches ended by the server and resumed" if resumes else ""
+    )
+    cpus = (cpu, controllers_cpu)
+    ack = RunResult(delivered, percentile(from_ack, 50) * 1000, percentile(from_ack, 99) * 1000, len(from_ack), note, *cpus, resumes)
+    send = RunResult(delivered, percentile(from_send, 50) * 1000, percentile(from_send, 99) * 1000, len(from_send), note, *cpus, resumes)
     return ack, send
 
 
-def watch_scenario(opts: argparse.Namespace, rate: float) -> tuple[list[RunResult], list[RunResult]]:
-    with Server() as server:
-        conn = Conn(server.port)
+def watch_scenario(kind: str, opts: argparse.Namespace, rate: float) -> tuple[list[RunResult], list[RunResult]]:
+    with fresh_server(kind) as server:
+        conn = Conn(server.endpoint)
         runs, sends = [], []
         for run in range(opts.runs + 1):
             result, send = watch_run(server, run, opts, conn, opts.warmup if run == 0 else opts.duration, rate)
             if run:
                 runs.append(result)
                 sends.append(send)
+                controllers = f", kcm+sched CPU {result.controllers_cpu:.0%}" if kind == "real" else ""
                 log(
-                    f"  watch x{opts.watchers} at {rate or 'max'} writes/s, run {run}: {result.ops_per_s:,.0f} events/s ({result.note}, "
-                    f"server CPU {result.server_cpu:.0%}); from ack p50 {result.p50_ms:.2f} ms p99 {result.p99_ms:.2f} ms; "
+                    f"  {kind}: watch x{opts.watchers} at {rate or 'max'} writes/s, run {run}: {result.ops_per_s:,.0f} events/s "
+                    f"({result.note}, server CPU {result.server_cpu:.0%}{controllers}); "
+                    f"from ack p50 {result.p50_ms:.2f} ms p99 {result.p99_ms:.2f} ms; "
                     f"from send p50 {send.p50_ms:.2f} ms p99 {send.p99_ms:.2f} ms"
                 )
         conn.close()
+        if any(r.resumes for r in runs) and isinstance(server, RealServer):
+            closes = server.component_log("kube-apiserver").read_text(errors="replace").count(UNRESPONSIVE)
+            log(f"  {kind}: kube-apiserver logged {closes} '{UNRESPONSIVE}' (watch cache watchers that fell behind), warm-up included")
         return runs, sends
 
 
@@ -513,21 +590,26 @@ def watch_scenario(opts: argparse.Namespace, rate: float) -> tuple[list[RunResul
 class Row:
     scenario: str
     clients: str
-    runs: list[RunResult]
+    runs: dict[str, list[RunResult]]  # by server kind
     target: str = ""
     verdict: Callable[[RunResult], bool] | None = field(default=None, repr=False)
 
-    def median(self) -> RunResult:
+    def median(self, kind: str) -> RunResult:
+        runs = self.runs[kind]
         return RunResult(
-            statistics.median(r.ops_per_s for r in self.runs),
-            statistics.median(r.p50_ms for r in self.runs),
-            statistics.median(r.p99_ms for r in self.runs),
-            sum(r.samples for r in self.runs),
-            server_cpu=statistics.median(r.server_cpu for r in self.runs),
+            statistics.median(r.ops_per_s for r in runs),
+            statistics.median(r.p50_ms for r in runs),
+            statistics.median(r.p99_ms for r in runs),
+            sum(r.samples for r in runs),
+            server_cpu=statistics.median(r.server_cpu for r in runs),
+            controllers_cpu=statistics.median(r.controllers_cpu for r in runs),
         )
 
+    def result(self, kind: str) -> str:
+        return ("PASS" if self.verdict(self.median(kind)) else "MISS") if self.verdict else ""
 
-def machine_line() -> str:
+
+def machine_line(kinds: list[str]) -> str:
     try:
         import uvloop  # noqa: F401
 
@@ -536,22 +618,78 @@ def machine_line() -> str:
         loop = "asyncio"
     python = f"Python {platform.python_version()} ({platform.python_implementation()})"
     system = f"{platform.system()} {platform.machine()}"
-    return f"machine: {machine_summary()}, {python}, {system}, server event loop {loop}"
+    real = f", real = kube-apiserver {realcluster_version()} + etcd (realcluster)" if "real" in kinds else ""
+    return f"machine: {machine_summary()}, {python}, {system}, devcluster event loop {loop}{real}"
 
 
-def table(rows: list[Row]) -> str:
-    lines = ["| scenario | clients | ops/s | p50 ms | p99 ms | server CPU | target | result |", "|---|---:|---:|---:|---:|---:|---|---|"]
+Column = tuple[str, bool, Callable[[Row], str]]  # header, numeric (right-aligned), cell
+
+
+def ratio(numerator: float, denominator: float) -> str:
+    return f"{numerator / denominator:.2f}x" if denominator > 0 else ""
+
+
+def per_server(title: str, kinds: list[str], cell: Callable[[RunResult], str]) -> list[Column]:
+    """One column per server kind; the kind is named in the header only when there are two."""
+
+    def column(kind: str) -> Column:
+        return (f"{title} {kind}" if len(kinds) > 1 else title, True, lambda row: cell(row.median(kind)))
+
+    return [column(kind) for kind in kinds]
+
+
+def real_over_dev(title: str, value: Callable[[RunResult], float]) -> Column:
+    return (title, True, lambda row: ratio(value(row.median("real")), value(row.median("dev"))))
+
+
+def columns(kinds: list[str]) -> list[Column]:
+    both = len(kinds) > 1
+    cols: list[Column] = [("scenario", False, lambda row: row.scenario), ("clients", True, lambda row: row.clients)]
+    cols += per_server("ops/s", kinds, lambda m: f"{m.ops_per_s:,.0f}")
+    cols += [real_over_dev("real/dev ops/s", lambda m: m.ops_per_s)] if both else []
+    cols += per_server("p50 ms", kinds, lambda m: f"{m.p50_ms:.2f}")
+    cols += per_server("p99 ms", kinds, lambda m: f"{m.p99_ms:.2f}")
+    cols += [real_over_dev("real/dev p99", lambda m: m.p99_ms)] if both else []
+    cols += per_server("server CPU", kinds, lambda m: f"{m.server_cpu:.0%}")
+    if "real" in kinds:
+        cols += [("kcm+sched CPU" + (" real" if both else ""), True, lambda row: f"{row.median('real').controllers_cpu:.0%}")]
+    cols.append(("target", False, lambda row: row.target))
+    for kind in kinds:
+        cols.append((f"result {kind}" if both else "result", False, lambda row, kind=kind: row.result(kind)))  # type: ignore[misc]
+    return cols
+
+
+def footnotes(rows: list[Row], kinds: list[str]) -> list[str]:
+    """A line per (row, server) whose watches the server ended (and the watchers resumed) in some run."""
+    notes = []
     for row in rows:
-        m = row.median()
-        result = ("PASS" if row.verdict(m) else "MISS") if row.verdict else ""
-        numbers = [f"{m.ops_per_s:,.0f}", f"{m.p50_ms:.2f}", f"{m.p99_ms:.2f}", f"{m.server_cpu:.0%}"]
-        cells = [row.scenario, row.clients, *numbers, row.target, result]
-        lines.append("| " + " | ".join(cells) + " |")
+        for kind in kinds:
+            resumes = [r.resumes for r in row.runs[kind]]
+            if any(resumes) and "from write ack" in row.scenario:
+                notes.append(
+                    f"{kind}, {row.scenario}: the server ended watches (resumed from the last resourceVersion seen; their "
+                    f"events' latency includes it) {sum(resumes)} times over {len(resumes)} run(s): {', '.join(map(str, resumes))}"
+                )
+    return notes
+
+
+def table(rows: list[Row], kinds: list[str]) -> str:
+    cols = columns(kinds)
+    lines = ["| " + " | ".join(c[0] for c in cols) + " |", "|" + "|".join("---:" if c[1] else "---" for c in cols) + "|"]
+    lines += ["| " + " | ".join(c[2](row) for c in cols) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Benchmark devcluster (starts its own servers on free 127.0.0.1 ports).")
+    parser = argparse.ArgumentParser(
+        description="Benchmark devcluster beside the real kube-apiserver (starts its own servers on free 127.0.0.1 ports)."
+    )
+    parser.add_argument(
+        "--server",
+        choices=("dev", "real", "both"),
+        default=None,
+        help="which API servers (default: both if realcluster/bin/realcluster exists or can be built, else dev)",
+    )
     parser.add_argument("--quick", action="store_true", help="sanity run: 1 run of 0.5 s per scenario, short watch run")
     parser.add_argument("--runs", type=int, default=5, help="measured runs per scenario; the table shows their median (default 5)")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per measured run (default 3)")
@@ -580,17 +718,24 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(sys.argv[1:] if argv is None else argv)
+    exit_on_sigterm()
     started = datetime.datetime.now().astimezone()
-    header = machine_line()
     load_at_start = f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?"
+    kinds, note = choose_servers(opts.server)
+    if note:
+        log(note)
+    header = machine_line(kinds)
     log(header)
     rows: list[Row] = []
     for op in ("create", "get", "list", "patch"):
         if op not in opts.op_list:
             continue
         for clients in opts.client_counts:
-            log(f"{op} with {clients} client(s) ...")
-            row = Row(op if op != "list" else f"list ({LIST_SIZE} items)", str(clients), request_scenario(op, clients, opts))
+            runs = {}
+            for kind in kinds:
+                log(f"{kind}: {op} with {clients} client(s) ...")
+                runs[kind] = request_scenario(kind, op, clients, opts)
+            row = Row(op if op != "list" else f"list ({LIST_SIZE} items)", str(clients), runs)
             if op in ("create", "patch") and clients == 8:
                 row.target, row.verdict = f"≥ {TARGET_WRITES_PER_S:,.0f} ops/s", lambda m: m.ops_per_s >= TARGET_WRITES_PER_S
             rows.append(row)
@@ -598,17 +743,26 @@ def main(argv: list[str] | None = None) -> int:
         if op not in opts.op_list:
             continue
         pace = f"{rate:g} writes/s" if rate > 0 else "back-to-back writes"
-        log(f"watch delivery with {opts.watchers} watchers, {pace} ...")
-        from_ack, from_send = watch_scenario(opts, rate)
+        from_ack, from_send = {}, {}
+        for kind in kinds:
+            log(f"{kind}: watch delivery with {opts.watchers} watchers, {pace} ...")
+            from_ack[kind], from_send[kind] = watch_scenario(kind, opts, rate)
         target, verdict = f"p99 ≤ {TARGET_WATCH_P99_MS:g} ms", lambda m: m.p99_ms <= TARGET_WATCH_P99_MS
         rows.append(Row(f"watch delivery from write ack, {pace}", str(opts.watchers), from_ack, target, verdict))
         rows.append(Row(f"watch delivery from write send, {pace}", str(opts.watchers), from_send))
     elapsed = (datetime.datetime.now().astimezone() - started).total_seconds()
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
-    print(f"devcluster benchmark, {started:%Y-%m-%d %H:%M %Z}; {header}; load average at start {load_at_start}, at end {load[0]:.2f}")
+    servers = " vs ".join({"dev": "devcluster (dev)", "real": "real control plane (real)"}[k] for k in kinds)
+    load_line = f"load average at start {load_at_start}, at end {load[0]:.2f}"
+    print(f"API server benchmark, {servers}, {started:%Y-%m-%d %H:%M %Z}; {header}; {load_line}")
     print(f"median of {opts.runs} run(s) x {opts.duration:g} s per scenario (fresh server per scenario; total {elapsed:.0f} s)")
+    print(CPU_NOTE[len(kinds) > 1 or kinds == ["real"]])
     print()
-    print(table(rows))
+    print(table(rows, kinds))
+    notes = footnotes(rows, kinds)
+    if notes:
+        print()
+        print("\n".join(f"- {note}" for note in notes))
     return 0
 
 

@@ -2,9 +2,15 @@
 
 Never run by the test suite; run it with::
 
-    .venv/bin/python bench/reconcile.py                  # full: 1,000 Darkrooms, median of 3 runs per operator (~7 min)
-    .venv/bin/python bench/reconcile.py --count 100 --runs 1 --resync-s 10   # sanity run (~40 s)
+    .venv/bin/python bench/reconcile.py                  # full: 1,000 Darkrooms, median of 3 runs per operator and server
+    .venv/bin/python bench/reconcile.py --server dev     # devcluster only (~7 min)
+    .venv/bin/python bench/reconcile.py --count 100 --runs 1 --resync-s 10   # sanity run
     .venv/bin/python bench/reconcile.py --operators kopf       # one side only
+
+``--server dev|real|both`` (default: both if ``realcluster/bin/realcluster`` exists or can be built,
+else dev with a note) picks the API server: devcluster, the real control plane (realcluster: etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler, a simulated node), or both in the same
+invocation, side by side in one table.
 
 Method
 ------
@@ -13,11 +19,18 @@ Method
   level WARNING); ``kopf`` = ``python -m kopf run --standalone --namespace bench --quiet
   bench/peers/kopf_darkroom.py`` (the peer's module docstring says what it does and why;
   ``KOPF_PEER_WORKERS`` = W). Leader election is off for both (kopf ``--standalone``: no peering).
-* Every (run, operator) pair gets a fresh ``python -m devcluster serve`` on a free 127.0.0.1 port
-  with a temp data dir, the same flags for both (``--deployment-ready-delay`` = ``--ready-delay``,
-  ``--history-size 200000`` so no watch ever gets 410, ``--audit-log``), the product's CRDs and one
-  namespace. The order of the operators alternates between runs. Each figure in the table is the
-  median over ``--runs`` runs; both operators run in the same invocation on the same machine.
+* Every (run, server, operator) triple gets a fresh server on a free 127.0.0.1 port with a temp
+  data dir, the same flags for both operators, the product's CRDs and one namespace (``servers.py``).
+  dev: ``python -m devcluster serve --deployment-ready-delay <--ready-delay> --history-size 200000
+  --audit-log`` (no watch ever gets 410; devcluster itself marks a Deployment available after the
+  delay). real: ``realcluster up --pod-ready-delay <--ready-delay> --audit-log``: a Darkroom's
+  Deployment becomes available only when the real Deployment controller has made a ReplicaSet,
+  the ReplicaSet controller a pod, the scheduler has bound it and the simulated node has made it
+  Ready after the delay — the whole chain a real cluster runs, with every step an API request.
+  The operators get the server's kubeconfig (real: HTTPS, cluster CA, admin bearer token; the
+  kopf peer loads it with the official client and kopf logs in from the same file).
+  The order of the operators alternates between runs. Each figure in the table is the median over
+  ``--runs`` runs; both operators run in the same invocation on the same machine.
 * Convergence: once the operator is ready (ours: ``/readyz`` 200; both: the audit log shows its
   watches on Darkrooms and Deployments), ``--count`` Darkrooms (WebFolder source, two sub-domains)
   are POSTed by ``--clients`` threads, each with one keep-alive connection. This process watches
@@ -32,9 +45,14 @@ Method
   from ``/metrics``; kopf = handler invocations (Darkroom create/update/resume handler + Deployment
   event handler), counted by the peer. Read when all are Ready; reconciles/s = that count / time
   to all Ready.
-* Writes: audit-log records (``--audit-log`` of devcluster) whose verb is not get/list/watch and
-  whose User-Agent is the operator's (ours ``darkroom-operator``; kopf ``kopf/`` and the peer's
+* Writes: audit-log records (``--audit-log`` of devcluster; kube-apiserver's audit Events at stage
+  ResponseComplete for the real server) whose verb is not get/list/watch, that are not dry runs,
+  and whose User-Agent is the operator's (ours ``darkroom-operator``; kopf ``kopf/`` and the peer's
   client ``kopf-peer/``), from the first POST until the writes are quiet.
+* Server CPU: dev = the devcluster process (which also plays the Deployment controller); real =
+  kube-apiserver + the ``realcluster up`` process (embedded etcd, node simulator), and in a row of
+  its own kube-controller-manager + kube-scheduler (the Deployment → ReplicaSet → pod → binding
+  chain), from the first POST until all are Ready.
 * Peak RSS: ``VmHWM`` of the operator process from ``/proc/<pid>/status`` (psutil is not needed),
   read just before it is stopped, so it covers convergence and the resync; CPU = utime + stime.
 * Resync (ours): after convergence, wait until the reconcile counter has grown by ``--count``
@@ -45,8 +63,8 @@ Method
   operators are then restarted (SIGTERM, wait, start again, same flags) and the writes until the
   new process has handled every Darkroom and gone quiet are reported as "writes on restart".
 * Where the time goes: ``--profile DIR`` attaches ``py-spy record`` (in .venv) to the operator, and
-  with ``--profile-server`` to devcluster, from ready until all Darkrooms are Ready (collapsed
-  stacks; add ``--profile-idle`` for waiting threads).
+  with ``--profile-server`` to devcluster (not to the real server: it is Go), from ready until all
+  Darkrooms are Ready (collapsed stacks; add ``--profile-idle`` for waiting threads).
 """
 
 from __future__ import annotations
@@ -72,9 +90,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, cpu_seconds, free_port, install_crds, log, machine_summary, start_devcluster, stop_process, wait_until
+from common import ROOT, Endpoint, cpu_seconds, exit_on_sigterm, free_port, install_crds, log, machine_summary, stop_process, wait_until
 from common import Conn as BaseConn
 from common import quantile as percentile
+from servers import ApiServer, AuditLog, AuditRecord, choose_servers, make_server, realcluster_version
 
 sys.path.insert(0, str(ROOT))
 
@@ -83,7 +102,6 @@ from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Cac
 HOST = "127.0.0.1"
 NAMESPACE = "bench"
 PEER = ROOT / "bench" / "peers" / "kopf_darkroom.py"
-READ_VERBS = frozenset({"get", "list", "watch"})
 CHILD_KINDS = (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES)
 
 
@@ -99,88 +117,54 @@ def peak_rss_mib(pid: int) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# The cluster: devcluster with an audit log
+# The cluster: devcluster or the real control plane, with an audit log
 
 
-class AuditLog:
-    """Reads devcluster's audit log incrementally; counts writes by User-Agent prefix between marks."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.records: list[dict[str, Any]] = []
-        self._offset = 0
-        self._partial = b""
-
-    def poll(self) -> int:
-        """Parse the lines appended since the last call; returns the number of records so far."""
-        with contextlib.suppress(FileNotFoundError), self.path.open("rb") as f:
-            f.seek(self._offset)
-            data = f.read()
-            self._offset += len(data)
-            lines = (self._partial + data).split(b"\n")
-            self._partial = lines.pop()
-            self.records.extend(json.loads(line) for line in lines if line)
-        return len(self.records)
-
-    def mark(self) -> int:
-        return self.poll()
-
-    def writes(self, agents: tuple[str, ...], start: int, end: int | None = None) -> list[dict[str, Any]]:
-        self.poll()
-        return [
-            r
-            for r in self.records[start:end]
-            if r.get("verb") not in READ_VERBS and str(r.get("userAgent") or "").startswith(agents) and not r.get("dryRun")
-        ]
-
-    def watching(self, agents: tuple[str, ...], resources: tuple[str, ...], since: int) -> bool:
-        self.poll()
-        seen = {
-            r.get("resource") for r in self.records[since:] if r.get("verb") == "watch" and str(r.get("userAgent") or "").startswith(agents)
-        }
-        return all(resource in seen for resource in resources)
-
-    def agents(self) -> Counter[str]:
-        self.poll()
-        return Counter(str(r.get("userAgent") or "")[:40] for r in self.records)
-
-
-def breakdown(records: list[dict[str, Any]]) -> str:
-    counts = Counter(f"{r['verb']} {r['resource']}{'/' + r['subresource'] if r.get('subresource') else ''}" for r in records)
+def breakdown(records: list[AuditRecord]) -> str:
+    counts = Counter(f"{r.verb} {r.resource}{'/' + r.subresource if r.subresource else ''}" for r in records)
     return ", ".join(f"{what} {n}" for what, n in counts.most_common()) or "none"
 
 
 class Cluster:
-    """One devcluster subprocess (temp data dir, audit log), the CRDs installed, the bench namespace created."""
+    """One API server of ``kind`` (temp work dir, audit log), the CRDs installed, the bench namespace created."""
 
-    def __init__(self, work: Path, *, ready_delay_s: float) -> None:
+    def __init__(self, kind: str, work: Path, *, ready_delay_s: float) -> None:
         self.dir = work
-        self.port = free_port()
-        self.kubeconfig = work / "kubeconfig"
-        self.audit = AuditLog(work / "audit.jsonl")
-        self.ready_delay_s = ready_delay_s
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.server: ApiServer = make_server(kind, work, ready_delay_s=ready_delay_s, audit=True, dev_args=["--history-size", "200000"])
+        assert self.server.audit_path is not None
+        self.audit = AuditLog(self.server.audit_path)
+
+    @property
+    def kind(self) -> str:
+        return self.server.kind
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.server.endpoint
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.server.kubeconfig
 
     def start(self) -> Cluster:
-        extra = [
-            "--kubeconfig", str(self.kubeconfig), "--deployment-ready-delay", str(self.ready_delay_s), "--history-size", "200000",
-            "--audit-log", str(self.audit.path),
-        ]  # fmt: skip
-        self.proc = start_devcluster(
-            port=self.port, data_dir=self.dir / "data", log_path=self.dir / "devcluster.log", extra_args=extra, kubeconfig=self.kubeconfig
-        )
-        conn = Conn(self.port)
-        install_crds(conn, namespace=NAMESPACE, probe_path=DARKROOMS.path(namespace=NAMESPACE), timeout_s=10)
-        conn.close()
+        self.server.start()
+        try:
+            conn = Conn(self.endpoint)
+            install_crds(conn, namespace=NAMESPACE, probe_path=DARKROOMS.path(namespace=NAMESPACE), timeout_s=30)
+            conn.close()
+        except BaseException:
+            self.server.stop()
+            raise
         return self
 
     def cpu_seconds(self) -> float:
-        return cpu_seconds(self.proc.pid) if self.proc else 0.0
+        return self.server.cpu_seconds()
+
+    def controllers_cpu_seconds(self) -> float:
+        return self.server.controllers_cpu_seconds()
 
     def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
-            self.proc = None
+        self.server.stop()
 
 
 class Conn(BaseConn):
@@ -346,12 +330,12 @@ class Tracker:
         informer = cache.add(DARKROOMS, namespace=NAMESPACE)
         informer.add_handler(on_add=self.darkroom, on_update=lambda _old, new: self.darkroom(new))
 
-    def wait_for_children(self, port: int, timeout_s: float) -> dict[str, float]:
+    def wait_for_children(self, endpoint: Endpoint, timeout_s: float) -> dict[str, float]:
         """Done time per Darkroom: when it was Ready, or later when a missing child appeared."""
         with self.lock:
             done = dict(self.ready_at)
         missing = {(str(kind), name) for kind in CHILD_KINDS for name in done}
-        conn = Conn(port)
+        conn = Conn(endpoint)
         try:
             deadline = time.monotonic() + timeout_s
             first = True
@@ -376,6 +360,8 @@ class Tracker:
 
 
 def darkroom_body(i: int) -> bytes:
+    """Darkroom ``dr-<i>`` with two sub-domains of its own: equal sub-domains would be a host conflict
+    that only the oldest Darkroom wins (the reconciler's hosts rule; the kopf peer has no such rule)."""
     body = {
         "apiVersion": DARKROOMS.api_version,
         "kind": "Darkroom",
@@ -383,13 +369,13 @@ def darkroom_body(i: int) -> bytes:
         "spec": {
             "version": "v0.1.0",
             "source": {"type": "WebFolder", "baseUrl": "https://example.com/images"},
-            "subDomains": ["images", "cdn"],
+            "subDomains": [f"images-{i:05}", f"cdn-{i:05}"],
         },
     }
     return json.dumps(body).encode()
 
 
-def create_all(port: int, count: int, clients: int) -> tuple[float, dict[str, float]]:
+def create_all(endpoint: Endpoint, count: int, clients: int) -> tuple[float, dict[str, float]]:
     """POST ``count`` Darkrooms from ``clients`` threads (one keep-alive connection each); (first send time, ack time per name)."""
     acked: dict[str, float] = {}
     errors: list[str] = []
@@ -397,7 +383,7 @@ def create_all(port: int, count: int, clients: int) -> tuple[float, dict[str, fl
     path = DARKROOMS.path(namespace=NAMESPACE)
 
     def worker(indexes: range) -> None:
-        conn = Conn(port)
+        conn = Conn(endpoint)
         try:
             start.wait(30)
             for i in indexes:
@@ -427,6 +413,7 @@ def create_all(port: int, count: int, clients: int) -> tuple[float, dict[str, fl
 
 @dataclass
 class RunResult:
+    server: str
     operator: str
     time_to_ready_s: float
     create_s: float
@@ -438,6 +425,7 @@ class RunResult:
     peak_rss_mib: float
     cpu_s: float
     server_cpu_s: float
+    controllers_cpu_s: float | None
     resync_writes: int | None = None
     resync_detail: str = ""
     resync_s: float | None = None
@@ -472,8 +460,8 @@ def wait_quiet(operator: Operator, since: int, quiet_s: float, timeout_s: float)
     raise TimeoutError(f"{operator.label} kept writing for {timeout_s:g} s")
 
 
-def run_once(kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
-    cluster = Cluster(work, ready_delay_s=opts.ready_delay).start()
+def run_once(server: str, kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
+    cluster = Cluster(server, work, ready_delay_s=opts.ready_delay).start()
     operator = OPERATORS[kind](cluster, opts)
     connection = connect(ConnectionSettings(kubeconfig=cluster.kubeconfig), environ={})
     cache = Cache(transport=connection.transport, settings=InformerSettings())
@@ -487,8 +475,8 @@ def run_once(kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
         operator.wait_ready()
         profilers = start_profilers(operator, opts, work)
         since = cluster.audit.mark()
-        server_cpu0, bench_cpu0 = cluster.cpu_seconds(), time.process_time()
-        first_sent, acked = create_all(cluster.port, opts.count, opts.clients)
+        server_cpu0, controllers_cpu0, bench_cpu0 = cluster.cpu_seconds(), cluster.controllers_cpu_seconds(), time.process_time()
+        first_sent, acked = create_all(cluster.endpoint, opts.count, opts.clients)
         create_s = max(acked.values()) - first_sent
         log(f"    created {opts.count} Darkrooms in {create_s:.1f} s")
         deadline = time.monotonic() + opts.timeout_s
@@ -501,11 +489,12 @@ def run_once(kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
         reconciles = operator.reconciles()
         cpu_at_ready = cpu_seconds(operator.pid)
         server_cpu = cluster.cpu_seconds() - server_cpu0
+        controllers_cpu = cluster.controllers_cpu_seconds() - controllers_cpu0 if server == "real" else None
         overlap = isinstance(operator, Ours) and time.monotonic() - operator.started_mono >= opts.resync_s
         if overlap:
             log(f"    WARNING: a periodic resync ran before all were Ready (raise --resync-s above {opts.resync_s:g} s)")
         bench_cpu = time.process_time() - bench_cpu0
-        done_at = tracker.wait_for_children(cluster.port, 60)
+        done_at = tracker.wait_for_children(cluster.endpoint, 60)
         latencies = [done_at[name] - acked[name] for name in acked]
         time_to_ready = max(done_at.values()) - first_sent
         for profiler in profilers:
@@ -516,6 +505,7 @@ def run_once(kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
         if not converge_writes:
             raise RuntimeError(f"no writes by User-Agent {operator.agents} in the audit log; agents seen: {cluster.audit.agents()}")
         result = RunResult(
+            server=server,
             operator=kind,
             time_to_ready_s=time_to_ready,
             create_s=create_s,
@@ -527,6 +517,7 @@ def run_once(kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
             peak_rss_mib=0.0,
             cpu_s=cpu_at_ready,
             server_cpu_s=server_cpu,
+            controllers_cpu_s=controllers_cpu,
             extra={"count": opts.count, "bench_cpu_s": bench_cpu, "resync_overlap": overlap},
         )
         if isinstance(operator, Ours):
@@ -548,8 +539,10 @@ def start_profilers(operator: Operator, opts: argparse.Namespace, work: Path) ->
         return []
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     targets = [(operator.label, operator.pid)]
-    if opts.profile_server and operator.cluster.proc is not None:
-        targets.append(("devcluster", operator.cluster.proc.pid))
+    if opts.profile_server and operator.cluster.kind == "dev":
+        targets += operator.cluster.server.profiled_pids()
+    elif opts.profile_server:
+        log("    --profile-server: not for the real server (Go); profiling the operator only")
     procs = []
     for label, pid in targets:
         out = Path(opts.profile) / f"{label}-{work.name}.txt"
@@ -611,29 +604,37 @@ def restart_window(operator: Operator, result: RunResult, opts: argparse.Namespa
 # Report
 
 
-def machine_line() -> str:
+def machine_line(servers: list[str]) -> str:
     import kopf
 
-    return f"{machine_summary()}, Python {platform.python_version()}, kopf {kopf.__version__}"
+    real = f", real = kube-apiserver {realcluster_version()} + etcd (realcluster)" if "real" in servers else ""
+    return f"{machine_summary()}, Python {platform.python_version()}, kopf {kopf.__version__}{real}"
 
 
-ROWS: list[tuple[str, Callable[[RunResult], float | None], str]] = [
-    # (metric, value, format)
-    ("time until all Darkrooms Ready with 4 children (s)", lambda r: r.time_to_ready_s, "{:.1f}"),
-    ("Darkrooms Ready per second", lambda r: r.darkrooms_per_s, "{:.1f}"),
-    ("create → Ready per Darkroom, p50 (s)", lambda r: r.latency_p50_s, "{:.1f}"),
-    ("create → Ready per Darkroom, p99 (s)", lambda r: r.latency_p99_s, "{:.1f}"),
-    ("reconciles (handler runs for kopf)", lambda r: r.reconciles, "{:,.0f}"),
-    ("reconciles per second", lambda r: r.reconciles_per_s, "{:.1f}"),
-    ("API writes until converged", lambda r: r.writes, "{:,.0f}"),
-    ("operator CPU until all Ready (s)", lambda r: r.cpu_s, "{:.1f}"),
-    ("devcluster CPU until all Ready (s)", lambda r: r.server_cpu_s, "{:.1f}"),
-    ("peak RSS of the operator (MiB)", lambda r: r.peak_rss_mib, "{:.0f}"),
-    ("API writes during a periodic resync of the converged set", lambda r: r.resync_writes, "{:,.0f}"),
-    ("duration of that resync (s)", lambda r: r.resync_s, "{:.1f}"),
-    ("API writes after a restart (re-handling every Darkroom; kopf's only resync)", lambda r: r.restart_writes, "{:,.0f}"),
-    ("time to re-handle every Darkroom after a restart (s)", lambda r: r.restart_s, "{:.1f}"),
+def controllers_cpu(r: RunResult) -> float | None:
+    """The controller manager + scheduler row: left out of the table without a real server."""
+    return r.controllers_cpu_s
+
+
+ROWS: list[tuple[str, Callable[[RunResult], float | None], str, str]] = [
+    # (metric, value, format, text where the value is None)
+    ("time until all Darkrooms Ready with 4 children (s)", lambda r: r.time_to_ready_s, "{:.1f}", ""),
+    ("Darkrooms Ready per second", lambda r: r.darkrooms_per_s, "{:.1f}", ""),
+    ("create → Ready per Darkroom, p50 (s)", lambda r: r.latency_p50_s, "{:.1f}", ""),
+    ("create → Ready per Darkroom, p99 (s)", lambda r: r.latency_p99_s, "{:.1f}", ""),
+    ("reconciles (handler runs for kopf)", lambda r: r.reconciles, "{:,.0f}", ""),
+    ("reconciles per second", lambda r: r.reconciles_per_s, "{:.1f}", ""),
+    ("API writes until converged", lambda r: r.writes, "{:,.0f}", ""),
+    ("operator CPU until all Ready (s)", lambda r: r.cpu_s, "{:.1f}", ""),
+    ("API server CPU until all Ready (s; real: kube-apiserver + etcd)", lambda r: r.server_cpu_s, "{:.1f}", ""),
+    ("controller manager + scheduler CPU until all Ready (s)", controllers_cpu, "{:.1f}", "n/a (in devcluster)"),
+    ("peak RSS of the operator (MiB)", lambda r: r.peak_rss_mib, "{:.0f}", ""),
+    ("API writes during a periodic resync of the converged set", lambda r: r.resync_writes, "{:,.0f}", "n/a (no resync)"),
+    ("duration of that resync (s)", lambda r: r.resync_s, "{:.1f}", "n/a (no resync)"),
+    ("API writes after a restart (re-handling every Darkroom; kopf's only resync)", lambda r: r.restart_writes, "{:,.0f}", ""),
+    ("time to re-handle every Darkroom after a restart (s)", lambda r: r.restart_s, "{:.1f}", ""),
 ]
+NAMES = {"ours": "darkroom-operator", "kopf": "kopf peer"}
 
 
 def median(values: list[float | None]) -> float | None:
@@ -641,32 +642,48 @@ def median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def table(results: dict[str, list[RunResult]]) -> str:
-    kinds = list(results)
-    names = {"ours": "darkroom-operator", "kopf": "kopf peer"}
-    header = "| metric | " + " | ".join(names[k] for k in kinds) + (" | kopf / ours |" if len(kinds) == 2 else " |")
-    lines = [header, "|---|" + "---:|" * (len(kinds) + (1 if len(kinds) == 2 else 0))]
-    for metric, value, fmt in ROWS:
-        medians = [median([value(r) for r in results[k]]) for k in kinds]
-        cells = [fmt.format(m) if m is not None else "n/a (no resync)" for m in medians]
-        if len(kinds) == 2:
-            ours, kopf_value = medians[kinds.index("ours")], medians[kinds.index("kopf")]
-            if ours is not None and kopf_value is not None and ours != 0:
-                cells.append(f"{kopf_value / ours:.2f}x")
-            else:
-                cells.append("")
-        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+def table(results: dict[tuple[str, str], list[RunResult]], servers: list[str], kinds: list[str]) -> str:
+    """One row per metric; per server a column per operator (and kopf / ours when both ran)."""
+    both_kinds, both_servers = len(kinds) == 2, len(servers) == 2
+    header = ["metric"]
+    for server in servers:
+        where = f" ({server})" if both_servers else ""
+        header += [NAMES[k] + where for k in kinds] + (["kopf / ours" + where] if both_kinds else [])
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    for metric, value, fmt, na in ROWS:
+        if value is controllers_cpu and "real" not in servers:
+            continue
+        cells = [metric]
+        for server in servers:
+            medians = {k: median([value(r) for r in results[server, k]]) for k in kinds}
+            cells += [fmt.format(m) if m is not None else na for m in medians.values()]
+            if both_kinds:
+                ours, kopf_value = medians["ours"], medians["kopf"]
+                cells.append(f"{kopf_value / ours:.2f}x" if ours is not None and kopf_value is not None and ours != 0 else "")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Benchmark the reconciler against a kopf peer (fresh devcluster per run).")
+    parser = argparse.ArgumentParser(description="Benchmark the reconciler against a kopf peer (fresh API server per run).")
+    parser.add_argument(
+        "--server",
+        choices=("dev", "real", "both"),
+        default=None,
+        help="API server: devcluster, the real control plane, or both (default: both if realcluster/bin/realcluster exists "
+        "or can be built, else dev)",
+    )
     parser.add_argument("--count", type=int, default=1000, help="Darkrooms created at once (default 1000)")
     parser.add_argument("--runs", type=int, default=3, help="runs per operator; the table shows medians (default 3)")
     parser.add_argument("--operators", default="ours,kopf", help="comma-separated: ours, kopf (default both)")
     parser.add_argument("--workers", type=int, default=4, help="reconcile workers / kopf handler threads (default 4)")
     parser.add_argument("--clients", type=int, default=8, help="threads POSTing the Darkrooms (default 8)")
-    parser.add_argument("--ready-delay", type=float, default=0.5, help="devcluster --deployment-ready-delay in s (default 0.5)")
+    parser.add_argument(
+        "--ready-delay",
+        type=float,
+        default=0.5,
+        help="devcluster --deployment-ready-delay / realcluster --pod-ready-delay in s (default 0.5)",
+    )
     parser.add_argument(
         "--resync-s", type=float, default=60.0, help="DARKROOM_OPERATOR_RESYNC_S for ours; keep it above the convergence time (default 60)"
     )
@@ -675,7 +692,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs (logs, audit logs)")
     parser.add_argument("--profile", metavar="DIR", help="py-spy record each operator from ready to all Ready into DIR (collapsed stacks)")
     parser.add_argument("--profile-idle", action="store_true", help="with --profile: include idle (waiting) stacks")
-    parser.add_argument("--profile-server", action="store_true", help="with --profile: profile devcluster too")
+    parser.add_argument("--profile-server", action="store_true", help="with --profile: profile devcluster too (not the real server)")
     opts = parser.parse_args(argv)
     opts.kinds = [k.strip() for k in opts.operators.split(",") if k.strip()]
     if not opts.kinds or set(opts.kinds) - set(OPERATORS):
@@ -685,31 +702,41 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return opts
 
 
+def log_run(r: RunResult) -> None:
+    resync = "" if r.resync_writes is None else f"; resync: {r.resync_writes} writes ({r.resync_detail}) in {r.resync_s:.1f} s"
+    controllers = "" if r.controllers_cpu_s is None else f", kcm+sched CPU {r.controllers_cpu_s:.1f} s"
+    log(
+        f"    {r.server}/{r.operator}: all Ready in {r.time_to_ready_s:.1f} s (create {r.create_s:.1f} s), p50/p99 "
+        f"{r.latency_p50_s:.1f}/{r.latency_p99_s:.1f} s, {r.reconciles} reconciles, {r.writes} writes ({r.writes_detail}), "
+        f"CPU {r.cpu_s:.1f} s, server CPU {r.server_cpu_s:.1f} s{controllers}, bench CPU {r.extra['bench_cpu_s']:.1f} s, "
+        f"peak RSS {r.peak_rss_mib:.0f} MiB{resync}; "
+        f"restart: {r.restart_writes} writes ({r.restart_detail}) in {r.restart_s:.1f} s"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(sys.argv[1:] if argv is None else argv)
+    exit_on_sigterm()
     started = datetime.datetime.now().astimezone()
     load_at_start = os.getloadavg()[0]
-    machine = machine_line()
+    servers, note = choose_servers(opts.server)
+    if note:
+        log(note)
+    machine = machine_line(servers)
     log(machine)
-    results: dict[str, list[RunResult]] = {k: [] for k in opts.kinds}
+    results: dict[tuple[str, str], list[RunResult]] = {(s, k): [] for s in servers for k in opts.kinds}
     base = Path(tempfile.mkdtemp(prefix="bench-reconcile-"))
     try:
         for run in range(opts.runs):
             order = opts.kinds if run % 2 == 0 else list(reversed(opts.kinds))
-            for kind in order:
-                log(f"run {run + 1}/{opts.runs}: {kind}, {opts.count} Darkrooms")
-                work = base / f"run{run + 1}-{kind}"
-                work.mkdir()
-                r = run_once(kind, opts, work)
-                results[kind].append(r)
-                resync = "" if r.resync_writes is None else f"; resync: {r.resync_writes} writes ({r.resync_detail}) in {r.resync_s:.1f} s"
-                log(
-                    f"    {kind}: all Ready in {r.time_to_ready_s:.1f} s (create {r.create_s:.1f} s), p50/p99 "
-                    f"{r.latency_p50_s:.1f}/{r.latency_p99_s:.1f} s, {r.reconciles} reconciles, {r.writes} writes ({r.writes_detail}), "
-                    f"CPU {r.cpu_s:.1f} s, server CPU {r.server_cpu_s:.1f} s, bench CPU {r.extra['bench_cpu_s']:.1f} s, "
-                    f"peak RSS {r.peak_rss_mib:.0f} MiB{resync}; "
-                    f"restart: {r.restart_writes} writes ({r.restart_detail}) in {r.restart_s:.1f} s"
-                )
+            for server in servers:
+                for kind in order:
+                    log(f"run {run + 1}/{opts.runs}: {server} server, {kind}, {opts.count} Darkrooms")
+                    work = base / f"run{run + 1}-{server}-{kind}"
+                    work.mkdir()
+                    r = run_once(server, kind, opts, work)
+                    results[server, kind].append(r)
+                    log_run(r)
     finally:
         if opts.keep:
             log(f"kept {base}")
@@ -718,16 +745,17 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = (datetime.datetime.now().astimezone() - started).total_seconds()
     command = " ".join(["bench/reconcile.py", *(sys.argv[1:] if argv is None else argv)])
     load = f"load average at start {load_at_start:.2f}, at end {os.getloadavg()[0]:.2f}"
-    print(f"reconcile benchmark, {started:%Y-%m-%d %H:%M %Z}; {machine}; {load}")
+    where = " and ".join({"dev": "devcluster (dev)", "real": "the real control plane (real)"}[s] for s in servers)
+    print(f"reconcile benchmark on {where}, {started:%Y-%m-%d %H:%M %Z}; {machine}; {load}")
     print(
         f"command: .venv/bin/python {command}; {opts.count:,} Darkrooms, median of {opts.runs} run(s), {opts.workers} workers, "
-        f"deployment ready delay {opts.ready_delay:g} s, resync {opts.resync_s:g} s (ours); total {elapsed:.0f} s"
+        f"deployment (dev) / pod (real) ready delay {opts.ready_delay:g} s, resync {opts.resync_s:g} s (ours); total {elapsed:.0f} s"
     )
-    overlapped = sum(1 for r in results.get("ours", []) if r.extra["resync_overlap"])
+    overlapped = sum(1 for s in servers for r in results.get((s, "ours"), []) if r.extra["resync_overlap"])
     if overlapped:
         print(f"WARNING: in {overlapped} run(s) a periodic resync of ours ran before all Darkrooms were Ready (raise --resync-s)")
     print()
-    print(table(results))
+    print(table(results, servers, opts.kinds))
     return 0
 
 

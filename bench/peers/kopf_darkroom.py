@@ -4,6 +4,10 @@ Started only by ``bench/reconcile.py`` (never by the product or the tests)::
 
     KUBECONFIG=... .venv/bin/python -m kopf run --standalone --namespace NS --quiet bench/peers/kopf_darkroom.py
 
+The kubeconfig may be devcluster's (plain HTTP) or the real control plane's (HTTPS, CA data, a
+bearer token): kopf logs in from it through the official client (``kopf.login_via_client``, its
+default when ``kubernetes`` is installed), and :func:`configure` loads it the same way.
+
 It does the same work as ``darkroom_operator`` for a Darkroom, so the benchmark compares runtimes,
 not features:
 
