@@ -107,11 +107,14 @@ def sort_versions(versions: Iterable[str]) -> list[str]:
     return sorted(set(versions), key=version_priority_key)
 
 
-def _group_sort_key(group: str) -> tuple[int, str]:
+def _group_sort_key(group: str, first_version: str) -> tuple[int, str]:
+    """Built-in groups in the aggregator's priority order; the others (custom resources) after them,
+    ordered as kube orders their APIServices: by name, ``<version>.<group>`` (so ``v1.example.com``
+    comes before ``v1alpha1.deployments.example.com``)."""
     try:
         return (_GROUP_ORDER.index(group), "")
     except ValueError:
-        return (len(_GROUP_ORDER), group)
+        return (len(_GROUP_ORDER), f"{first_version}.{group}")
 
 
 def _group_versions(group: str, resources: Iterable[ResourceType]) -> list[str]:
@@ -135,12 +138,13 @@ def api_group_list(resources: Iterable[ResourceType], preferred: Mapping[str, st
     kube-apiserver picks for CRD groups.
     """
     resources = list(resources)
-    groups = sorted({r.group for r in resources if r.group}, key=_group_sort_key)
+    versions = {group: _group_versions(group, resources) for group in {r.group for r in resources if r.group}}
+    groups = sorted(versions, key=lambda g: _group_sort_key(g, versions[g][0]))
     preferred = preferred or {}
     return {
         "kind": "APIGroupList",
         "apiVersion": "v1",
-        "groups": [_group_document(g, _group_versions(g, resources), preferred.get(g)) for g in groups],
+        "groups": [_group_document(g, versions[g], preferred.get(g)) for g in groups],
     }
 
 

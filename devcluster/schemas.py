@@ -468,7 +468,9 @@ def validate(obj: dict[str, Any], schema: dict[str, Any]) -> list[Cause]:
     causes: list[Cause] = []
     _Validator(causes).node(obj, schema, "", root=True)
     causes.extend(_embedded_checks(obj, schema, "", root=True))
-    causes.extend(_list_checks(obj, schema, ""))
+    # kube reports a cause once even when the schema and the list-type checks both find it
+    # (e.g. a list-map item missing its key is also a missing required property).
+    causes.extend(c for c in _list_checks(obj, schema, "") if c not in causes)
     return causes
 
 

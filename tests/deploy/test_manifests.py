@@ -63,6 +63,8 @@ BASE_OBJECTS = {
     "RoleBinding darkroom-system/darkroom-operator-leader-election",
     "ClusterRole darkroom-api",
     "ClusterRoleBinding darkroom-api",
+    "Role darkroom-system/darkroom-api-sessions",
+    "RoleBinding darkroom-system/darkroom-api-sessions",
     "ValidatingAdmissionPolicy darkroom-api-secrets",
     "ValidatingAdmissionPolicyBinding darkroom-api-secrets",
     "Deployment darkroom-system/darkroom-operator",

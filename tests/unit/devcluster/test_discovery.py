@@ -112,6 +112,7 @@ def test_api_group_list_has_every_non_core_group_once_in_kube_order() -> None:
         "networking.k8s.io",
         "policy",
         "rbac.authorization.k8s.io",
+        "admissionregistration.k8s.io",
         "apiextensions.k8s.io",
         "coordination.k8s.io",
         "deployments.example.com",
