@@ -8,7 +8,9 @@ dir ``--outage`` seconds later (default 5 s; devcluster's watch history does not
 informer relists). Measured from the moment the server answers
 again until every Darkroom is converged: Ready=True with its generation observed (a full list every
 0.25 s), and the reconcilers' per-key rate-limited retries (``workqueue_retries_total``) charged
-during the run.
+during the run. The creation wave itself takes most of that time, outage or not, so the figure the
+target (10 s) applies to is what the outage *adds*: the total with the cut minus the total of the
+"no outage" row (the cut's own seconds included).
 
 Two reconcilers in the same run, on identical scenarios: **ours** (the working tree) and the
 **baseline**: the reconciler as it was before the connection backoff (``--baseline-ref``, default
@@ -243,17 +245,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nReconciler convergence after an API-server outage - {time.strftime('%Y-%m-%d')}")
     print(machine_summary())
     print(f"command: .venv/bin/python bench/outage.py --count {opts.count} --outage {opts.outage:g} --runs {opts.runs}\n")
-    print(
-        "| reconciler | outage | converged after the server returned (s) | total from the creates (s) | per-key retries charged | target |"
-    )
-    print("|---|---:|---:|---:|---:|---|")
+    header = "| reconciler | outage | converged after the server returned (s) | total from the creates (s) | added by the outage (s) "
+    print(header + "| per-key retries charged | target |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    calm = statistics.median(r.total_s for r in results[rows[0][0]])
     for label, _, outage in rows:
         runs = results[label]
         after = statistics.median(r.converge_after_return_s for r in runs)
         total = statistics.median(r.total_s for r in runs)
         retries = statistics.median(r.retries for r in runs)
-        target = ("PASS" if after <= 10 else "MISS") + " (<= 10 s)" if outage and label == "ours" else ""
-        print(f"| {label} | {f'{opts.outage:g} s' if outage else 'none'} | {after:.1f} | {total:.1f} | {retries:,.0f} | {target} |")
+        added = f"{total - calm:.1f}" if outage else ""
+        target = ("PASS" if total - calm <= 10 else "MISS") + " (added <= 10 s)" if outage and label == "ours" else ""
+        print(
+            f"| {label} | {f'{opts.outage:g} s' if outage else 'none'} | {after:.1f} | {total:.1f} | {added} | {retries:,.0f} | {target} |"
+        )
     return 0
 
 
