@@ -33,8 +33,8 @@ from cluster import (
     by_label,
     connect,
 )
+from kinds.tasks import TASK_UID_LABEL
 
-TASK_UID_LABEL = "example.example.com/task-uid"
 TASK_UID = "task-uid"
 INVOLVED_UID = "involved-uid"
 

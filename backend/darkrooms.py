@@ -6,7 +6,7 @@ credentials: keys in a payload go to the Secret ``<name>-s3-credentials`` owned 
 switching to WebFolder removes that Secret; on update the keys may be omitted when credentials are
 already set. Registered by :func:`backend.app.create_app`.
 
-A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING`, removed once its Secret
+A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING` (named in :mod:`kinds.darkrooms`), removed once its Secret
 is written. If the API server goes away between the two writes (so the undo cannot run either), the
 annotation marks the Darkroom as a create cut short, and the client's retry of the same POST
 completes it (:meth:`DarkroomKind.resumable`) instead of answering 409.
@@ -23,8 +23,8 @@ from backend.kinds import Kind
 from backend.problems import Problem
 from backend.settings import ApiSettings
 from cluster import DARKROOMS, CachedClient, ClusterError
-
-CREDENTIALS_PENDING = "deployments.example.com/credentials-pending"
+from kinds import darkrooms as kind
+from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
 
 
 class DarkroomKind(Kind):
@@ -38,16 +38,17 @@ class DarkroomKind(Kind):
 
     def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
         secret_name = None
-        if friendly["source"]["type"] == "S3":
+        if kind.variant(friendly["source"]["type"]).keys:
             keys = conversion.keys_of(friendly)
             secret_name = conversion.credentials_secret_name(friendly["name"]) if keys else conversion.credentials_ref(existing)
         return conversion.to_spec(friendly, secret_name=secret_name)
 
     def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
-        if friendly["source"]["type"] != "S3" or conversion.keys_of(friendly) or conversion.credentials_ref(existing):
+        variant = kind.variant(friendly["source"]["type"])
+        if not variant.keys or conversion.keys_of(friendly) or conversion.credentials_ref(existing):
             return {}
-        message = ["required for an S3 source without stored credentials"]
-        return {"source.accessKey": message, "source.secretKey": message}
+        message = [f"required for {variant.article} {variant.type} source without stored credentials"]
+        return {f"source.{key}": message for key in variant.keys}
 
     def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
         return conversion.rebase_for_type_change(base, patch)

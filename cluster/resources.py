@@ -63,8 +63,25 @@ NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False, ("ns",))
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",))
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",))
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+POSTGRESQLS = Resource("database.db.example.com", "v1", "postgresqls", "Postgresql", True, ("pg",))
+STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",))
+PERSISTENTVOLUMECLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",))
 
-REGISTRY: tuple[Resource, ...] = (DARKROOMS, TASKS, CONFIGMAPS, SECRETS, SERVICES, EVENTS, NAMESPACES, DEPLOYMENTS, INGRESSES, LEASES)
+REGISTRY: tuple[Resource, ...] = (
+    DARKROOMS,
+    TASKS,
+    POSTGRESQLS,
+    CONFIGMAPS,
+    SECRETS,
+    SERVICES,
+    EVENTS,
+    NAMESPACES,
+    DEPLOYMENTS,
+    INGRESSES,
+    LEASES,
+    STATEFULSETS,
+    PERSISTENTVOLUMECLAIMS,
+)
 
 
 def lookup(name: str, *, registry: tuple[Resource, ...] = REGISTRY) -> Resource:

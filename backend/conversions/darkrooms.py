@@ -12,18 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from backend.conversions import conditions, current_and_true, object_fields
+from kinds import darkrooms as kind
+from kinds.darkrooms import READY, SOURCE_SPEC_FIELDS, credentials_secret_name
 
-SOURCE_FIELDS = ("baseUrl", "bucket", "region", "endpoint", "pathPrefix")
-WEBFOLDER_FIELDS = ("baseUrl",)
-S3_FIELDS = ("bucket", "region", "endpoint", "accessKey", "secretKey")
-SECRET_SUFFIX = "-s3-credentials"
+__all__ = ["credentials_secret_name"]  # re-exported: callers of this module name the Secret through it
 # Server paths below spec that have no friendly field of their own.
 RENAMES = {"source.credentialsSecretRef.name": "source", "source.credentialsSecretRef": "source"}  # first match wins
-
-
-def credentials_secret_name(name: str) -> str:
-    """The Secret holding a Darkroom's S3 keys when the API stored them."""
-    return name + SECRET_SUFFIX
 
 
 def credentials_ref(obj: Mapping[str, Any] | None) -> str | None:
@@ -45,14 +39,16 @@ def to_friendly(obj: Mapping[str, Any], *, default_version: str | None = None) -
         "version": spec.get("version") or default_version,
         "replicas": spec.get("replicas"),
         "source": {
-            "type": source.get("type") or "WebFolder",
-            **{k: source.get(k) for k in SOURCE_FIELDS},
+            "type": source.get("type") or kind.DEFAULT_SOURCE_TYPE,
+            **{k: source.get(k) for k in SOURCE_SPEC_FIELDS},
             "credentialsSet": credentials_ref(obj) is not None,
         },
         "subDomains": list(spec.get("subDomains") or ()),
         "cacheTime": spec.get("cacheTime"),
         "status": {
-            "ready": current_and_true(obj, "Ready"),
+            "state": (state := kind.state(obj)).key,
+            "stateMessage": state.detail,
+            "ready": current_and_true(obj, READY),
             "domains": list(status.get("domains") or ()),
             "readyReplicas": status.get("readyReplicas") or 0,
             "conditions": conditions(status),
@@ -65,7 +61,7 @@ def to_spec(friendly: Mapping[str, Any], *, secret_name: str | None) -> dict[str
     """The CR spec of a validated friendly Darkroom; ``secret_name`` goes into credentialsSecretRef."""
     given = friendly["source"]
     source: dict[str, Any] = {"type": given["type"]}
-    for key in SOURCE_FIELDS:
+    for key in SOURCE_SPEC_FIELDS:
         if given.get(key) is not None:
             source[key] = given[key]
     if secret_name:
@@ -80,8 +76,10 @@ def to_spec(friendly: Mapping[str, Any], *, secret_name: str | None) -> dict[str
 def keys_of(friendly: Mapping[str, Any]) -> tuple[str, str] | None:
     """The S3 keys a payload carries (both or none: the schema enforces pairs)."""
     source = friendly.get("source") or {}
-    if source.get("type") == "S3" and source.get("accessKey") is not None and source.get("secretKey") is not None:
-        return str(source["accessKey"]), str(source["secretKey"])
+    keys = kind.variant(source.get("type")).keys
+    if source.get("type") in kind.SOURCES and keys and all(source.get(k) is not None for k in keys):
+        access_key, secret_key = (str(source[k]) for k in keys)
+        return access_key, secret_key
     return None
 
 
@@ -95,5 +93,5 @@ def rebase_for_type_change(base: dict[str, Any], patch: Any) -> dict[str, Any]:
     source = base.get("source")
     if not new_type or not isinstance(source, dict) or new_type == source.get("type"):
         return base
-    drop = WEBFOLDER_FIELDS if source.get("type") == "WebFolder" else S3_FIELDS
+    drop = set(kind.foreign_fields(new_type))
     return {**base, "source": {k: v for k, v in source.items() if k not in drop}}

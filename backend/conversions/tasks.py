@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from backend.conversions import condition, conditions, object_fields
+from kinds import tasks as kind
 
 RENAMES = {"taskState": "state"}
 
@@ -19,14 +20,17 @@ RENAMES = {"taskState": "state"}
 def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    overdue = condition(status.get("conditions") or (), "Overdue")
+    overdue = condition(status.get("conditions") or (), kind.OVERDUE)
+    state = kind.state(obj)
     return {
         **object_fields(obj),
         "priority": spec.get("priority"),
         "deadline": spec.get("deadline"),
         "details": spec.get("details") or "",
-        "state": spec.get("taskState") or "Pending",
+        "state": spec.get("taskState") or kind.DEFAULT_TASK_STATE,
         "status": {
+            "state": state.key,
+            "stateMessage": state.detail,
             "overdue": overdue is not None and overdue.get("status") == "True",
             "conditions": conditions(status),
             "observedGeneration": status.get("observedGeneration"),

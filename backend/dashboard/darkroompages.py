@@ -132,7 +132,7 @@ def detail(namespace: str, name: str) -> Response:
 
 
 def _blank(namespace: str) -> dict[str, Any]:
-    values = forms.darkroom_form_values(MultiDict({"namespace": namespace, "source_type": "WebFolder"}))
+    values = forms.darkroom_form_values(MultiDict({"namespace": namespace, "source_type": forms.DEFAULT_SOURCE_TYPE}))
     values["subDomains"] = [""]
     return values
 

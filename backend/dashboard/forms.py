@@ -18,11 +18,9 @@ from typing import Any
 from werkzeug.datastructures import MultiDict
 
 from backend.dashboard.rendering import parse_time
+from kinds import darkrooms as darkroom_kind
+from kinds.darkrooms import DEFAULT_SOURCE_TYPE, SHARED_SOURCE_FIELDS, SOURCE_SPEC_FIELDS, SOURCES
 
-SOURCE_TYPES = ("WebFolder", "S3")
-WEBFOLDER_FIELDS = ("baseUrl",)
-S3_FIELDS = ("bucket", "region", "endpoint")
-SHARED_SOURCE_FIELDS = ("pathPrefix",)
 MINUTES = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 
 
@@ -46,8 +44,8 @@ def darkroom_values(friendly: Mapping[str, Any]) -> dict[str, Any]:
         "version": friendly.get("version") or "",
         "replicas": "" if friendly.get("replicas") is None else str(friendly["replicas"]),
         "cacheTime": "" if friendly.get("cacheTime") is None else str(friendly["cacheTime"]),
-        "source_type": source.get("type") or "WebFolder",
-        **{key: source.get(key) or "" for key in (*WEBFOLDER_FIELDS, *S3_FIELDS, *SHARED_SOURCE_FIELDS)},
+        "source_type": source.get("type") or DEFAULT_SOURCE_TYPE,
+        **{key: source.get(key) or "" for key in SOURCE_SPEC_FIELDS},
         "subDomains": list(friendly.get("subDomains") or ()),
         "credentialsSet": bool(source.get("credentialsSet")),
         "generation": "" if friendly.get("generation") is None else str(friendly["generation"]),
@@ -59,8 +57,8 @@ def darkroom_form_values(form: MultiDict[str, str]) -> dict[str, Any]:
     source_type = _text(form, "source_type")
     return {
         **{key: _text(form, key) for key in ("name", "namespace", "version", "replicas", "cacheTime", "generation")},
-        "source_type": source_type if source_type in SOURCE_TYPES else "WebFolder",
-        **{key: _text(form, key) for key in (*WEBFOLDER_FIELDS, *S3_FIELDS, *SHARED_SOURCE_FIELDS)},
+        "source_type": source_type if source_type in SOURCES else DEFAULT_SOURCE_TYPE,
+        **{key: _text(form, key) for key in SOURCE_SPEC_FIELDS},
         "subDomains": [s.strip() for s in form.getlist("subDomains") if s.strip()],
         "credentialsSet": form.get("credentialsSet") == "true",
     }
@@ -68,17 +66,16 @@ def darkroom_form_values(form: MultiDict[str, str]) -> dict[str, Any]:
 
 def darkroom_payload(values: Mapping[str, Any], form: MultiDict[str, str], *, create: bool) -> dict[str, Any]:
     """The friendly payload of a submitted Darkroom form; fields of the unselected source type are dropped."""
-    source_type = _text(form, "source_type") or "WebFolder"
+    source_type = _text(form, "source_type") or DEFAULT_SOURCE_TYPE
     source: dict[str, Any] = {"type": source_type}
-    chosen = WEBFOLDER_FIELDS if source_type == "WebFolder" else S3_FIELDS
-    for key in (*chosen, *SHARED_SOURCE_FIELDS):
+    chosen = darkroom_kind.variant(source_type)
+    for key in (*chosen.fields, *SHARED_SOURCE_FIELDS):
         if values.get(key):
             source[key] = values[key]
-    if source_type == "S3":
-        for key in ("accessKey", "secretKey"):
-            given = form.get(key) or ""
-            if given:
-                source[key] = given
+    for key in chosen.keys:
+        given = form.get(key) or ""
+        if given:
+            source[key] = given
     payload: dict[str, Any] = {"source": source, "subDomains": list(values["subDomains"])}
     if create:
         payload["name"] = values["name"]

@@ -19,8 +19,16 @@ import yaml
 from flask import Blueprint, Response, current_app, g, request
 
 from backend import state, watching
+from kinds import darkrooms, tasks
+from kinds.states import ConditionMeaning, State, Tone
 
 HTML_HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request, HX-Target"}
+# What each kind's states and conditions mean (words, tones): defined in kinds/, looked up here by kind name.
+STATES: Mapping[str, Mapping[str, State]] = {
+    "Darkroom": {s.key: s for s in darkrooms.STATES},
+    "Task": {s.key: s for s in tasks.STATES},
+}
+CONDITIONS: Mapping[str, Mapping[str, ConditionMeaning]] = {"Darkroom": darkrooms.CONDITIONS, "Task": tasks.CONDITIONS}
 
 
 def _context(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,27 +100,23 @@ def utc_text(value: Any) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "-"
 
 
-def readiness(obj: Mapping[str, Any]) -> dict[str, str]:
-    """What the Ready column says about a friendly Darkroom: ``state`` (CSS), ``label`` and ``detail``."""
+def state_of(obj: Mapping[str, Any], kind: str) -> State:
+    """The state of a friendly object of ``kind`` ("Darkroom", "Task"): its word and tone come from :mod:`kinds`."""
     status = obj.get("status") or {}
-    ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
-    detail = str((ready or {}).get("message") or (ready or {}).get("reason") or "")
-    if obj.get("terminating"):
-        return {"state": "terminating", "label": "Terminating", "detail": "deletion requested; waiting for finalizers"}
-    generation, observed = obj.get("generation"), status.get("observedGeneration")
-    if generation is not None and (observed is None or observed < generation):
-        return {"state": "reconciling", "label": "Reconciling…", "detail": "the reconciler has not caught up with the latest change yet"}
-    if status.get("ready"):
-        return {"state": "ready", "label": "Ready", "detail": detail}
-    if ready is not None and ready.get("status") == "False" and ready.get("reason") not in (None, "Progressing", "Pending"):
-        return {"state": "failed", "label": "Not ready", "detail": detail}
-    return {"state": "pending", "label": "Not ready", "detail": detail or "waiting for the reconciler"}
+    return STATES[kind][status["state"]].because(str(status.get("stateMessage") or ""))
+
+
+def condition_tone(condition: Mapping[str, Any], kind: str) -> Tone:
+    """The tone of one condition of ``kind``; a condition type the kind does not define is good when True."""
+    meaning = CONDITIONS[kind].get(str(condition.get("type")), ConditionMeaning(str(condition.get("type")), otherwise="attention"))
+    return meaning.tone(condition.get("status"), condition.get("reason"))
 
 
 def install(blueprint: Blueprint) -> None:
     blueprint.add_app_template_filter(age, "age")
     blueprint.add_app_template_filter(utc_text, "utc")
-    blueprint.add_app_template_global(readiness, "readiness")
+    blueprint.add_app_template_global(state_of, "state_of")
+    blueprint.add_app_template_global(condition_tone, "condition_tone")
 
     @blueprint.before_request
     def _note_live_cursor() -> None:

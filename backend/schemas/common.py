@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, missing, validate
+
+from kinds.states import State
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
@@ -76,6 +78,18 @@ class JsonBoolean(fields.Boolean):
         if not isinstance(value, bool):
             raise self.make_error("invalid", input="")
         return value
+
+
+def state_fields(states: Sequence[State], kind: str) -> tuple[fields.String, fields.String]:
+    """``state`` and ``stateMessage`` of a kind's status: the one state :mod:`kinds` defines, as the dashboard shows it."""
+    listed = "; ".join(f"{s.key} ({s.word})" for s in states)
+    state = fields.String(
+        required=True,
+        validate=validate.OneOf([s.key for s in states]),
+        metadata={"description": f"The {kind}'s state, as the dashboard shows it: {listed}."},
+    )
+    message = fields.String(required=True, metadata={"description": "Why it is in that state, in a sentence (may be empty)."})
+    return state, message
 
 
 def boolean(**kwargs: Any) -> fields.Boolean:

@@ -6,7 +6,8 @@ a Darkroom's Service is named after it), a WebFolder needs an http(s) ``baseUrl`
 needs ``bucket`` and ``region`` (and, on create, both keys), fields of the other source type are
 rejected (``null`` counts as absent), sub-domains are unique DNS labels. ``accessKey``/``secretKey``
 are write-only: responses only say ``credentialsSet``. The per-type rules are also published as a
-``oneOf`` on ``source`` so the OpenAPI document says what the validation does. Used by
+``oneOf`` on ``source`` so the OpenAPI document says what the validation does. Both come from the
+one source table in :mod:`kinds.darkrooms`. Used by
 :mod:`backend.darkrooms` (validation) and by the OpenAPI document (``backend.schemas.SCHEMAS``).
 """
 
@@ -28,12 +29,11 @@ from backend.schemas.common import (
     http_url,
     integer,
     list_schema,
+    state_fields,
 )
+from kinds import darkrooms as kind
+from kinds.darkrooms import SOURCE_TYPES
 
-SOURCE_TYPES = ("WebFolder", "S3")
-S3_ONLY = ("bucket", "region", "endpoint", "accessKey", "secretKey")
-WEBFOLDER_ONLY = ("baseUrl",)
-KEYS = ("accessKey", "secretKey")
 VERSION = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 REGION = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -43,20 +43,22 @@ ABSENT: dict[str, Any] = {"nullable": True, "enum": [None]}
 def source_variants(*, keys_required: bool) -> list[dict[str, Any]]:
     """The per-type rules of ``source`` as JSON schemas (documentation of :meth:`DarkroomSourceInputSchema._per_type`)."""
     text = {"type": "string"}
-    webfolder = {
-        "type": "object",
-        "title": "WebFolder source",
-        "properties": {"type": {"type": "string", "enum": ["WebFolder"]}, "baseUrl": text, **{k: ABSENT for k in S3_ONLY}},
-        "required": ["baseUrl"],
-    }
-    s3 = {
-        "type": "object",
-        "title": "S3 source",
-        "properties": {"type": {"type": "string", "enum": ["S3"]}, "baseUrl": ABSENT, "bucket": text, "region": text}
-        | ({k: text for k in KEYS} if keys_required else {}),
-        "required": ["type", "bucket", "region", *(KEYS if keys_required else ())],
-    }
-    return [webfolder, s3]
+    variants = []
+    for variant in kind.SOURCES.values():
+        keys = variant.keys if keys_required else ()
+        required = [*variant.required, *keys]
+        variants.append(
+            {
+                "type": "object",
+                "title": f"{variant.type} source",
+                "properties": {"type": {"type": "string", "enum": [variant.type]}}
+                | {f: text for f in required}
+                | {f: ABSENT for f in kind.foreign_fields(variant.type)},
+                # The default type needs no "type"; any other variant is chosen by it.
+                "required": ([] if variant.type == kind.DEFAULT_SOURCE_TYPE else ["type"]) + required,
+            }
+        )
+    return variants
 
 
 def _key_field(description: str) -> fields.String:
@@ -69,7 +71,9 @@ class DarkroomSourceInputSchema(RequestSchema):
     """Where the originals live, as sent by a client."""
 
     type = fields.String(
-        load_default="WebFolder", validate=validate.OneOf(SOURCE_TYPES), metadata={"description": "WebFolder (default) or S3."}
+        load_default=kind.DEFAULT_SOURCE_TYPE,
+        validate=validate.OneOf(SOURCE_TYPES),
+        metadata={"description": f"{' or '.join(SOURCE_TYPES)}; default {kind.DEFAULT_SOURCE_TYPE}."},
     )
     baseUrl = http_url('WebFolder only (required there): URL the image paths are appended to, e.g. "https://example.com/images".')
     bucket = fields.String(
@@ -92,18 +96,7 @@ class DarkroomSourceInputSchema(RequestSchema):
 
     @validates_schema
     def _per_type(self, data: dict[str, Any], **_: Any) -> None:
-        errors: dict[str, list[str]] = {}
-        if data["type"] == "WebFolder":
-            if data.get("baseUrl") is None:
-                errors["baseUrl"] = ["required for a WebFolder source"]
-            errors.update({k: ["only used by S3 sources"] for k in S3_ONLY if data.get(k) is not None})
-        else:
-            errors.update({k: ["required for an S3 source"] for k in ("bucket", "region") if data.get(k) is None})
-            errors.update({k: ["only used by WebFolder sources"] for k in WEBFOLDER_ONLY if data.get(k) is not None})
-            given = [k for k in KEYS if data.get(k) is not None]
-            if len(given) == 1:
-                missing = next(k for k in KEYS if k not in given)
-                errors[missing] = [f"required together with {given[0]}"]
+        errors = kind.source_problems(data)
         if errors:
             raise ValidationError(errors)
 
@@ -125,6 +118,7 @@ class DarkroomSourceSchema(Schema):
 class DarkroomStatusSchema(Schema):
     """What the reconciler observed."""
 
+    state, stateMessage = state_fields(kind.STATES, "Darkroom")
     ready = fields.Boolean(required=True, metadata={"description": "The Ready condition is True for the current generation."})
     domains = fields.List(fields.String(), required=True)
     readyReplicas = integer(required=True)
@@ -179,8 +173,9 @@ class DarkroomUpdateSchema(ReadOnlyFields):
     @validates_schema
     def _keys(self, data: dict[str, Any], **_: Any) -> None:
         source = data.get("source") or {}
-        if self.KEYS_REQUIRED and source.get("type") == "S3":
-            missing = {k: ["required for an S3 source"] for k in KEYS if source.get(k) is None}
+        variant = kind.variant(source.get("type"))
+        if self.KEYS_REQUIRED and source.get("type") in kind.SOURCES:
+            missing = {k: [f"required for {variant.article} {variant.type} source"] for k in variant.keys if source.get(k) is None}
             if missing:
                 raise ValidationError({"source": missing})
 

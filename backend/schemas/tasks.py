@@ -20,13 +20,15 @@ from backend.schemas.common import (
     dns_subdomain,
     integer,
     list_schema,
+    state_fields,
     timestamp,
 )
-
-TASK_STATES = ("Pending", "Finished")
+from kinds import tasks as kind
+from kinds.tasks import TASK_STATES
 
 
 class TaskStatusSchema(Schema):
+    state, stateMessage = state_fields(kind.STATES, "Task")
     overdue = fields.Boolean(
         required=True, metadata={"description": "The reconciler's Overdue condition is True (deadline passed while Pending)."}
     )

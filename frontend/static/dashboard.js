@@ -10,6 +10,9 @@
 // 3. The live indicator: Live / Reconnecting…; after a reconnect (or an SSE `reset`) every live
 //    region is re-fetched, as changes may have been missed.
 // 4. Errors of htmx requests (403, 404, 5xx, network) are shown in the #flash region.
+// 5. A form whose request succeeded with a redirect stays inert until the browser has left the
+//    page: hx-disabled-elt re-enables its buttons when the request ends, and a second click in
+//    that moment (a double click) would otherwise send the create again.
 (function () {
   "use strict";
 
@@ -20,6 +23,19 @@
 
   document.addEventListener("htmx:configRequest", function (evt) {
     evt.detail.headers["X-CSRF-Token"] = csrfToken();
+  });
+
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var xhr = evt.detail.xhr;
+    if (evt.detail.successful && xhr && xhr.getResponseHeader("HX-Redirect")) {
+      evt.detail.elt.setAttribute("data-redirecting", "");
+    }
+  });
+
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    if (evt.detail.elt.closest("[data-redirecting]")) {
+      evt.preventDefault();
+    }
   });
 
   // -- live regions ------------------------------------------------------------------------

@@ -19,13 +19,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from darkroom_operator.comparing import digest
-from darkroom_operator.quantities import canonical_quantity
 from darkroom_operator.settings import OperatorSettings
+from kinds import darkrooms as darkroom_kind
+from kinds.darkrooms import CONFIG_HASH_ANNOTATION, DEFAULT_CACHE_TIME_S
+from kinds.quantities import canonical_quantity
 
 NAME_LABEL = "app.kubernetes.io/name"
 INSTANCE_LABEL = "app.kubernetes.io/instance"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-CONFIG_HASH_ANNOTATION = "deployments.example.com/config-hash"
 
 APP_NAME = "darkroom"
 CONTAINER_NAME = "darkroom"
@@ -33,7 +34,6 @@ CONTAINER_PORT = 3000
 PORT_NAME = "http"
 SERVICE_PORT = 80
 HEALTH_PATH = "/ping"
-DEFAULT_CACHE_TIME_S = 31536000
 ACCESS_KEY_ENV, SECRET_KEY_ENV = "SOURCE_BUCKET_ACCESSKEY", "SOURCE_BUCKET_SECRETKEY"
 ACCESS_KEY, SECRET_KEY = "accessKey", "secretKey"
 # The unprivileged uid/gid the container runs as: "nobody", so runAsNonRoot holds even for an image built to run as root.
@@ -96,15 +96,8 @@ def _object_meta(darkroom: Mapping[str, Any], settings: OperatorSettings) -> dic
 
 def validate(darkroom: Mapping[str, Any]) -> list[str]:
     """What the CRD schema cannot say about a spec; empty when the spec is usable. Messages name the field."""
-    source = _source(darkroom)
-    problems = []
-    if source.get("type") == "WebFolder" and not source.get("baseUrl"):
-        problems.append("spec.source.baseUrl is required for a WebFolder source")
-    if source.get("type") == "S3" and not source.get("bucket"):
-        problems.append("spec.source.bucket is required for an S3 source")
-    if source.get("type") not in ("WebFolder", "S3"):
-        problems.append(f"spec.source.type must be WebFolder or S3, not {source.get('type')!r}")
-    return problems
+    problems = darkroom_kind.source_problems(_source(darkroom), essential_only=True)
+    return [f"spec.source.{field}: {message}" for field, messages in problems.items() for message in messages]
 
 
 def image_tag(version: str | None, settings: OperatorSettings) -> str:
@@ -130,7 +123,7 @@ def hosts(darkroom: Mapping[str, Any], settings: OperatorSettings) -> list[str]:
 def credentials_secret(darkroom: Mapping[str, Any]) -> str | None:
     """The name of the S3 credentials Secret, for an S3 source that references one."""
     source = _source(darkroom)
-    if source.get("type") != "S3":
+    if source.get("type") != darkroom_kind.S3.type:
         return None
     return (source.get("credentialsSecretRef") or {}).get("name") or None
 
@@ -151,9 +144,9 @@ def config_data(darkroom: Mapping[str, Any], settings: OperatorSettings) -> dict
         "SOURCE_HYSTRIX_COMMANDNAME": f"{kind}_ADAPTER",
         **HYSTRIX_DEFAULTS,
     }
-    if kind == "WebFolder":
+    if kind == darkroom_kind.WEBFOLDER.type:
         data["SOURCE_BASEURL"] = str(source.get("baseUrl", ""))
-    elif kind == "S3":
+    elif kind == darkroom_kind.S3.type:
         for key, field in (("SOURCE_BUCKET_NAME", "bucket"), ("SOURCE_BUCKET_REGION", "region"), ("SOURCE_BUCKET_ENDPOINT", "endpoint")):
             if source.get(field):
                 data[key] = str(source[field])

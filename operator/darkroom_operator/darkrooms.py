@@ -41,10 +41,10 @@ from darkroom_operator.readiness import readiness
 from darkroom_operator.reconciling import Context, Result, Watch
 from darkroom_operator.recording import NORMAL, WARNING
 from darkroom_operator.settings import OperatorSettings
+from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, READY, RECONCILED
 
 log = logging.getLogger(__name__)
 
-READY, RECONCILED = "Ready", "Reconciled"
 
 Builder = Callable[[Mapping[str, Any], OperatorSettings], dict[str, Any]]
 # Apply order: the ConfigMap before the Deployment whose pods read it; the Service before the Ingress routing to it.
@@ -84,7 +84,7 @@ class DarkroomReconciler:
         generation = darkroom["metadata"].get("generation")
         problems = children.validate(darkroom)
         if problems:
-            invalid = condition(RECONCILED, FALSE, "InvalidSpec", "; ".join(problems), observed_generation=generation)
+            invalid = condition(RECONCILED, FALSE, INVALID_SPEC, "; ".join(problems), observed_generation=generation)
             self._publish(darkroom, invalid, self._children(darkroom))
             return Result()
         losses = hosts.lost(darkroom, self._rivals(darkroom))
@@ -93,7 +93,7 @@ class DarkroomReconciler:
         except ClusterError as e:
             if e.retryable:  # a Conflict or an unavailable server: retried soon, not a state worth reporting
                 raise
-            reason = "ChildConflict" if isinstance(e, ChildConflict) else "ApplyFailed"
+            reason = CHILD_CONFLICT if isinstance(e, ChildConflict) else APPLY_FAILED
             failed = condition(RECONCILED, FALSE, reason, e.message, observed_generation=generation)
             try:
                 self._publish(darkroom, failed, self._children(darkroom))
@@ -101,7 +101,7 @@ class DarkroomReconciler:
                 log.warning("could not record the failure in status", extra={"controller": self.name, "key": key, "reason": reason})
             raise
         applied = condition(
-            RECONCILED, TRUE, "Applied", "ConfigMap, Deployment, Service and Ingress match the spec", observed_generation=generation
+            RECONCILED, TRUE, APPLIED, "ConfigMap, Deployment, Service and Ingress match the spec", observed_generation=generation
         )
         self._publish(darkroom, applied, live, losses)
         return Result()
@@ -236,7 +236,7 @@ class DarkroomReconciler:
         deployment, ingress = live.get(DEPLOYMENTS), live.get(INGRESSES)
         if losses:
             ready = condition(
-                READY, FALSE, "HostConflict", hosts.message(losses, self.settings.domain), observed_generation=meta.get("generation")
+                READY, FALSE, HOST_CONFLICT, hosts.message(losses, self.settings.domain), observed_generation=meta.get("generation")
             )
         else:
             ready = readiness(deployment, observed_generation=meta.get("generation"), secret=children.credentials_secret(darkroom))

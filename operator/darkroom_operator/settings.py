@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from darkroom_operator.quantities import canonical_quantity
+from kinds.quantities import canonical_quantity
 
 ENV_PREFIX = "DARKROOM_OPERATOR_"
 

@@ -42,15 +42,19 @@ from cluster import TASKS, Forbidden, NotFound, Resource
 from darkroom_operator.conditions import FALSE, TRUE, UNKNOWN, condition, find, same, set_condition
 from darkroom_operator.reconciling import Context, Result, Watch
 from darkroom_operator.recording import NORMAL, event_name
+from kinds.tasks import (
+    DEADLINE_LABEL,
+    DEADLINE_LABEL_FORMAT,
+    DEFAULT_TASK_STATE,
+    FINALIZER,
+    FINISHED,
+    OVERDUE,
+    PRIORITY_LABEL,
+    TASK_UID_LABEL,
+)
 
 log = logging.getLogger(__name__)
 
-FINALIZER = "example.example.com/task-events"
-TASK_UID_LABEL = "example.example.com/task-uid"
-PRIORITY_LABEL = "example.example.com/priority"
-DEADLINE_LABEL = "example.example.com/deadline"
-DEADLINE_LABEL_FORMAT = "%Y%m%dT%H%M%SZ"
-OVERDUE = "Overdue"
 # At most this many TaskUpdated Events per reconcile (the most recent generations): a status reset
 # on a much-edited Task must not turn into a burst of thousands of Event creates.
 MAX_UPDATE_EVENTS = 20
@@ -87,7 +91,7 @@ def overdue(task: Mapping[str, Any], now: datetime) -> tuple[dict[str, Any], flo
     spec = task.get("spec") or {}
     generation = task["metadata"].get("generation")
     deadline = parse_deadline(spec.get("deadline"))
-    if spec.get("taskState", "Pending") == "Finished":
+    if (spec.get("taskState") or DEFAULT_TASK_STATE) == FINISHED:
         return condition(OVERDUE, FALSE, "Finished", "the task is finished", observed_generation=generation), None
     if deadline is None:
         return condition(
@@ -179,7 +183,7 @@ class TaskReconciler:
         meta, spec = task["metadata"], task.get("spec") or {}
         generation = int(meta.get("generation") or 1)
         observed = (task.get("status") or {}).get("observedGeneration")
-        summary = f"priority {spec.get('priority')}, deadline {spec.get('deadline')}, {spec.get('taskState', 'Pending')}"
+        summary = f"priority {spec.get('priority')}, deadline {spec.get('deadline')}, {spec.get('taskState') or DEFAULT_TASK_STATE}"
         if observed is None:
             self._event(task, "TaskCreated", "created", f"Task {meta['name']} created: {summary}")
             observed = 1

@@ -32,6 +32,17 @@ def fill_webfolder(page: Any, stack: Stack, name: str) -> None:
     page.get_by_label("Version", exact=True).fill("0.1.0")
 
 
+# Every state a badge of the page shows, in order of appearance (rows are swapped in live).
+SEEN_STATES_SCRIPT = """
+window.__seenStates = [];
+const note = () => document.querySelectorAll("tbody .badge[data-state]").forEach((b) => {
+  const last = window.__seenStates[window.__seenStates.length - 1];
+  if (last !== b.dataset.state) window.__seenStates.push(b.dataset.state);
+});
+new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true});
+"""
+
+
 def row(page: Any, name: str) -> Any:
     return page.locator("tr", has=page.get_by_role("link", name=name, exact=True))
 
@@ -41,6 +52,7 @@ def test_create_through_the_form_row_appears_and_turns_ready_without_reload(stac
     watcher.goto(f"/?namespace={stack.namespace}")
     watcher.wait_for_selector("#live-indicator[data-state=live]")
     watcher.evaluate("window.__notReloaded = true")
+    watcher.evaluate(SEEN_STATES_SCRIPT)
 
     author = new_page().page
     fill_webfolder(author, stack, "gallery")
@@ -54,8 +66,11 @@ def test_create_through_the_form_row_appears_and_turns_ready_without_reload(stac
 
     created = row(watcher, "gallery")
     created.wait_for()
-    wait_for(lambda: created.get_attribute("data-ready") == "ready", timeout_s=30, message="the row never turned Ready")
+    wait_for(lambda: created.get_attribute("data-state") == "Ready", timeout_s=30, message="the row never turned Ready")
     assert "Ready" in created.locator(".badge").inner_text()
+    assert "tone-good" in (created.locator(".badge").get_attribute("class") or "")
+    seen = watcher.evaluate("window.__seenStates")
+    assert "Failed" not in seen, f"a healthy create showed as failed on its way to Ready: {seen}"
     assert "gallery-img." in created.locator(".domains").inner_text()
     assert watcher.evaluate("window.__notReloaded") is True
     shot(watcher, "darkrooms-list")
@@ -125,7 +140,7 @@ def test_detail_page_then_delete(stack: Stack, page: Any) -> None:
     page.wait_for_url(re.compile("created=doomed"))
     page.goto(f"/ui/darkrooms/{stack.namespace}/doomed")
     live = page.locator("#darkroom-live")
-    live.locator("[data-ready=ready]").wait_for(timeout=30_000)
+    live.locator(".status-line[data-state=Ready]").wait_for(timeout=30_000)
     children = live.locator("table").nth(1).inner_text()
     assert "Deployment" in children and "replicas ready" in children
     assert "doomed-img." in children  # the Ingress host
@@ -170,3 +185,26 @@ def test_s3_darkroom_keys_are_never_rendered(stack: Stack, page: Any) -> None:
     page.wait_for_url(re.compile("saved=1"))
     assert "set" in page.locator("dl.spec").first.inner_text()
     assert stack.core().read_namespaced_secret("bucketed-s3-credentials", stack.namespace).data == secret.data
+
+
+def test_scaled_to_zero_is_grey_not_failed(stack: Stack, page: Any) -> None:
+    """A Darkroom scaled to zero on purpose says so in grey, in the list, on its page and in its conditions."""
+    body = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Darkroom",
+        "metadata": {"name": "resting"},
+        "spec": {"replicas": 0, "source": {"type": "WebFolder", "baseUrl": "https://x.example"}, "subDomains": ["resting-img"]},
+    }
+    stack.custom().create_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, body)
+    page.goto(f"/?namespace={stack.namespace}")
+    resting = row(page, "resting")
+    wait_for(lambda: resting.get_attribute("data-state") == "ScaledToZero", timeout_s=30, message="the row never said Scaled to 0")
+    badge = resting.locator(".badge")
+    assert badge.inner_text().strip() == "Scaled to 0"
+    assert "tone-idle" in (badge.get_attribute("class") or "")
+    page.goto(f"/ui/darkrooms/{stack.namespace}/resting")
+    live = page.locator("#darkroom-live")
+    live.locator(".status-line[data-state=ScaledToZero]").wait_for(timeout=30_000)
+    ready_row = live.locator("table").first.locator("tr", has=page.get_by_role("cell", name="Ready", exact=True))
+    assert "tone-idle" in (ready_row.locator(".badge").get_attribute("class") or "")
+    shot(page, "darkroom-scaled-to-zero")

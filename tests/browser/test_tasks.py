@@ -57,6 +57,10 @@ def test_tasks_create_finish_delete(stack: Stack, page: Any) -> None:
         return page.locator("#task-live").get_by_text("No events.").count() == 0
 
     wait_for(events_shown, timeout_s=20, message="the Task's Events never showed")
+    assert "tone-good" in (page.locator("dl.spec .badge[data-state=Finished]").get_attribute("class") or "")
+    overdue = page.locator("#task-live table").first.locator("tr", has=page.get_by_role("cell", name="Overdue", exact=True))
+    wait_for(lambda: overdue.count() == 1, timeout_s=10, message="no Overdue condition shown")
+    assert "tone-good" in (overdue.locator(".badge").get_attribute("class") or "")  # Overdue=False is good news
     shot(page, "task-detail")
     page.goto(f"/ui/combinedtasks?namespace={stack.namespace}")
     assert page.locator("article.task-card").count() == 1

@@ -1,6 +1,7 @@
 """The architecture's dependency rules, checked on the source (architecture.md "Layout").
 
-Behaviours: devcluster imports no other package of ours; backend and the reconciler never import
+Behaviours: devcluster imports no other package of ours; kinds/ is a leaf (nothing of ours, no Flask,
+no client library, no I/O modules); backend and the reconciler never import
 each other; only entry points (scripts/) and tests import devcluster; no importable top-level
 ``operator`` package shadows the standard library; every module opens with a docstring.
 """
@@ -12,7 +13,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"devcluster", "cluster", "backend", "darkroom_operator"}
+OURS = {"devcluster", "cluster", "kinds", "backend", "darkroom_operator"}
 OPERATOR_PACKAGE_DIR = ROOT / "operator"
 
 
@@ -34,6 +35,14 @@ def _imported_roots(path: Path) -> set[str]:
 def test_devcluster_imports_nothing_of_ours() -> None:
     for path in _python_files(ROOT / "devcluster"):
         assert not (_imported_roots(path) & (OURS - {"devcluster"})), path
+
+
+def test_kinds_is_a_leaf() -> None:
+    allowed = {"__future__", "collections", "dataclasses", "fractions", "re", "typing", "kinds"}
+    files = _python_files(ROOT / "kinds")
+    assert files
+    for path in files:
+        assert _imported_roots(path) <= allowed, (path, _imported_roots(path) - allowed)
 
 
 def test_backend_and_operator_do_not_import_each_other() -> None:
@@ -60,7 +69,7 @@ def test_no_top_level_operator_package_shadows_the_standard_library() -> None:
 
 def test_every_module_has_a_docstring() -> None:
     for path in _python_files(
-        ROOT / "devcluster", ROOT / "cluster", ROOT / "backend", OPERATOR_PACKAGE_DIR, ROOT / "scripts", ROOT / "bench"
+        ROOT / "devcluster", ROOT / "cluster", ROOT / "kinds", ROOT / "backend", OPERATOR_PACKAGE_DIR, ROOT / "scripts", ROOT / "bench"
     ):
         tree = ast.parse(path.read_text(), filename=str(path))
         if path.name == "__init__.py" and not tree.body:

@@ -129,6 +129,7 @@ def test_every_yaml_document_is_a_kubernetes_object() -> None:
     assert {doc["metadata"]["name"] for path, doc in documents if path.parent == CRDS} == {
         "darkrooms.deployments.example.com",
         "tasks.example.example.com",
+        "postgresqls.database.db.example.com",
     }
 
 
@@ -290,6 +291,7 @@ def test_samples_validate_against_their_crds() -> None:
     by_kind = {
         ("deployments.example.com/v1alpha1", "Darkroom"): darkroom_schema,
         ("example.example.com/v1", "Task"): task_schema,
+        ("database.db.example.com/v1", "Postgresql"): schema(crd("postgresqls.database.db.example.com")),
     }
     seen = []
     for path in sorted(SAMPLES.glob("*.yaml")):
@@ -300,7 +302,12 @@ def test_samples_validate_against_their_crds() -> None:
             assert key in by_kind, f"{path.name}: unexpected {key}"
             assert validate(doc, by_kind[key]) == [], path.name
             seen.append((path.name, doc["kind"]))
-    assert sorted(seen) == [("darkroom-s3.yaml", "Darkroom"), ("darkroom-webfolder.yaml", "Darkroom"), ("task.yaml", "Task")]
+    assert sorted(seen) == [
+        ("darkroom-s3.yaml", "Darkroom"),
+        ("darkroom-webfolder.yaml", "Darkroom"),
+        ("postgresql.yaml", "Postgresql"),
+        ("task.yaml", "Task"),
+    ]
     broken = {"apiVersion": "x", "kind": "Darkroom", "metadata": {"name": "x"}, "spec": {"source": {"type": "FTP"}, "subDomains": []}}
     assert len(validate(broken, darkroom_schema)) == 2
 

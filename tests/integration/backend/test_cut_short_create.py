@@ -23,8 +23,8 @@ from support import ClusterProcess
 
 from backend.access import ClusterAccess
 from backend.app import create_app
-from backend.darkrooms import CREDENTIALS_PENDING
 from backend.settings import ApiSettings
+from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
 
 from .conftest import SENTINEL_ACCESS, SENTINEL_SECRET, s3
 from .test_darkroom_credentials import GROUP, PLURAL, VERSION, secret_data

@@ -62,7 +62,15 @@ def test_seed_payload_create_then_read_your_writes(http: FlaskClient, namespace:
         "pathPrefix": None,
         "credentialsSet": False,
     }
-    assert body["status"] == {"ready": False, "domains": [], "readyReplicas": 0, "conditions": [], "observedGeneration": None}
+    assert body["status"] == {
+        "state": "Reconciling",
+        "stateMessage": "the reconciler has not caught up with the latest change yet",
+        "ready": False,
+        "domains": [],
+        "readyReplicas": 0,
+        "conditions": [],
+        "observedGeneration": None,
+    }
     got = http.get(f"/darkrooms/{namespace}/darkroom-sample")  # immediately: read-your-writes through the cache
     assert got.status_code == 200
     assert got.get_json() == body

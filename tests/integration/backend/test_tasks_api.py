@@ -30,7 +30,7 @@ def test_task_lifecycle(http: FlaskClient, namespace: str, custom: Any) -> None:
     body = response.get_json()
     conformance.validate(body, "Task")
     assert (body["deadline"], body["state"], body["priority"]) == ("2027-03-31T17:00:00Z", "Pending", 5)
-    assert body["status"] == {"overdue": False, "conditions": [], "observedGeneration": None}
+    assert body["status"] == {"state": "Pending", "stateMessage": "", "overdue": False, "conditions": [], "observedGeneration": None}
     url = f"/tasks/{namespace}/notes"
     assert http.get(url).get_json() == body
     finished = http.patch(url, json={"state": "Finished"})

@@ -304,7 +304,7 @@ def test_invalid_spec_is_reported_once_and_recovers(harness: Harness) -> None:
     assert (reconciled["status"], reconciled["reason"], reconciled["message"]) == (
         "False",
         "InvalidSpec",
-        "spec.source.baseUrl is required for a WebFolder source",
+        "spec.source.baseUrl: required for a WebFolder source",
     )
     assert condition(h, "broken", "Ready")["reason"] == "DeploymentMissing"
     assert not any(h.exists(kind, "broken") for kind in CHILD_KINDS)
@@ -312,7 +312,7 @@ def test_invalid_spec_is_reported_once_and_recovers(harness: Harness) -> None:
 
     update_spec(h, "broken", source={"type": "S3"})
     h.darkrooms.reconcile(h.key("broken"))
-    assert condition(h, "broken", "Reconciled")["message"] == "spec.source.bucket is required for an S3 source"
+    assert condition(h, "broken", "Reconciled")["message"] == "spec.source.bucket: required for an S3 source"
     assert reasons(h, "broken") == [("Warning", "InvalidSpec"), ("Warning", "InvalidSpec")]  # a new generation, a new problem
     h.settle_all()
     h.darkrooms.reconcile(h.key("broken"))

@@ -124,7 +124,7 @@ def test_operator_creates_heals_and_reports(run_operator: RunOperator, user: Use
 
     darkroom(user, "invalid", source={"type": "S3"})
     invalid = wait_condition(user, "invalid", "Reconciled", "False")
-    assert (invalid["reason"], invalid["message"]) == ("InvalidSpec", "spec.source.bucket is required for an S3 source")
+    assert (invalid["reason"], invalid["message"]) == ("InvalidSpec", "spec.source.bucket: required for an S3 source")
     assert not any(user.find(kind, "invalid") for kind in CHILD_KINDS)
 
     user.client.delete(DARKROOMS, "live", namespace=user.namespace)

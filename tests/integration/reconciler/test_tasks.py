@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 from darkroom_operator.conditions import find
-from darkroom_operator.tasks import DEADLINE_LABEL, FINALIZER, PRIORITY_LABEL, TASK_UID_LABEL
 from support import ClusterProcess, wait_for
 
 from cluster import EVENTS, NAMESPACES, TASKS, CachedClient, NotFound
+from kinds.tasks import DEADLINE_LABEL, FINALIZER, PRIORITY_LABEL, TASK_UID_LABEL
 
 from .conftest import RunOperator
 from .harness import Harness, User, reconciles

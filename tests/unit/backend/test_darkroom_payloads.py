@@ -131,9 +131,12 @@ def test_status_shape_and_ready_only_for_the_current_generation() -> None:
     }
     stale = conversion.to_friendly(cr)
     assert stale["status"]["ready"] is False
+    assert stale["status"]["state"] == "Reconciling"
     cr["status"] = {**cr["status"], "observedGeneration": 2, "conditions": [{**ready, "observedGeneration": 2}]}
     current = conversion.to_friendly(cr)
     assert current["status"] == {
+        "state": "Ready",
+        "stateMessage": "Available",
         "ready": True,
         "domains": ["ajatprabha.darkroom.example.com"],
         "readyReplicas": 1,

@@ -38,7 +38,7 @@ def test_payload_to_cr_and_back() -> None:
         "namespace": "default",
         "deadline": "2027-03-31T17:00:00Z",
     }
-    assert back["status"] == {"overdue": False, "conditions": [], "observedGeneration": None}
+    assert back["status"] == {"state": "Pending", "stateMessage": "", "overdue": False, "conditions": [], "observedGeneration": None}
     conformance.validate(back, "Task")
     assert TaskUpdateSchema().load(back)["priority"] == 5  # a response is a valid PUT body
 
@@ -53,7 +53,7 @@ def test_overdue_follows_the_reconcilers_condition() -> None:
     friendly = TaskCreateSchema().load(TASK)
     overdue = {"type": "Overdue", "status": "True", "reason": "DeadlinePassed", "message": "", "lastTransitionTime": "2027-03-31T17:00:00Z"}
     shown = conversion.to_friendly(cr_of(friendly, conditions=[overdue], observedGeneration=1))
-    assert shown["status"] == {"overdue": True, "conditions": [overdue], "observedGeneration": 1}
+    assert shown["status"] == {"state": "Overdue", "stateMessage": "", "overdue": True, "conditions": [overdue], "observedGeneration": 1}
     conformance.validate(shown, "Task")
 
 

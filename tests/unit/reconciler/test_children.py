@@ -257,9 +257,9 @@ def test_managed_by_label_follows_settings_but_selector_does_not() -> None:
     ("source", "problems"),
     [
         ({"type": "WebFolder", "baseUrl": "https://x.example"}, []),
-        ({"type": "WebFolder"}, ["spec.source.baseUrl is required for a WebFolder source"]),
+        ({"type": "WebFolder"}, ["spec.source.baseUrl: required for a WebFolder source"]),
         ({"type": "S3", "bucket": "b"}, []),
-        ({"type": "S3", "region": "eu-west-1"}, ["spec.source.bucket is required for an S3 source"]),
+        ({"type": "S3", "region": "eu-west-1"}, ["spec.source.bucket: required for an S3 source"]),
     ],
 )
 def test_validate(source: dict[str, Any], problems: list[str]) -> None:

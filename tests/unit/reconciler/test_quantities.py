@@ -8,7 +8,8 @@ decimal, nano precision rounded up); malformed input is rejected with a message.
 from __future__ import annotations
 
 import pytest
-from darkroom_operator.quantities import canonical_quantity
+
+from kinds.quantities import canonical_quantity
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 from darkroom_operator.recording import event_name
-from darkroom_operator.tasks import DEADLINE_LABEL, PRIORITY_LABEL, deadline_label, desired_labels, overdue, parse_deadline
+from darkroom_operator.tasks import deadline_label, desired_labels, overdue, parse_deadline
+
+from kinds.tasks import DEADLINE_LABEL, PRIORITY_LABEL
 
 DEADLINE = datetime(2027, 3, 31, 17, 0, 0, tzinfo=UTC)
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

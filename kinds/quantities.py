@@ -1,6 +1,7 @@
 """Kubernetes resource quantities in the API server's canonical form ("1000m" → "1", "1024Mi" → "1Gi").
 
-Called by :mod:`darkroom_operator.children` for container requests/limits. The API server stores
+Called by the reconciler for container requests/limits and by the API (a storage size that must not
+shrink: :func:`quantity_value`). Pure, so it lives in the leaf package :mod:`kinds`. The API server stores
 every quantity canonicalised; if we applied ``"1000m"`` the live object would read ``"1"`` and the
 "is the live object up to date?" check (:mod:`darkroom_operator.comparing`) would see a difference
 on every reconcile. Writing the canonical form ourselves keeps a converged resync write-free.
@@ -22,21 +23,32 @@ _DECIMAL_BY_EXPONENT = {exponent: suffix for suffix, exponent in _DECIMAL.items(
 _QUANTITY = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
 
 
-def canonical_quantity(text: str) -> str:
-    """The canonical form of quantity ``text``; ``ValueError`` when it is not a quantity."""
+def _parse(text: str) -> tuple[Fraction, str]:
     match = _QUANTITY.match(text.strip())
     if not match:
         raise ValueError(f"{text!r} is not a Kubernetes quantity (e.g. 100m, 1, 128Mi, 1Gi)")
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
     value = Fraction(number) * (-1 if sign == "-" else 1)
     if suffix in _BINARY:
-        value *= Fraction(1024) ** _BINARY[suffix]
+        return value * Fraction(1024) ** _BINARY[suffix], suffix
+    if suffix[:1] in ("e", "E"):
+        return value * Fraction(10) ** int(suffix[1:]), suffix
+    return value * Fraction(10) ** _DECIMAL[suffix], suffix
+
+
+def quantity_value(text: str) -> Fraction:
+    """The exact amount quantity ``text`` stands for ("1Gi" → 1073741824); ``ValueError`` when it is not a quantity."""
+    return _parse(text)[0]
+
+
+def canonical_quantity(text: str) -> str:
+    """The canonical form of quantity ``text``; ``ValueError`` when it is not a quantity."""
+    value, suffix = _parse(text)
+    if suffix in _BINARY:
         if -1024 < value < 1024 or value.denominator != 1:
             return _decimal(value, exponent_form=False)
         return _binary(int(value))
-    if suffix[:1] in ("e", "E"):
-        return _decimal(value * Fraction(10) ** int(suffix[1:]), exponent_form=True)
-    return _decimal(value * Fraction(10) ** _DECIMAL[suffix], exponent_form=False)
+    return _decimal(value, exponent_form=suffix[:1] in ("e", "E"))
 
 
 def _binary(amount: int) -> str:

@@ -1,0 +1,206 @@
+"""The Darkroom kind (``deployments.example.com/v1alpha1``), described once.
+
+Who reads what:
+- the source table (:data:`SOURCES`, :func:`source_problems`) — the API's marshmallow schemas and
+  their OpenAPI ``oneOf``, the conversions, the dashboard's form and the reconciler's own validation;
+- the names (annotations, the credentials Secret and its keys) — the API and the reconciler;
+- the conditions, their reasons and :func:`state` — the reconciler sets the conditions, the API
+  returns ``status.state`` and the dashboard shows its word and tone.
+
+``tests/unit/test_kinds.py`` holds ``crds/darkrooms.deployments.example.com.yaml`` against this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from kinds.states import ConditionMeaning, State, awaiting_reconciler, find_condition, is_current, terminating
+
+# -- names ---------------------------------------------------------------------------------------
+
+CREDENTIALS_PENDING_ANNOTATION = "deployments.example.com/credentials-pending"  # a create whose Secret is not written yet
+CONFIG_HASH_ANNOTATION = "deployments.example.com/config-hash"  # on the pod template: a new value rolls the pods
+CREDENTIALS_SECRET_SUFFIX = "-s3-credentials"  # the Secret the API writes S3 keys to: <name>-s3-credentials
+DEFAULT_CACHE_TIME_S = 31536000  # one year; the CRD's default for spec.cacheTime
+
+
+def credentials_secret_name(name: str) -> str:
+    """The Secret holding a Darkroom's S3 keys when the API stored them."""
+    return name + CREDENTIALS_SECRET_SUFFIX
+
+
+# -- the source: one table for every variant ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceVariant:
+    """The fields one ``source.type`` uses.
+
+    ``required``: what the API demands. ``essential``: what the reconciler cannot run without (a CR
+    written with kubectl may omit the rest, e.g. an S3 region, as the CRD's description allows).
+    ``keys``: write-only credentials; the API stores them in the credentials Secret, never in the CR.
+    """
+
+    type: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    essential: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every spec field of this variant (keys excluded: they never enter the spec)."""
+        return (*self.required, *self.optional)
+
+    @property
+    def article(self) -> str:
+        return "an" if self.type[:1] in "AEFHILMNORSX" else "a"
+
+
+WEBFOLDER = SourceVariant("WebFolder", required=("baseUrl",), essential=("baseUrl",))
+S3 = SourceVariant("S3", required=("bucket", "region"), optional=("endpoint",), essential=("bucket",), keys=("accessKey", "secretKey"))
+SOURCES: Mapping[str, SourceVariant] = {variant.type: variant for variant in (WEBFOLDER, S3)}
+SOURCE_TYPES: tuple[str, ...] = tuple(SOURCES)
+DEFAULT_SOURCE_TYPE = WEBFOLDER.type
+SHARED_SOURCE_FIELDS = ("pathPrefix",)  # used by every variant
+SOURCE_SPEC_FIELDS: tuple[str, ...] = (*dict.fromkeys(f for v in SOURCES.values() for f in v.fields), *SHARED_SOURCE_FIELDS)
+KEY_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(k for v in SOURCES.values() for k in v.keys))
+
+
+def variant(source_type: str | None) -> SourceVariant:
+    """The variant of ``source_type``; the default (WebFolder) for None or an unknown type."""
+    return SOURCES.get(source_type or DEFAULT_SOURCE_TYPE, WEBFOLDER)
+
+
+def foreign_fields(source_type: str) -> tuple[str, ...]:
+    """Fields (keys included) of the other variants that ``source_type`` does not use."""
+    own = set(variant(source_type).fields) | set(variant(source_type).keys)
+    return tuple(dict.fromkeys(f for v in SOURCES.values() for f in (*v.fields, *v.keys) if f not in own))
+
+
+def source_problems(source: Mapping[str, Any], *, essential_only: bool = False) -> dict[str, list[str]]:
+    """What is wrong with ``source`` by field: missing fields of its type, fields of another type, half a key pair.
+
+    ``essential_only`` is the reconciler's reading of a stored CR (only what it cannot run without;
+    fields of another type are ignored there). ``None`` counts as absent. An unknown or missing type
+    is reported on ``type`` (the API's schema fills in the default type before asking).
+    """
+    kind = source.get("type")
+    if not isinstance(kind, str) or kind not in SOURCES:
+        return {"type": [f"must be one of {', '.join(SOURCE_TYPES)}, not {kind!r}"]}
+    chosen = SOURCES[kind]
+    needed = chosen.essential if essential_only else chosen.required
+    errors = {f: [f"required for {chosen.article} {kind} source"] for f in needed if source.get(f) in (None, "")}
+    if essential_only:
+        return errors
+    for other in SOURCES.values():
+        foreign = [f for f in other.fields if f not in chosen.fields and source.get(f) is not None] if other is not chosen else []
+        errors.update({f: [f"only used by {other.type} sources"] for f in foreign})
+    foreign_keys = [k for k in KEY_FIELDS if k not in chosen.keys and source.get(k) is not None]
+    errors.update({k: [f"only used by {_users_of(k)} sources"] for k in foreign_keys})
+    given = [k for k in chosen.keys if source.get(k) is not None]
+    if given and len(given) < len(chosen.keys):
+        errors.update({k: [f"required together with {given[0]}"] for k in chosen.keys if k not in given})
+    return errors
+
+
+def _users_of(field: str) -> str:
+    return " and ".join(v.type for v in SOURCES.values() if field in v.fields or field in v.keys)
+
+
+# -- typed shapes ----------------------------------------------------------------------------------
+
+
+class DarkroomSource(TypedDict, total=False):
+    type: str
+    baseUrl: str
+    bucket: str
+    region: str
+    endpoint: str
+    pathPrefix: str
+    credentialsSecretRef: dict[str, str]
+
+
+class DarkroomSpec(TypedDict, total=False):
+    version: str
+    replicas: int
+    source: DarkroomSource
+    subDomains: list[str]
+    cacheTime: int
+
+
+class DarkroomStatus(TypedDict, total=False):
+    observedGeneration: int
+    conditions: list[dict[str, Any]]
+    domains: list[str]
+    readyReplicas: int
+
+
+# -- conditions, reasons, state ------------------------------------------------------------------
+
+READY = "Ready"  # does it serve images? (True only when every wanted pod runs the current template)
+RECONCILED = "Reconciled"  # did the last reconcile apply every child?
+
+# Reasons of Ready=False that are a step on the way, not a failure.
+DEPLOYMENT_MISSING = "DeploymentMissing"
+ROLLOUT_IN_PROGRESS = "RolloutInProgress"
+PODS_UNAVAILABLE = "PodsUnavailable"
+SCALED_TO_ZERO = "ScaledToZero"
+# Reasons of failure.
+DEPLOYMENT_UNAVAILABLE = "DeploymentUnavailable"
+CHILD_CONFLICT = "ChildConflict"
+HOST_CONFLICT = "HostConflict"
+INVALID_SPEC = "InvalidSpec"
+APPLY_FAILED = "ApplyFailed"
+# Ready=True, Reconciled=True.
+DEPLOYMENT_AVAILABLE = "DeploymentAvailable"
+APPLIED = "Applied"
+
+ROLLING_OUT_REASONS = frozenset({DEPLOYMENT_MISSING, ROLLOUT_IN_PROGRESS, PODS_UNAVAILABLE})
+
+CONDITIONS: Mapping[str, ConditionMeaning] = {
+    READY: ConditionMeaning(READY, reason_tones={**dict.fromkeys(ROLLING_OUT_REASONS, "progress"), SCALED_TO_ZERO: "idle"}),
+    RECONCILED: ConditionMeaning(RECONCILED),
+}
+
+STATE_READY = State("Ready", "Ready", "good")
+STATE_ROLLING_OUT = State("RollingOut", "Rolling out", "progress")
+STATE_RECONCILING = State("Reconciling", "Reconciling", "progress")
+STATE_SCALED_TO_ZERO = State("ScaledToZero", "Scaled to 0", "idle")
+STATE_TERMINATING = State("Terminating", "Terminating", "idle")
+STATE_FAILED = State("Failed", "Failed", "bad")
+STATES: tuple[State, ...] = (STATE_READY, STATE_ROLLING_OUT, STATE_RECONCILING, STATE_SCALED_TO_ZERO, STATE_TERMINATING, STATE_FAILED)
+
+
+def state(obj: Mapping[str, Any]) -> State:
+    """The one state of a stored Darkroom (a CR object), with the sentence that explains it.
+
+    In order: being deleted; not yet seen by the reconciler at its current generation; a failed
+    reconcile (``Reconciled=False``: a name or host taken by someone else, an unusable spec); then
+    the ``Ready`` condition — True is Ready, a rollout step is Rolling out, zero replicas on purpose
+    is Scaled to 0, anything else is Failed. No Ready condition yet counts as Rolling out.
+    """
+    if terminating(obj):
+        return STATE_TERMINATING.because("deletion requested; waiting for finalizers")
+    if awaiting_reconciler(obj):
+        return STATE_RECONCILING.because("the reconciler has not caught up with the latest change yet")
+    reconciled = find_condition(obj, RECONCILED)
+    if reconciled is not None and reconciled.get("status") == "False":
+        return STATE_FAILED.because(_sentence(reconciled))
+    ready = find_condition(obj, READY)
+    if ready is None or not is_current(obj, ready):
+        return STATE_ROLLING_OUT.because(_sentence(ready) if ready else "waiting for the reconciler")
+    reason = ready.get("reason")
+    if ready.get("status") == "True":
+        return STATE_READY.because(_sentence(ready))
+    if reason == SCALED_TO_ZERO:
+        return STATE_SCALED_TO_ZERO.because(_sentence(ready))
+    if ready.get("status") == "False" and reason not in ROLLING_OUT_REASONS:
+        return STATE_FAILED.because(_sentence(ready))
+    return STATE_ROLLING_OUT.because(_sentence(ready))
+
+
+def _sentence(condition: Mapping[str, Any]) -> str:
+    return str(condition.get("message") or condition.get("reason") or "")

@@ -1,0 +1,211 @@
+"""The Postgresql kind (``database.db.example.com/v1``, seed 003), described once.
+
+Who reads what:
+- the field rules (:data:`PARAMETERS` allowlist, name patterns, defaults, :func:`spec_problems`) —
+  the API's schemas and the reconciler's validation of CRs written with kubectl;
+- the names (the generated-password Secret and its keys, the children's names, the finalizer) —
+  the API (which writes a given password into the Secret) and the reconciler;
+- the phases, the conditions and :func:`state` — the reconciler writes ``status.phase`` and the
+  conditions, the API returns ``status.state`` and the dashboard shows its word and tone.
+
+``tests/unit/test_kinds.py`` holds ``crds/postgresqls.database.db.example.com.yaml`` against this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from kinds.states import ConditionMeaning, State, awaiting_reconciler, find_condition, is_current, terminating
+
+# -- names ---------------------------------------------------------------------------------------
+
+FINALIZER = "database.db.example.com/volumes"  # honours spec.deletionPolicy for the data volumes, then goes
+CONFIG_HASH_ANNOTATION = "database.db.example.com/config-hash"  # on the pod template: a new value rolls the pod
+PASSWORD_KEY = "password"  # the key of the password in the generated Secret (and the default of passwordSecretRef.key)
+USERNAME_KEY = "username"  # the generated Secret also names the user, for clients that read both from it
+PORT = 5432
+PASSWORD_LENGTH = 32
+DATA_VOLUME = "data"  # the volumeClaimTemplate: PVCs are data-<name>-<ordinal>
+
+
+def password_secret_name(name: str) -> str:
+    """The Secret the reconciler generates (or the API fills) when no passwordSecretRef is given."""
+    return f"{name}-credentials"
+
+
+def config_map_name(name: str) -> str:
+    return f"{name}-config"
+
+
+def headless_service_name(name: str) -> str:
+    """The StatefulSet's governing Service (stable pod DNS names); the client Service is named like the Postgresql."""
+    return f"{name}-headless"
+
+
+def claim_name(name: str, ordinal: int = 0) -> str:
+    """The PVC the StatefulSet controller creates for pod ``ordinal``."""
+    return f"{DATA_VOLUME}-{name}-{ordinal}"
+
+
+# -- field rules ---------------------------------------------------------------------------------
+
+DEFAULT_VERSION = "17"
+VERSIONS = ("13", "14", "15", "16", "17", "18")  # postgres major versions with an official image; a minor may follow
+VERSION_PATTERN = r"^(13|14|15|16|17|18)(\.[0-9]{1,2})?$"
+IDENTIFIER_PATTERN = r"^[a-z_][a-z0-9_]{0,62}$"  # an unquoted PostgreSQL identifier, 63 bytes at most
+DEFAULT_DATABASE = "app"
+DEFAULT_USER = "app"
+RESERVED_USERS = ("postgres",)  # the image's superuser: an application user of its own is what we create
+DEFAULT_STORAGE = "1Gi"
+DELETION_POLICIES = ("Retain", "Delete")
+DEFAULT_DELETION_POLICY = "Retain"  # data outlives its Postgresql unless the user says otherwise
+
+# postgresql.conf settings a user may set, with what each takes; everything else is ours (listen
+# address, data directory, ...) or a foot-gun (fsync). Values are strings as in postgresql.conf.
+PARAMETERS: Mapping[str, str] = {
+    "max_connections": "integer",
+    "shared_buffers": "memory",
+    "work_mem": "memory",
+    "maintenance_work_mem": "memory",
+    "effective_cache_size": "memory",
+    "max_wal_size": "memory",
+    "min_wal_size": "memory",
+    "checkpoint_completion_target": "real",
+    "random_page_cost": "real",
+    "statement_timeout": "duration",
+    "idle_in_transaction_session_timeout": "duration",
+    "lock_timeout": "duration",
+    "log_min_duration_statement": "duration",
+    "log_statement": "none|ddl|mod|all",
+    "timezone": "text",
+}
+_VALUE_PATTERNS: Mapping[str, str] = {
+    "integer": r"^[0-9]{1,9}$",
+    "memory": r"^[0-9]{1,9}(B|kB|MB|GB|TB)?$",
+    "real": r"^[0-9]{1,6}(\.[0-9]{1,6})?$",
+    "duration": r"^-?[0-9]{1,9}(us|ms|s|min|h|d)?$",
+    "text": r"^[A-Za-z0-9_/+:.-]{1,64}$",
+}
+
+
+def parameter_problem(name: str, value: Any) -> str | None:
+    """Why ``name = value`` cannot go into postgresql.conf, or None."""
+    kind = PARAMETERS.get(name)
+    if kind is None:
+        return f"not an allowed parameter (allowed: {', '.join(sorted(PARAMETERS))})"
+    if not isinstance(value, str):
+        return "must be a string, as in postgresql.conf"
+    if "|" in kind:
+        return None if value in kind.split("|") else f"must be one of {', '.join(kind.split('|'))}"
+    return None if re.fullmatch(_VALUE_PATTERNS[kind], value) else f"must be a {kind} value, e.g. {_EXAMPLES[kind]}"
+
+
+_EXAMPLES = {"integer": "100", "memory": "128MB", "real": "0.9", "duration": "30s", "text": "UTC"}
+
+
+def spec_problems(spec: Mapping[str, Any]) -> dict[str, list[str]]:
+    """What the CRD schema cannot say about a stored spec, by path below ``spec`` (the reconciler's check)."""
+    errors: dict[str, list[str]] = {}
+    for name, value in sorted((spec.get("parameters") or {}).items()):
+        problem = parameter_problem(name, value)
+        if problem:
+            errors[f"parameters.{name}"] = [problem]
+    if spec.get("user") in RESERVED_USERS:
+        errors["user"] = [f"{spec['user']!r} is the image's superuser; choose an application user"]
+    return errors
+
+
+# -- typed shapes ----------------------------------------------------------------------------------
+
+
+class Storage(TypedDict, total=False):
+    size: str
+    storageClassName: str
+
+
+class SecretKeyRef(TypedDict, total=False):
+    name: str
+    key: str
+
+
+class PostgresqlSpec(TypedDict, total=False):
+    version: str
+    storage: Storage
+    databaseName: str
+    user: str
+    passwordSecretRef: SecretKeyRef
+    resources: dict[str, dict[str, str]]
+    parameters: dict[str, str]
+    deletionPolicy: str
+
+
+class Endpoint(TypedDict):
+    host: str
+    port: int
+
+
+class PostgresqlStatus(TypedDict, total=False):
+    phase: str
+    conditions: list[dict[str, Any]]
+    observedGeneration: int
+    endpoint: Endpoint
+    readyReplicas: int
+
+
+# -- phases, conditions, state -------------------------------------------------------------------
+
+PHASES = ("Pending", "Running", "Failed", "Terminating")  # status.phase, as `kubectl get pg` shows it
+READY = "Ready"  # does the database accept connections? (its pod passes pg_isready)
+RECONCILED = "Reconciled"  # did the last reconcile apply every child?
+
+STATEFULSET_MISSING = "StatefulSetMissing"
+ROLLOUT_IN_PROGRESS = "RolloutInProgress"
+POD_NOT_READY = "PodNotReady"
+PASSWORD_SECRET_MISSING = "PasswordSecretMissing"  # the referenced Secret or its key does not exist
+DATABASE_READY = "DatabaseReady"
+APPLIED = "Applied"
+INVALID_SPEC = "InvalidSpec"
+CHILD_CONFLICT = "ChildConflict"
+APPLY_FAILED = "ApplyFailed"
+
+STARTING_REASONS = frozenset({STATEFULSET_MISSING, ROLLOUT_IN_PROGRESS, POD_NOT_READY})
+
+CONDITIONS: Mapping[str, ConditionMeaning] = {
+    READY: ConditionMeaning(READY, reason_tones=dict.fromkeys(STARTING_REASONS, "progress")),
+    RECONCILED: ConditionMeaning(RECONCILED),
+}
+
+STATE_READY = State("Ready", "Ready", "good")
+STATE_STARTING = State("Starting", "Starting", "progress")
+STATE_RECONCILING = State("Reconciling", "Reconciling", "progress")
+STATE_TERMINATING = State("Terminating", "Terminating", "idle")
+STATE_FAILED = State("Failed", "Failed", "bad")
+STATES: tuple[State, ...] = (STATE_READY, STATE_STARTING, STATE_RECONCILING, STATE_TERMINATING, STATE_FAILED)
+
+
+def state(obj: Mapping[str, Any]) -> State:
+    """The one state of a stored Postgresql, with the sentence that explains it (same order as Darkrooms')."""
+    if terminating(obj):
+        return STATE_TERMINATING.because("deletion requested; the data volumes follow spec.deletionPolicy")
+    if awaiting_reconciler(obj):
+        return STATE_RECONCILING.because("the reconciler has not caught up with the latest change yet")
+    reconciled = find_condition(obj, RECONCILED)
+    if reconciled is not None and reconciled.get("status") == "False":
+        return STATE_FAILED.because(str(reconciled.get("message") or reconciled.get("reason") or ""))
+    ready = find_condition(obj, READY)
+    if ready is None or not is_current(obj, ready):
+        return STATE_STARTING.because(str((ready or {}).get("message") or "waiting for the reconciler"))
+    message = str(ready.get("message") or ready.get("reason") or "")
+    if ready.get("status") == "True":
+        return STATE_READY.because(message)
+    if ready.get("status") == "False" and ready.get("reason") not in STARTING_REASONS:
+        return STATE_FAILED.because(message)
+    return STATE_STARTING.because(message)
+
+
+def phase(obj: Mapping[str, Any]) -> str:
+    """``status.phase`` for a state: Running when Ready, Failed, Terminating, else Pending."""
+    key = state(obj).key
+    return {"Ready": "Running", "Failed": "Failed", "Terminating": "Terminating"}.get(key, "Pending")

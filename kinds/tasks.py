@@ -1,0 +1,51 @@
+"""The Task kind (``example.example.com/v1``), described once.
+
+Names the reconciler writes and the API reads (the Events' task-uid label, the finalizer, the
+priority and deadline labels), the Overdue condition and what it means, the task states and
+:func:`state`. ``tests/unit/test_kinds.py`` holds ``crds/tasks.example.example.com.yaml`` against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from kinds.states import ConditionMeaning, State, find_condition, terminating
+
+FINALIZER = "example.example.com/task-events"  # the reconciler's: a Task's Events are deleted with it
+TASK_UID_LABEL = "example.example.com/task-uid"  # on each Event of a Task: the Task's UID (seed 000)
+PRIORITY_LABEL = "example.example.com/priority"
+DEADLINE_LABEL = "example.example.com/deadline"
+DEADLINE_LABEL_FORMAT = "%Y%m%dT%H%M%SZ"
+
+TASK_STATES = ("Pending", "Finished")  # spec.taskState
+DEFAULT_TASK_STATE = "Pending"
+FINISHED = "Finished"
+
+OVERDUE = "Overdue"  # True: the deadline passed before the Task was finished
+CONDITIONS: Mapping[str, ConditionMeaning] = {OVERDUE: ConditionMeaning(OVERDUE, good_status="False")}
+
+STATE_FINISHED = State("Finished", "Finished", "good")
+STATE_PENDING = State("Pending", "Pending", "progress")
+STATE_OVERDUE = State("Overdue", "Overdue", "bad")
+STATE_TERMINATING = State("Terminating", "Terminating", "idle")
+STATES: tuple[State, ...] = (STATE_FINISHED, STATE_PENDING, STATE_OVERDUE, STATE_TERMINATING)
+
+
+class TaskSpec(TypedDict, total=False):
+    priority: int
+    deadline: str
+    details: str
+    taskState: str
+
+
+def state(obj: Mapping[str, Any]) -> State:
+    """The one state of a stored Task (a CR object): Terminating, Finished, Overdue or Pending."""
+    if terminating(obj):
+        return STATE_TERMINATING.because("deletion requested; waiting for the reconciler to remove its Events")
+    if ((obj.get("spec") or {}).get("taskState") or DEFAULT_TASK_STATE) == FINISHED:
+        return STATE_FINISHED
+    overdue = find_condition(obj, OVERDUE)
+    if overdue is not None and overdue.get("status") == "True":
+        return STATE_OVERDUE.because(str(overdue.get("message") or ""))
+    return STATE_PENDING
