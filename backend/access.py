@@ -1,9 +1,9 @@
 """Cluster access of the API process: one connection, the informer cache and the cached client.
 
 :meth:`ClusterAccess.start` is called once by :func:`backend.app.create_app` (or handed in by tests
-and entry points). Reads go through informers of Darkrooms, Tasks, Events and Namespaces;
+and entry points). Reads go through informers of Darkrooms, Tasks, Postgresqls, Events and Namespaces;
 writes go straight to the API server through :class:`cluster.CachedClient`. The API never reads
-Secrets: it only writes the credential Secrets it owns, so it needs no Secret informer (and no
+Secrets: it only writes the credential and password Secrets it owns, so it needs no Secret informer (and no
 list/watch permission on Secrets). It also watches the one ConfigMap that lists logged-out sessions
 (:mod:`backend.revocation`).
 """
@@ -22,6 +22,7 @@ from cluster import (
     DARKROOMS,
     EVENTS,
     NAMESPACES,
+    POSTGRESQLS,
     TASKS,
     Cache,
     CachedClient,
@@ -63,6 +64,7 @@ class ClusterAccess:
         cache = Cache(transport=connection.transport, settings=InformerSettings())
         cache.add(DARKROOMS, namespace=settings.namespace)
         cache.add(TASKS, namespace=settings.namespace)
+        cache.add(POSTGRESQLS, namespace=settings.namespace)
         cache.add(EVENTS, namespace=settings.namespace, indexers={TASK_UID: by_label(TASK_UID_LABEL), INVOLVED_UID: by_involved_uid})
         cache.add(NAMESPACES)
         # The shared list of logged-out sessions (consulted only when authentication is on; an absent

@@ -21,7 +21,7 @@ MERGE_PATCH = "application/merge-patch+json"
 View = TypeVar("View", bound=Callable[..., Any])
 
 PROBLEMS = {
-    400: "Malformed request: invalid JSON, empty body, bad query parameter (limit, continue token, label selector).",
+    400: "Malformed request: invalid JSON, empty body, bad query parameter (limit, continue token, label selector, dryRun).",
     404: "No such object.",
     409: "Conflict: the name is taken (POST), or the object changed since the body's resourceVersion (PUT/PATCH) or during the delete.",
     412: "If-Match names a version that is no longer current.",
@@ -65,6 +65,14 @@ IF_MATCH = {
     "required": False,
     "schema": {"type": "string"},
     "description": 'Only act if the object\'s ETag (quoted resourceVersion, e.g. "42") is one of these; 412 otherwise.',
+}
+
+DRY_RUN = {
+    "name": "dryRun",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "string", "enum": ["All"]},
+    "description": "`All`: run every check (the API server's too) and answer what would be stored; store nothing.",
 }
 
 

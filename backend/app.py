@@ -23,6 +23,7 @@ from backend import (
     namespaces,
     openapi,
     operations,
+    postgresqls,
     problems,
     security,
     state,
@@ -48,7 +49,7 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     security.register(app, settings=settings)
     consistency.register(app, settings=settings)
     operations.register(app, settings=settings, access=access)
-    for module in (darkrooms, tasks, combinedtasks, namespaces):
+    for module in (darkrooms, tasks, postgresqls, combinedtasks, namespaces):
         app.register_blueprint(module.blueprint)
     app.register_blueprint(dashboard.blueprint)
     watching.register(app, settings=settings, access=access)

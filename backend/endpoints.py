@@ -15,6 +15,12 @@ shape, ``application/merge-patch+json`` or ``application/json``: the patch must 
 of known fields (the ``...Patch`` schema), then the merged result must be a valid PUT body. Unknown
 fields are 422 errors naming them. A body is checked (400/413/415/422) before the object is looked up
 (404) and preconditions are evaluated (409/412). DELETE answers 202 with the object while finalizers hold it, 204 once it is gone.
+
+``?dryRun=All`` on POST/PUT/PATCH/DELETE (Kubernetes' parameter and value; anything else is a 400):
+every check runs — ours, the API server's validation, defaulting and admission, the kind's own
+writes (:meth:`backend.kinds.Kind.after_dry_run`), preconditions — and the answer is what would be
+stored, with the same status codes; nothing is stored, no ``Location`` (a create names nothing)
+and no consistency token.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import orjson
 from flask import Blueprint, Response, request, url_for
 
 from backend import apidocs, consistency, listing, payloads, state, writing
@@ -37,6 +44,28 @@ def renderer(kind: Kind) -> listing.Renderer:
     """The app's memoizing renderer of ``kind`` (display defaults come from the app's settings)."""
     settings = state.current().settings
     return listing.app_renderer(kind.plural, lambda: listing.Renderer(lambda obj, _extra: kind.to_friendly(obj, settings=settings)))
+
+
+def item_response(kind: Kind, obj: Mapping[str, Any], *, status: int = 200, dry_run: bool = False, **headers: str) -> Response:
+    """One object as JSON with its resourceVersion as the ETag. A dry run's answer is rendered apart from the
+    memo: it may carry the stored object's UID and resourceVersion with content that was never stored."""
+    if not dry_run:
+        return renderer(kind).item_response(obj, status=status, headers=headers)
+    body = orjson.dumps(kind.to_friendly(obj, settings=state.current().settings))
+    response = Response(body, status=status, mimetype=listing.JSON, headers=headers)
+    if version(obj):
+        response.set_etag(version(obj))
+    return response
+
+
+def dry_run() -> bool:
+    """Whether the request asks for a dry run (``?dryRun=All``); 400 for another value."""
+    value = request.args.get("dryRun")
+    if value is None:
+        return False
+    if value != "All":
+        raise Problem(400, 'dryRun must be "All" (check everything, store nothing), as in Kubernetes')
+    return True
 
 
 def served(namespace: str) -> bool:
@@ -99,10 +128,10 @@ def stale(kind: Kind, current: Mapping[str, Any], status: int) -> Problem:
     )
 
 
-def create(kind: Kind, friendly: Mapping[str, Any], *, server: str) -> dict[str, Any]:
+def create(kind: Kind, friendly: Mapping[str, Any], *, server: str, dry_run: bool = False) -> dict[str, Any]:
     """POST: check a validated friendly object (served namespace, the kind's checks) and create it; the server's answer.
 
-    ``server`` names what refuses a namespace it does not serve ("API", "dashboard").
+    ``server`` names what refuses a namespace it does not serve ("API", "dashboard"); ``dry_run``: store nothing.
     """
     if not served(friendly["namespace"]):
         raise payloads.invalid({"namespace": [f"this {server} serves namespace {state.current().settings.namespace} only"]})
@@ -113,8 +142,9 @@ def create(kind: Kind, friendly: Mapping[str, Any], *, server: str) -> dict[str,
     clash = kind.conflicts(client, friendly)
     if clash:
         raise Problem(409, clash)
-    created = writing.create(kind, client, friendly)
-    consistency.wrote(kind.resource)
+    created = writing.create(kind, client, friendly, dry_run=dry_run)
+    if not dry_run:
+        consistency.wrote(kind.resource)
     return created
 
 
@@ -126,10 +156,12 @@ def write(
     build: Callable[[Mapping[str, Any]], dict[str, Any]],
     *,
     wanted: frozenset[str] | None,
+    dry_run: bool = False,
 ) -> Response:
     """PUT/PATCH: ``build(current)`` gives the validated friendly object to store over ``current``.
 
     ``wanted``: the versions ``If-Match`` accepts (:func:`if_match`; None: no precondition but ``body_version``).
+    ``dry_run``: store nothing, answer what would be stored.
     """
     client = state.current().access.client
     status = 412
@@ -144,22 +176,27 @@ def write(
         if errors:
             raise payloads.invalid(errors)
         try:
-            written = writing.replace(kind, client, friendly, existing=current, resource_version=version(current))
+            written = writing.replace(kind, client, friendly, existing=current, resource_version=version(current), dry_run=dry_run)
         except Conflict:
             current = fetch(kind, namespace, name, fresh=True)
             if wanted is not None:
                 raise stale(kind, current, status) from None
             continue
-        consistency.wrote(kind.resource)
-        return renderer(kind).item_response(written)
+        if not dry_run:
+            consistency.wrote(kind.resource)
+        return item_response(kind, written, dry_run=dry_run)
     raise Problem(409, f'{kind.title} "{namespace}/{name}" kept changing during the update; retry')
 
 
-def delete(kind: Kind, namespace: str, name: str, *, uid: str | None, resource_version: str | None = None) -> tuple[dict[str, Any], bool]:
+def delete(
+    kind: Kind, namespace: str, name: str, *, uid: str | None, resource_version: str | None = None, dry_run: bool = False
+) -> tuple[dict[str, Any], bool]:
     """DELETE exactly the object with ``uid`` (at ``resource_version`` when given): the server's answer, and
-    whether finalizers still hold the object (terminating). Conflict and NotFound propagate."""
-    result = state.current().access.client.delete(kind.resource, name, namespace=namespace, uid=uid, resource_version=resource_version)
-    consistency.wrote(kind.resource)
+    whether finalizers still hold the object (terminating). Conflict and NotFound propagate. ``dry_run``: delete nothing."""
+    client = state.current().access.client
+    result = client.delete(kind.resource, name, namespace=namespace, uid=uid, resource_version=resource_version, dry_run=dry_run)
+    if not dry_run:
+        consistency.wrote(kind.resource)
     meta = result.get("metadata") or {}
     return result, bool(result.get("kind") == kind.resource.kind and meta.get("deletionTimestamp") and meta.get("finalizers"))
 
@@ -187,19 +224,24 @@ def resource_blueprint(kind: Kind) -> Blueprint:
         return renderer(kind).list_response(cached_list(kind.resource, query), query)
 
     def create_view() -> Response:
+        dry = dry_run()
         friendly = payloads.load(kind.create_schema, payloads.read_json())
-        written = create(kind, friendly, server="API")
+        written = create(kind, friendly, server="API", dry_run=dry)
+        if dry:
+            return item_response(kind, written, status=201, dry_run=True)
         location = url_for(f"{kind.plural}.get", namespace=friendly["namespace"], name=friendly["name"])
-        return renderer(kind).item_response(written, status=201, headers={"Location": location})
+        return item_response(kind, written, status=201, Location=location)
 
     def get(namespace: str, name: str) -> Response:
         return renderer(kind).item_response(fetch(kind, namespace, name))
 
     def replace(namespace: str, name: str) -> Response:
+        dry = dry_run()
         friendly = with_identity(payloads.load(kind.update_schema, payloads.read_json()), kind, namespace, name)
-        return write(kind, namespace, name, friendly.get("resourceVersion"), lambda _current: friendly, wanted=if_match())
+        return write(kind, namespace, name, friendly.get("resourceVersion"), lambda _current: friendly, wanted=if_match(), dry_run=dry)
 
     def patch(namespace: str, name: str) -> Response:
+        dry = dry_run()
         patch_body = payloads.read_json(accept=(payloads.MERGE_PATCH, payloads.JSON))
         body_version = payloads.load(kind.patch_schema, patch_body).get("resourceVersion")  # the patch itself must be well-formed
 
@@ -209,18 +251,24 @@ def resource_blueprint(kind: Kind) -> Blueprint:
             merged = payloads.merge_patch(kind.patch_base(raw, patch_body), patch_body)
             return with_identity(payloads.load(kind.update_schema, merged), kind, namespace, name)
 
-        return write(kind, namespace, name, body_version, build, wanted=if_match())
+        return write(kind, namespace, name, body_version, build, wanted=if_match(), dry_run=dry)
 
     def delete_view(namespace: str, name: str) -> Response:
+        dry = dry_run()
         wanted = if_match()
         current = base(kind, namespace, name, wanted, status=412)
         try:
             result, terminating = delete(
-                kind, namespace, name, uid=current["metadata"].get("uid"), resource_version=version(current) if wanted else None
+                kind,
+                namespace,
+                name,
+                uid=current["metadata"].get("uid"),
+                resource_version=version(current) if wanted else None,
+                dry_run=dry,
             )
         except Conflict:
             raise stale(kind, fetch(kind, namespace, name, fresh=True), 412 if wanted else 409) from None
-        return renderer(kind).item_response(result, status=202) if terminating else Response(status=204)
+        return item_response(kind, result, status=202, dry_run=dry) if terminating else Response(status=204)
 
     ok = apidocs.json_response
     views: list[tuple[str, str, Callable[..., Response], str, dict[str, Any]]] = [
@@ -230,6 +278,7 @@ def resource_blueprint(kind: Kind) -> Blueprint:
             "responses": {"200": ok(f"{title}List", f"A page of {titles}."), **apidocs.problems(400, 503)},
         }),
         ("", "POST", create_view, f"Create a {title}", {
+            "parameters": [apidocs.DRY_RUN],
             "requestBody": apidocs.request_body(f"{title}Create"),
             "responses": {
                 "201": ok(title, f"The new {title}.", etag=True, location=True),
@@ -242,22 +291,22 @@ def resource_blueprint(kind: Kind) -> Blueprint:
         }),
         ("/<namespace>/<name>", "PUT", replace, f"Replace a {title}", {
             "description": "The body is the whole friendly object; name and namespace come from the URL.",
-            "parameters": [*item_parameters, apidocs.IF_MATCH],
+            "parameters": [*item_parameters, apidocs.IF_MATCH, apidocs.DRY_RUN],
             "requestBody": apidocs.request_body(f"{title}Update"),
             "responses": {"200": ok(title, f"The updated {title}.", etag=True), **apidocs.problems(400, 404, 409, 412, 413, 415, 422, 503)},
         }),
         ("/<namespace>/<name>", "PATCH", patch, f"Change a {title} (JSON merge patch)", {
             "description": "RFC 7386 merge patch on the friendly object: present fields replace, null removes.",
-            "parameters": [*item_parameters, apidocs.IF_MATCH],
+            "parameters": [*item_parameters, apidocs.IF_MATCH, apidocs.DRY_RUN],
             "requestBody": apidocs.request_body(f"{title}Patch", content_type=(apidocs.MERGE_PATCH, apidocs.JSON)),
             "responses": {"200": ok(title, f"The updated {title}.", etag=True), **apidocs.problems(400, 404, 409, 412, 413, 415, 422, 503)},
         }),
         ("/<namespace>/<name>", "DELETE", delete_view, f"Delete a {title}", {
-            "parameters": [*item_parameters, apidocs.IF_MATCH],
+            "parameters": [*item_parameters, apidocs.IF_MATCH, apidocs.DRY_RUN],
             "responses": {
                 "202": ok(title, "Deletion requested; finalizers still hold the object (terminating)."),
                 "204": {"description": "Deleted."},
-                **apidocs.problems(404, 409, 412, 503),
+                **apidocs.problems(400, 404, 409, 412, 503),
             },
         }),
     ]  # fmt: skip

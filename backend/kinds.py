@@ -22,8 +22,9 @@ class Kind:
     """One kind of the API. Subclasses set the class attributes and implement the conversions.
 
     Hooks with defaults: :meth:`check` (validation that needs the stored object), :meth:`patch_base`
-    (adjust the merge base of a PATCH) and :meth:`after_write` (writes of other objects that belong
-    to this one; raising undoes the primary write).
+    (adjust the merge base of a PATCH), :meth:`after_write` (writes of other objects that belong
+    to this one; raising undoes the primary write) and :meth:`after_dry_run` (the same, checked
+    with dry-run writes).
     """
 
     resource: ClassVar[Resource]
@@ -63,6 +64,13 @@ class Kind:
         self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
     ) -> Mapping[str, Any]:
         """Write what belongs to the object just written; the object as it now is (``written`` unless changed)."""
+        return written
+
+    def after_dry_run(
+        self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        """On a dry run (``?dryRun=All``), in place of :meth:`after_write`: ask the API server (dry-run writes,
+        nothing stored) whether those writes would succeed, raising the same problems; the object as it would be."""
         return written
 
     def conflicts(self, client: CachedClient, friendly: Mapping[str, Any]) -> str | None:

@@ -39,8 +39,11 @@ METHODS = ("get", "put", "post", "patch", "delete")
 RULE_VARIABLE = re.compile(r"<(?:(?P<converter>\w+)(?:\([^)]*\))?:)?(?P<name>\w+)>")
 CONVERTER_TYPES = {"int": {"type": "integer"}, "float": {"type": "number"}}
 DESCRIPTION = (
-    "Friendly JSON for Darkroom and Task custom resources. Errors are RFC 9457 problem details "
-    "(`application/problem+json`); `ETag` is the object's resourceVersion and `If-Match` guards updates."
+    "Friendly JSON for Darkroom, Task and Postgresql custom resources. Errors are RFC 9457 problem details "
+    "(`application/problem+json`); `ETag` is the object's resourceVersion and `If-Match` guards updates; "
+    "`?dryRun=All` checks a write without storing it. A Postgresql's `password` is write-only and goes only "
+    "into its Secret `<name>-credentials`; postgres applies it when it first initialises its data directory, "
+    "so changing it later updates the Secret only."
 )
 
 PROBLEM = {

@@ -9,6 +9,10 @@ so early that even the undo failed is completed by the next create of that name.
 errors become problems here: validation causes on friendly field paths (422), a missing namespace
 (422), an existing name (409). Conflicts (stale resourceVersion) propagate: the caller decides
 between 409, 412 and a retry.
+
+``dry_run`` (``?dryRun=All``): every write is sent with ``dryRun=All`` — the API server validates,
+defaults and admits it, and stores nothing — and :meth:`backend.kinds.Kind.after_dry_run` checks
+the kind's own writes the same way; there is nothing to undo.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ def _write(
     write: Callable[[], dict[str, Any]],
     previous: Mapping[str, Any] | None,
     undo: Callable[[Mapping[str, Any]], Any],
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """``write()`` the object, then the kind's own extra writes; on their failure ``undo(written)`` and re-raise."""
     namespace, name = friendly["namespace"], friendly["name"]
@@ -55,6 +60,8 @@ def _write(
         if problem is None:
             raise
         raise problem from e
+    if dry_run:
+        return dict(kind.after_dry_run(client, friendly, written, previous=previous))
     try:
         written = dict(kind.after_write(client, friendly, written, previous=previous))
     except Exception:
@@ -66,7 +73,7 @@ def _write(
     return written
 
 
-def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any]) -> dict[str, Any]:
+def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
     """Create the object (and what belongs to it); the server's answer. Undo: delete it (by UID).
 
     If the name is taken by a create that was cut short (the API server went away between the object
@@ -78,11 +85,12 @@ def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any]) -> dic
             kind,
             client,
             friendly,
-            write=lambda: client.create(kind.resource, kind.new_object(friendly), namespace=friendly["namespace"]),
+            write=lambda: client.create(kind.resource, kind.new_object(friendly), namespace=friendly["namespace"], dry_run=dry_run),
             previous=None,
             undo=lambda written: client.delete(
                 kind.resource, friendly["name"], namespace=friendly["namespace"], uid=written["metadata"]["uid"]
             ),
+            dry_run=dry_run,
         )
     except Problem as problem:
         if not isinstance(problem.__cause__, AlreadyExists):
@@ -94,11 +102,17 @@ def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any]) -> dic
         if not kind.resumable(existing):
             raise
         log.info("completing the cut-short create of %s %s/%s", kind.title, friendly["namespace"], friendly["name"])
-        return replace(kind, client, friendly, existing=existing, resource_version=existing["metadata"]["resourceVersion"])
+        return replace(kind, client, friendly, existing=existing, resource_version=existing["metadata"]["resourceVersion"], dry_run=dry_run)
 
 
 def replace(
-    kind: Kind, client: CachedClient, friendly: Mapping[str, Any], *, existing: Mapping[str, Any], resource_version: str
+    kind: Kind,
+    client: CachedClient,
+    friendly: Mapping[str, Any],
+    *,
+    existing: Mapping[str, Any],
+    resource_version: str,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """Replace the spec of ``existing`` (and what belongs to it) at ``resource_version``; the server's answer.
 
@@ -112,4 +126,12 @@ def replace(
         previous["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"]
         return client.update(kind.resource, previous)
 
-    return _write(kind, client, friendly, write=lambda: client.update(kind.resource, body), previous=existing, undo=restore)
+    return _write(
+        kind,
+        client,
+        friendly,
+        write=lambda: client.update(kind.resource, body, dry_run=dry_run),
+        previous=existing,
+        undo=restore,
+        dry_run=dry_run,
+    )

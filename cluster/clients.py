@@ -251,6 +251,10 @@ class CachedClient:
         preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}
         if preconditions:
             options["preconditions"] = preconditions
+        if dry_run:
+            # kube-apiserver reads a DELETE's options from its body when there is one and then ignores the
+            # query: a dryRun only in the query would delete for real.
+            options["dryRun"] = ["All"]
         path = resource.path(namespace=namespace if resource.namespaced else None, name=name)
         result = self._write("DELETE", resource, path, options, query={}, dry_run=dry_run, deleted=True)
         if result.get("kind") == "Status" and not dry_run:

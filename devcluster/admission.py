@@ -197,6 +197,10 @@ def _pod_spec(spec: dict[str, Any], path: str) -> list[Cause]:
         ("securityContext", {}),
     ):
         spec.setdefault(key, value)
+    for volume in spec.get("volumes") or []:  # SetDefaults_{ConfigMap,Secret,Projected,DownwardAPI}VolumeSource
+        for source in ("configMap", "secret", "projected", "downwardAPI"):
+            if isinstance(volume, dict) and isinstance(volume.get(source), dict):
+                volume[source].setdefault("defaultMode", 420)
     return causes
 
 
@@ -247,6 +251,94 @@ def _deployment(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
         causes.append(invalid_value("spec.selector", selector, "field is immutable"))
     template.setdefault("metadata", {})
     causes += _pod_spec(template.setdefault("spec", {}), "spec.template.spec")
+    return causes
+
+
+_ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
+_RETENTION = ["Retain", "Delete"]
+
+
+def _claim_spec(spec: dict[str, Any], path: str) -> list[Cause]:
+    """SetDefaults_PersistentVolumeClaimSpec and the heart of ValidatePersistentVolumeClaimSpec."""
+    spec.setdefault("volumeMode", "Filesystem")
+    causes: list[Cause] = []
+    modes = spec.get("accessModes") or []
+    if not modes:
+        causes.append(required(f"{path}.accessModes", "at least 1 access mode is required"))
+    causes += [not_supported(f"{path}.accessModes", mode, _ACCESS_MODES) for mode in modes if mode not in _ACCESS_MODES]
+    if not ((spec.get("resources") or {}).get("requests") or {}).get("storage"):
+        causes.append(required(f"{path}.resources[storage]"))
+    return causes
+
+
+def _statefulset(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """SetDefaults_StatefulSet (with MaxUnavailableStatefulSet on, as in kube 1.37) and ValidateStatefulSet(Update)."""
+    spec = obj.setdefault("spec", {})
+    causes: list[Cause] = []
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+        strategy.setdefault("rollingUpdate", {})
+    if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
+        strategy["rollingUpdate"].setdefault("partition", 0)
+        strategy["rollingUpdate"].setdefault("maxUnavailable", 1)
+    retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    for when in ("whenDeleted", "whenScaled"):
+        retention[when] = retention.get(when) or "Retain"
+        if retention[when] not in _RETENTION:
+            causes.append(not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{when}", retention[when], _RETENTION))
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    for i, claim in enumerate(spec.get("volumeClaimTemplates") or []):
+        # the apps/v1 conversion writes apiVersion/kind into every template; the claim defaults apply
+        claim.update({"apiVersion": "v1", "kind": "PersistentVolumeClaim"})
+        claim.setdefault("metadata", {})
+        claim.setdefault("status", {}).setdefault("phase", "Pending")
+        causes += _claim_spec(claim.setdefault("spec", {}), f"spec.volumeClaimTemplates[{i}].spec")
+    replicas = spec["replicas"]
+    if not isinstance(replicas, int) or replicas < 0:
+        causes.append(invalid_value("spec.replicas", replicas, "must be greater than or equal to 0"))
+    selector = spec.get("selector")
+    template = spec.setdefault("template", {})
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not selector:
+        causes.append(required("spec.selector"))
+        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    elif not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        causes.append(invalid_value("spec.selector", selector, "empty selector is invalid for statefulset"))
+    elif not _selector_matches(selector, labels):
+        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    template.setdefault("metadata", {})
+    causes += _pod_spec(template.setdefault("spec", {}), "spec.template.spec")
+    if old is not None:
+        old_spec = old.get("spec") or {}
+        for field in ("selector", "volumeClaimTemplates", "serviceName", "podManagementPolicy"):
+            if spec.get(field) != old_spec.get(field):
+                causes.append(invalid_value(f"spec.{field}", spec.get(field), "field is immutable"))
+    return causes
+
+
+def _pvc(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """SetDefaults_PersistentVolumeClaim(Spec) and ValidatePersistentVolumeClaim(Update): after creation only
+    the storage request (of a bound claim) may change, and volumeName once, by the binder."""
+    spec = obj.setdefault("spec", {})
+    causes = _claim_spec(spec, "spec")
+    if old is not None:
+        old_view, new_view = orjson.loads(orjson.dumps(old.get("spec") or {})), orjson.loads(orjson.dumps(spec))
+        # the binder sets volumeName once; a claim without a class may get one (retroactive default class)
+        for key in ("volumeName", "storageClassName"):
+            if not old_view.get(key):
+                old_view.pop(key, None)
+                new_view.pop(key, None)
+        if (obj.get("status") or {}).get("phase") == "Bound":  # a bound claim may be resized
+            old_storage = ((old_view.get("resources") or {}).get("requests") or {}).get("storage")
+            new_view.setdefault("resources", {}).setdefault("requests", {})["storage"] = old_storage
+            for view in (old_view, new_view):
+                view.pop("volumeAttributesClassName", None)
+        if new_view != old_view:
+            detail = "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"
+            causes.append(forbidden("spec", detail))
     return causes
 
 
@@ -349,6 +441,8 @@ _STRATEGIES: dict[tuple[str, str], Admit] = {
     ("", "pods"): _pod,
     ("", "events"): _event,
     ("apps", "deployments"): _deployment,
+    ("apps", "statefulsets"): _statefulset,
+    ("", "persistentvolumeclaims"): _pvc,
     ("networking.k8s.io", "ingresses"): _ingress,
     ("networking.k8s.io", "networkpolicies"): _network_policy,
     ("coordination.k8s.io", "leases"): _lease,

@@ -1,7 +1,8 @@
 """The built-in controllers of a cluster, in miniature: garbage collector, namespace lifecycle,
 the service account controller (a ``default`` ServiceAccount in every namespace), CRD
 establishing/cleanup (written as kube-apiserver, where those controllers run), and simulated
-Deployment rollouts.
+Deployment rollouts; simulated StatefulSets and their PersistentVolumeClaims live in ``statefulsets.py``
+and are scheduled from here.
 
 kube-controller-manager and apiextensions-apiserver do this work in a real cluster; devcluster
 runs it on its event loop. Each controller reacts to committed changes (a store listener that
@@ -22,12 +23,12 @@ from typing import Any
 from devcluster.catalog import Catalog
 from devcluster.errors import StatusError
 from devcluster.resources import ResourceType
+from devcluster.statefulsets import UNREADY_ANNOTATION, StatefulSets
 from devcluster.store import Change, Store
 from devcluster.writing import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, WriteOptions, Writer, copy
 
 log = logging.getLogger("devcluster.controllers")
 
-UNREADY_ANNOTATION = "simulation.example.com/unready"  # realcluster's simulated node honours the same annotation
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _CONTROLLER = WriteOptions(manager="kube-controller-manager", field_validation="Ignore")
@@ -63,9 +64,12 @@ class Controllers:
         self._scheduled: set[tuple[Any, ...]] = set()
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.statefulsets = StatefulSets(
+            store=store, catalog=catalog, writer=writer, clock=clock, ready_delay_s=ready_delay_s, schedule=self._schedule, run=self._run
+        )
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self._loop = self.statefulsets.loop = loop
         for name in SYSTEM_NAMESPACES:
             if self.store.get(_NAMESPACES, "", name) is None:
                 self.writer.create(self.catalog.builtin("", "namespaces"), "", {"metadata": {"name": name}}, _CONTROLLER)
@@ -83,6 +87,7 @@ class Controllers:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        self.statefulsets.stop()
 
     # -- scheduling --------------------------------------------------------------------------
 
@@ -94,7 +99,7 @@ class Controllers:
 
     def _run(self, work: tuple[Any, ...]) -> None:
         self._scheduled.discard(work)
-        handler = getattr(self, f"_sync_{work[0]}")
+        handler = getattr(self, f"_sync_{work[0]}", None) or getattr(self.statefulsets, f"sync_{work[0]}")
         try:
             handler(*work[1:])
         except StatusError as e:
@@ -121,6 +126,7 @@ class Controllers:
             self._schedule("service_account", change.namespace)
         elif change.resource == _DEPLOYMENTS and change.type != "DELETED":
             self._schedule("deployment", change.namespace, change.name)
+        self.statefulsets.on_change(change)
         if change.namespace and change.type == "DELETED":
             ns = self.store.get(_NAMESPACES, "", change.namespace)
             if ns is not None and ns["metadata"].get("deletionTimestamp"):

@@ -5,7 +5,8 @@ kube-apiserver runs a write as decode + defaulting (``admission.py`` here) → m
 mutating admission → the registry strategy → storage. What the last two set is therefore owned by
 no field manager: a Service's ClusterIPs, IP families and NodePorts, a new object's status, a
 Namespace's ``kubernetes`` finalizer, and for Pods the ServiceAccount plugin's service account and
-token volume, DefaultTolerationSeconds' tolerations and Priority's priority. Fields that a kind's Go
+token volume, DefaultTolerationSeconds' tolerations and Priority's priority; a PersistentVolumeClaim's
+``kubernetes.io/pvc-protection`` finalizer (StorageObjectInUseProtection). Fields that a kind's Go
 zero value always carries (an Event's ``source``, ``reportingComponent``...) are set here too, for
 the same reason: no manager ever changed them. ``writing.py`` calls
 :func:`prepare` after :func:`~devcluster.fieldmanagement.record_update` with a ``lookup`` into the
@@ -137,6 +138,25 @@ def _initial_status(status: Any) -> Callable[[dict[str, Any], dict[str, Any] | N
     return prepare
 
 
+def _statefulset(obj: dict[str, Any], old: dict[str, Any] | None, lookup: Lookup) -> None:
+    # PrepareForCreate empties the status; replicas and availableReplicas are not omitempty, so they show as 0.
+    if old is None:
+        obj["status"] = {"replicas": 0, "availableReplicas": 0}
+
+
+PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection"
+
+
+def _claim(obj: dict[str, Any], old: dict[str, Any] | None, lookup: Lookup) -> None:
+    """A new claim: the StorageObjectInUseProtection plugin's finalizer (the pvc-protection controller removes
+    it once no pod uses the claim) and an empty status, which reads as ``Pending`` (SetDefaults_PersistentVolumeClaim)."""
+    if old is None:
+        finalizers = list(obj["metadata"].get("finalizers") or [])
+        if PVC_PROTECTION_FINALIZER not in finalizers:
+            obj["metadata"]["finalizers"] = [*finalizers, PVC_PROTECTION_FINALIZER]
+        obj["status"] = {"phase": "Pending"}
+
+
 def _event(obj: dict[str, Any], old: dict[str, Any] | None, lookup: Lookup) -> None:
     """The Event type's fields that are not omitempty: its zero value carries them, so they are in every
     stored Event and owned by no manager."""
@@ -170,6 +190,8 @@ _PREPARE: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any] | None,
     ("rbac.authorization.k8s.io", "roles"): _role,
     ("rbac.authorization.k8s.io", "clusterroles"): _role,
     ("apps", "deployments"): _initial_status(dict),
+    ("apps", "statefulsets"): _statefulset,
+    ("", "persistentvolumeclaims"): _claim,
     ("networking.k8s.io", "ingresses"): _initial_status(lambda: {"loadBalancer": {}}),
     ("policy", "poddisruptionbudgets"): _initial_status(
         lambda: {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}

@@ -491,6 +491,25 @@ def _deployment_desired(obj: dict[str, Any]) -> int:
     return _int(spec["replicas"]) if "replicas" in spec and spec["replicas"] is not None else 1
 
 
+_ACCESS_MODE_ABBREVIATIONS = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP"))
+
+
+def _claim_cells(obj: dict[str, Any]) -> dict[str, str]:
+    """printPersistentVolumeClaim: capacity and access modes come from the status once the claim names a volume."""
+    meta, spec = _meta(obj), _dict(obj.get("spec"))
+    bound = bool(_str(spec.get("volumeName")))
+    modes = _list(_get(obj, "status", "accessModes"))
+    class_annotation = _dict(meta.get("annotations")).get("volume.beta.kubernetes.io/storage-class")
+    return {
+        "phase": "Terminating" if meta.get("deletionTimestamp") else _str(_get(obj, "status", "phase")),
+        "capacity": (_str(_get(obj, "status", "capacity", "storage")) or "0") if bound else "",
+        "modes": ",".join(short for mode, short in _ACCESS_MODE_ABBREVIATIONS if mode in modes) if bound else "",
+        "class": _str(class_annotation if class_annotation is not None else spec.get("storageClassName")),
+        "attributes": _str(spec["volumeAttributesClassName"]) if spec.get("volumeAttributesClassName") is not None else "<unset>",
+        "mode": _str(spec["volumeMode"]) if spec.get("volumeMode") is not None else "<unset>",
+    }
+
+
 def _ingress_hosts(obj: dict[str, Any], now: datetime) -> str:
     rules = [r for r in _list(_get(obj, "spec", "rules")) if isinstance(r, dict)]
     hosts: list[str] = []
@@ -585,6 +604,10 @@ _SA_SECRETS_DOC = 'Secrets is a list of the secrets in the same namespace that p
 _LEASE_HOLDER_DOC = "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field."  # noqa: E501
 _NETPOL_SELECTOR_DOC = "podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector."  # noqa: E501
 _ROLEBINDING_REF_DOC = "roleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
+_PVC_ACCESS_MODES_DOC = "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"
+_PVC_VOLUME_MODE_DOC = (
+    "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec."
+)
 _CLUSTERROLEBINDING_REF_DOC = "roleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."  # noqa: E501
 
 
@@ -701,6 +724,39 @@ def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
             priority=1,
         ),
     ]
+    statefulsets = [
+        _name_col(),
+        _col(
+            "Ready",
+            "string",
+            "Number of the pod with ready state",
+            lambda o, n: f"{_int(_get(o, 'status', 'readyReplicas'))}/{_int(_get(o, 'spec', 'replicas'))}",
+        ),
+        _age_col(),
+        _col("Containers", "string", _CONTAINERS_DOC, lambda o, n: _containers(_get(o, "spec", "template", "spec"))[0], priority=1),
+        _col("Images", "string", _IMAGES_DOC, lambda o, n: _containers(_get(o, "spec", "template", "spec"))[1], priority=1),
+    ]
+    claims = [
+        _name_col(),
+        _col("Status", "string", "phase represents the current phase of PersistentVolumeClaim.", lambda o, n: _claim_cells(o)["phase"]),
+        _col(
+            "Volume",
+            "string",
+            "volumeName is the binding reference to the PersistentVolume backing this claim.",
+            lambda o, n: _str(_get(o, "spec", "volumeName")),
+        ),
+        _col(
+            "Capacity",
+            "string",
+            "capacity represents the actual resources of the underlying volume.",
+            lambda o, n: _claim_cells(o)["capacity"],
+        ),
+        _col("Access Modes", "string", _PVC_ACCESS_MODES_DOC, lambda o, n: _claim_cells(o)["modes"]),
+        _col("StorageClass", "string", "StorageClass of the pvc", lambda o, n: _claim_cells(o)["class"]),
+        _col("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc", lambda o, n: _claim_cells(o)["attributes"]),
+        _age_col(),
+        _col("VolumeMode", "string", _PVC_VOLUME_MODE_DOC, lambda o, n: _claim_cells(o)["mode"], priority=1),
+    ]
     configmaps = [
         _name_col(),
         _col("Data", "string", _CONFIGMAP_DATA_DOC, lambda o, n: len(_dict(o.get("data"))) + len(_dict(o.get("binaryData")))),
@@ -736,6 +792,8 @@ def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
         ("", "secrets"): secrets,
         ("", "serviceaccounts"): service_accounts,
         ("apps", "deployments"): deployments,
+        ("apps", "statefulsets"): statefulsets,
+        ("", "persistentvolumeclaims"): claims,
         ("", "configmaps"): configmaps,
         ("networking.k8s.io", "networkpolicies"): network_policies,
         ("rbac.authorization.k8s.io", "rolebindings"): bindings(_ROLEBINDING_REF_DOC, "roleBinding"),

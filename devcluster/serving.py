@@ -128,12 +128,14 @@ def _list_items(resource: ResourceType, items: list[dict[str, Any]]) -> list[dic
     return [{k: v for k, v in item.items() if k != "apiVersion" and k != "kind"} for item in items]
 
 
-def _with_body_dry_run(opts: WriteOptions, options: dict[str, Any]) -> WriteOptions:
-    """DeleteOptions.dryRun from the body counts like the query parameter (kubectl and client libraries
-    send it in the body: ``kubectl delete --dry-run=server``, ``V1DeleteOptions(dry_run=["All"])``)."""
-    if opts.dry_run or not options.get("dryRun"):
+def _with_body_dry_run(opts: WriteOptions, options: dict[str, Any], *, from_body: bool) -> WriteOptions:
+    """A DELETE's dryRun as kube-apiserver reads it: from the DeleteOptions body when there is one (kubectl
+    and client libraries send it there: ``kubectl delete --dry-run=server``, ``V1DeleteOptions(dry_run=["All"])``),
+    and then the query's ``dryRun`` is ignored like every other query option; from the query otherwise."""
+    dry_run = bool(options.get("dryRun")) if from_body else opts.dry_run
+    if dry_run == opts.dry_run:
         return opts
-    return WriteOptions(opts.manager, True, opts.field_validation, opts.subresource)
+    return WriteOptions(opts.manager, dry_run, opts.field_validation, opts.subresource)
 
 
 def _boolean(value: str | None) -> bool:
@@ -352,8 +354,8 @@ class Api:
                 resource, target.namespace or "", target.name, content_type, raw, opts, force=_boolean(query.get("force"))
             )
         elif method == "DELETE" and target.name:
-            options = await self._delete_options(request)
-            opts = _with_body_dry_run(opts, options)
+            options, from_body = await self._delete_options(request)
+            opts = _with_body_dry_run(opts, options, from_body=from_body)
             if opts.dry_run and request.get(RECORD_KEY):
                 request[RECORD_KEY]["dryRun"] = True
             if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
@@ -442,7 +444,10 @@ class Api:
             raise errors.bad_request(f"the body of the request could not be decoded: {e}") from e
         raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml", protobuf.MEDIA_TYPE])
 
-    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+    async def _delete_options(self, request: web.Request) -> tuple[dict[str, Any], bool]:
+        """DeleteOptions and whether they came from the body. Like kube-apiserver's DeleteResource: a body
+        is decoded as DeleteOptions and the query's options are then ignored; without one they are
+        read from the query."""
         options: dict[str, Any] = {}
         raw = await request.read()
         if raw and request.content_type == protobuf.MEDIA_TYPE:
@@ -460,10 +465,11 @@ class Api:
                         f'no kind "{kind}" is registered for version "{version}" in scheme "pkg/runtime/scheme.go:111"'
                     )
                 options.update(decoded)
+        from_body = bool(raw.strip())
         query = request.query
-        if "propagationPolicy" in query:
+        if "propagationPolicy" in query and not from_body:
             options["propagationPolicy"] = query["propagationPolicy"]
-        if "orphanDependents" in query:
+        if "orphanDependents" in query and not from_body:
             options["orphanDependents"] = _boolean(query["orphanDependents"])
         # ValidateDeleteOptions runs before the object is looked up.
         causes: list[errors.Cause] = []
@@ -472,17 +478,17 @@ class Api:
             causes.append(errors.invalid_value("propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"))
         if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
             causes.append(errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"]))
-        causes += _dry_run_causes([*query.getall("dryRun", []), *(options.get("dryRun") or [])])
+        causes += _dry_run_causes([*([] if from_body else query.getall("dryRun", [])), *(options.get("dryRun") or [])])
         if causes:
             raise errors.invalid("DeleteOptions", "meta.k8s.io", "", causes)
-        return options
+        return options, from_body
 
     async def _delete_collection(self, request: web.Request, target: Target, opts: WriteOptions) -> web.Response:
         resource = target.resource
         if (resource.namespaced and not target.namespace) or "deletecollection" not in discovery.resource_verbs(resource):
             raise errors.method_not_allowed()
-        options = await self._delete_options(request)
-        opts = _with_body_dry_run(opts, options)
+        options, from_body = await self._delete_options(request)
+        opts = _with_body_dry_run(opts, options, from_body=from_body)
         items, meta = list_objects(self.store, resource, self._list_query(request, target))
         deleted = []
         for obj in items:

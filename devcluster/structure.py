@@ -93,6 +93,13 @@ _BUILTIN_LISTS: dict[tuple[str, str], dict[Path, ListSemantics]] = {
         **_prefixed(("spec", "template", "spec"), _POD_SPEC_LISTS),
         ("status", "conditions"): _CONDITIONS,
     },
+    ("apps", "statefulsets"): {  # spec.volumeClaimTemplates is a +listType=atomic
+        **_prefixed(("spec", "template", "spec"), _POD_SPEC_LISTS),
+        ("status", "conditions"): _CONDITIONS,
+    },
+    ("", "persistentvolumeclaims"): {
+        ("status", "conditions"): _CONDITIONS,
+    },
     ("", "services"): {
         ("spec", "ports"): ListSemantics("map", ("port", "protocol")),
     },
@@ -104,11 +111,17 @@ _BUILTIN_LISTS: dict[tuple[str, str], dict[Path, ListSemantics]] = {
     },
 }
 # Maps and structs replaced whole (+mapType=atomic, +structType=atomic: label selectors, object references).
-_CONTAINER_ATOMIC = frozenset({("[]", "env", "[]", "valueFrom", "fieldRef"), ("[]", "env", "[]", "valueFrom", "configMapKeyRef")})
+_CONTAINER_ATOMIC = frozenset(("[]", "env", "[]", "valueFrom", ref) for ref in ("fieldRef", "configMapKeyRef", "secretKeyRef"))
 _CONTAINER_POINTERS = frozenset(
     {("[]", probe) for probe in ("livenessProbe", "readinessProbe", "startupProbe")}
     | {("[]", probe, "httpGet") for probe in ("livenessProbe", "readinessProbe", "startupProbe")}
-    | {("[]", "env", "[]", "valueFrom"), ("[]", "securityContext")}
+    | {("[]", probe, action) for probe in ("livenessProbe", "readinessProbe", "startupProbe") for action in ("exec", "tcpSocket", "grpc")}
+    | {("[]", "env", "[]", "valueFrom"), ("[]", "securityContext"), ("[]", "securityContext", "capabilities")}
+)
+# Pointer structs of a pod template's PodSpec (beyond its containers') that the product's templates set.
+_POD_POINTERS = frozenset(
+    {("securityContext",), ("securityContext", "seccompProfile")}
+    | {("volumes", "[]", source) for source in ("configMap", "secret", "emptyDir", "persistentVolumeClaim")}
 )
 
 
@@ -118,7 +131,9 @@ def _under(prefix: Path, paths: frozenset[Path]) -> frozenset[Path]:
 
 _BUILTIN_ATOMIC: dict[tuple[str, str], frozenset[Path]] = {
     ("apps", "deployments"): frozenset({("spec", "selector")}) | _under(("spec", "template", "spec", "containers"), _CONTAINER_ATOMIC),
+    ("apps", "statefulsets"): frozenset({("spec", "selector")}) | _under(("spec", "template", "spec", "containers"), _CONTAINER_ATOMIC),
     ("", "pods"): _under(("spec", "containers"), _CONTAINER_ATOMIC),
+    ("", "persistentvolumeclaims"): frozenset({("spec", "selector"), ("spec", "dataSource"), ("spec", "dataSourceRef")}),
     ("", "services"): frozenset({("spec", "selector")}),
     ("", "events"): frozenset({("involvedObject",)}),
     ("policy", "poddisruptionbudgets"): frozenset({("spec", "selector")}),
@@ -133,6 +148,11 @@ _BUILTIN_ATOMIC: dict[tuple[str, str], frozenset[Path]] = {
 _POINTER_STRUCTS: dict[tuple[str, str], frozenset[Path]] = {
     ("apps", "deployments"): frozenset({("spec", "strategy", "rollingUpdate")})
     | _under(("spec", "template", "spec", "containers"), _CONTAINER_POINTERS),
+    ("apps", "statefulsets"): frozenset(
+        {("spec", "updateStrategy", "rollingUpdate"), ("spec", "persistentVolumeClaimRetentionPolicy"), ("spec", "ordinals")}
+    )
+    | _under(("spec", "template", "spec", "containers"), _CONTAINER_POINTERS)
+    | _under(("spec", "template", "spec"), _POD_POINTERS),
     ("", "pods"): _under(("spec", "containers"), _CONTAINER_POINTERS),
     ("apiextensions.k8s.io", "customresourcedefinitions"): frozenset({("spec", "conversion")}),
     ("networking.k8s.io", "ingresses"): frozenset({("spec", "defaultBackend"), ("spec", "defaultBackend", "service")}),
@@ -145,6 +165,7 @@ _ZERO_STRUCTS: dict[tuple[str, str], frozenset[Path]] = {
 # Only granular lists matter here: an atomic list is a leaf, recorded when its value changes (null -> [...]).
 _ZERO_LISTS: dict[tuple[str, str], frozenset[Path]] = {
     ("apps", "deployments"): frozenset({("spec", "template", "spec", "containers")}),
+    ("apps", "statefulsets"): frozenset({("spec", "template", "spec", "containers")}),
     ("", "pods"): frozenset({("spec", "containers")}),
 }
 _BUILTIN_MAPS: dict[tuple[str, str], frozenset[Path]] = {
@@ -152,6 +173,10 @@ _BUILTIN_MAPS: dict[tuple[str, str], frozenset[Path]] = {
     ("", "secrets"): frozenset({("data",), ("stringData",)}),
     ("", "pods"): frozenset(("spec", *p) for p in _POD_SPEC_MAPS),
     ("apps", "deployments"): frozenset(
+        {("spec", "selector", "matchLabels"), ("spec", "template", "metadata", "labels"), ("spec", "template", "metadata", "annotations")}
+        | {("spec", "template", "spec", *p) for p in _POD_SPEC_MAPS}
+    ),
+    ("apps", "statefulsets"): frozenset(
         {("spec", "selector", "matchLabels"), ("spec", "template", "metadata", "labels"), ("spec", "template", "metadata", "annotations")}
         | {("spec", "template", "spec", *p) for p in _POD_SPEC_MAPS}
     ),

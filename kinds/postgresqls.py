@@ -3,8 +3,9 @@
 Who reads what:
 - the field rules (:data:`PARAMETERS` allowlist, name patterns, defaults, :func:`spec_problems`) —
   the API's schemas and the reconciler's validation of CRs written with kubectl;
-- the names (the generated-password Secret and its keys, the children's names, the finalizer) —
-  the API (which writes a given password into the Secret) and the reconciler;
+- the names (the generated-password Secret and its keys, the children's names, the finalizer, the
+  password-pending annotation) — the API (which writes a given password into the Secret) and the
+  reconciler;
 - the phases, the conditions and :func:`state` — the reconciler writes ``status.phase`` and the
   conditions, the API returns ``status.state`` and the dashboard shows its word and tone.
 
@@ -25,6 +26,10 @@ FINALIZER = "database.db.example.com/volumes"  # honours spec.deletionPolicy for
 CONFIG_HASH_ANNOTATION = "database.db.example.com/config-hash"  # on the pod template: a new value rolls the pod
 PASSWORD_KEY = "password"  # the key of the password in the generated Secret (and the default of passwordSecretRef.key)
 USERNAME_KEY = "username"  # the generated Secret also names the user, for clients that read both from it
+# Set by the API on a create that carries a password, removed once the password is in the Secret: while
+# it is there the reconciler should neither generate the Secret nor start the database (postgres takes
+# the password only when it first initialises its data directory).
+PASSWORD_PENDING_ANNOTATION = "database.db.example.com/password-pending"
 PORT = 5432
 PASSWORD_LENGTH = 32
 DATA_VOLUME = "data"  # the volumeClaimTemplate: PVCs are data-<name>-<ordinal>
@@ -50,6 +55,14 @@ def claim_name(name: str, ordinal: int = 0) -> str:
 
 
 # -- field rules ---------------------------------------------------------------------------------
+
+# A StatefulSet stamps each pod with ``controller-revision-hash: <name>-<10-character hash>``, a label
+# value of at most 63 characters: a longer name makes a StatefulSet whose pods can never be created.
+MAX_NAME_LENGTH = 52
+# An unsigned quantity without exponent, as the CRD states it for storage.size and resources (the API
+# server's Quantity type also takes signs and exponents; the CRD does not).
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+SECRET_KEY_PATTERN = r"^[-._a-zA-Z0-9]+$"  # a key of a Secret's data (passwordSecretRef.key), at most 253 characters
 
 DEFAULT_VERSION = "17"
 VERSIONS = ("13", "14", "15", "16", "17", "18")  # postgres major versions with an official image; a minor may follow
@@ -169,8 +182,11 @@ APPLIED = "Applied"
 INVALID_SPEC = "InvalidSpec"
 CHILD_CONFLICT = "ChildConflict"
 APPLY_FAILED = "ApplyFailed"
+STORAGE_SIZE_FIXED = "StorageSizeFixed"  # spec.storage.size differs from the data volume's: resizing is not supported yet
 
-STARTING_REASONS = frozenset({STATEFULSET_MISSING, ROLLOUT_IN_PROGRESS, POD_NOT_READY})
+PASSWORD_PENDING = "PasswordPending"  # the API has not written the given password yet (PASSWORD_PENDING_ANNOTATION)
+
+STARTING_REASONS = frozenset({STATEFULSET_MISSING, ROLLOUT_IN_PROGRESS, POD_NOT_READY, PASSWORD_PENDING})
 
 CONDITIONS: Mapping[str, ConditionMeaning] = {
     READY: ConditionMeaning(READY, reason_tones=dict.fromkeys(STARTING_REASONS, "progress")),

@@ -5,8 +5,8 @@ package main
 // its Lease, turns pods the real scheduler bound to it Running and Ready after a delay (Job pods:
 // Succeeded), finishes graceful deletions, and provisions a PersistentVolume for each claim of the
 // default StorageClass it owns. No container ever runs and nothing dials a pod IP. Pods of a
-// Deployment annotated simulation.example.com/unready=true report Ready=False, as if their readiness
-// probes failed, until the annotation goes.
+// Deployment or a StatefulSet annotated simulation.example.com/unready=true report Ready=False, as if
+// their readiness probes failed, until the annotation goes.
 
 import (
 	"context"
@@ -41,8 +41,8 @@ const (
 	provisionerName  = "realcluster.example.com/fake-provisioner"
 	provisionedBy    = "pv.kubernetes.io/provisioned-by"
 	leaseDurationS   = 40
-	// unreadyAnnotation on a Deployment makes its pods fail their readiness (for tests of not-ready
-	// paths); devcluster's simulated Deployments honour the same annotation.
+	// unreadyAnnotation on a Deployment or a StatefulSet makes its pods fail their readiness (for tests
+	// of not-ready paths); devcluster's simulated Deployments and StatefulSets honour the same annotation.
 	unreadyAnnotation = "simulation.example.com/unready"
 )
 
@@ -54,8 +54,9 @@ type nodeSimulator struct {
 	pods   workqueue.TypedRateLimitingInterface[string]
 	claims workqueue.TypedRateLimitingInterface[string]
 
-	replicaSets appslisters.ReplicaSetLister
-	deployments appslisters.DeploymentLister
+	replicaSets  appslisters.ReplicaSetLister
+	deployments  appslisters.DeploymentLister
+	statefulSets appslisters.StatefulSetLister
 
 	mu     sync.Mutex
 	seen   map[types.UID]time.Time // first sight of a pod on the node: its ready delay counts from here
@@ -182,8 +183,10 @@ func (s *nodeSimulator) run(ctx context.Context) {
 	podInformer := onNode.Core().V1().Pods().Informer()
 	replicaSetInformer := all.Apps().V1().ReplicaSets().Informer()
 	deploymentInformer := all.Apps().V1().Deployments().Informer()
+	statefulSetInformer := all.Apps().V1().StatefulSets().Informer()
 	s.replicaSets = all.Apps().V1().ReplicaSets().Lister()
 	s.deployments = all.Apps().V1().Deployments().Lister()
+	s.statefulSets = all.Apps().V1().StatefulSets().Lister()
 	claimInformer := all.Core().V1().PersistentVolumeClaims().Informer()
 	volumeInformer := all.Core().V1().PersistentVolumes().Informer()
 	enqueue := func(queue workqueue.TypedRateLimitingInterface[string]) cache.ResourceEventHandlerFuncs {
@@ -198,21 +201,29 @@ func (s *nodeSimulator) run(ctx context.Context) {
 	_, _ = claimInformer.AddEventHandler(enqueue(s.claims))
 	podLister := onNode.Core().V1().Pods().Lister()
 	// An unready annotation that comes or goes changes what every pod of that namespace should report.
-	_, _ = deploymentInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(old, obj any) {
-		before, after := old.(*appsv1.Deployment), obj.(*appsv1.Deployment)
-		if before.Annotations[unreadyAnnotation] == after.Annotations[unreadyAnnotation] {
-			return
-		}
-		pods, _ := podLister.Pods(after.Namespace).List(labels.Everything())
+	annotationChanged := func(namespace string) {
+		pods, _ := podLister.Pods(namespace).List(labels.Everything())
 		for _, pod := range pods {
 			s.pods.Add(pod.Namespace + "/" + pod.Name)
+		}
+	}
+	_, _ = deploymentInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(old, obj any) {
+		before, after := old.(*appsv1.Deployment), obj.(*appsv1.Deployment)
+		if before.Annotations[unreadyAnnotation] != after.Annotations[unreadyAnnotation] {
+			annotationChanged(after.Namespace)
+		}
+	}})
+	_, _ = statefulSetInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(old, obj any) {
+		before, after := old.(*appsv1.StatefulSet), obj.(*appsv1.StatefulSet)
+		if before.Annotations[unreadyAnnotation] != after.Annotations[unreadyAnnotation] {
+			annotationChanged(after.Namespace)
 		}
 	}})
 	_, _ = volumeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) { s.reclaim(ctx, obj.(*corev1.PersistentVolume)) }})
 	onNode.Start(ctx.Done())
 	all.Start(ctx.Done())
 	cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced,
-		replicaSetInformer.HasSynced, deploymentInformer.HasSynced)
+		replicaSetInformer.HasSynced, deploymentInformer.HasSynced, statefulSetInformer.HasSynced)
 
 	claimLister := all.Core().V1().PersistentVolumeClaims().Lister()
 	for i := 0; i < 4; i++ {
@@ -313,10 +324,17 @@ func (s *nodeSimulator) syncPod(ctx context.Context, pod *corev1.Pod) (time.Dura
 	return 0, err
 }
 
-// heldUnready: the pod belongs (through its ReplicaSet) to a Deployment annotated unready.
+// heldUnready: the pod belongs to a StatefulSet, or (through its ReplicaSet) to a Deployment, annotated unready.
 func (s *nodeSimulator) heldUnready(pod *corev1.Pod) bool {
 	owner := metav1.GetControllerOf(pod)
-	if owner == nil || owner.Kind != "ReplicaSet" || s.replicaSets == nil {
+	if owner == nil || s.replicaSets == nil {
+		return false
+	}
+	if owner.Kind == "StatefulSet" {
+		statefulSet, err := s.statefulSets.StatefulSets(pod.Namespace).Get(owner.Name)
+		return err == nil && statefulSet.UID == owner.UID && statefulSet.Annotations[unreadyAnnotation] == "true"
+	}
+	if owner.Kind != "ReplicaSet" {
 		return false
 	}
 	replicaSet, err := s.replicaSets.ReplicaSets(pod.Namespace).Get(owner.Name)

@@ -26,7 +26,7 @@ ClusterKind = Literal["dev", "real"]
 # ConfigMaps a real control plane puts into every namespace (kube-controller-manager's root-CA publisher);
 # tests that count a namespace's ConfigMaps leave these out. devcluster publishes none (devcluster/DIFFERENCES.md).
 PUBLISHED_CONFIGMAPS = frozenset({"kube-root-ca.crt"})
-# Both simulators keep a Deployment unready while it carries this annotation set to "true": devcluster
+# Both simulators keep a Deployment or StatefulSet unready while it carries this annotation set to "true": devcluster
 # holds its simulated status at 0 available, realcluster's simulated node reports its pods not Ready.
 UNREADY_ANNOTATION = "simulation.example.com/unready"
 # kube's garbage collector watches a kind only after its discovery resync (every 30 s) has seen it, so

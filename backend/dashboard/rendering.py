@@ -19,7 +19,7 @@ import yaml
 from flask import Blueprint, Response, current_app, g, request
 
 from backend import state, watching
-from kinds import darkrooms, tasks
+from kinds import darkrooms, postgresqls, tasks
 from kinds.states import ConditionMeaning, State, Tone
 
 HTML_HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request, HX-Target"}
@@ -27,8 +27,13 @@ HTML_HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request, HX-Target"}
 STATES: Mapping[str, Mapping[str, State]] = {
     "Darkroom": {s.key: s for s in darkrooms.STATES},
     "Task": {s.key: s for s in tasks.STATES},
+    "Postgresql": {s.key: s for s in postgresqls.STATES},
 }
-CONDITIONS: Mapping[str, Mapping[str, ConditionMeaning]] = {"Darkroom": darkrooms.CONDITIONS, "Task": tasks.CONDITIONS}
+CONDITIONS: Mapping[str, Mapping[str, ConditionMeaning]] = {
+    "Darkroom": darkrooms.CONDITIONS,
+    "Task": tasks.CONDITIONS,
+    "Postgresql": postgresqls.CONDITIONS,
+}
 
 
 def _context(extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from darkroom_operator import __version__, logs
 from darkroom_operator.controllers import Controllers
 from darkroom_operator.darkrooms import DarkroomReconciler
 from darkroom_operator.metrics import Metrics
+from darkroom_operator.postgresqls import PostgresqlReconciler
 from darkroom_operator.reconciling import Context, Reconciler
 from darkroom_operator.recording import EventRecorder
 from darkroom_operator.running import Operator
@@ -82,7 +83,7 @@ def parse_args(argv: Sequence[str] | None) -> dict[str, Any]:
 
 
 def build_reconcilers(context: Context) -> list[Reconciler]:
-    return [DarkroomReconciler(context), TaskReconciler(context)]
+    return [DarkroomReconciler(context), TaskReconciler(context), PostgresqlReconciler(context)]
 
 
 def _fail(message: str) -> int:

@@ -22,11 +22,8 @@ from darkroom_operator.comparing import digest
 from darkroom_operator.settings import OperatorSettings
 from kinds import darkrooms as darkroom_kind
 from kinds.darkrooms import CONFIG_HASH_ANNOTATION, DEFAULT_CACHE_TIME_S
+from kinds.names import INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL
 from kinds.quantities import canonical_quantity
-
-NAME_LABEL = "app.kubernetes.io/name"
-INSTANCE_LABEL = "app.kubernetes.io/instance"
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 
 APP_NAME = "darkroom"
 CONTAINER_NAME = "darkroom"

@@ -1,6 +1,7 @@
 """Status conditions (``metav1.Condition``): build, set and compare them, keeping lastTransitionTime honest.
 
-Called by :mod:`darkroom_operator.darkrooms` (``Ready``, ``Reconciled``) and
+Called by :mod:`darkroom_operator.darkrooms` and :mod:`darkroom_operator.postgresqls` (``Ready``,
+``Reconciled``, and the Events their transitions deserve: :func:`transition_events`) and
 :mod:`darkroom_operator.tasks` (``Overdue``). Conditions are plain dicts in the shape the CRDs
 declare: ``type``, ``status`` ("True"/"False"/"Unknown"), ``reason`` (CamelCase), ``message``,
 ``observedGeneration`` and ``lastTransitionTime``. The transition time changes only when the
@@ -69,3 +70,32 @@ def same(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
 def transitioned(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether ``new`` changes the status of ``old`` (absent counts as Unknown)."""
     return (old.get("status") if old else UNKNOWN) != new["status"]
+
+
+def newly_failed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether a failed Reconciled condition deserves a Warning event: a new failure, a different kind of
+    failure, or a new spec generation that still fails differently. Retries of the same failure
+    (whose API error text may vary) do not repeat it."""
+    if old is None or transitioned(old, new) or old.get("reason") != new["reason"]:
+        return True
+    return old.get("observedGeneration") != new.get("observedGeneration") and old.get("message") != new["message"]
+
+
+def transition_events(
+    old_ready: Mapping[str, Any] | None, ready: Mapping[str, Any], old_reconciled: Mapping[str, Any] | None, reconciled: Mapping[str, Any]
+) -> list[tuple[str, str, str]]:
+    """The Events (type, reason, message) a change of ``Ready``/``Reconciled`` deserves.
+
+    A Warning when Reconciled turns False (or fails anew, :func:`newly_failed`), a Normal
+    ``Reconciled`` when it recovers, Normal ``Ready``/``NotReady`` when Ready flips.
+    """
+    events: list[tuple[str, str, str]] = []
+    if reconciled["status"] == FALSE and newly_failed(old_reconciled, reconciled):
+        events.append(("Warning", reconciled["reason"], reconciled["message"]))
+    elif reconciled["status"] == TRUE and old_reconciled is not None and old_reconciled.get("status") == FALSE:
+        events.append(("Normal", "Reconciled", reconciled["message"]))
+    if ready["status"] == TRUE and transitioned(old_ready, ready):
+        events.append(("Normal", "Ready", ready["message"]))
+    elif old_ready is not None and old_ready.get("status") == TRUE and ready["status"] != TRUE:
+        events.append(("Normal", "NotReady", ready["message"]))
+    return events

@@ -21,25 +21,25 @@ triggers a reconcile); an apply the server rejects gives ``Reconciled=False/Appl
 re-raises so the runtime retries with backoff (Conflicts and an unavailable server are only
 retried); an object of a child's name that this Darkroom does not control (another controller's, an
 orphan, one made by hand) is never modified, adopted or deleted (``Reconciled=False/ChildConflict``
-naming it, retried with backoff). The S3 credentials Secret is never read — RBAC
+naming it, retried with backoff). Telling ours from others' and applying is :mod:`darkroom_operator.owning`,
+shared with the Postgresql reconciler. The S3 credentials Secret is never read — RBAC
 grants no Secret access — so a missing Secret shows up as pods that do not become available
 (``Ready=False/PodsUnavailable``, with a hint naming the Secret), not as a spec error.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, AlreadyExists, ClusterError, Invalid, NotFound, Resource, thaw
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, ClusterError, NotFound, Resource, thaw
 from darkroom_operator import children, hosts
-from darkroom_operator.comparing import differences, overlay, stamp, up_to_date
-from darkroom_operator.conditions import FALSE, TRUE, condition, find, same, set_condition, transitioned
+from darkroom_operator.comparing import stamp
+from darkroom_operator.conditions import FALSE, TRUE, condition, find, same, set_condition, transition_events
+from darkroom_operator.owning import ChildConflict, Children
 from darkroom_operator.readiness import readiness
 from darkroom_operator.reconciling import Context, Result, Watch
-from darkroom_operator.recording import NORMAL, WARNING
 from darkroom_operator.settings import OperatorSettings
 from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, READY, RECONCILED
 
@@ -56,10 +56,6 @@ CHILDREN: tuple[tuple[Resource, Builder], ...] = (
 )
 
 
-class ChildConflict(ClusterError):
-    """A child's name is taken by an object another controller owns; we never take it over."""
-
-
 class DarkroomReconciler:
     name = "darkroom"
     primary = DARKROOMS
@@ -70,6 +66,7 @@ class DarkroomReconciler:
         self.context = context
         self.client = context.client
         self.settings = context.settings
+        self.owned_children = Children(self.client, controller=self.name, owner_kind="Darkroom", field_manager=self.settings.field_manager)
         # Darkrooms index their sub-domains; a change of one enqueues every Darkroom sharing one (old or new).
         self.watches = (Watch(DARKROOMS, indexers={hosts.SUBDOMAIN_INDEX: hosts.subdomains}, to_keys=self._sharing_keys),)
 
@@ -123,58 +120,22 @@ class DarkroomReconciler:
 
     # -- children ----------------------------------------------------------------------------
 
-    def _cached_child(self, resource: Resource, darkroom: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        """The cached object named after the Darkroom (children carry our managed-by label, which the
-        informers select on), whoever owns it, or None — never a server round trip."""
-        meta = darkroom["metadata"]
-        try:
-            # Children are named after the Darkroom: one keyed cache read, settling only that key.
-            return self.client.peek(resource, meta["name"], namespace=meta["namespace"])
-        except KeyError:  # no informer for this kind (a caller outside the runtime): ask the server
-            try:
-                return self.client.get(resource, meta["name"], namespace=meta["namespace"])
-            except NotFound:
-                return None
-
-    def _our_child(self, resource: Resource, darkroom: Mapping[str, Any], desired: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        """Our child (controller ownerReference to this Darkroom's UID), or None when the name is free.
-
-        A name taken by anything else — another controller's object, an orphan, an object someone
-        created by hand — is a :class:`ChildConflict`: never modified, adopted or deleted. Objects
-        without our label are not in the cache; for a name missing there a dry-run create asks the
-        server whether it is free (409 if not) with the ``create`` permission we have anyway: the
-        reconciler is granted no ``get``.
-        """
-        live = self._cached_child(resource, darkroom)
-        if live is None:
-            try:
-                self.client.create(resource, desired, dry_run=True)
-            except AlreadyExists as e:
-                raise _conflict(resource, darkroom, None) from e
-            return None
-        if _controller_uid(live) != darkroom["metadata"]["uid"]:
-            raise _conflict(resource, darkroom, live)
-        return live
-
     def _children(self, darkroom: Mapping[str, Any]) -> dict[Resource, Mapping[str, Any] | None]:
         """The live children we control (cache reads), for status when nothing was applied."""
-        uid = darkroom["metadata"]["uid"]
-        found = {resource: self._cached_child(resource, darkroom) for resource, _ in CHILDREN}
-        return {resource: child if child is not None and _controller_uid(child) == uid else None for resource, child in found.items()}
+        name = darkroom["metadata"]["name"]
+        return {resource: self.owned_children.controlled(resource, darkroom, name) for resource, _ in CHILDREN}
 
     def _apply(self, darkroom: Mapping[str, Any], losses: Mapping[str, str]) -> dict[Resource, Mapping[str, Any] | None]:
         """Apply every child; the Ingress only for the hosts this Darkroom wins (none: ours is deleted)."""
-        meta = darkroom["metadata"]
-        key = f"{meta['namespace']}/{meta['name']}"
         # Every name first: a conflict on the Service must not leave a Deployment running without it.
-        ours = {resource: self._our_child(resource, darkroom, build(darkroom, self.settings)) for resource, build in CHILDREN}
+        ours = {resource: self.owned_children.ours(resource, darkroom, build(darkroom, self.settings)) for resource, build in CHILDREN}
         result: dict[Resource, Mapping[str, Any] | None] = {}
         for resource, build in CHILDREN:
             live = ours[resource]
             if resource is INGRESSES and losses:
                 served = [sub for sub in hosts.subdomains(darkroom) if sub not in losses]
                 if not served:
-                    self._withdraw(resource, live)
+                    self.owned_children.withdraw(resource, live)
                     result[resource] = None
                     continue
                 view: dict[str, Any] = thaw(darkroom)
@@ -182,43 +143,8 @@ class DarkroomReconciler:
                 desired = stamp(build(view, self.settings))
             else:
                 desired = stamp(build(darkroom, self.settings))
-            if live is not None and up_to_date(live, desired):
-                result[resource] = live
-                continue
-            changed = differences(live, desired) if live is not None else ["(not in cache)"]
-            log.info("applying child", extra={"controller": self.name, "key": key, "kind": resource.kind, "changed": changed[:10]})
-            try:
-                applied = self.client.apply(resource, desired, field_manager=self.settings.field_manager, force=True)
-            except Invalid as e:
-                existing = self._diagnose(resource, darkroom, e)
-                # Ours, but the merge of our fields with another manager's list entries is invalid (an edited
-                # Service port keeps its name: two "http" ports). kube-apiserver rejects the whole apply, so
-                # repair by replacing, as below.
-                log.info("replacing child", extra={"controller": self.name, "key": key, "kind": resource.kind, "changed": changed[:10]})
-                applied = self.client.update(resource, overlay(existing, desired), field_manager=self.settings.field_manager)
-            if not up_to_date(applied, desired):
-                # Entries another field manager owns in our lists (an edited port): apply cannot drop them; replace.
-                replacing = differences(applied, desired)[:10]
-                log.info("replacing child", extra={"controller": self.name, "key": key, "kind": resource.kind, "changed": replacing})
-                applied = self.client.update(resource, overlay(applied, desired), field_manager=self.settings.field_manager)
-            result[resource] = applied
+            result[resource] = self.owned_children.apply(resource, darkroom, desired, live)
         return result
-
-    def _withdraw(self, resource: Resource, live: Mapping[str, Any] | None) -> None:
-        """Delete our child (exactly that object: UID precondition) that must not exist any more."""
-        if live is None:
-            return
-        meta = live["metadata"]
-        log.info("deleting child", extra={"controller": self.name, "key": f"{meta['namespace']}/{meta['name']}", "kind": resource.kind})
-        with contextlib.suppress(NotFound):
-            self.client.delete(resource, meta["name"], namespace=meta["namespace"], uid=meta["uid"])
-
-    def _diagnose(self, resource: Resource, darkroom: Mapping[str, Any], error: Invalid) -> Mapping[str, Any]:
-        """After a rejected apply: our child (to be repaired by replacing it), else the original error."""
-        live = self._cached_child(resource, darkroom)
-        if live is None or _controller_uid(live) != darkroom["metadata"]["uid"]:
-            raise error
-        return live
 
     # -- status and events -------------------------------------------------------------------
 
@@ -274,15 +200,7 @@ class DarkroomReconciler:
         old_reconciled: Mapping[str, Any] | None,
         reconciled: Mapping[str, Any],
     ) -> None:
-        events: list[tuple[str, str, str]] = []
-        if reconciled["status"] == FALSE and _newly_failed(old_reconciled, reconciled):
-            events.append((WARNING, reconciled["reason"], reconciled["message"]))
-        elif reconciled["status"] == TRUE and old_reconciled is not None and old_reconciled.get("status") == FALSE:
-            events.append((NORMAL, "Reconciled", reconciled["message"]))
-        if ready["status"] == TRUE and transitioned(old_ready, ready):
-            events.append((NORMAL, "Ready", ready["message"]))
-        elif old_ready is not None and old_ready.get("status") == TRUE and ready["status"] != TRUE:
-            events.append((NORMAL, "NotReady", ready["message"]))
+        events = transition_events(old_ready, ready, old_reconciled, reconciled)
         for type_, reason, message in events:
             try:
                 self.context.recorder.event(darkroom, type_=type_, reason=reason, message=message)
@@ -290,28 +208,3 @@ class DarkroomReconciler:
                 log.warning(
                     "could not record event %s on darkroom %s/%s", reason, darkroom["metadata"]["namespace"], darkroom["metadata"]["name"]
                 )
-
-
-def _conflict(resource: Resource, darkroom: Mapping[str, Any], existing: Mapping[str, Any] | None) -> ChildConflict:
-    """``existing``: the object, when the cache has it (a dry-run create only tells that the name is taken)."""
-    name, owner = darkroom["metadata"]["name"], _controller_uid(existing) if existing is not None else None
-    whose = f"controlled by another owner (uid {owner})" if owner else "not controlled by this Darkroom"
-    return ChildConflict(
-        f'{resource.kind} "{name}" already exists and is {whose}: it is left alone; delete or rename it, or rename the Darkroom',
-        status=409,
-        reason="Conflict",
-    )
-
-
-def _newly_failed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
-    """Whether a failed Reconciled condition deserves a Warning event: a new failure, a different kind of
-    failure, or a new spec generation that still fails differently. Retries of the same failure
-    (whose API error text may vary) do not repeat it."""
-    if old is None or transitioned(old, new) or old.get("reason") != new["reason"]:
-        return True
-    return old.get("observedGeneration") != new.get("observedGeneration") and old.get("message") != new["message"]
-
-
-def _controller_uid(obj: Mapping[str, Any]) -> str | None:
-    refs = obj.get("metadata", {}).get("ownerReferences") or ()
-    return next((ref.get("uid") for ref in refs if ref.get("controller")), None)

@@ -34,6 +34,8 @@ class OperatorSettings:
     Darkroom children: ``image_repository`` (image is ``<repository>:v<version>``), ``default_version``
     used when the spec has none (``latest``), ``domain`` (hosts are ``<subDomain>.<domain>``),
     ``ingress_class`` and ``tls_secret`` (None: not set on the Ingress), container resources.
+    Postgresql children: ``postgres_image`` (image is ``<postgres_image>:<spec.version>``, the
+    official image by default).
     Identity on the cluster: ``field_manager`` of every server-side apply, ``managed_by`` the
     ``app.kubernetes.io/managed-by`` label of children, ``component`` the Events' source.
     ``log_level``/``log_json``: logging.
@@ -62,6 +64,7 @@ class OperatorSettings:
     memory_request: str = "128Mi"
     cpu_limit: str = "1"
     memory_limit: str = "512Mi"
+    postgres_image: str = "postgres"
     field_manager: str = "darkroom-operator"
     managed_by: str = "darkroom-operator"
     component: str = "darkroom-operator"

@@ -39,6 +39,12 @@ OPERATOR_CLUSTER = {
     ("apps", "deployments", NONE): WATCH | {"create", "patch"},
     ("networking.k8s.io", "ingresses", NONE): WATCH | {"create", "patch", "delete"},
     ("", "events", NONE): {"create"},
+    ("database.db.example.com", "postgresqls", NONE): WATCH | {"patch"},
+    ("database.db.example.com", "postgresqls/status", NONE): {"patch"},
+    ("database.db.example.com", "postgresqls/finalizers", NONE): {"update"},
+    ("apps", "statefulsets", NONE): WATCH | {"create", "patch"},
+    ("", "persistentvolumeclaims", NONE): WATCH,
+    ("", "secrets", NONE): {"get", "create"},
 }
 OPERATOR_LEADER_ELECTION = {
     ("coordination.k8s.io", "leases", NONE): {"create"},
@@ -47,6 +53,7 @@ OPERATOR_LEADER_ELECTION = {
 API_CLUSTER = {
     ("deployments.example.com", "darkrooms", NONE): READ | {"create", "update", "patch", "delete"},
     ("example.example.com", "tasks", NONE): READ | {"create", "update", "delete"},
+    ("database.db.example.com", "postgresqls", NONE): READ | {"create", "update", "patch", "delete"},
     ("", "events", NONE): {"list", "watch"},
     ("", "namespaces", NONE): {"list", "watch"},
     ("", "secrets", NONE): {"create", "patch", "delete"},
@@ -90,9 +97,12 @@ def test_no_wildcards_anywhere(overlay: str, rendered: dict[str, list[dict[str, 
 
 
 @pytest.mark.kubectl
-def test_reconciler_has_no_secret_access_and_api_cannot_read_secrets(rendered: dict[str, list[dict[str, Any]]]) -> None:
+def test_reconciler_cannot_list_or_change_secrets_and_api_cannot_read_secrets(rendered: dict[str, list[dict[str, Any]]]) -> None:
     operator = grants(rendered["base"], OPERATOR_SA)
-    assert not any("secrets" in r.resources or any(res.startswith("secrets/") for res in r.resources) for r in operator.all_rules())
+    # It gets one Secret by name (a Postgresql's password) and creates a generated one; nothing else.
+    for verb in ("list", "watch", "update", "patch", "delete", "deletecollection"):
+        assert not operator.allows(Request(verb, "", "secrets", namespace="default", name="x")), verb
+    assert not any(any(res.startswith("secrets/") for res in r.resources) for r in operator.all_rules())
     api = grants(rendered["base"], API_SA)
     for verb in ("get", "list", "watch"):
         assert not api.allows(Request(verb, "", "secrets", namespace="default", name="x")), verb

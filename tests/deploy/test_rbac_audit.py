@@ -10,8 +10,10 @@ short): ``python -m darkroom_operator`` with leader election on, and gunicorn wi
 ``backend/gunicorn_conf.py``. Through the HTTP API (bearer token) the test creates a WebFolder and
 an S3 Darkroom (credentials Secret), scales one, switches the S3 one to a WebFolder (Secret
 removed), creates, finishes and deletes a Task (finalizer added and removed by the reconciler,
-lifecycle Events), deletes both Darkrooms, reads every list endpoint, and stops both processes
-(the Lease is released).
+lifecycle Events), creates two Postgresqls (one with a password the API writes to its Secret, one
+whose password the reconciler generates and the API then replaces), answers 412 to a stale If-Match,
+deletes them (the reconciler's finalizer), deletes both Darkrooms, reads every list endpoint, and stops
+both processes (the Lease is released).
 
 Every audit record is attributed by User-Agent (``darkroom-operator/``,
 ``darkroom-control-panel-api/``) and checked against the rules the rendered bindings give that
@@ -50,6 +52,7 @@ GRANTED_BUT_NOT_REQUESTED = {
     # Not a request: the OwnerReferencesPermissionEnforcement admission plugin checks it when the
     # reconciler sets blockOwnerDeletion on a child's ownerReference to a Darkroom.
     ("operator", "deployments.example.com", "darkrooms/finalizers", "update"),
+    ("operator", "database.db.example.com", "postgresqls/finalizers", "update"),
 }
 
 
@@ -241,6 +244,37 @@ def test_real_requests_stay_within_the_rendered_rbac(
         wait_for(lambda: task_object() is None, timeout_s=30, message="the Task gone (finalizer removed)")
         assert "TaskDeleted" in reasons()
 
+        # Postgresqls: one with a given password (the API writes its Secret), one whose password the
+        # reconciler generates and the API then replaces (a JSON patch of the reconciler's Secret).
+        def postgresql(name: str) -> dict[str, Any] | None:
+            try:
+                found: dict[str, Any] = custom.get_namespaced_custom_object("database.db.example.com", "v1", TEAM, "postgresqls", name)
+                return found
+            except client.ApiException:
+                return None
+
+        def running(name: str) -> bool:
+            return ((postgresql(name) or {}).get("status") or {}).get("phase") == "Running"
+
+        code, body = http("POST", base + "/postgresqls", token, {"name": "given", "namespace": TEAM, "password": "pw-given-123"})
+        assert code == 201, body
+        code, body = http("POST", base + "/postgresqls", token, {"name": "made", "namespace": TEAM, "deletionPolicy": "Delete"})
+        assert code == 201, body
+        wait_for(lambda: running("given") and running("made"), timeout_s=60, message="both Postgresqls Running")
+        assert {"given-credentials", "made-credentials"} <= secret_names()
+        code, body = http("GET", base + f"/postgresqls/{TEAM}/made", token)
+        assert code == 200, body
+        code, body = http("PUT", base + f"/postgresqls/{TEAM}/made", token, {**body, "password": "pw-replaced-456"})
+        assert code == 200, body
+        code, body = http(
+            "PATCH", base + f"/postgresqls/{TEAM}/made", token, {"storage": {"size": "2Gi"}}, "application/merge-patch+json", if_match='"1"'
+        )
+        assert code == 412, body
+        for name in ("given", "made"):
+            code, body = http("DELETE", base + f"/postgresqls/{TEAM}/{name}", token)
+            assert code in (202, 204), body
+        wait_for(lambda: postgresql("given") is None and postgresql("made") is None, timeout_s=60, message="Postgresqls gone")
+
         # A write with an If-Match the cache does not know makes the API re-read the object from the server first.
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"replicas": 1}, "application/merge-patch+json", if_match='"1"')
         assert code == 412, body
@@ -249,7 +283,7 @@ def test_real_requests_stay_within_the_rendered_rbac(
         assert cookie is not None
         assert status_of(base + "/logout", method="POST", headers={"Cookie": cookie}, timeout_s=30) == 204
         assert status_of(base + "/metrics", headers={"Cookie": cookie}, timeout_s=30) == 401
-        for path in ("/darkrooms", "/tasks", "/combinedtasks", "/namespaces", f"/darkrooms/{TEAM}/web", "/metrics"):
+        for path in ("/darkrooms", "/tasks", "/combinedtasks", "/postgresqls", "/namespaces", f"/darkrooms/{TEAM}/web", "/metrics"):
             code, body = http("GET", base + path, token)
             assert code == 200, (path, body)
         for name in ("web", "s3", "late"):
@@ -273,5 +307,6 @@ def test_real_requests_stay_within_the_rendered_rbac(
         assert not forbidden, f"the {component} made requests its RBAC forbids: {forbidden}"
         extra = unused(component, requests, granted)
         assert not extra, f"granted to the {component} but never used (least privilege): {extra}"
-    assert not any(r.resource == "secrets" for r, _ in operator_requests)
+    # The reconciler gets a Postgresql's password Secret (never lists or watches Secrets) and creates a generated one.
+    assert {r.verb for r, _ in operator_requests if r.resource == "secrets"} == {"get", "create"}
     assert {r.verb for r, _ in api_requests if r.resource == "secrets"} == {"create", "patch", "delete"}

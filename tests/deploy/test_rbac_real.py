@@ -11,7 +11,9 @@ SubjectAccessReview confirms each change took effect before the scenario starts)
 
 Scenarios: the reconciler (leader election on) turns an admin-created Darkroom Ready with its four
 children and an Event, handles a Task (finalizer, labels, status, TaskCreated, then TaskDeleted when
-it is deleted) and releases its Lease on SIGTERM (the Lease is deleted first, so it must create it);
+it is deleted), turns an admin-created Postgresql Running (generated password Secret, StatefulSet,
+Services, ConfigMap; finalizer) and lets it go when it is deleted, and releases its Lease on
+SIGTERM (the Lease is deleted first, so it must create it);
 the API (gunicorn, bearer token) becomes ready, creates an S3 Darkroom (credentials Secret), answers 412 to a stale If-Match after
 re-reading the object, switches the Darkroom to a WebFolder (Secret removed), lists tasks with their events and the
 namespaces, creates and deletes a Task, deletes the Darkroom, and logs a dashboard session in and
@@ -219,6 +221,23 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
         custom.delete_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", f"t-{suffix}")
         steps.wait("the Task gone", lambda: task() is None)
         steps.expect("TaskDeleted recorded", "TaskDeleted" in reasons(f"t-{suffix}"))
+        database = {
+            "apiVersion": "database.db.example.com/v1",
+            "kind": "Postgresql",
+            "metadata": {"name": f"pg-{suffix}", "namespace": TEAM},
+            "spec": {"deletionPolicy": "Delete"},
+        }
+        custom.create_namespaced_custom_object("database.db.example.com", "v1", TEAM, "postgresqls", database)
+        steps.wait(
+            "the Postgresql Ready",
+            lambda: conditions("database.db.example.com", "v1", "postgresqls", f"pg-{suffix}").get("Ready") == "True",
+        )
+        custom.delete_namespaced_custom_object("database.db.example.com", "v1", TEAM, "postgresqls", f"pg-{suffix}")
+        steps.wait(
+            "the Postgresql gone (finalizer removed)",
+            lambda: not conditions("database.db.example.com", "v1", "postgresqls", f"pg-{suffix}"),
+        )
+        steps.expect("VolumesDeleted recorded", "VolumesDeleted" in reasons(f"pg-{suffix}"))
         code = process.stop()
         steps.expect("a clean exit that releases the Lease", code == 0 and holder() == "", f"exit {code}, holder {holder()!r}")
     except StopScenario:
@@ -256,7 +275,11 @@ def run_api_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
         steps.expect("412 for a stale If-Match (re-read from the server)", code == 412, (code, body))
         code, body = http("PATCH", item, token, {"source": {"type": "WebFolder", "baseUrl": "https://example.com/x"}}, merge)
         steps.expect("switch to a WebFolder (Secret removed)", code == 200, (code, body))
-        for path in ("/combinedtasks", "/namespaces"):
+        code, body = http("POST", base + "/postgresqls", token, {"name": f"pg-{suffix}", "namespace": TEAM, "password": "pw-rbac-789"})
+        steps.expect("POST a Postgresql with a password", code == 201, (code, body))
+        code, body = http("DELETE", f"{base}/postgresqls/{TEAM}/pg-{suffix}", token)
+        steps.expect("DELETE the Postgresql", code in (202, 204), (code, body))
+        for path in ("/combinedtasks", "/namespaces", "/postgresqls"):
             code, body = http("GET", base + path, token)
             steps.expect(f"GET {path}", code == 200, (code, body))
         task = {"name": f"t-{suffix}", "namespace": TEAM, "priority": 1, "deadline": "2030-01-01T00:00:00Z"}

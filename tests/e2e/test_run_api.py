@@ -73,7 +73,7 @@ def test_embedded_stack_starts_serves_and_stops_on_ctrl_c(tmp_path: Path) -> Non
     try:
         banner = _read_banner(proc)
         assert f"embedded devcluster at http://127.0.0.1:{port}" in banner
-        assert "darkrooms.deployments.example.com, tasks.example.example.com (installed)" in banner
+        assert "darkrooms.deployments.example.com, postgresqls.database.db.example.com, tasks.example.example.com (installed)" in banner
         assert f"http://localhost:{api_port}" in banner
         kubectl = Kubectl(data_dir / "kubeconfig", tmp_path / "cache")
         kubectl.run("apply", "-f", "crds/samples/")

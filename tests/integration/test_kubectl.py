@@ -160,19 +160,30 @@ def test_apply_crds_creates_then_unchanged(fresh_devcluster: object, tmp_path: P
     first = kubectl.run("apply", "-f", "crds/")
     assert sorted(first.stdout.splitlines()) == [
         "customresourcedefinition.apiextensions.k8s.io/darkrooms.deployments.example.com created",
+        "customresourcedefinition.apiextensions.k8s.io/postgresqls.database.db.example.com created",
         "customresourcedefinition.apiextensions.k8s.io/tasks.example.example.com created",
     ]
     kubectl.run(
-        "wait", "--for=condition=Established", "crd/darkrooms.deployments.example.com", "crd/tasks.example.example.com", "--timeout=20s"
+        "wait",
+        "--for=condition=Established",
+        "crd/darkrooms.deployments.example.com",
+        "crd/tasks.example.example.com",
+        "crd/postgresqls.database.db.example.com",
+        "--timeout=20s",
     )
     second = kubectl.run("apply", "-f", "crds/")
     assert sorted(second.stdout.splitlines()) == [
         "customresourcedefinition.apiextensions.k8s.io/darkrooms.deployments.example.com unchanged",
+        "customresourcedefinition.apiextensions.k8s.io/postgresqls.database.db.example.com unchanged",
         "customresourcedefinition.apiextensions.k8s.io/tasks.example.example.com unchanged",
     ]
     header, rows = table(kubectl.run("get", "crd").stdout)
     assert header == ["NAME", "CREATED AT"]
-    assert [r[0] for r in rows] == ["darkrooms.deployments.example.com", "tasks.example.example.com"]
+    assert [r[0] for r in rows] == [
+        "darkrooms.deployments.example.com",
+        "postgresqls.database.db.example.com",
+        "tasks.example.example.com",
+    ]
 
 
 def test_apply_samples_and_get_tables(kubectl: Kubectl, crds_installed: None, namespace: str, tmp_path: Path) -> None:
@@ -183,6 +194,7 @@ def test_apply_samples_and_get_tables(kubectl: Kubectl, crds_installed: None, na
             "secret/s3-demo-credentials created",
             f"{DR}/s3-demo created",
             f"{DR}/webfolder-demo created",
+            "postgresql.database.db.example.com/shop-db created",
             "task.example.example.com/write-release-notes created",
         ]
     )
@@ -194,9 +206,13 @@ def test_apply_samples_and_get_tables(kubectl: Kubectl, crds_installed: None, na
             "secret/s3-demo-credentials configured",
             f"{DR}/s3-demo unchanged",
             f"{DR}/webfolder-demo unchanged",
+            "postgresql.database.db.example.com/shop-db unchanged",
             "task.example.example.com/write-release-notes unchanged",
         ]
     )
+    header, rows = table(kubectl.run("get", "pg", "-n", namespace).stdout)
+    assert header == ["NAME", "VERSION", "PHASE", "READY", "AGE"]
+    assert [r[:2] for r in rows] == [["shop-db", "17"]]
     secret = kubectl.run("get", "secret", "s3-demo-credentials", "-n", namespace, "-o", "jsonpath={.data.accessKey}").stdout
     assert secret == "UkVQTEFDRS1NRQ=="  # base64("REPLACE-ME")
 

@@ -71,6 +71,11 @@ def dry_run_body(s: Side) -> None:
     s.delete("namespace-dry-run-body", f"/api/v1/namespaces/{s.ns}", {**DELETE_OPTIONS, "dryRun": ["All"]})
     s.get("namespace-still-active", f"/api/v1/namespaces/{s.ns}")
     s.get("content-still-there", f"{base}/keep")
+    # A body without dryRun and the query's dryRun=All: kube reads the options from the body alone and
+    # deletes for real (what cluster.CachedClient.delete once did: the dryRun must be in the body).
+    s.post("create-query-only", base, {"metadata": {"name": "query-only"}})
+    s.delete("dry-run-query-with-body", f"{base}/query-only", {"propagationPolicy": "Background"}, query={"dryRun": "All"})
+    s.get("query-only-gone", f"{base}/query-only")
 
 
 @sequence("deletes.python-client-dry-run")

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 from darkroom_operator.conditions import find
-from darkroom_operator.darkrooms import ChildConflict, DarkroomReconciler
+from darkroom_operator.darkrooms import DarkroomReconciler
+from darkroom_operator.owning import ChildConflict
 from darkroom_operator.settings import OperatorSettings
 from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, ClusterProcess, Kubectl, wait_for
 

@@ -205,6 +205,8 @@ def test_core_v1_resource_list() -> None:
         "namespaces",
         "namespaces/finalize",
         "namespaces/status",
+        "persistentvolumeclaims",
+        "persistentvolumeclaims/status",
         "pods",
         "pods/status",
         "secrets",
@@ -258,7 +260,14 @@ def test_subresource_entries() -> None:
         "verbs": ["update"],
     }
     apps = discovery.api_resource_list("apps/v1", BUILTINS)
-    assert [e["name"] for e in apps["resources"]] == ["deployments", "deployments/scale", "deployments/status"]
+    assert [e["name"] for e in apps["resources"]] == [
+        "deployments",
+        "deployments/scale",
+        "deployments/status",
+        "statefulsets",
+        "statefulsets/scale",
+        "statefulsets/status",
+    ]
     entries = by_name(apps)
     assert entries["deployments/scale"] == {
         "name": "deployments/scale",
@@ -271,6 +280,26 @@ def test_subresource_entries() -> None:
     }
     assert entries["deployments/status"]["kind"] == "Deployment"
     assert entries["deployments"]["storageVersionHash"] == "8aSe+NMegvE="
+    # as realcluster's kube-apiserver v1.37.2 lists them
+    assert entries["statefulsets"] == {
+        "name": "statefulsets",
+        "singularName": "statefulset",
+        "namespaced": True,
+        "kind": "StatefulSet",
+        "verbs": SORTED_VERBS,
+        "shortNames": ["sts"],
+        "categories": ["all"],
+        "storageVersionHash": "H+vl74LkKdo=",
+    }
+    assert core["persistentvolumeclaims"] == {
+        "name": "persistentvolumeclaims",
+        "singularName": "persistentvolumeclaim",
+        "namespaced": True,
+        "kind": "PersistentVolumeClaim",
+        "verbs": SORTED_VERBS,
+        "shortNames": ["pvc"],
+        "storageVersionHash": "QWTyNDq0dC4=",
+    }
     assert entries["deployments"]["categories"] == ["all"]
 
 

@@ -318,6 +318,8 @@ def test_every_served_builtin_kind_has_a_root() -> None:
     missing = {gvk for gvk in served if gvk not in ROOTS}
     # No typed kubectl command creates these (kubectl applies them as JSON), so no protobuf root.
     assert missing == {
+        ("apps/v1", "StatefulSet"),
+        ("v1", "PersistentVolumeClaim"),
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
         ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
         ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
