@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from kinds.states import ConditionMeaning, State, awaiting_reconciler, find_condition, is_current, terminating
+from kinds.states import ConditionMeaning, Lifecycle, State
 
 # -- names ---------------------------------------------------------------------------------------
 
@@ -160,47 +160,29 @@ APPLIED = "Applied"
 
 ROLLING_OUT_REASONS = frozenset({DEPLOYMENT_MISSING, ROLLOUT_IN_PROGRESS, PODS_UNAVAILABLE})
 
-CONDITIONS: Mapping[str, ConditionMeaning] = {
-    READY: ConditionMeaning(READY, reason_tones={**dict.fromkeys(ROLLING_OUT_REASONS, "progress"), SCALED_TO_ZERO: "idle"}),
-    RECONCILED: ConditionMeaning(RECONCILED),
-}
-
 STATE_READY = State("Ready", "Ready", "good")
 STATE_ROLLING_OUT = State("RollingOut", "Rolling out", "progress")
 STATE_RECONCILING = State("Reconciling", "Reconciling", "progress")
 STATE_SCALED_TO_ZERO = State("ScaledToZero", "Scaled to 0", "idle")
 STATE_TERMINATING = State("Terminating", "Terminating", "idle")
 STATE_FAILED = State("Failed", "Failed", "bad")
-STATES: tuple[State, ...] = (STATE_READY, STATE_ROLLING_OUT, STATE_RECONCILING, STATE_SCALED_TO_ZERO, STATE_TERMINATING, STATE_FAILED)
+LIFECYCLE = Lifecycle(
+    ready=STATE_READY,
+    starting=STATE_ROLLING_OUT,
+    reconciling=STATE_RECONCILING,
+    terminating=STATE_TERMINATING,
+    failed=STATE_FAILED,
+    starting_reasons=ROLLING_OUT_REASONS,
+    by_reason={SCALED_TO_ZERO: STATE_SCALED_TO_ZERO},
+    ready_type=READY,
+    reconciled_type=RECONCILED,
+)
+STATES: tuple[State, ...] = LIFECYCLE.states
+CONDITIONS: Mapping[str, ConditionMeaning] = LIFECYCLE.condition_meanings()
 
 
 def state(obj: Mapping[str, Any]) -> State:
-    """The one state of a stored Darkroom (a CR object), with the sentence that explains it.
-
-    In order: being deleted; not yet seen by the reconciler at its current generation; a failed
-    reconcile (``Reconciled=False``: a name or host taken by someone else, an unusable spec); then
-    the ``Ready`` condition — True is Ready, a rollout step is Rolling out, zero replicas on purpose
-    is Scaled to 0, anything else is Failed. No Ready condition yet counts as Rolling out.
-    """
-    if terminating(obj):
-        return STATE_TERMINATING.because("deletion requested; waiting for finalizers")
-    if awaiting_reconciler(obj):
-        return STATE_RECONCILING.because("the reconciler has not caught up with the latest change yet")
-    reconciled = find_condition(obj, RECONCILED)
-    if reconciled is not None and reconciled.get("status") == "False":
-        return STATE_FAILED.because(_sentence(reconciled))
-    ready = find_condition(obj, READY)
-    if ready is None or not is_current(obj, ready):
-        return STATE_ROLLING_OUT.because(_sentence(ready) if ready else "waiting for the reconciler")
-    reason = ready.get("reason")
-    if ready.get("status") == "True":
-        return STATE_READY.because(_sentence(ready))
-    if reason == SCALED_TO_ZERO:
-        return STATE_SCALED_TO_ZERO.because(_sentence(ready))
-    if ready.get("status") == "False" and reason not in ROLLING_OUT_REASONS:
-        return STATE_FAILED.because(_sentence(ready))
-    return STATE_ROLLING_OUT.because(_sentence(ready))
-
-
-def _sentence(condition: Mapping[str, Any]) -> str:
-    return str(condition.get("message") or condition.get("reason") or "")
+    """The one state of a stored Darkroom (a CR object), with the sentence that explains it (:class:`Lifecycle`):
+    Terminating, Reconciling, Failed (Reconciled=False, or a Ready=False that is no rollout step),
+    Ready, Rolling out (a rollout step, or no Ready yet), Scaled to 0 (zero replicas on purpose)."""
+    return LIFECYCLE.state(obj)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from kinds.states import ConditionMeaning, State, awaiting_reconciler, find_condition, is_current, terminating
+from kinds.states import ConditionMeaning, Lifecycle, State
 
 # -- names ---------------------------------------------------------------------------------------
 
@@ -188,37 +188,29 @@ PASSWORD_PENDING = "PasswordPending"  # the API has not written the given passwo
 
 STARTING_REASONS = frozenset({STATEFULSET_MISSING, ROLLOUT_IN_PROGRESS, POD_NOT_READY, PASSWORD_PENDING})
 
-CONDITIONS: Mapping[str, ConditionMeaning] = {
-    READY: ConditionMeaning(READY, reason_tones=dict.fromkeys(STARTING_REASONS, "progress")),
-    RECONCILED: ConditionMeaning(RECONCILED),
-}
-
 STATE_READY = State("Ready", "Ready", "good")
 STATE_STARTING = State("Starting", "Starting", "progress")
 STATE_RECONCILING = State("Reconciling", "Reconciling", "progress")
 STATE_TERMINATING = State("Terminating", "Terminating", "idle")
 STATE_FAILED = State("Failed", "Failed", "bad")
-STATES: tuple[State, ...] = (STATE_READY, STATE_STARTING, STATE_RECONCILING, STATE_TERMINATING, STATE_FAILED)
+LIFECYCLE = Lifecycle(
+    ready=STATE_READY,
+    starting=STATE_STARTING,
+    reconciling=STATE_RECONCILING,
+    terminating=STATE_TERMINATING,
+    failed=STATE_FAILED,
+    starting_reasons=STARTING_REASONS,
+    terminating_detail="deletion requested; the data volumes follow spec.deletionPolicy",
+    ready_type=READY,
+    reconciled_type=RECONCILED,
+)
+STATES: tuple[State, ...] = LIFECYCLE.states
+CONDITIONS: Mapping[str, ConditionMeaning] = LIFECYCLE.condition_meanings()
 
 
 def state(obj: Mapping[str, Any]) -> State:
-    """The one state of a stored Postgresql, with the sentence that explains it (same order as Darkrooms')."""
-    if terminating(obj):
-        return STATE_TERMINATING.because("deletion requested; the data volumes follow spec.deletionPolicy")
-    if awaiting_reconciler(obj):
-        return STATE_RECONCILING.because("the reconciler has not caught up with the latest change yet")
-    reconciled = find_condition(obj, RECONCILED)
-    if reconciled is not None and reconciled.get("status") == "False":
-        return STATE_FAILED.because(str(reconciled.get("message") or reconciled.get("reason") or ""))
-    ready = find_condition(obj, READY)
-    if ready is None or not is_current(obj, ready):
-        return STATE_STARTING.because(str((ready or {}).get("message") or "waiting for the reconciler"))
-    message = str(ready.get("message") or ready.get("reason") or "")
-    if ready.get("status") == "True":
-        return STATE_READY.because(message)
-    if ready.get("status") == "False" and ready.get("reason") not in STARTING_REASONS:
-        return STATE_FAILED.because(message)
-    return STATE_STARTING.because(message)
+    """The one state of a stored Postgresql, with the sentence that explains it (:class:`Lifecycle`, as Darkrooms')."""
+    return LIFECYCLE.state(obj)
 
 
 def phase(obj: Mapping[str, Any]) -> str:

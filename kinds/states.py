@@ -75,3 +75,63 @@ def awaiting_reconciler(obj: Mapping[str, Any]) -> bool:
     generation = (obj.get("metadata") or {}).get("generation")
     observed = (obj.get("status") or {}).get("observedGeneration")
     return generation is not None and (observed is None or int(observed) < int(generation))
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """How a reconciled kind's state follows from its ``Ready`` and ``Reconciled`` conditions — the one rule.
+
+    In order: being deleted (``terminating``); not yet seen by the reconciler at its current
+    generation (``reconciling``); a failed reconcile, ``Reconciled=False`` (``failed``, saying why);
+    then ``Ready``: True is ``ready``; False for one of ``starting_reasons`` (a step on the way) or no
+    current Ready yet is ``starting``; a reason in ``by_reason`` has a state of its own (Scaled to 0);
+    any other False is ``failed``.
+    """
+
+    ready: State
+    starting: State
+    reconciling: State
+    terminating: State
+    failed: State
+    starting_reasons: frozenset[str]
+    by_reason: Mapping[str, State] = field(default_factory=dict)
+    terminating_detail: str = "deletion requested; waiting for finalizers"
+    ready_type: str = "Ready"
+    reconciled_type: str = "Reconciled"
+
+    @property
+    def states(self) -> tuple[State, ...]:
+        return (self.ready, self.starting, self.reconciling, *self.by_reason.values(), self.terminating, self.failed)
+
+    def condition_meanings(self) -> dict[str, ConditionMeaning]:
+        """The tones of the two conditions, consistent with the states (a starting reason is progress, ...)."""
+        tones: dict[str, Tone] = {**dict.fromkeys(self.starting_reasons, self.starting.tone)}
+        tones.update({reason: state.tone for reason, state in self.by_reason.items()})
+        return {
+            self.ready_type: ConditionMeaning(self.ready_type, reason_tones=tones),
+            self.reconciled_type: ConditionMeaning(self.reconciled_type),
+        }
+
+    def state(self, obj: Mapping[str, Any]) -> State:
+        if terminating(obj):
+            return self.terminating.because(self.terminating_detail)
+        if awaiting_reconciler(obj):
+            return self.reconciling.because("the reconciler has not caught up with the latest change yet")
+        reconciled = find_condition(obj, self.reconciled_type)
+        if reconciled is not None and reconciled.get("status") == "False":
+            return self.failed.because(_sentence(reconciled))
+        ready = find_condition(obj, self.ready_type)
+        if ready is None or not is_current(obj, ready):
+            return self.starting.because(_sentence(ready) if ready else "waiting for the reconciler")
+        reason = str(ready.get("reason") or "")
+        if ready.get("status") == "True":
+            return self.ready.because(_sentence(ready))
+        if reason in self.by_reason:
+            return self.by_reason[reason].because(_sentence(ready))
+        if ready.get("status") == "False" and reason not in self.starting_reasons:
+            return self.failed.because(_sentence(ready))
+        return self.starting.because(_sentence(ready))
+
+
+def _sentence(condition: Mapping[str, Any]) -> str:
+    return str(condition.get("message") or condition.get("reason") or "")

@@ -7,7 +7,8 @@ invalid specs (Reconciled False); rapid spec changes converge on the last one wi
 template hash; the S3 secret value never leaves the Secret (Darkrooms, ConfigMaps, Deployments,
 Services, Ingresses, Events, operator logs); deleting a Darkroom removes its children; an operator
 killed in the middle of reconciling converges after a restart; a resync of converged objects
-sends zero write requests (the API server's audit log, user agent ``darkroom-operator/``).
+(Darkrooms, Tasks and a Postgresql) sends zero write requests (the API server's audit log, user
+agent ``darkroom-operator/``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 from darkroom_operator.conditions import find
 from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, AuditRecord, ClusterProcess, install_crds, read_audit_log, wait_for
 
-from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, EVENTS, INGRESSES, NAMESPACES, SECRETS, SERVICES, TASKS
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, EVENTS, INGRESSES, NAMESPACES, POSTGRESQLS, SECRETS, SERVICES, TASKS
 
 from .conftest import OperatorProcess, RunOperator
 from .harness import CHILD_KINDS, User, reconciles
@@ -221,21 +222,24 @@ def test_converged_resync_sends_zero_write_requests(
                 "spec": {"priority": 1, "deadline": deadline},
             }
             user.client.create(TASKS, task)
+        database = {"apiVersion": POSTGRESQLS.api_version, "kind": "Postgresql", "metadata": {"name": "db", "namespace": "quiet"}}
+        user.client.create(POSTGRESQLS, {**database, "spec": {"parameters": {"work_mem": "8MB"}}})
         op: OperatorProcess = run_operator(namespace="quiet", cluster=cluster, resync_s=0.5)
         wait_for(lambda: all(converged(user, name) for name in ("a", "b", "c")), timeout_s=30, message="Darkrooms converged")
         wait_for(
             lambda: all((user.get(TASKS, n).get("status") or {}).get("observedGeneration") == 1 for n in ("later", "late")), timeout_s=30
         )
+        wait_for(lambda: (user.get(POSTGRESQLS, "db").get("status") or {}).get("phase") == "Running", timeout_s=60, message="db Running")
 
         def resynced(controller: str, at_least: float) -> bool:
             return reconciles(op, controller) >= at_least
 
         # One full resync after convergence first (it absorbs the reconciles the last status writes triggered), then mark.
-        for controller, count in (("darkroom", 3), ("task", 2)):
+        for controller, count in (("darkroom", 3), ("task", 2), ("postgresql", 1)):
             target = reconciles(op, controller) + count
             wait_for(lambda c=controller, t=target: resynced(c, t), timeout_s=30, message=f"a {controller} resync")  # type: ignore[misc]
         offset = len(read_audit_log(audit))
-        for controller, count in (("darkroom", 3), ("task", 2)):
+        for controller, count in (("darkroom", 3), ("task", 2), ("postgresql", 1)):
             target = reconciles(op, controller) + 3 * count
             wait_for(lambda c=controller, t=target: resynced(c, t), timeout_s=30, message=f"three {controller} resyncs")  # type: ignore[misc]
         assert _operator_writes(audit, offset) == []
