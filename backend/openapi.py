@@ -76,10 +76,10 @@ LOGIN = {
 }
 WATCH_EVENT = {
     "type": "object",
-    "description": "The data of a `darkroom` or `task` event on /watch.",
+    "description": "The data of a `darkroom`, `task` or `postgresql` event on /watch.",
     "properties": {
         "type": {"type": "string", "enum": ["ADDED", "MODIFIED", "DELETED"]},
-        "kind": {"type": "string", "enum": ["Darkroom", "Task"]},
+        "kind": {"type": "string", "enum": ["Darkroom", "Task", "Postgresql"]},
         "namespace": {"type": "string"},
         "name": {"type": "string"},
         "resourceVersion": {"type": "string"},

@@ -1,7 +1,7 @@
-"""Live changes: ``GET /watch`` streams Darkroom and Task adds, updates and deletes as Server-Sent Events.
+"""Live changes: ``GET /watch`` streams Darkroom, Task and Postgresql adds, updates and deletes as Server-Sent Events.
 
 :func:`register` (called by :func:`backend.app.create_app`) subscribes a :class:`Broadcaster` to the
-Darkroom and Task informers of the app's cache; :func:`close` ends every stream (the gunicorn
+Darkroom, Task and Postgresql informers of the app's cache; :func:`close` ends every stream (the gunicorn
 worker calls it on SIGTERM through :mod:`backend.serving`, so no thread stays blocked in a stream
 after shutdown). Each change is converted to the friendly representation and encoded once,
 on the informer's dispatcher thread, into a bounded ring buffer of the last
@@ -9,8 +9,8 @@ on the informer's dispatcher thread, into a bounded ring buffer of the last
 
 Wire format (``text/event-stream``):
 
-- ``event: darkroom`` / ``event: task`` with ``id: <n>`` and ``data:`` one JSON object
-  ``{"type": "ADDED"|"MODIFIED"|"DELETED", "kind": "Darkroom"|"Task", "namespace", "name",
+- ``event: darkroom`` / ``event: task`` / ``event: postgresql`` with ``id: <n>`` and ``data:`` one JSON object
+  ``{"type": "ADDED"|"MODIFIED"|"DELETED", "kind": "Darkroom"|"Task"|"Postgresql", "namespace", "name",
   "resourceVersion", "object": <friendly representation, as GET /darkrooms/... returns it>}``.
   Named events only (no generic ``message``): htmx ``sse-swap="darkroom"`` or
   ``EventSource.addEventListener("task", ...)`` pick what they need.
@@ -18,14 +18,14 @@ Wire format (``text/event-stream``):
   resumes from the moment it connected even if nothing has happened yet.
 - ``event: reset`` (data ``{"reason": ..., "lastEventId": ...}``) when the client asked to resume
   from an id the buffer no longer holds (too old, from before a restart, malformed) or fell behind
-  the buffer: reload the state (``GET /darkrooms``, ``GET /tasks``), then keep listening.
+  the buffer: reload the state (``GET /darkrooms``, ``GET /tasks``, ``GET /postgresqls``), then keep listening.
 - ``: heartbeat`` comments after ``settings.sse_heartbeat_s`` without output; they also carry
   ``id:`` so filtered clients' resume points keep up with the buffer.
 
 Ids are integers, strictly increasing within a process and across restarts (they start at the
 process start time in microseconds), so an id from a previous process is recognised as too old.
 Resume with the ``Last-Event-ID`` header (EventSource sends it on reconnect) or ``?lastEventId=``.
-Filters: ``?kind=Darkroom,Task`` and ``?namespace=``.
+Filters: ``?kind=Darkroom,Task,Postgresql`` and ``?namespace=``.
 
 Serving: the view does everything a request needs (authentication, filters, the stream caps of
 :mod:`backend.streamlimits`: 503 + ``Retry-After`` over ``settings.stream_max_per_client`` /
@@ -52,7 +52,7 @@ import orjson
 from flask import Flask, Response, request
 from prometheus_client import Counter, Gauge
 
-from backend import darkrooms, operations, tasks
+from backend import darkrooms, operations, postgresqls, tasks
 from backend.access import ClusterAccess
 from backend.kinds import Kind
 from backend.problems import Problem
@@ -63,7 +63,7 @@ from cluster import FrozenDict
 EXTENSION = "darkroom_control_panel.watch"
 HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.asgi)
 RETRY_MS = 2000
-KINDS: tuple[Kind, ...] = (darkrooms.KIND, tasks.KIND)
+KINDS: tuple[Kind, ...] = (darkrooms.KIND, tasks.KIND, postgresqls.KIND)
 KIND_NAMES = {name: kind.title for kind in KINDS for name in (kind.title.lower(), kind.plural)}
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 
@@ -196,7 +196,7 @@ def parse_filters() -> Filters:
             if part.lower() in KIND_NAMES:
                 kinds.add(KIND_NAMES[part.lower()])
             else:
-                errors.setdefault("kind", []).append(f"unknown kind {part!r}: use {' or '.join(k.title for k in KINDS)}")
+                errors.setdefault("kind", []).append(f"unknown kind {part!r}: use {', '.join(k.title for k in KINDS)}")
     namespace = request.args.get("namespace")
     if namespace is not None and not DNS_LABEL.match(namespace):
         errors["namespace"] = ["must be a DNS label (lowercase letters, digits and '-', at most 63 characters)"]
@@ -361,18 +361,18 @@ def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds:
 
     @app.get("/watch")
     def watch() -> Response:
-        """Live changes of Darkrooms and Tasks (Server-Sent Events).
+        """Live changes of Darkrooms, Tasks and Postgresqls (Server-Sent Events).
         ---
         get:
           tags: [live]
           summary: Stream changes as Server-Sent Events
           description: >
-            Named events ``darkroom`` and ``task`` (data: a WatchEvent), ``ready`` first, ``reset`` when the
+            Named events ``darkroom``, ``task`` and ``postgresql`` (data: a WatchEvent), ``ready`` first, ``reset`` when the
             requested resume point is gone (reload, then keep listening), heartbeat comments when idle.
             Resume with the ``Last-Event-ID`` header or ``lastEventId``.
           parameters:
             - {name: kind, in: query, required: false, schema: {type: string, example: "Darkroom,Task"},
-               description: "Comma-separated kinds: Darkroom, Task (default: both)."}
+               description: "Comma-separated kinds: Darkroom, Task, Postgresql (default: all)."}
             - {name: namespace, in: query, required: false, schema: {type: string}, description: Only this namespace.}
             - {name: lastEventId, in: query, required: false, schema: {type: string}, description: Resume after this event id.}
             - {name: Last-Event-ID, in: header, required: false, schema: {type: string}, description: Resume after this event id.}

@@ -1,9 +1,10 @@
-"""The HTMX dashboard: server-rendered HTML pages for Darkrooms and Tasks (blueprint ``dashboard``).
+"""The HTMX dashboard: server-rendered HTML pages for Darkrooms, Tasks and Postgresqls (blueprint ``dashboard``).
 
 Registered by :func:`backend.app.create_app` after the JSON API blueprints. Routes (no collision
 with the JSON API, which owns ``/darkrooms``, ``/tasks``, ...): ``/`` (the Darkrooms page, the
-landing page), ``/ui/darkrooms/...`` and ``/ui/tasks/...``, ``/ui/combinedtasks`` (see
-:mod:`backend.dashboard.darkroompages` and :mod:`backend.dashboard.taskpages`). Templates live in
+landing page), ``/ui/darkrooms/...``, ``/ui/tasks/...``, ``/ui/combinedtasks`` and ``/ui/postgresqls/...``
+(see :mod:`backend.dashboard.darkroompages`, :mod:`backend.dashboard.taskpages` and
+:mod:`backend.dashboard.pgpages`, whose form :mod:`backend.dashboard.formgen` generates from the CRD). Templates live in
 ``frontend/templates`` (a page and its fragments are blocks of one template: :mod:`.rendering`),
 static files (vendored htmx, CSS, one JS file) in ``frontend/static``. Writes reuse the JSON API's
 validation and write flow (:mod:`.actions`); CSRF and the Content-Security-Policy are
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from backend.dashboard import darkroompages, protection, rendering, taskpages
+from backend.dashboard import darkroompages, pgpages, protection, rendering, taskpages
 
 blueprint = Blueprint("dashboard", __name__)
 protection.install(blueprint)
 rendering.install(blueprint)
 darkroompages.install(blueprint)
 taskpages.install(blueprint)
+pgpages.install(blueprint)
 
 __all__ = ["blueprint"]

@@ -2,14 +2,16 @@
 //
 // 1. CSRF: every htmx request carries the token of <meta name="csrf-token"> as X-CSRF-Token.
 // 2. Live updates: the SSE connection opened by htmx-ext-sse (sse-connect on the header's .live
-//    element, /watch) delivers `darkroom` / `task` events as JSON. Live regions say what they show:
+//    element, /watch) delivers `darkroom` / `task` / `postgresql` events as JSON. Live regions say what they show:
 //    data-live-key="Kind/namespace/name" + data-live-url: re-fetched (same server-side template
 //    block) when that object changes; data-live-list="Kind" + data-live-url: the list block,
 //    re-fetched when an object of its namespace/name filter is added or deleted. Refreshes of one
 //    region never overlap: a change during a refresh schedules exactly one more.
 // 3. The live indicator: Live / Reconnecting…; after a reconnect (or an SSE `reset`) every live
 //    region is re-fetched, as changes may have been missed.
-// 4. Errors of htmx requests (403, 404, 5xx, network) are shown in the #flash region.
+// 4. Errors of htmx requests (403, 404, 5xx, network) are shown in the #flash region — except for a
+//    request from inside [data-swap-errors] that answered HTML: that fragment explains the error
+//    in place (e.g. "Show password" refused by the cluster's RBAC), so it is swapped in instead.
 // 5. A form whose request succeeded with a redirect stays inert until the browser has left the
 //    page: hx-disabled-elt re-enables its buttons when the request ends, and a second click in
 //    that moment (a double click) would otherwise send the create again.
@@ -38,7 +40,17 @@
     }
   });
 
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var xhr = evt.detail.xhr;
+    var type = (xhr && xhr.getResponseHeader("Content-Type")) || "";
+    if (evt.detail.isError && evt.detail.elt.closest("[data-swap-errors]") && type.indexOf("text/html") === 0) {
+      evt.detail.shouldSwap = true;
+      evt.detail.isError = false;
+    }
+  });
+
   // -- live regions ------------------------------------------------------------------------
+  var LIVE_KINDS = ["Darkroom", "Task", "Postgresql"];
   var running = {};
   var again = {};
 
@@ -114,8 +126,7 @@
   }
 
   function refreshAll() {
-    refreshList("Darkroom");
-    refreshList("Task");
+    LIVE_KINDS.forEach(refreshList);
     var keys = {};
     document.querySelectorAll("[data-live-key]").forEach(function (element) {
       keys[element.getAttribute("data-live-key")] = true;
@@ -139,8 +150,9 @@
     var source = evt.detail && evt.detail.source;
     if (source && !attached.has(source)) {
       attached.add(source);
-      source.addEventListener("darkroom", onChange);
-      source.addEventListener("task", onChange);
+      LIVE_KINDS.forEach(function (kind) {
+        source.addEventListener(kind.toLowerCase(), onChange);
+      });
       source.addEventListener("reset", refreshAll);
     }
     indicate("live", "Live");

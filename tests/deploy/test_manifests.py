@@ -55,6 +55,7 @@ BASE_OBJECTS = {
     "Namespace darkroom-system",
     "CustomResourceDefinition darkrooms.deployments.example.com",
     "CustomResourceDefinition tasks.example.example.com",
+    "CustomResourceDefinition postgresqls.database.db.example.com",
     "ServiceAccount darkroom-system/darkroom-operator",
     "ServiceAccount darkroom-system/darkroom-api",
     "ClusterRole darkroom-operator",
@@ -173,7 +174,7 @@ def test_samples_validate_against_their_crd_schemas() -> None:
                 checked += 1
             else:
                 assert schema_errors(doc) is None, schema_errors(doc)
-    assert checked == 3
+    assert checked == 4
 
 
 def test_a_broken_sample_is_caught() -> None:

@@ -1,0 +1,274 @@
+"""The Postgresql pages: list, detail (with connection details), the generated create/edit form, delete,
+and the password behind "Show password".
+
+Installed by :mod:`backend.dashboard`. Routes:
+
+- ``GET /ui/postgresqls`` — the list (``?namespace=&q=&page=``; target ``postgresql-list``: that block);
+  ``GET /ui/postgresqls/<ns>/<name>/row`` one row, fetched by ``dashboard.js`` on a ``/watch`` change.
+- ``GET /ui/postgresqls/<ns>/<name>`` — detail: connection (host, port, database, user), spec, status,
+  conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
+  PVC), Events; targets ``postgresql-live`` and ``postgresql-endpoint`` get those blocks.
+- ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.formgen`
+  builds from the CRD and :data:`FORM_SPEC`, written through :mod:`.actions` (the flow of
+  :mod:`.editing`: 422 inline, 409 explained with the current values); ``add-row`` / ``remove-row``
+  edit the parameter rows server-side.
+- ``POST /ui/postgresqls/<ns>/<name>/delete``.
+- ``POST /ui/postgresqls/<ns>/<name>/password`` (CSRF-checked like every dashboard POST) — reads
+  (:mod:`.pgpassword`) the password from the Secret ``<name>-credentials`` through the API's Kubernetes client, only then and
+  only when that Secret's controller ownerReference is this Postgresql (a ``passwordSecretRef`` names
+  the user's own Secret: not revealed). Answers the ``password`` block (``Cache-Control: no-store``, as
+  every dashboard page) and logs who read which password, never the value. A Secret the API may not
+  read (RBAC: it needs ``get`` on ``secrets``) is a 403 whose fragment says so; a missing Secret a 404.
+  ``GET`` of the same path is the hidden state again ("Hide"; reads nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from flask import Blueprint, Response, request
+from werkzeug.wrappers import Response as BaseResponse
+
+from backend import endpoints, state
+from backend.dashboard import browsing, darkroompages, formgen, generatedforms, pgpassword, rendering
+from backend.postgresqls import KIND
+from backend.problems import Problem
+from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
+from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
+from cluster.resources import Resource
+from kinds import postgresqls as kind
+
+LIST = "postgresqls.html"
+DETAIL = "postgresql_detail.html"
+FORM = "postgresql_form.html"
+BASE = "/ui/postgresqls"
+TAKES_EFFECT = "It is the database's password unless it was changed inside the database (ALTER ROLE) after the first start."
+RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.conversions.postgresqls)
+
+
+def _takes(what: str) -> str:
+    return "one of " + ", ".join(what.split("|")) if "|" in what else what
+
+
+FORM_SPEC = formgen.FormSpec(
+    kind="Postgresql",
+    sections=(
+        formgen.Section(legend="Database", paths=("version", "databaseName", "user")),
+        formgen.Section(legend="Password", paths=("password", "passwordSecretRef")),
+        formgen.Section(legend="Storage", paths=("storage",)),
+        formgen.Section(legend="Resources", paths=("resources",)),
+        formgen.Section(legend="Parameters", paths=("parameters",)),
+        formgen.Section(legend="Deletion", paths=("deletionPolicy",)),
+    ),
+    labels={
+        "version": "PostgreSQL version",
+        "storage": "Data volume",
+        "storage.storageClassName": "StorageClass",
+        "passwordSecretRef": "Existing Secret",
+        "passwordSecretRef.name": "Secret name",
+        "parameters": "postgresql.conf parameters",
+        **{f"resources.{group}.cpu": "CPU" for group in ("requests", "limits")},
+    },
+    help={  # sharper than the CRD's words for any quantity by resource name: the API schema's
+        **{
+            f"resources.{group}": PostgresqlResourcesInputSchema().fields[group].metadata["description"] for group in ("requests", "limits")
+        },
+        **{
+            f"resources.{group}.{name}": PostgresqlResourceListInputSchema().fields[name].metadata["description"]
+            for group in ("requests", "limits")
+            for name in RESOURCE_NAMES
+        },
+    },
+    fixed_keys={f"resources.{group}": RESOURCE_NAMES for group in ("requests", "limits")},
+    pairs={"parameters": {name: _takes(what) for name, what in kind.PARAMETERS.items()}},
+    nouns={"parameters": "parameter"},
+    write_only={"password": formgen.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, max_length=PASSWORD_MAX)},
+    fixed=frozenset({"storage.size", "storage.storageClassName"}),  # a StatefulSet's volume claims (PostgresqlKind.check)
+    suggestions={"version": kind.VERSIONS},
+)
+FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
+
+
+def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return endpoints.renderer(KIND).friendly(obj)
+
+
+def _notice() -> str | None:
+    args = request.args
+    for key, text in (("created", "created"), ("deleted", "deleted"), ("terminating", "is being deleted")):
+        if args.get(key):
+            return f"Database {args.get('namespace', '')}/{args[key]} {text}."
+    return None
+
+
+def list_page() -> Response:
+    return browsing.list_page(KIND.resource, LIST, target="postgresql-list", item=friendly, notice=_notice())
+
+
+def row(namespace: str, name: str) -> Response:
+    try:
+        obj = friendly(endpoints.fetch(KIND, namespace, name))
+    except Problem:
+        return Response("", status=200, mimetype="text/html")  # gone: the row disappears
+    return rendering.block(LIST, "row", {"p": obj})
+
+
+# -- the detail page ------------------------------------------------------------------------------
+
+
+def _describe(resource: Resource, obj: Mapping[str, Any]) -> str:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if resource is STATEFULSETS:
+        ready, wanted = status.get("readyReplicas") or 0, spec.get("replicas", 1)
+        rolling = status.get("updateRevision") and status.get("currentRevision") != status.get("updateRevision")
+        return f"{ready}/{wanted} ready" + (", rolling out" if rolling else "")
+    if resource is SERVICES:
+        ports = ", ".join(str(p.get("port")) for p in spec.get("ports") or ())
+        kind_and_ip = f"{spec.get('type') or 'ClusterIP'} {spec.get('clusterIP') or ''}".strip()
+        address = "headless" if spec.get("clusterIP") == "None" else kind_and_ip
+        return f"{address}, port {ports}"
+    if resource is PERSISTENTVOLUMECLAIMS:
+        capacity = (status.get("capacity") or {}).get("storage") or ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+        return f"{status.get('phase') or 'Pending'}, {capacity}"
+    keys = len(obj.get("data") or {})
+    return f"{keys} key{'' if keys == 1 else 's'}"
+
+
+def children(pg: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The password Secret (by name: it is never read here), ConfigMap, Services, StatefulSet and data PVC,
+    read from the API server. A ConfigMap, Service or StatefulSet of that name the Postgresql does not
+    control is shown as someone else's; the PVC is the StatefulSet controller's (kept or deleted per
+    ``deletionPolicy``), so it is shown whoever owns it."""
+    name, namespace, uid = pg["name"], pg["namespace"], pg["uid"]
+    ref = pg.get("passwordSecretRef")
+    secret = {"kind": "Secret", "name": ref["name"] if ref else kind.password_secret_name(name), "exists": True}
+    secret["detail"] = f"your Secret; key {ref['key']} holds the password" if ref else "holds the password (read only by Show password)"
+    found: list[dict[str, Any]] = [secret]
+    wanted: tuple[tuple[Resource, str, bool], ...] = (
+        (CONFIGMAPS, kind.config_map_name(name), True),
+        (SERVICES, name, True),
+        (SERVICES, kind.headless_service_name(name), True),
+        (STATEFULSETS, name, True),
+        (PERSISTENTVOLUMECLAIMS, kind.claim_name(name), False),
+    )
+    client = state.current().access.client
+    for resource, child, owned in wanted:
+        entry: dict[str, Any] = {"kind": resource.kind, "name": child, "exists": False, "detail": "not created yet"}
+        try:
+            obj = client.get(resource, child, namespace=namespace)
+        except NotFound:
+            found.append(entry)
+            continue
+        except ClusterError as e:
+            found.append({**entry, "detail": f"could not read it: {e.message}"})
+            continue
+        if owned and not pgpassword.owned_by(obj, uid):
+            found.append({**entry, "detail": f"a {resource.kind} of this name exists but belongs to someone else (left alone)"})
+            continue
+        found.append({**entry, "exists": True, "detail": _describe(resource, obj)})
+    return found
+
+
+def _base_context(pg: Mapping[str, Any] | None, namespace: str, name: str) -> dict[str, Any]:
+    ref = (pg or {}).get("passwordSecretRef")
+    return {
+        "d": pg,
+        "namespace": namespace,
+        "name": name,
+        "secret_ref": ref,
+        "secret_name": ref["name"] if ref else kind.password_secret_name(name),
+        "password_note": TAKES_EFFECT,
+    }
+
+
+BLOCKS = {"postgresql-live": "live", "postgresql-endpoint": "endpoint", "pg-password": "password"}
+
+
+def detail(namespace: str, name: str) -> Response:
+    target = rendering.fragment_wanted()
+    try:
+        pg = friendly(endpoints.fetch(KIND, namespace, name))
+    except Problem as problem:
+        if target in ("postgresql-live", "postgresql-endpoint"):
+            return rendering.block(DETAIL, BLOCKS[target], _base_context(None, namespace, name))
+        return browsing.problem_page(problem)
+    if target in BLOCKS and target != "postgresql-live":
+        return rendering.block(DETAIL, BLOCKS[target], _base_context(pg, namespace, name))
+    return _detail_page(pg, namespace, name)
+
+
+def _detail_page(pg: Mapping[str, Any], namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
+    context = {
+        **_base_context(pg, namespace, name),
+        "events": darkroompages.events_of(pg["uid"]),
+        "children": children(pg),
+        "saved": bool(request.args.get("saved")),
+        **extra,
+    }
+    return rendering.page_or_block(DETAIL, context, block_name="live", target="postgresql-live", status=status)
+
+
+# -- the password ---------------------------------------------------------------------------------
+
+
+def password(namespace: str, name: str) -> BaseResponse:
+    try:
+        pg = friendly(endpoints.fetch(KIND, namespace, name))
+    except Problem as problem:
+        return browsing.problem_page(problem)
+    if request.method == "GET":  # "Hide": the control again; nothing is read
+        if rendering.fragment_wanted() == "pg-password":
+            return rendering.block(DETAIL, "password", _base_context(pg, namespace, name))
+        return browsing.go(f"{BASE}/{namespace}/{name}")
+    revealed = pgpassword.read(pg)
+    extra = {"revealed": revealed}
+    if rendering.fragment_wanted() == "pg-password":
+        return rendering.block(DETAIL, "password", {**_base_context(pg, namespace, name), **extra}, status=revealed.status)
+    return _detail_page(pg, namespace, name, status=revealed.status, **extra)  # without JavaScript: the page, password in place
+
+
+# -- the form -------------------------------------------------------------------------------------
+
+
+def _saved_path(namespace: str, name: str) -> str:
+    return browsing.with_query(f"{BASE}/{namespace}/{name}", saved="1")
+
+
+FLOW = generatedforms.generated_flow(
+    FORM_OF,
+    kind=KIND,
+    template=FORM,
+    target="postgresql-form",
+    list_path=BASE,
+    saved_path=_saved_path,
+    context={"max_name_length": kind.MAX_NAME_LENGTH},
+)
+
+
+def new() -> BaseResponse:
+    return FLOW.new()
+
+
+def edit(namespace: str, name: str) -> BaseResponse:
+    return FLOW.edit(namespace, name)
+
+
+def delete(namespace: str, name: str) -> BaseResponse:
+    return FLOW.delete(namespace, name)
+
+
+def install(blueprint: Blueprint) -> None:
+    views: tuple[tuple[str, str, Callable[..., Any], tuple[str, ...], str], ...] = (
+        ("", "postgresqls", list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&page="),
+        ("/new", "new_postgresql", new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),
+        ("/<namespace>/<name>", "postgresql", detail, ("get",), "Postgresql detail page with connection details"),
+        ("/<namespace>/<name>/row", "postgresql_row", row, ("get",), "One Postgresql row (live refresh); empty when it is gone"),
+        ("/<namespace>/<name>/edit", "edit_postgresql", edit, ("get", "post"), "Edit Postgresql form; POST saves"),
+        ("/<namespace>/<name>/delete", "delete_postgresql", delete, ("post",), "Delete a Postgresql"),
+        ("/<namespace>/<name>/password", "postgresql_password", password, ("get", "post"), "The password, on request"),
+    )
+    for suffix, endpoint, view, methods, summary in views:
+        rendering.document(view, summary, methods)
+        blueprint.add_url_rule(BASE + suffix, endpoint, view, methods=[m.upper() for m in methods])
+    password.__doc__ = pgpassword.DOC
