@@ -10,7 +10,8 @@ the whole transcript of one side, consistently:
   does not advance it" stay visible, while the cluster-wide numbering (which the real cluster's own
   controllers advance all the time) does not. A list's, a bookmark's or a continue token's
   resourceVersion → ``<rv>``; known resourceVersions inside messages → their placeholder;
-- timestamps (RFC 3339, anywhere) → ``<time>``; Table age cells → ``<age>``;
+- timestamps (RFC 3339, anywhere) → ``<time>``; Table age cells → ``<age>`` (in a Table watch,
+  also in the events after the first, which carry no columnDefinitions);
 - names made from ``generateName`` → ``prefix<gen:N>``; ``kube-api-access-xxxxx`` volume names;
 - the managedFields manager of control-plane components → ``<control-plane>`` (realcluster's
   components all write as ``realcluster``, the name of the binary they are built into);
@@ -66,6 +67,8 @@ class Normaliser:
         self.rvs: dict[str, dict[str, str]] = {}  # object key -> rv -> placeholder
         self.known_rvs: dict[str, str] = {}
         self.prefixes: set[str] = set()
+        # A Table watch sends columnDefinitions with its first event only: later events' rows are read with these.
+        self.table_columns: list[Any] = []
 
     # -- pass 1: learn -----------------------------------------------------------------------
 
@@ -182,14 +185,16 @@ class Normaliser:
             if isinstance(bookmark_meta, dict) and "resourceVersion" in bookmark_meta:
                 bookmark_meta["resourceVersion"] = "<rv>"
         if value.get("kind") == "Table" and isinstance(value.get("rows"), list):
-            out["rows"] = self._table_rows(value, out["rows"])
+            if value.get("columnDefinitions"):
+                self.table_columns = list(value["columnDefinitions"])
+            out["rows"] = self._table_rows(value.get("columnDefinitions") or self.table_columns, out["rows"])
         return out
 
     @staticmethod
-    def _table_rows(table: dict[str, Any], rows: list[Any]) -> list[Any]:
-        columns = [c.get("name") if isinstance(c, dict) else None for c in table.get("columnDefinitions") or []]
+    def _table_rows(definitions: list[Any], rows: list[Any]) -> list[Any]:
+        columns = [c.get("name") if isinstance(c, dict) else None for c in definitions]
         ages = {i for i, name in enumerate(columns) if name in AGE_COLUMNS} | {
-            i for i, c in enumerate(table.get("columnDefinitions") or []) if isinstance(c, dict) and c.get("type") == "date"
+            i for i, c in enumerate(definitions) if isinstance(c, dict) and c.get("type") == "date"
         }
         for row in rows:
             cells = row.get("cells") if isinstance(row, dict) else None
