@@ -20,6 +20,7 @@ from backend import (
     consistency,
     darkrooms,
     dashboard,
+    endpoints,
     namespaces,
     openapi,
     operations,
@@ -51,6 +52,7 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     operations.register(app, settings=settings, access=access)
     for module in (darkrooms, tasks, postgresqls, combinedtasks, namespaces):
         app.register_blueprint(module.blueprint)
+    endpoints.register_namespace_hints(app, (darkrooms.KIND, tasks.KIND, postgresqls.KIND))
     app.register_blueprint(dashboard.blueprint)
     watching.register(app, settings=settings, access=access)
     openapi.register(app, settings=settings)

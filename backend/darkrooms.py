@@ -3,8 +3,9 @@
 The generic endpoints (:mod:`backend.endpoints`) do the HTTP; :class:`DarkroomKind` adds the S3
 credentials: keys in a payload go to the Secret ``<name>-s3-credentials`` owned by the Darkroom
 (:mod:`backend.credentials`), written after the Darkroom (a failure undoes the Darkroom write);
-switching to WebFolder removes that Secret; on update the keys may be omitted when credentials are
-already set. Registered by :func:`backend.app.create_app`.
+switching to WebFolder removes that Secret. Keys are optional (in pairs, :mod:`kinds.darkrooms`):
+an S3 Darkroom without them reads a public bucket (no Secret, no ``credentialsSecretRef``); on an
+update, omitting them keeps the stored credentials. Registered by :func:`backend.app.create_app`.
 
 A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING` (named in :mod:`kinds.darkrooms`), removed once its Secret
 is written. If the API server goes away between the two writes (so the undo cannot run either), the
@@ -42,13 +43,6 @@ class DarkroomKind(Kind):
             keys = conversion.keys_of(friendly)
             secret_name = conversion.credentials_secret_name(friendly["name"]) if keys else conversion.credentials_ref(existing)
         return conversion.to_spec(friendly, secret_name=secret_name)
-
-    def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
-        variant = kind.variant(friendly["source"]["type"])
-        if not variant.keys or conversion.keys_of(friendly) or conversion.credentials_ref(existing):
-            return {}
-        message = [f"required for {variant.article} {variant.type} source without stored credentials"]
-        return {f"source.{key}": message for key in variant.keys}
 
     def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
         return conversion.rebase_for_type_change(base, patch)

@@ -21,15 +21,21 @@ every check runs — ours, the API server's validation, defaulting and admission
 writes (:meth:`backend.kinds.Kind.after_dry_run`), preconditions — and the answer is what would be
 stored, with the same status codes; nothing is stored, no ``Location`` (a create names nothing)
 and no consistency token.
+
+``/<plural>/<namespace>`` (a namespace without a name) is no resource: any method answers a 404
+problem whose detail points at ``/<plural>?namespace=<namespace>`` (:func:`register_namespace_hints`,
+a handler of the router's 404, so the OpenAPI document lists no such path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import orjson
-from flask import Blueprint, Response, request, url_for
+from flask import Blueprint, Flask, Response, request, url_for
+from werkzeug.exceptions import NotFound as RouteNotFound
 
 from backend import apidocs, consistency, listing, payloads, state, writing
 from backend.kinds import Kind
@@ -316,3 +322,24 @@ def resource_blueprint(kind: Kind) -> Blueprint:
         apidocs.document(view, method, summary, {"tags": [titles], **operation})
         blueprint.add_url_rule(f"/{kind.plural}{suffix}", endpoint=endpoint, view_func=view, methods=[method])
     return blueprint
+
+
+def register_namespace_hints(app: Flask, kinds: Iterable[Kind]) -> None:
+    """Answer ``/<plural>/<namespace>`` of each of ``kinds`` (no route: the router's 404) with a problem that
+    points at the namespace's list; any other unknown path gets the plain 404 problem."""
+    titles = {kind.plural: kind.title for kind in kinds}
+
+    @app.errorhandler(RouteNotFound)
+    def _not_found(error: RouteNotFound) -> Response:
+        segments = request.path.strip("/").split("/")
+        if len(segments) == 2 and segments[0] in titles and segments[1]:
+            plural, namespace = segments
+            title = titles[plural]
+            listed = f"{request.script_root}/{plural}?{urlencode({'namespace': namespace})}"
+            item = f"{request.script_root}/{plural}/{quote(namespace)}/<name>"
+            detail = (
+                f'"{request.script_root}{request.path}" names a namespace, not a {title}: the {title}s of namespace '
+                f'"{namespace}" are listed at {listed}; one {title} is {item}'
+            )
+            return Problem(404, detail, extra={"list": listed}).response()
+        return Problem(404, error.description).response()

@@ -5,7 +5,11 @@ Who reads what:
   their OpenAPI ``oneOf``, the conversions, the dashboard's form and the reconciler's own validation;
 - the names (annotations, the credentials Secret and its keys) — the API and the reconciler;
 - the conditions, their reasons and :func:`state` — the reconciler sets the conditions, the API
-  returns ``status.state`` and the dashboard shows its word and tone.
+  returns ``status.state`` and the dashboard shows its word and tone;
+- TLS (:func:`serves_tls`, :func:`domain_url`) — the reconciler publishes ``status.tls`` from the
+  Ingress it applied (whether it has TLS depends on the reconciler's ``tls_secret`` setting, which
+  the API cannot read, and the API may not read Ingresses either: ``deploy/base/rbac-api.yaml``);
+  the API returns it and the dashboard links each domain with the scheme :func:`domain_url` gives.
 
 ``tests/unit/test_kinds.py`` holds ``crds/darkrooms.deployments.example.com.yaml`` against this module.
 """
@@ -41,6 +45,9 @@ class SourceVariant:
     ``required``: what the API demands. ``essential``: what the reconciler cannot run without (a CR
     written with kubectl may omit the rest, e.g. an S3 region, as the CRD's description allows).
     ``keys``: write-only credentials; the API stores them in the credentials Secret, never in the CR.
+    They are optional but come in pairs (:func:`source_problems`): an S3 source without keys reads a
+    public bucket (no Secret, no ``credentialsSecretRef``, no credentials in the pods); on an update,
+    omitting them keeps the stored ones.
     """
 
     type: str
@@ -135,7 +142,25 @@ class DarkroomStatus(TypedDict, total=False):
     observedGeneration: int
     conditions: list[dict[str, Any]]
     domains: list[str]
+    tls: bool
     readyReplicas: int
+
+
+# -- TLS: how the domains are reached --------------------------------------------------------------
+
+
+def serves_tls(ingress: Mapping[str, Any] | None) -> bool:
+    """Whether ``ingress`` (an Ingress object) has hosts and serves every one of them over TLS (each rule's
+    host is listed in a ``spec.tls`` entry). The reconciler publishes it as a Darkroom's ``status.tls``."""
+    spec = (ingress or {}).get("spec") or {}
+    hosts = [rule.get("host") for rule in spec.get("rules") or () if rule.get("host")]
+    covered = {host for entry in spec.get("tls") or () for host in entry.get("hosts") or ()}
+    return bool(hosts) and all(host in covered for host in hosts)
+
+
+def domain_url(domain: str, *, tls: bool) -> str:
+    """The URL a domain is reached at: ``https://`` when its Ingress serves it over TLS, else ``http://``."""
+    return f"{'https' if tls else 'http'}://{domain}"
 
 
 # -- conditions, reasons, state ------------------------------------------------------------------

@@ -3,7 +3,9 @@
 Called by :mod:`backend.darkrooms` (writes and responses) and by the unit tests. S3 keys never
 enter the CR: a payload's ``accessKey``/``secretKey`` go to the Secret
 ``<name>-s3-credentials`` (:mod:`backend.credentials`) and the spec only names it in
-``source.credentialsSecretRef``; responses say ``credentialsSet``.
+``source.credentialsSecretRef``; responses say ``credentialsSet``. ``status.tls`` is the
+reconciler's (its Ingress serves the domains over TLS: link them with
+:func:`kinds.darkrooms.domain_url`); absent (an older reconciler) reads as false.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def to_friendly(obj: Mapping[str, Any], *, default_version: str | None = None) -
             "stateMessage": state.detail,
             "ready": current_and_true(obj, READY),
             "domains": list(status.get("domains") or ()),
+            "tls": status.get("tls") is True,
             "readyReplicas": status.get("readyReplicas") or 0,
             "conditions": conditions(status),
             "observedGeneration": status.get("observedGeneration"),

@@ -7,6 +7,11 @@ Installed by :mod:`backend.dashboard`. Routes:
   ``dashboard.js`` when ``/watch`` reports a change of that Darkroom.
 - ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children);
   target ``darkroom-live`` gets the live block.
+
+Domain links use ``https://`` only when the Ingress serves them over TLS, else ``http://``
+(:func:`kinds.darkrooms.domain_url`). The list and the status use the reconciler's ``status.tls``
+(the dashboard can read neither the reconciler's settings nor, with the deployed RBAC, Ingresses);
+the children panel uses the Ingress it shows, judged by the same :func:`kinds.darkrooms.serves_tls`.
 - ``GET|POST /ui/darkrooms/new`` and ``/ui/darkrooms/<ns>/<name>/edit`` — the form; POST
   validates and writes through :mod:`.actions` (the flow of :mod:`.editing`: 422: the form again
   with inline errors; 409 on edit: the form again with the current values explained). ``action=add-subdomain`` /
@@ -30,6 +35,7 @@ from backend.dashboard import browsing, editing, forms, rendering
 from backend.problems import Problem
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
 from cluster.resources import Resource
+from kinds import darkrooms as darkroom_kind
 
 LIST = "darkrooms.html"
 DETAIL = "darkroom_detail.html"
@@ -105,6 +111,7 @@ def children(namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
             entry["detail"] = f"{spec.get('type') or 'ClusterIP'} {spec.get('clusterIP') or ''} port {ports}".strip()
         elif resource is INGRESSES:
             entry["hosts"] = [r.get("host") for r in spec.get("rules") or () if r.get("host")]
+            entry["tls"] = darkroom_kind.serves_tls(obj)  # the Ingress shown decides its links' scheme
             entry["detail"] = ""
         else:
             entry["detail"] = f"{len(obj.get('data') or {})} keys"

@@ -122,6 +122,7 @@ def install(blueprint: Blueprint) -> None:
     blueprint.add_app_template_filter(utc_text, "utc")
     blueprint.add_app_template_global(state_of, "state_of")
     blueprint.add_app_template_global(condition_tone, "condition_tone")
+    blueprint.add_app_template_global(darkrooms.domain_url, "domain_url")
 
     @blueprint.before_request
     def _note_live_cursor() -> None:

@@ -116,6 +116,30 @@ def timestamp(**kwargs: Any) -> Rfc3339:
     return Rfc3339(format="iso", error_messages=messages, **kwargs)
 
 
+def resolve_aliases(data: Any, aliases: Mapping[str, str]) -> Any:
+    """``data`` with each alias field renamed to the field it stands for (``aliases``: alias → field).
+
+    Sending both with different values is an error naming both; with equal values, or only one, the
+    field keeps the value. Called after the fields were validated (each under the name it was sent as).
+    """
+    if not isinstance(data, Mapping) or not any(alias in data for alias in aliases):
+        return data
+    resolved = dict(data)
+    errors: dict[str, list[str]] = {}
+    for alias, field in aliases.items():
+        if alias not in resolved:
+            continue
+        value = resolved.pop(alias)
+        if field in resolved and resolved[field] != value:
+            message = f"{alias} is another name for {field}; they differ: send one of them"
+            errors.update({field: [message], alias: [message]})
+            continue
+        resolved[field] = value
+    if errors:
+        raise ValidationError(errors)
+    return resolved
+
+
 class RequestSchema(Schema):
     """Base of request bodies: unknown fields are errors, named in the 422."""
 

@@ -3,9 +3,10 @@
 A superset of the seed's payload (``{"name", "version", "source": {"type", "baseUrl"},
 "subDomains"}``), validated the way a user expects: names are DNS labels (starting with a letter:
 a Darkroom's Service is named after it), a WebFolder needs an http(s) ``baseUrl``, an S3 source
-needs ``bucket`` and ``region`` (and, on create, both keys), fields of the other source type are
-rejected (``null`` counts as absent), sub-domains are unique DNS labels. ``accessKey``/``secretKey``
-are write-only: responses only say ``credentialsSet``. The per-type rules are also published as a
+needs ``bucket`` and ``region``, fields of the other source type are rejected (``null`` counts as
+absent), sub-domains are unique DNS labels. ``accessKey``/``secretKey`` are write-only (responses
+only say ``credentialsSet``) and optional, but come in pairs: an S3 source without them reads a
+public bucket; on an update, omitting them keeps the stored ones. The per-type rules are also published as a
 ``oneOf`` on ``source`` so the OpenAPI document says what the validation does. Both come from the
 one source table in :mod:`kinds.darkrooms`. Used by
 :mod:`backend.darkrooms` (validation) and by the OpenAPI document (``backend.schemas.SCHEMAS``).
@@ -40,19 +41,20 @@ REGION = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ABSENT: dict[str, Any] = {"nullable": True, "enum": [None]}
 
 
-def source_variants(*, keys_required: bool) -> list[dict[str, Any]]:
-    """The per-type rules of ``source`` as JSON schemas (documentation of :meth:`DarkroomSourceInputSchema._per_type`)."""
+def source_variants() -> list[dict[str, Any]]:
+    """The per-type rules of ``source`` as JSON schemas (documentation of :meth:`DarkroomSourceInputSchema._per_type`).
+
+    Keys are never required (none: a public bucket); that they come in pairs is said in their descriptions."""
     text = {"type": "string"}
     variants = []
     for variant in kind.SOURCES.values():
-        keys = variant.keys if keys_required else ()
-        required = [*variant.required, *keys]
+        required = list(variant.required)
         variants.append(
             {
                 "type": "object",
                 "title": f"{variant.type} source",
                 "properties": {"type": {"type": "string", "enum": [variant.type]}}
-                | {f: text for f in required}
+                | {f: text for f in (*required, *variant.keys)}
                 | {f: ABSENT for f in kind.foreign_fields(variant.type)},
                 # The default type needs no "type"; any other variant is chosen by it.
                 "required": ([] if variant.type == kind.DEFAULT_SOURCE_TYPE else ["type"]) + required,
@@ -90,8 +92,11 @@ class DarkroomSourceInputSchema(RequestSchema):
     pathPrefix = fields.String(
         allow_none=True, validate=validate.Length(max=1024), metadata={"description": "Prefix prepended to every image path."}
     )
-    accessKey = _key_field("S3 only: access key id, stored in a Secret owned by the Darkroom.")
-    secretKey = _key_field("S3 only: secret access key, stored in a Secret owned by the Darkroom.")
+    accessKey = _key_field(
+        "S3 only: access key id, stored in a Secret owned by the Darkroom. Give both keys or neither: "
+        "none reads a public bucket (on an update, none keeps the stored keys)."
+    )
+    secretKey = _key_field("S3 only: secret access key, stored in a Secret owned by the Darkroom; given together with accessKey.")
     credentialsSet = boolean(allow_none=True, metadata={"description": IGNORED})
 
     @validates_schema
@@ -121,6 +126,13 @@ class DarkroomStatusSchema(Schema):
     state, stateMessage = state_fields(kind.STATES, "Darkroom")
     ready = fields.Boolean(required=True, metadata={"description": "The Ready condition is True for the current generation."})
     domains = fields.List(fields.String(), required=True)
+    tls = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "The domains are served over TLS: reach them at https://<domain> (false: http://<domain>). "
+            "Written by the reconciler from the Ingress it manages."
+        },
+    )
     readyReplicas = integer(required=True)
     conditions = fields.List(fields.Nested(ConditionSchema), required=True)
     observedGeneration = integer(required=True, allow_none=True)
@@ -132,10 +144,8 @@ DarkroomStatusInputSchema = all_optional(DarkroomStatusSchema, "DarkroomStatusIn
 class DarkroomUpdateSchema(ReadOnlyFields):
     """PUT body: the whole friendly Darkroom. ``name``/``namespace`` come from the URL (may repeat them).
 
-    On update the S3 keys are optional when credentials are already set (they are kept).
+    The S3 keys may be omitted: the stored credentials are kept (none stored: a public bucket).
     """
-
-    KEYS_REQUIRED = False
 
     name = fields.String(allow_none=True, metadata={"description": "Name of the Darkroom; must match the URL."})
     namespace = fields.String(allow_none=True, metadata={"description": "Namespace of the Darkroom; must match the URL."})
@@ -145,7 +155,7 @@ class DarkroomUpdateSchema(ReadOnlyFields):
         metadata={"description": 'Darkroom image tag, e.g. "0.1.0" or "v0.1.0"; omitted: the default version.'},
     )
     replicas = integer(allow_none=True, validate=validate.Range(min=0, max=100), metadata={"description": "Pods to run (default 1)."})
-    source = fields.Nested(DarkroomSourceInputSchema, required=True, metadata={"oneOf": source_variants(keys_required=False)})
+    source = fields.Nested(DarkroomSourceInputSchema, required=True, metadata={"oneOf": source_variants()})
     subDomains = fields.List(
         dns_label("One sub-domain, e.g. images."),
         required=True,
@@ -170,24 +180,12 @@ class DarkroomUpdateSchema(ReadOnlyFields):
         if duplicates:
             raise ValidationError(duplicates)
 
-    @validates_schema
-    def _keys(self, data: dict[str, Any], **_: Any) -> None:
-        source = data.get("source") or {}
-        variant = kind.variant(source.get("type"))
-        if self.KEYS_REQUIRED and source.get("type") in kind.SOURCES:
-            missing = {k: [f"required for {variant.article} {variant.type} source"] for k in variant.keys if source.get(k) is None}
-            if missing:
-                raise ValidationError({"source": missing})
-
 
 class DarkroomCreateSchema(DarkroomUpdateSchema):
-    """POST body: a new Darkroom (the seed's payload is valid here)."""
-
-    KEYS_REQUIRED = True
+    """POST body: a new Darkroom (the seed's payload is valid here); an S3 source without keys reads a public bucket."""
 
     name = dns_label("Name of the Darkroom (a DNS label starting with a letter).", required=True, letter_first=True)
     namespace = dns_label('Namespace of the Darkroom (default "default"); must exist.', load_default="default")
-    source = fields.Nested(DarkroomSourceInputSchema, required=True, metadata={"oneOf": source_variants(keys_required=True)})
 
 
 class DarkroomSchema(ObjectFields):

@@ -1,6 +1,8 @@
 """Task payload schemas: create, replace, merge patch, the Task response and the CombinedTask view.
 
-Friendly field ``state`` is the CR's ``spec.taskState``; ``deadline`` must be an RFC 3339 timestamp
+Friendly field ``state`` is the CR's ``spec.taskState``. For the seed's clients ``taskState`` is
+accepted as an alias of ``state`` in create, replace and patch bodies (:data:`ALIASES`; both with
+different values: 422 naming both); responses carry ``state`` only. ``deadline`` must be an RFC 3339 timestamp
 with a timezone and is stored in UTC. ``status.overdue`` mirrors the reconciler's ``Overdue``
 condition. A CombinedTask is a Task plus its Events (from the events informer, no extra API calls).
 Used by :mod:`backend.tasks`, :mod:`backend.combinedtasks` and the OpenAPI document.
@@ -8,7 +10,9 @@ Used by :mod:`backend.tasks`, :mod:`backend.combinedtasks` and the OpenAPI docum
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from typing import Any
+
+from marshmallow import Schema, fields, post_load, validate
 
 from backend.schemas.common import (
     IGNORED,
@@ -20,11 +24,14 @@ from backend.schemas.common import (
     dns_subdomain,
     integer,
     list_schema,
+    resolve_aliases,
     state_fields,
     timestamp,
 )
 from kinds import tasks as kind
 from kinds.tasks import TASK_STATES
+
+ALIASES = {"taskState": "state"}  # the seed's field name (the CR's spec.taskState) → ours
 
 
 class TaskStatusSchema(Schema):
@@ -51,7 +58,20 @@ class TaskUpdateSchema(ReadOnlyFields):
     )
     details = fields.String(allow_none=True, validate=validate.Length(max=4096), metadata={"description": "What has to be done."})
     state = fields.String(allow_none=True, validate=validate.OneOf(TASK_STATES), metadata={"description": "Pending (default) or Finished."})
+    taskState = fields.String(
+        allow_none=True,
+        load_only=True,
+        validate=validate.OneOf(TASK_STATES),
+        metadata={
+            "description": "Alias of state (the seed's name for it): accepted on create, replace and patch; "
+            "if both are sent they must be equal (else 422 naming both). Responses carry state only."
+        },
+    )
     status = fields.Nested(TaskStatusInputSchema, allow_none=True, metadata={"description": IGNORED})
+
+    @post_load
+    def _aliases(self, data: Any, **_: Any) -> Any:
+        return resolve_aliases(data, ALIASES)
 
 
 class TaskCreateSchema(TaskUpdateSchema):

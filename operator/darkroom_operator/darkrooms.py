@@ -11,7 +11,10 @@ contain it (:mod:`darkroom_operator.comparing`) — so a converged resync writes
 apply still leaves list entries another manager owns (a port edited with ``kubectl edit``), the
 child is replaced with the desired fields written over it (PUT with its resourceVersion). Status goes
 through the status subresource, again only when it differs: ``domains`` (the Ingress hosts),
-``readyReplicas``, ``observedGeneration`` and the conditions ``Ready`` and ``Reconciled``
+``tls`` (whether that Ingress serves them all over TLS — it does when the setting ``tls_secret`` is
+set — so the API and the dashboard, which can read neither the settings nor Ingresses, link the
+domains with the right scheme: :func:`kinds.darkrooms.serves_tls`), ``readyReplicas``,
+``observedGeneration`` and the conditions ``Ready`` and ``Reconciled``
 (:mod:`darkroom_operator.readiness` decides Ready). Events: a Warning when Reconciled turns False,
 changes reason, or fails differently for a new generation — not on every retry — a Normal one
 when it recovers, and Normal ``Ready``/``NotReady`` when Ready flips.
@@ -41,7 +44,7 @@ from darkroom_operator.owning import ChildConflict, Children
 from darkroom_operator.readiness import readiness
 from darkroom_operator.reconciling import Context, Result, Watch
 from darkroom_operator.settings import OperatorSettings
-from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, READY, RECONCILED
+from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, READY, RECONCILED, serves_tls
 
 log = logging.getLogger(__name__)
 
@@ -171,12 +174,14 @@ class DarkroomReconciler:
         desired: dict[str, Any] = {
             "observedGeneration": meta.get("generation"),
             "domains": [rule.get("host", "") for rule in ((ingress or {}).get("spec") or {}).get("rules") or ()],
+            "tls": serves_tls(ingress),
             "readyReplicas": int(((deployment or {}).get("status") or {}).get("readyReplicas") or 0),
             "conditions": [c for c in ours if c["type"] in (READY, RECONCILED)],
         }
         unchanged = (
             all(status.get(k) == desired[k] for k in ("observedGeneration", "readyReplicas"))
             and list(status.get("domains") or ()) == desired["domains"]
+            and status.get("tls") is desired["tls"]
             and all(same(find(old, c["type"]), c) for c in desired["conditions"])
         )
         if unchanged:

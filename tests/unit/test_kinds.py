@@ -7,7 +7,9 @@ Behaviours covered:
   never appear in the CRD), and the Task's states, default state and Overdue condition match
   ``crds/tasks...yaml`` (taskState enum and default);
 - :func:`kinds.darkrooms.source_problems` for the API (required fields, other types' fields, key
-  pairs) and for the reconciler (essential fields only), with precise field names;
+  pairs, no keys for a public bucket) and for the reconciler (essential fields only), with precise field names;
+- TLS: :func:`kinds.darkrooms.serves_tls` (every host of an Ingress covered by ``spec.tls``),
+  :func:`kinds.darkrooms.domain_url` (https only with TLS), and ``status.tls`` in the CRD;
 - :func:`kinds.darkrooms.state`: Terminating, Reconciling, Failed from Reconciled=False, Ready,
   Rolling out (rollout reasons, no Ready yet, a Ready condition of an older generation), Scaled
   to 0 and Failed from other Ready=False reasons; every state has a distinct key and a tone;
@@ -53,6 +55,36 @@ def test_darkroom_source_table_matches_the_crd() -> None:
     assert cache_time["default"] == darkrooms.DEFAULT_CACHE_TIME_S
 
 
+def _ingress(hosts: list[str], tls_hosts: list[list[str]] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"rules": [{"host": h} for h in hosts]}
+    if tls_hosts is not None:
+        spec["tls"] = [{"hosts": entry, "secretName": "wildcard"} for entry in tls_hosts]
+    return {"spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("ingress", "tls"),
+    [
+        (None, False),
+        (_ingress(["a.example.com"]), False),
+        (_ingress(["a.example.com", "b.example.com"], [["a.example.com", "b.example.com"]]), True),
+        (_ingress(["a.example.com", "b.example.com"], [["a.example.com"], ["b.example.com"]]), True),
+        (_ingress(["a.example.com", "b.example.com"], [["a.example.com"]]), False),  # one host left on plain http
+        (_ingress([], [["a.example.com"]]), False),
+    ],
+)
+def test_serves_tls(ingress: dict[str, Any] | None, tls: bool) -> None:
+    assert darkrooms.serves_tls(ingress) is tls
+
+
+def test_domain_url_and_status_tls_in_the_crd() -> None:
+    assert darkrooms.domain_url("a.example.com", tls=True) == "https://a.example.com"
+    assert darkrooms.domain_url("a.example.com", tls=False) == "http://a.example.com"
+    status = _schema("darkrooms.deployments.example.com.yaml")["properties"]["status"]["properties"]
+    assert status["tls"]["type"] == "boolean"
+    assert set(status) == set(darkrooms.DarkroomStatus.__annotations__)
+
+
 def test_task_states_match_the_crd() -> None:
     task_state = _schema("tasks.example.example.com.yaml")["properties"]["spec"]["properties"]["taskState"]
     assert tuple(task_state["enum"]) == tasks.TASK_STATES
@@ -73,6 +105,7 @@ def test_task_states_match_the_crd() -> None:
         ({"type": "S3", "bucket": "b", "region": "r", "baseUrl": "https://x"}, {"baseUrl": ["only used by WebFolder sources"]}),
         ({"type": "S3", "bucket": "b", "region": "r", "secretKey": "s"}, {"accessKey": ["required together with secretKey"]}),
         ({"type": "S3", "bucket": "b", "region": "r", "accessKey": "a", "secretKey": "s"}, {}),
+        ({"type": "S3", "bucket": "b", "region": "r"}, {}),  # no keys: a public bucket
         ({"type": "FTP"}, {"type": ["must be one of WebFolder, S3, not 'FTP'"]}),
         ({}, {"type": ["must be one of WebFolder, S3, not None"]}),
     ],

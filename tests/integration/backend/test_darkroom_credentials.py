@@ -1,7 +1,8 @@
 """S3 credentials through ``/darkrooms``: keys land only in the owned, labelled Secret; responses, the CR,
 lists and log lines never carry them; a failed Secret write leaves no Darkroom behind; replacing keys,
 keeping them (keys optional on update), switching S3 → WebFolder (Secret removed) and WebFolder → S3
-(keys required).
+(with keys, or without: a public bucket); an S3 Darkroom without keys (a public bucket) on create,
+replace and patch: no Secret, no credentialsSecretRef; keys still come in pairs.
 """
 
 from __future__ import annotations
@@ -87,10 +88,33 @@ def test_a_failed_secret_write_leaves_no_darkroom(http: FlaskClient, namespace: 
     assert_no_sentinel(response.data, caplog.text)
 
 
-def test_s3_create_requires_both_keys(http: FlaskClient, namespace: str) -> None:
-    response = http.post("/darkrooms", json=s3("keyless", namespace, keys=None))
-    assert response.status_code == 422
-    assert set(response.get_json()["errors"]) == {"source.accessKey", "source.secretKey"}
+def test_s3_without_keys_is_a_public_bucket(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:
+    """Keys were required on create before issue 15; now none means a public bucket, on create, replace and patch."""
+    response = http.post("/darkrooms", json=s3("public", namespace, keys=None))
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert response.get_json()["source"]["credentialsSet"] is False
+
+    def stored_source() -> dict[str, Any]:
+        source: dict[str, Any] = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "public")["spec"]["source"]
+        return source
+
+    assert stored_source() == {"type": "S3", "bucket": "demo-images", "region": "eu-west-1", "pathPrefix": "originals/"}
+    assert not secret_exists(core, namespace, "public-s3-credentials")
+    url = f"/darkrooms/{namespace}/public"
+    replaced = http.put(url, json=s3("public", namespace, keys=None, replicas=2))
+    assert replaced.status_code == 200, replaced.get_data(as_text=True)
+    patched = http.patch(url, json={"source": {"bucket": "other-images"}})
+    assert patched.status_code == 200, patched.get_data(as_text=True)
+    assert patched.get_json()["source"]["credentialsSet"] is False
+    assert "credentialsSecretRef" not in stored_source() and stored_source()["bucket"] == "other-images"
+    assert not secret_exists(core, namespace, "public-s3-credentials")
+    for half in ({"accessKey": "only-one"}, {"secretKey": "only-one"}):
+        refused = http.patch(url, json={"source": half})
+        assert refused.status_code == 422
+        assert set(refused.get_json()["errors"]) == {f"source.{k}" for k in ("accessKey", "secretKey") if k not in half}
+    created_half = http.post("/darkrooms", json=s3("half", namespace, keys=None, source={"type": "S3", "bucket": "b-1", "accessKey": "a"}))
+    assert created_half.status_code == 422
+    assert set(created_half.get_json()["errors"]) == {"source.secretKey", "source.region"}
 
 
 def test_updating_keys_replaces_the_secret_and_omitting_them_keeps_it(http: FlaskClient, namespace: str, core: Any) -> None:
@@ -108,7 +132,7 @@ def test_updating_keys_replaces_the_secret_and_omitting_them_keeps_it(http: Flas
     assert set(half.get_json()["errors"]) == {"source.secretKey"}
 
 
-def test_switching_to_webfolder_removes_the_secret_and_back_needs_keys(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:
+def test_to_webfolder_removes_the_secret_and_back_with_or_without_keys(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:
     url = f"/darkrooms/{namespace}/switch"
     assert http.post("/darkrooms", json=s3("switch", namespace)).status_code == 201
     to_web = http.patch(url, json={"source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}})
@@ -125,9 +149,12 @@ def test_switching_to_webfolder_removes_the_secret_and_back_needs_keys(http: Fla
     assert not secret_exists(core, namespace, "switch-s3-credentials")
     cr = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "switch")
     assert "credentialsSecretRef" not in cr["spec"]["source"]
+    # Back to S3 without keys: a public bucket (keys were required here before issue 15); the old Secret stays gone.
     back = http.patch(url, json={"source": {"type": "S3", "bucket": "b-1", "region": "eu-west-1"}})
-    assert back.status_code == 422
-    assert set(back.get_json()["errors"]) == {"source.accessKey", "source.secretKey"}
+    assert back.status_code == 200, back.get_data(as_text=True)
+    assert back.get_json()["source"]["credentialsSet"] is False
+    assert "credentialsSecretRef" not in custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "switch")["spec"]["source"]
+    assert not secret_exists(core, namespace, "switch-s3-credentials")
     with_keys = http.patch(url, json={"source": {"type": "S3", "bucket": "b-1", "region": "eu-west-1", "accessKey": "a", "secretKey": "s"}})
     assert with_keys.status_code == 200
     assert secret_data(core, namespace, "switch-s3-credentials") == {"accessKey": "a", "secretKey": "s"}

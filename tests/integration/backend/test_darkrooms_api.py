@@ -1,7 +1,8 @@
 """``/darkrooms`` against devcluster: create (seed payload) → read-your-writes → list → replace → merge patch →
 delete (204, or 202 while a finalizer holds it); ETag/If-Match (412), stale resourceVersion (409), existing
 name (409); every client mistake as problem+json (400, 404, 413, 415, 422 with friendly field paths, also
-for the API server's own checks); responses conform to the published schemas.
+for the API server's own checks); responses conform to the published schemas; a namespace without a
+name (``/darkrooms/<ns>``, also ``/tasks/<ns>``, ``/postgresqls/<ns>``) is a 404 pointing at ``?namespace=``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def test_seed_payload_create_then_read_your_writes(http: FlaskClient, namespace:
         "stateMessage": "the reconciler has not caught up with the latest change yet",
         "ready": False,
         "domains": [],
+        "tls": False,
         "readyReplicas": 0,
         "conditions": [],
         "observedGeneration": None,
@@ -336,3 +338,16 @@ def test_a_repeated_json_field_is_a_400(http: FlaskClient, namespace: str) -> No
     )
     assert http.post("/darkrooms", data=nested, content_type="application/json").status_code == 400
     assert http.get(f"/darkrooms/{namespace}/dup").status_code == 404
+
+
+@pytest.mark.parametrize("plural", ["darkrooms", "tasks", "postgresqls"])
+def test_a_namespace_without_a_name_points_at_the_namespace_list(http: FlaskClient, namespace: str, plural: str) -> None:
+    for method in ("GET", "PUT", "PATCH", "DELETE", "POST"):
+        for path in (f"/{plural}/{namespace}", f"/{plural}/{namespace}/"):
+            body = problem(http.open(path, method=method), 404)
+            listed = f"/{plural}?namespace={namespace}"
+            assert listed in body["detail"] and f"/{plural}/{namespace}/<name>" in body["detail"], body
+            assert body["list"] == listed
+    assert http.get(f"/{plural}?namespace={namespace}").status_code == 200  # where it points is a list
+    other = problem(http.get(f"/{plural}-typo/{namespace}"), 404)
+    assert "?namespace=" not in other.get("detail", "")

@@ -1,7 +1,8 @@
 """``/tasks``, ``/combinedtasks`` and ``/namespaces`` against devcluster: Task CRUD with friendly fields
-(``state`` ↔ ``spec.taskState``, deadline in UTC), 202 while a finalizer holds a Task, Events joined from
-the cache by label and involvedObject with zero API requests, the namespace list, and an API limited to
-one namespace.
+(``state`` ↔ ``spec.taskState``, deadline in UTC; the seed's ``taskState`` accepted as an alias of
+``state``, 422 naming both when they differ), 202 while a finalizer holds a Task, Events joined from the
+cache by label and involvedObject with zero API requests, the namespace list, and an API limited to one
+namespace.
 """
 
 from __future__ import annotations
@@ -48,6 +49,40 @@ def test_task_lifecycle(http: FlaskClient, namespace: str, custom: Any) -> None:
     assert set(errors) == {"deadline", "state"}
     assert http.delete(url).status_code == 204
     assert http.get(url).status_code == 404
+
+
+def test_the_seeds_task_state_is_an_alias_of_state(http: FlaskClient, namespace: str, custom: Any) -> None:
+    def stored() -> Any:
+        return custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "seed")["spec"].get("taskState")
+
+    response = http.post("/tasks", json=task("seed", namespace, taskState="Finished"))
+    assert response.status_code == 201, response.get_data(as_text=True)
+    body = response.get_json()
+    conformance.validate(body, "Task")
+    assert body["state"] == "Finished" and "taskState" not in body  # responses keep state only
+    assert stored() == "Finished"
+    url = f"/tasks/{namespace}/seed"
+    replaced = http.put(url, json={"priority": 1, "deadline": "2028-01-01T00:00:00Z", "taskState": "Pending", "state": "Pending"})
+    assert replaced.status_code == 200, replaced.get_data(as_text=True)
+    assert replaced.get_json()["state"] == "Pending" and stored() == "Pending"
+    patched = http.patch(url, json={"taskState": "Finished"})  # replaces the stored state, not merged beside it
+    assert patched.status_code == 200, patched.get_data(as_text=True)
+    assert patched.get_json()["state"] == "Finished" and "taskState" not in patched.get_json()
+    assert stored() == "Finished"
+    assert http.patch(url, json={"taskState": None}).get_json()["state"] == "Pending"  # null removes, as for state
+    for method, payload in (
+        ("POST", task("clash", namespace, state="Pending", taskState="Finished")),
+        ("PUT", {"priority": 1, "deadline": "2028-01-01T00:00:00Z", "state": "Pending", "taskState": "Finished"}),
+        ("PATCH", {"state": "Pending", "taskState": "Finished"}),
+    ):
+        refused = http.open("/tasks" if method == "POST" else url, method=method, json=payload)
+        assert refused.status_code == 422, (method, refused.get_data(as_text=True))
+        errors = refused.get_json()["errors"]
+        assert set(errors) == {"state", "taskState"}, (method, errors)
+        assert all("taskState" in m and "state" in m.replace("taskState", "") for m in errors["state"])
+    assert set(http.post("/tasks", json=task("bad", namespace, taskState="Done")).get_json()["errors"]) == {"taskState"}
+    assert stored() == "Pending"  # the CRD default, after the null; no refused write changed it
+    assert http.get(f"/tasks/{namespace}/clash").status_code == 404
 
 
 def test_a_task_held_by_a_finalizer_is_terminating(http: FlaskClient, namespace: str, custom: Any) -> None:

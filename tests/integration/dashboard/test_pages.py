@@ -1,6 +1,8 @@
 """The dashboard's HTML without a browser: pages and fragments from the same blocks, filters and
 paging, form validation and writes through the JSON API's flow, CSRF rules (dashboard routes always;
-the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped.
+the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped; domain
+links use https:// only when the Ingress has TLS (the list and status from ``status.tls``, the children
+panel from the Ingress it shows); an S3 Darkroom made with both keys left empty reads a public bucket.
 """
 
 from __future__ import annotations
@@ -176,3 +178,54 @@ def test_an_object_someone_else_made_is_not_shown_as_a_child(http: Client, custo
     html = http.get(f"/ui/darkrooms/{namespace}/billing").get_data(as_text=True)
     assert "a Service of this name exists but belongs to someone else (left alone)" in html
     assert "port 8080" not in html
+
+
+def _darkroom_with_ingress(custom: Any, api_client: Any, namespace: str, name: str, *, tls: bool) -> None:
+    """A Darkroom, the status a reconciler would publish and an Ingress it controls (no reconciler runs here)."""
+    from kubernetes import client
+
+    host = f"{name}-{namespace}.darkroom.example.com"
+    body = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "metadata": {"name": name},
+        "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/i"}, "subDomains": [f"{name}-{namespace}"]},
+    }
+    uid = custom.create_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", body)["metadata"]["uid"]
+    custom.patch_namespaced_custom_object_status(*DARKROOMS, namespace, "darkrooms", name, {"status": {"domains": [host], "tls": tls}})
+    owner = {"apiVersion": body["apiVersion"], "kind": "Darkroom", "name": name, "uid": uid, "controller": True}
+    rule = {"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
+            "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}  # fmt: skip
+    spec: dict[str, Any] = {"rules": [rule]}
+    if tls:
+        spec["tls"] = [{"hosts": [host], "secretName": "wildcard"}]
+    client.NetworkingV1Api(api_client).create_namespaced_ingress(
+        namespace, {"metadata": {"name": name, "ownerReferences": [owner]}, "spec": spec}
+    )
+
+
+def test_domain_links_use_https_only_with_tls(http: Client, custom: Any, namespace: str, api_client: Any) -> None:
+    for name, tls in (("plain", False), ("secure", True)):
+        _darkroom_with_ingress(custom, api_client, namespace, name, tls=tls)
+    wait_for(lambda: "https://secure-" in http.get(f"/?namespace={namespace}").get_data(as_text=True), message="status.tls cached")
+    listed = http.get(f"/?namespace={namespace}").get_data(as_text=True)
+    for name, scheme in (("plain", "http"), ("secure", "https")):
+        host = f"{name}-{namespace}.darkroom.example.com"
+        other = "https" if scheme == "http" else "http"
+        assert f'href="{scheme}://{host}"' in listed and f'href="{other}://{host}"' not in listed, name
+        detail = http.get(f"/ui/darkrooms/{namespace}/{name}").get_data(as_text=True)
+        # The status line and the Ingress in the children panel: both links, both with the scheme.
+        assert detail.count(f'href="{scheme}://{host}"') == 2 and f'href="{other}://{host}"' not in detail, name
+
+
+def test_an_s3_darkroom_with_both_keys_left_empty_reads_a_public_bucket(http: Client, custom: Any, namespace: str) -> None:
+    new = http.get(f"/ui/darkrooms/new?namespace={namespace}").get_data(as_text=True)
+    assert "Leave both empty for a public bucket." in new
+    form = {"namespace": namespace, "name": "open", "source_type": "S3", "bucket": "open-data", "region": "eu-west-1",
+            "accessKey": "", "secretKey": "", "subDomains": [f"open-{namespace}"]}  # fmt: skip
+    created = http.post("/ui/darkrooms/new", form)
+    assert created.status_code == 303, created.get_data(as_text=True)
+    stored = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "open")
+    assert stored["spec"]["source"] == {"type": "S3", "bucket": "open-data", "region": "eu-west-1"}
+    half = http.post("/ui/darkrooms/new", {**form, "name": "half", "accessKey": "AKIA-ONLY", "subDomains": [f"half-{namespace}"]})
+    assert half.status_code == 422 and 'id="f-source-secretKey-error"' in half.get_data(as_text=True)

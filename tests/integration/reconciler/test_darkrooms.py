@@ -5,8 +5,9 @@ controller ownerReferences); status (domains, readyReplicas, observedGeneration,
 Reconciled with lastTransitionTime) and the Ready event; a converged reconcile sends no write
 request; edited children (image, port, ConfigMap data, host) are reverted and deleted ones
 recreated; spec changes flow through (image, config hash, replicas without a restart, S3 →
-WebFolder drops the credential env and bucket keys, a removed sub-domain); TLS/class removed when
-the settings drop them; invalid specs give Reconciled=False/InvalidSpec with one Warning event;
+WebFolder drops the credential env and bucket keys, a removed sub-domain); an S3 source without
+credentials (a public bucket) runs without credential env; TLS/class removed when the settings drop
+them, and ``status.tls`` says whether the Ingress has TLS; invalid specs give Reconciled=False/InvalidSpec with one Warning event;
 apply failures give Reconciled=False/ApplyFailed, re-raise, and recover; a child controlled by
 someone else is never taken over; the unready annotation turns Ready False and back; deleting the
 Darkroom lets garbage collection remove the children.
@@ -289,10 +290,25 @@ def test_tls_and_ingress_class_are_removed_when_the_settings_drop_them(harness: 
     spec = h.get(INGRESSES, "secure")["spec"]
     assert spec["ingressClassName"] == "nginx"
     assert spec["tls"] == [{"hosts": ["a.darkroom.example.com", "b.darkroom.example.com"], "secretName": "wildcard"}]
+    assert h.get(DARKROOMS, "secure")["status"]["tls"] is True  # published for the API and the dashboard's links
     h.settle_all()
     h.darkrooms.reconcile(h.key("secure"))
     spec = h.get(INGRESSES, "secure")["spec"]
     assert "tls" not in spec and "ingressClassName" not in spec
+    assert h.get(DARKROOMS, "secure")["status"]["tls"] is False
+
+
+def test_an_s3_source_without_credentials_runs_without_credential_env(harness: Harness) -> None:
+    """A public bucket: no credentialsSecretRef, so no SOURCE_BUCKET_*KEY env and no Secret hint; it reconciles."""
+    h = harness
+    create(h, "public", source={"type": "S3", "bucket": "open-data", "region": "eu-west-1"})
+    reconcile_until(h, "public", "Reconciled", "True")
+    assert "env" not in container(h, "public")
+    data = h.get(CONFIGMAPS, "public")["data"]
+    assert (data["SOURCE_KIND"], data["SOURCE_BUCKET_NAME"], data["SOURCE_BUCKET_REGION"]) == ("S3", "open-data", "eu-west-1")
+    assert not [k for k in data if "KEY" in k]
+    status = h.get(DARKROOMS, "public")["status"]
+    assert (status["domains"], status["tls"]) == (["public.darkroom.example.com"], False)
 
 
 def test_invalid_spec_is_reported_once_and_recovers(harness: Harness) -> None:

@@ -1,5 +1,6 @@
 """Darkroom payloads: the seed's JSON is accepted, friendly → CR → friendly round-trips, every validation
-rule reports on its friendly field path, unknown fields are named, and S3 keys never reach a CR or a response.
+rule reports on its friendly field path, unknown fields are named, S3 keys are optional (a public bucket) but
+come in pairs and never reach a CR or a response, and ``status.tls`` (false when the reconciler has not said).
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def test_status_shape_and_ready_only_for_the_current_generation() -> None:
     ready = {"type": "Ready", "status": "True", "reason": "Available", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}
     cr["status"] = {
         "domains": ["ajatprabha.darkroom.example.com"],
+        "tls": True,
         "readyReplicas": 1,
         "observedGeneration": 1,
         "conditions": [{**ready, "observedGeneration": 1}],
@@ -139,6 +141,7 @@ def test_status_shape_and_ready_only_for_the_current_generation() -> None:
         "stateMessage": "Available",
         "ready": True,
         "domains": ["ajatprabha.darkroom.example.com"],
+        "tls": True,
         "readyReplicas": 1,
         "conditions": [{**ready, "observedGeneration": 2}],
         "observedGeneration": 2,
@@ -179,7 +182,6 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"source": {"type": "S3", "region": "eu-west-1", "accessKey": "a", "secretKey": "s"}}, "source.bucket"),
     ({"source": {"type": "S3", "bucket": "bkt", "accessKey": "a", "secretKey": "s"}}, "source.region"),
     ({"source": {**S3_OK, "bucket": "Bad_Bucket"}}, "source.bucket"),
-    ({"source": {"type": "S3", "bucket": "bkt", "region": "eu-west-1"}}, "source.accessKey"),
     ({"source": {"type": "S3", "bucket": "bkt", "region": "eu-west-1", "accessKey": "a"}}, "source.secretKey"),
     ({"source": {**S3_OK, "baseUrl": "https://x.example"}}, "source.baseUrl"),
     ({"source": {**S3_OK, "endpoint": "minio:9000"}}, "source.endpoint"),
@@ -200,10 +202,24 @@ def test_required_fields(missing: str) -> None:
     assert missing in errors_of({k: v for k, v in SEED_CREATE.items() if k != missing})
 
 
-def test_on_update_s3_keys_are_optional_but_still_come_in_pairs() -> None:
+def test_s3_keys_are_optional_but_still_come_in_pairs() -> None:
+    """Create and update alike: no keys is a public bucket (it was required on create before issue 15)."""
     s3 = {**SEED_CREATE, "source": {"type": "S3", "bucket": "bkt", "region": "eu-west-1"}}
-    assert DarkroomUpdateSchema().load(s3)["source"]["type"] == "S3"
-    assert "source.secretKey" in errors_of({**s3, "source": {**s3["source"], "accessKey": "a"}}, DarkroomUpdateSchema)
+    for schema in (DarkroomCreateSchema, DarkroomUpdateSchema):
+        friendly = schema().load(s3)
+        assert friendly["source"]["type"] == "S3"
+        assert conversion.keys_of(friendly) is None
+        assert "source.secretKey" in errors_of({**s3, "source": {**s3["source"], "accessKey": "a"}}, schema)
+        assert "source.accessKey" in errors_of({**s3, "source": {**s3["source"], "secretKey": "s"}}, schema)
+    public = conversion.to_spec(DarkroomCreateSchema().load(s3), secret_name=None)
+    assert public["source"] == {"type": "S3", "bucket": "bkt", "region": "eu-west-1"}
+
+
+def test_status_tls_defaults_to_false() -> None:
+    """A status an older reconciler wrote has no ``tls``: the domains are linked with http://."""
+    cr = as_cr(DarkroomCreateSchema().load(SEED_CREATE))
+    cr["status"] = {"domains": ["ajatprabha.darkroom.example.com"]}
+    assert conversion.to_friendly(cr)["status"]["tls"] is False
 
 
 def test_error_messages_never_quote_the_keys() -> None:
