@@ -6,65 +6,92 @@ Never run by the test suite; run it with::
     .venv/bin/python bench/reconcile.py --server dev     # devcluster only (~7 min)
     .venv/bin/python bench/reconcile.py --count 100 --runs 1 --resync-s 10   # sanity run
     .venv/bin/python bench/reconcile.py --operators kopf       # one side only
+    .venv/bin/python bench/reconcile.py --kind postgresql      # 100 Postgresqls (ours only)
+    .venv/bin/python bench/reconcile.py --kind darkroom,mixed --operators ours --resync-s 180   # + 100 Postgresqls
 
 ``--server dev|real|both`` (default: both if ``realcluster/bin/realcluster`` exists or can be built,
 else dev with a note) picks the API server: devcluster, the real control plane (realcluster: etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler, a simulated node), or both in the same
-invocation, side by side in one table.
+invocation, side by side in one table. ``--kind darkroom|postgresql|mixed`` (comma-separated, one
+table each, default darkroom) picks what is created at once (``workloads.py``): ``darkroom``
+``--count`` Darkrooms (default 1,000; the benchmark as it was before ``--kind``, same output);
+``postgresql`` ``--count`` Postgresqls (default 100); ``mixed`` ``--count`` Darkrooms (default
+1,000) and ``--pg-count`` Postgresqls (default 100) together, interleaved. The kopf peer knows
+Darkrooms only: it runs for ``darkroom`` and is skipped, with a note under the table, for the others.
 
 Method
 ------
 * Operators: ``ours`` = ``python -m darkroom_operator --kubeconfig K --namespace bench --workers W
   --health-port P --no-leader-election`` (``DARKROOM_OPERATOR_RESYNC_S`` = ``--resync-s``, log
-  level WARNING); ``kopf`` = ``python -m kopf run --standalone --namespace bench --quiet
+  level WARNING; it runs every controller — Darkroom, Task, Postgresql — whatever the workload);
+  ``kopf`` = ``python -m kopf run --standalone --namespace bench --quiet
   bench/peers/kopf_darkroom.py`` (the peer's module docstring says what it does and why;
   ``KOPF_PEER_WORKERS`` = W). Leader election is off for both (kopf ``--standalone``: no peering).
-* Every (run, server, operator) triple gets a fresh server on a free 127.0.0.1 port with a temp
+* Every (run, server, workload, operator) gets a fresh server on a free 127.0.0.1 port with a temp
   data dir, the same flags for both operators, the product's CRDs and one namespace (``servers.py``).
   dev: ``python -m devcluster serve --deployment-ready-delay <--ready-delay> --history-size 200000
-  --audit-log`` (no watch ever gets 410; devcluster itself marks a Deployment available after the
-  delay). real: ``realcluster up --pod-ready-delay <--ready-delay> --audit-log``: a Darkroom's
-  Deployment becomes available only when the real Deployment controller has made a ReplicaSet,
-  the ReplicaSet controller a pod, the scheduler has bound it and the simulated node has made it
-  Ready after the delay — the whole chain a real cluster runs, with every step an API request.
+  --audit-log`` (no watch ever gets 410; devcluster itself marks a Deployment available, and a
+  StatefulSet's replica ready and its PersistentVolumeClaim bound, after the delay). real:
+  ``realcluster up --pod-ready-delay <--ready-delay> --audit-log``: a Darkroom's Deployment becomes
+  available only when the real Deployment controller has made a ReplicaSet, the ReplicaSet
+  controller a pod, the scheduler has bound it and the simulated node has made it Ready after the
+  delay; a Postgresql's StatefulSet reports a ready replica only when the real StatefulSet
+  controller has made its PVC and pod, the simulated node has provisioned a volume, the scheduler
+  has bound the pod and the node has made it Ready — the whole chain a real cluster runs, with
+  every step an API request.
   The operators get the server's kubeconfig (real: HTTPS, cluster CA, admin bearer token; the
   kopf peer loads it with the official client and kopf logs in from the same file).
   The order of the operators alternates between runs. Each figure in the table is the median over
-  ``--runs`` runs; both operators run in the same invocation on the same machine.
+  ``--runs`` runs; both operators (and every workload) run in the same invocation on the same machine.
 * Convergence: once the operator is ready (ours: ``/readyz`` 200; both: the audit log shows its
-  watches on Darkrooms and Deployments), ``--count`` Darkrooms (WebFolder source, two sub-domains)
-  are POSTed by ``--clients`` threads, each with one keep-alive connection. This process watches
-  the Darkrooms with an informer (cluster.Cache; Darkrooms only, to keep this process's own CPU
-  out of the way: ~0.7 s for 1,000) and notes when each is first seen ``Ready=True``; once all are,
-  it lists the four child kinds until every Darkroom's ConfigMap, Deployment, Service and Ingress
-  exist (a child missing at the first look moves its Darkroom's done time to when it showed up;
-  both operators apply all four before Ready can turn True, so that never happened). "time until
-  all Ready" runs from the first POST to the last Darkroom done; per Darkroom, create → Ready is
-  from its POST's acknowledgement to it being done (p50 / p99).
-* Reconciles: ours = ``darkroom_operator_reconcile_total{controller="darkroom"}`` (all results)
-  from ``/metrics``; kopf = handler invocations (Darkroom create/update/resume handler + Deployment
-  event handler), counted by the peer. Read when all are Ready; reconciles/s = that count / time
-  to all Ready.
+  watches on the workload's kinds and their Deployments / StatefulSets), the workload's objects
+  are POSTed by ``--clients`` threads, each with one keep-alive connection: Darkrooms (WebFolder
+  source, two sub-domains of their own), Postgresqls (``version`` 17, 1Gi, requests/limits, two
+  parameters, the password generated by the reconciler). This process watches the workload's kinds
+  with informers (cluster.Cache; those kinds only, to keep this process's own CPU out of the way:
+  ~0.7 s for 1,000 Darkrooms) and notes when each object is first seen Ready: a Darkroom at
+  ``Ready=True``, a Postgresql at ``status.phase: Running`` (its ``Ready=True``). Once all are, it
+  lists the child kinds until every child exists — a Darkroom's ConfigMap, Deployment, Service and
+  Ingress; a Postgresql's password Secret, ConfigMap, client and headless Services and StatefulSet
+  (a child missing at the first look moves its owner's done time to when it showed up; the
+  operators apply every child before Ready can turn True, so that never happened). "time until
+  all Ready" runs from the first POST to the last object done; per object, create → Ready is from
+  its POST's acknowledgement to it being done (p50 / p99).
+* Reconciles: ours = ``darkroom_operator_reconcile_total`` (all results) from ``/metrics`` for the
+  workload's controllers (``controller="darkroom"``, ``"postgresql"``, both for mixed); kopf =
+  handler invocations (Darkroom create/update/resume handler + Deployment event handler), counted
+  by the peer. Read when all are Ready; reconciles/s = that count / time to all Ready.
 * Writes: audit-log records (``--audit-log`` of devcluster; kube-apiserver's audit Events at stage
   ResponseComplete for the real server) whose verb is not get/list/watch, that are not dry runs,
   and whose User-Agent is the operator's (ours ``darkroom-operator``; kopf ``kopf/`` and the peer's
-  client ``kopf-peer/``), from the first POST until the writes are quiet.
-* Server CPU: dev = the devcluster process (which also plays the Deployment controller); real =
-  kube-apiserver + the ``realcluster up`` process (embedded etcd, node simulator), and in a row of
-  its own kube-controller-manager + kube-scheduler (the Deployment → ReplicaSet → pod → binding
-  chain), from the first POST until all are Ready.
+  client ``kopf-peer/``), from the first POST until the writes are quiet. Tables other than
+  ``darkroom`` add a row per written resource (``postgresqls/status``, ``secrets``, ...) and note
+  the writes by request (verb + resource) per server.
+* Server CPU: dev = the devcluster process (which also plays the Deployment and StatefulSet
+  controllers); real = kube-apiserver + the ``realcluster up`` process (embedded etcd, node
+  simulator), and in a row of its own kube-controller-manager + kube-scheduler (the Deployment →
+  ReplicaSet → pod → binding and StatefulSet → PVC + pod → binding chains), from the first POST
+  until all are Ready.
 * Peak RSS: ``VmHWM`` of the operator process from ``/proc/<pid>/status`` (psutil is not needed),
   read just before it is stopped, so it covers convergence and the resync; CPU = utime + stime.
-* Resync (ours): after convergence, wait until the reconcile counter has grown by ``--count``
-  (one full periodic resync: ``--resync-s`` after the operator started, then every ``--resync-s``;
-  keep it above the convergence time so no resync runs during convergence — the run warns if one
-  did) and the writes are quiet; report the writes in that window (target 0). kopf has no periodic
-  resync; its level-triggered re-handling of existing objects is ``on.resume`` at startup. So both
-  operators are then restarted (SIGTERM, wait, start again, same flags) and the writes until the
-  new process has handled every Darkroom and gone quiet are reported as "writes on restart".
+  For ``mixed`` this is the reconciler's memory with every Darkroom and Postgresql (and their
+  children) in its caches.
+* Resync (ours): after convergence, wait until the reconcile counter of the workload's controllers
+  has grown by the number of objects (one full periodic resync: ``--resync-s`` after the operator
+  started, then every ``--resync-s``; keep it above the convergence time so no resync runs during
+  convergence — the run warns if one did) and the writes are quiet; report the writes in that
+  window (target 0; any that happen are listed one by one — verb, resource, object, code — under
+  the table and on stderr). kopf has no periodic resync; its level-triggered re-handling of
+  existing objects is ``on.resume`` at startup. So both operators are then restarted (SIGTERM,
+  wait, start again, same flags) and the writes until the new process has handled every object
+  and gone quiet are reported as "writes on restart".
+* Baselines: ``kopf / ours`` in the Darkroom table when both ran; for ``mixed``, when the same
+  invocation ran ``darkroom`` for ours (``--kind darkroom,mixed``: the same Darkroom count), that
+  run is a column of the mixed table and ``mixed / Darkrooms only`` the ratio
+  (``reconcile_results.py``). ``postgresql`` has no baseline.
 * Where the time goes: ``--profile DIR`` attaches ``py-spy record`` (in .venv) to the operator, and
   with ``--profile-server`` to devcluster (not to the real server: it is Go), from ready until all
-  Darkrooms are Ready (collapsed stacks; add ``--profile-idle`` for waiting threads).
+  objects are Ready (collapsed stacks; add ``--profile-idle`` for waiting threads).
 """
 
 from __future__ import annotations
@@ -77,32 +104,27 @@ import os
 import platform
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from common import ROOT, Endpoint, cpu_seconds, exit_on_sigterm, free_port, install_crds, log, machine_summary, stop_process, wait_until
-from common import Conn as BaseConn
 from common import quantile as percentile
+from reconcile_results import Results, RunResult, tables
 from servers import ApiServer, AuditLog, AuditRecord, choose_servers, make_server, realcluster_version
+from workloads import NAMESPACE, WORKLOADS, Tracker, Workload, create_all, workload
+from workloads import BenchConn as Conn
 
 sys.path.insert(0, str(ROOT))
 
-from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Cache, ConnectionSettings, InformerSettings, connect
+from cluster import DARKROOMS, Cache, ConnectionSettings, InformerSettings, connect
 
 HOST = "127.0.0.1"
-NAMESPACE = "bench"
 PEER = ROOT / "bench" / "peers" / "kopf_darkroom.py"
-CHILD_KINDS = (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES)
 
 
 def proc_status(pid: int) -> dict[str, str]:
@@ -120,9 +142,23 @@ def peak_rss_mib(pid: int) -> float:
 # The cluster: devcluster or the real control plane, with an audit log
 
 
+def resource_of(r: AuditRecord) -> str:
+    return f"{r.resource}{'/' + r.subresource if r.subresource else ''}"
+
+
 def breakdown(records: list[AuditRecord]) -> str:
-    counts = Counter(f"{r.verb} {r.resource}{'/' + r.subresource if r.subresource else ''}" for r in records)
+    counts = Counter(f"{r.verb} {resource_of(r)}" for r in records)
     return ", ".join(f"{what} {n}" for what, n in counts.most_common()) or "none"
+
+
+def by_resource(records: list[AuditRecord]) -> dict[str, int]:
+    return dict(Counter(resource_of(r) for r in records))
+
+
+def requests(records: list[AuditRecord], limit: int = 20) -> str:
+    """The first ``limit`` requests one by one (verb, resource, object, response code): what a resync should not write."""
+    shown = [f"{r.verb} {resource_of(r)} {r.namespace}/{r.name} -> {r.code}" for r in records[:limit]]
+    return "; ".join(shown) + (f"; ... ({len(records) - limit} more)" if len(records) > limit else "")
 
 
 class Cluster:
@@ -167,10 +203,6 @@ class Cluster:
         self.server.stop()
 
 
-class Conn(BaseConn):
-    USER_AGENT = "reconcile-bench/1"
-
-
 # --------------------------------------------------------------------------------------------
 # The operators under test
 
@@ -180,10 +212,12 @@ class Operator:
 
     label = ""
     agents: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = WORKLOADS  # the --kind words it can reconcile
 
-    def __init__(self, cluster: Cluster, opts: argparse.Namespace) -> None:
+    def __init__(self, cluster: Cluster, opts: argparse.Namespace, load: Workload) -> None:
         self.cluster = cluster
         self.opts = opts
+        self.load = load
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.started_at = 0  # audit-log record index when the current process was started
@@ -193,10 +227,14 @@ class Operator:
         raise NotImplementedError
 
     def ready(self) -> bool:
-        return self.cluster.audit.watching(self.agents, ("darkrooms", "deployments"), self.started_at)
+        return self.cluster.audit.watching(self.agents, self.load.watched, self.started_at)
 
     def reconciles(self) -> int:
         raise NotImplementedError
+
+    def handled(self) -> int:
+        """Objects handled since the process started (for the restart window)."""
+        return self.reconciles()
 
     def start(self) -> None:
         self.starts += 1
@@ -234,8 +272,8 @@ class Ours(Operator):
     label = "darkroom-operator"
     agents = ("darkroom-operator",)
 
-    def __init__(self, cluster: Cluster, opts: argparse.Namespace) -> None:
-        super().__init__(cluster, opts)
+    def __init__(self, cluster: Cluster, opts: argparse.Namespace, load: Workload) -> None:
+        super().__init__(cluster, opts, load)
         self.health_port = free_port()
 
     def command(self) -> tuple[list[str], dict[str, str]]:
@@ -260,9 +298,10 @@ class Ours(Operator):
         status, text = self._get("/metrics")
         if status != 200:
             raise RuntimeError(f"{self.label} /metrics answered {status}")
+        labels = tuple(f'controller="{c}"' for c in self.load.controllers)
         total = 0.0
         for line in text.splitlines():
-            if line.startswith("darkroom_operator_reconcile_total{") and 'controller="darkroom"' in line:
+            if line.startswith("darkroom_operator_reconcile_total{") and any(label in line for label in labels):
                 total += float(line.rsplit(" ", 1)[1])
         return int(total)
 
@@ -270,9 +309,10 @@ class Ours(Operator):
 class Kopf(Operator):
     label = "kopf"
     agents = ("kopf/", "kopf-peer/")
+    workloads = ("darkroom",)  # bench/peers/kopf_darkroom.py knows Darkrooms only
 
-    def __init__(self, cluster: Cluster, opts: argparse.Namespace) -> None:
-        super().__init__(cluster, opts)
+    def __init__(self, cluster: Cluster, opts: argparse.Namespace, load: Workload) -> None:
+        super().__init__(cluster, opts, load)
         self.stats = cluster.dir / "kopf-stats.json"
 
     def command(self) -> tuple[list[str], dict[str, str]]:
@@ -292,7 +332,7 @@ class Kopf(Operator):
         counters = self.counters()
         return counters.get("darkroom_handler", 0) + counters.get("deployment_handler", 0)
 
-    def darkrooms_handled(self) -> int:
+    def handled(self) -> int:
         return self.counters().get("darkroom_handler", 0)
 
 
@@ -300,147 +340,7 @@ OPERATORS: dict[str, type[Operator]] = {"ours": Ours, "kopf": Kopf}
 
 
 # --------------------------------------------------------------------------------------------
-# Convergence tracking (informers on the namespace)
-
-
-class Tracker:
-    """When each Darkroom was first seen ``Ready=True`` (an informer on Darkrooms only: cheap for this process).
-
-    The children are checked once every Darkroom is Ready (:meth:`wait_for_children`): both
-    operators apply all four before Ready can turn True, so the lists normally find them all and
-    change nothing; a child found missing moves its Darkroom's done time to when it showed up.
-    """
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self.ready_at: dict[str, float] = {}
-        self.all_ready = threading.Event()
-        self.lock = threading.Lock()
-
-    def darkroom(self, obj: Any) -> None:
-        conditions = (obj.get("status") or {}).get("conditions") or ()
-        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
-            now = time.monotonic()
-            with self.lock:
-                self.ready_at.setdefault(obj["metadata"]["name"], now)
-                if len(self.ready_at) >= self.count:
-                    self.all_ready.set()
-
-    def watch(self, cache: Cache) -> None:
-        informer = cache.add(DARKROOMS, namespace=NAMESPACE)
-        informer.add_handler(on_add=self.darkroom, on_update=lambda _old, new: self.darkroom(new))
-
-    def wait_for_children(self, endpoint: Endpoint, timeout_s: float) -> dict[str, float]:
-        """Done time per Darkroom: when it was Ready, or later when a missing child appeared."""
-        with self.lock:
-            done = dict(self.ready_at)
-        missing = {(str(kind), name) for kind in CHILD_KINDS for name in done}
-        conn = Conn(endpoint)
-        try:
-            deadline = time.monotonic() + timeout_s
-            first = True
-            while missing:
-                for kind in CHILD_KINDS:
-                    items = conn.expect(200, "GET", kind.path(namespace=NAMESPACE))["items"]
-                    now = time.monotonic()
-                    for item in items:
-                        key = (str(kind), item["metadata"]["name"])
-                        if key in missing:
-                            missing.discard(key)
-                            if not first:
-                                done[key[1]] = max(done[key[1]], now)
-                first = False
-                if missing and time.monotonic() > deadline:
-                    raise TimeoutError(f"{len(missing)} children still missing, e.g. {sorted(missing)[:3]}")
-                if missing:
-                    time.sleep(0.2)
-        finally:
-            conn.close()
-        return done
-
-
-def darkroom_body(i: int) -> bytes:
-    """Darkroom ``dr-<i>`` with two sub-domains of its own: equal sub-domains would be a host conflict
-    that only the oldest Darkroom wins (the reconciler's hosts rule; the kopf peer has no such rule)."""
-    body = {
-        "apiVersion": DARKROOMS.api_version,
-        "kind": "Darkroom",
-        "metadata": {"name": f"dr-{i:05}", "labels": {"team": f"team-{i % 7}"}},
-        "spec": {
-            "version": "v0.1.0",
-            "source": {"type": "WebFolder", "baseUrl": "https://example.com/images"},
-            "subDomains": [f"images-{i:05}", f"cdn-{i:05}"],
-        },
-    }
-    return json.dumps(body).encode()
-
-
-def create_all(endpoint: Endpoint, count: int, clients: int) -> tuple[float, dict[str, float]]:
-    """POST ``count`` Darkrooms from ``clients`` threads (one keep-alive connection each); (first send time, ack time per name)."""
-    acked: dict[str, float] = {}
-    errors: list[str] = []
-    start = threading.Barrier(clients + 1)
-    path = DARKROOMS.path(namespace=NAMESPACE)
-
-    def worker(indexes: range) -> None:
-        conn = Conn(endpoint)
-        try:
-            start.wait(30)
-            for i in indexes:
-                status, data = conn.request("POST", path, darkroom_body(i))
-                if status != 201:
-                    errors.append(f"POST dr-{i:05}: {status} {data[:300]!r}")
-                    return
-                acked[f"dr-{i:05}"] = time.monotonic()
-        finally:
-            conn.close()
-
-    threads = [threading.Thread(target=worker, args=(range(t, count, clients),), daemon=True) for t in range(clients)]
-    for t in threads:
-        t.start()
-    start.wait(30)
-    first_sent = time.monotonic()
-    for t in threads:
-        t.join()
-    if errors:
-        raise RuntimeError(f"{len(errors)} creates failed, e.g. {errors[0]}")
-    return first_sent, acked
-
-
-# --------------------------------------------------------------------------------------------
 # One run of one operator
-
-
-@dataclass
-class RunResult:
-    server: str
-    operator: str
-    time_to_ready_s: float
-    create_s: float
-    latency_p50_s: float
-    latency_p99_s: float
-    reconciles: int
-    writes: int
-    writes_detail: str
-    peak_rss_mib: float
-    cpu_s: float
-    server_cpu_s: float
-    controllers_cpu_s: float | None
-    resync_writes: int | None = None
-    resync_detail: str = ""
-    resync_s: float | None = None
-    restart_writes: int = 0
-    restart_detail: str = ""
-    restart_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def darkrooms_per_s(self) -> float:
-        return self.extra["count"] / self.time_to_ready_s
-
-    @property
-    def reconciles_per_s(self) -> float:
-        return self.reconciles / self.time_to_ready_s
 
 
 def wait_quiet(operator: Operator, since: int, quiet_s: float, timeout_s: float) -> None:
@@ -457,15 +357,17 @@ def wait_quiet(operator: Operator, since: int, quiet_s: float, timeout_s: float)
         elif now - last_change >= quiet_s:
             return
         time.sleep(0.1)
-    raise TimeoutError(f"{operator.label} kept writing for {timeout_s:g} s")
+    writes = audit.writes(operator.agents, since)
+    raise TimeoutError(f"{operator.label} kept writing for {timeout_s:g} s: {breakdown(writes)}; the last: {requests(writes[-10:])}")
 
 
-def run_once(server: str, kind: str, opts: argparse.Namespace, work: Path) -> RunResult:
+def run_once(server: str, name: str, load: Workload, opts: argparse.Namespace, work: Path) -> RunResult:
+    """A fresh server, operator ``name`` started on it, ``load`` created at once: convergence, resync, restart."""
     cluster = Cluster(server, work, ready_delay_s=opts.ready_delay).start()
-    operator = OPERATORS[kind](cluster, opts)
+    operator = OPERATORS[name](cluster, opts, load)
     connection = connect(ConnectionSettings(kubeconfig=cluster.kubeconfig), environ={})
     cache = Cache(transport=connection.transport, settings=InformerSettings())
-    tracker = Tracker(opts.count)
+    tracker = Tracker(load)
     tracker.watch(cache)
     try:
         cache.start()
@@ -473,53 +375,7 @@ def run_once(server: str, kind: str, opts: argparse.Namespace, work: Path) -> Ru
             raise RuntimeError("bench informers did not sync")
         operator.start()
         operator.wait_ready()
-        profilers = start_profilers(operator, opts, work)
-        since = cluster.audit.mark()
-        server_cpu0, controllers_cpu0, bench_cpu0 = cluster.cpu_seconds(), cluster.controllers_cpu_seconds(), time.process_time()
-        first_sent, acked = create_all(cluster.endpoint, opts.count, opts.clients)
-        create_s = max(acked.values()) - first_sent
-        log(f"    created {opts.count} Darkrooms in {create_s:.1f} s")
-        deadline = time.monotonic() + opts.timeout_s
-        while not tracker.all_ready.wait(1.0):
-            operator.check_alive()
-            if time.monotonic() > deadline:
-                with tracker.lock:
-                    ready = len(tracker.ready_at)
-                raise TimeoutError(f"{operator.label}: only {ready} of {opts.count} Darkrooms Ready after {opts.timeout_s:g} s")
-        reconciles = operator.reconciles()
-        cpu_at_ready = cpu_seconds(operator.pid)
-        server_cpu = cluster.cpu_seconds() - server_cpu0
-        controllers_cpu = cluster.controllers_cpu_seconds() - controllers_cpu0 if server == "real" else None
-        overlap = isinstance(operator, Ours) and time.monotonic() - operator.started_mono >= opts.resync_s
-        if overlap:
-            log(f"    WARNING: a periodic resync ran before all were Ready (raise --resync-s above {opts.resync_s:g} s)")
-        bench_cpu = time.process_time() - bench_cpu0
-        done_at = tracker.wait_for_children(cluster.endpoint, 60)
-        latencies = [done_at[name] - acked[name] for name in acked]
-        time_to_ready = max(done_at.values()) - first_sent
-        for profiler in profilers:
-            stop_process(profiler, timeout_s=60, sig=signal.SIGINT)
-        log(f"    all Ready after {time_to_ready:.1f} s; waiting for the writes to settle")
-        wait_quiet(operator, since, opts.settle_s, 120)
-        converge_writes = cluster.audit.writes(operator.agents, since)
-        if not converge_writes:
-            raise RuntimeError(f"no writes by User-Agent {operator.agents} in the audit log; agents seen: {cluster.audit.agents()}")
-        result = RunResult(
-            server=server,
-            operator=kind,
-            time_to_ready_s=time_to_ready,
-            create_s=create_s,
-            latency_p50_s=percentile(latencies, 0.5),
-            latency_p99_s=percentile(latencies, 0.99),
-            reconciles=reconciles,
-            writes=len(converge_writes),
-            writes_detail=breakdown(converge_writes),
-            peak_rss_mib=0.0,
-            cpu_s=cpu_at_ready,
-            server_cpu_s=server_cpu,
-            controllers_cpu_s=controllers_cpu,
-            extra={"count": opts.count, "bench_cpu_s": bench_cpu, "resync_overlap": overlap},
-        )
+        result = converge(operator, tracker, opts, work)
         if isinstance(operator, Ours):
             resync_window(operator, result, opts)
         result.peak_rss_mib = peak_rss_mib(operator.pid)
@@ -530,6 +386,64 @@ def run_once(server: str, kind: str, opts: argparse.Namespace, work: Path) -> Ru
         cache.stop()
         connection.close()
         cluster.stop()
+
+
+def wait_all_ready(operator: Operator, tracker: Tracker, opts: argparse.Namespace) -> None:
+    deadline = time.monotonic() + opts.timeout_s
+    while not tracker.all_ready.wait(1.0):
+        operator.check_alive()
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{operator.label}: only {tracker.ready_count()} of {operator.load.objects} Ready after {opts.timeout_s:g} s"
+            )
+
+
+def converge(operator: Operator, tracker: Tracker, opts: argparse.Namespace, work: Path) -> RunResult:
+    """Create the workload and measure until every object is done and the operator's writes are quiet."""
+    cluster, load = operator.cluster, operator.load
+    profilers = start_profilers(operator, opts, work)
+    since = cluster.audit.mark()
+    server_cpu0, controllers_cpu0, bench_cpu0 = cluster.cpu_seconds(), cluster.controllers_cpu_seconds(), time.process_time()
+    first_sent, acked = create_all(cluster.endpoint, load, opts.clients)
+    create_s = max(acked.values()) - first_sent
+    log(f"    created {load.objects} in {create_s:.1f} s")
+    wait_all_ready(operator, tracker, opts)
+    reconciles = operator.reconciles()
+    cpu_at_ready = cpu_seconds(operator.pid)
+    server_cpu = cluster.cpu_seconds() - server_cpu0
+    controllers_cpu = cluster.controllers_cpu_seconds() - controllers_cpu0 if cluster.kind == "real" else None
+    overlap = isinstance(operator, Ours) and time.monotonic() - operator.started_mono >= opts.resync_s
+    if overlap:
+        log(f"    WARNING: a periodic resync ran before all were Ready (raise --resync-s above {opts.resync_s:g} s)")
+    bench_cpu = time.process_time() - bench_cpu0
+    done_at = tracker.wait_for_children(cluster.endpoint, 60)
+    latencies = [done_at[name] - acked[name] for name in acked]
+    time_to_ready = max(done_at.values()) - first_sent
+    for profiler in profilers:
+        stop_process(profiler, timeout_s=60, sig=signal.SIGINT)
+    log(f"    all Ready after {time_to_ready:.1f} s; waiting for the writes to settle")
+    wait_quiet(operator, since, opts.settle_s, 120)
+    converge_writes = cluster.audit.writes(operator.agents, since)
+    if not converge_writes:
+        raise RuntimeError(f"no writes by User-Agent {operator.agents} in the audit log; agents seen: {cluster.audit.agents()}")
+    return RunResult(
+        server=cluster.kind,
+        operator=next(key for key, cls in OPERATORS.items() if isinstance(operator, cls)),
+        time_to_ready_s=time_to_ready,
+        create_s=create_s,
+        latency_p50_s=percentile(latencies, 0.5),
+        latency_p99_s=percentile(latencies, 0.99),
+        reconciles=reconciles,
+        writes=len(converge_writes),
+        writes_detail=breakdown(converge_writes),
+        peak_rss_mib=0.0,
+        cpu_s=cpu_at_ready,
+        server_cpu_s=server_cpu,
+        controllers_cpu_s=controllers_cpu,
+        workload=load.key,
+        writes_by_resource=by_resource(converge_writes),
+        extra={"count": load.total, "bench_cpu_s": bench_cpu, "resync_overlap": overlap},
+    )
 
 
 def start_profilers(operator: Operator, opts: argparse.Namespace, work: Path) -> list[subprocess.Popen[bytes]]:
@@ -569,18 +483,18 @@ def resync_window(operator: Ours, result: RunResult, opts: argparse.Namespace) -
         n = operator.reconciles()
         if n > before and not first_move:
             first_move.append(time.monotonic())
-        return n >= before + opts.count
+        return n >= before + operator.load.total
 
     wait_until(resynced, opts.resync_s + opts.timeout_s, "a full resync", interval_s=0.1)
     finished = time.monotonic()
     wait_quiet(operator, since, opts.settle_s, 120)
     writes = audit.writes(operator.agents, since)
-    result.resync_writes, result.resync_detail = len(writes), breakdown(writes)
+    result.resync_writes, result.resync_detail, result.resync_requests = len(writes), breakdown(writes), requests(writes)
     result.resync_s = finished - first_move[0] if first_move else 0.0
 
 
 def restart_window(operator: Operator, result: RunResult, opts: argparse.Namespace) -> None:
-    """Stop the operator, start it again, and count its writes until it has handled every Darkroom and gone quiet."""
+    """Stop the operator, start it again, and count its writes until it has handled every object and gone quiet."""
     operator.stop()
     audit = operator.cluster.audit
     since = audit.mark()
@@ -590,10 +504,9 @@ def restart_window(operator: Operator, result: RunResult, opts: argparse.Namespa
 
     def handled() -> bool:
         operator.check_alive()
-        n = operator.darkrooms_handled() if isinstance(operator, Kopf) else operator.reconciles()
-        return n >= opts.count
+        return operator.handled() >= operator.load.total
 
-    wait_until(handled, opts.timeout_s, f"{operator.label} to handle every Darkroom after a restart", interval_s=0.1)
+    wait_until(handled, opts.timeout_s, f"{operator.label} to handle every object after a restart", interval_s=0.1)
     result.restart_s = time.monotonic() - started
     wait_quiet(operator, since, opts.settle_s, 120)
     writes = audit.writes(operator.agents, since)
@@ -604,64 +517,14 @@ def restart_window(operator: Operator, result: RunResult, opts: argparse.Namespa
 # Report
 
 
-def machine_line(servers: list[str]) -> str:
+def machine_line(servers: list[str], *, with_kopf: bool) -> str:
+    """The header's machine part; kopf's version only when the peer runs (kopf is a bench extra)."""
+    real = f", real = kube-apiserver {realcluster_version()} + etcd (realcluster)" if "real" in servers else ""
+    if not with_kopf:
+        return f"{machine_summary()}, Python {platform.python_version()}{real}"
     import kopf
 
-    real = f", real = kube-apiserver {realcluster_version()} + etcd (realcluster)" if "real" in servers else ""
     return f"{machine_summary()}, Python {platform.python_version()}, kopf {kopf.__version__}{real}"
-
-
-def controllers_cpu(r: RunResult) -> float | None:
-    """The controller manager + scheduler row: left out of the table without a real server."""
-    return r.controllers_cpu_s
-
-
-ROWS: list[tuple[str, Callable[[RunResult], float | None], str, str]] = [
-    # (metric, value, format, text where the value is None)
-    ("time until all Darkrooms Ready with 4 children (s)", lambda r: r.time_to_ready_s, "{:.1f}", ""),
-    ("Darkrooms Ready per second", lambda r: r.darkrooms_per_s, "{:.1f}", ""),
-    ("create → Ready per Darkroom, p50 (s)", lambda r: r.latency_p50_s, "{:.1f}", ""),
-    ("create → Ready per Darkroom, p99 (s)", lambda r: r.latency_p99_s, "{:.1f}", ""),
-    ("reconciles (handler runs for kopf)", lambda r: r.reconciles, "{:,.0f}", ""),
-    ("reconciles per second", lambda r: r.reconciles_per_s, "{:.1f}", ""),
-    ("API writes until converged", lambda r: r.writes, "{:,.0f}", ""),
-    ("operator CPU until all Ready (s)", lambda r: r.cpu_s, "{:.1f}", ""),
-    ("API server CPU until all Ready (s; real: kube-apiserver + etcd)", lambda r: r.server_cpu_s, "{:.1f}", ""),
-    ("controller manager + scheduler CPU until all Ready (s)", controllers_cpu, "{:.1f}", "n/a (in devcluster)"),
-    ("peak RSS of the operator (MiB)", lambda r: r.peak_rss_mib, "{:.0f}", ""),
-    ("API writes during a periodic resync of the converged set", lambda r: r.resync_writes, "{:,.0f}", "n/a (no resync)"),
-    ("duration of that resync (s)", lambda r: r.resync_s, "{:.1f}", "n/a (no resync)"),
-    ("API writes after a restart (re-handling every Darkroom; kopf's only resync)", lambda r: r.restart_writes, "{:,.0f}", ""),
-    ("time to re-handle every Darkroom after a restart (s)", lambda r: r.restart_s, "{:.1f}", ""),
-]
-NAMES = {"ours": "darkroom-operator", "kopf": "kopf peer"}
-
-
-def median(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
-
-
-def table(results: dict[tuple[str, str], list[RunResult]], servers: list[str], kinds: list[str]) -> str:
-    """One row per metric; per server a column per operator (and kopf / ours when both ran)."""
-    both_kinds, both_servers = len(kinds) == 2, len(servers) == 2
-    header = ["metric"]
-    for server in servers:
-        where = f" ({server})" if both_servers else ""
-        header += [NAMES[k] + where for k in kinds] + (["kopf / ours" + where] if both_kinds else [])
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    for metric, value, fmt, na in ROWS:
-        if value is controllers_cpu and "real" not in servers:
-            continue
-        cells = [metric]
-        for server in servers:
-            medians = {k: median([value(r) for r in results[server, k]]) for k in kinds}
-            cells += [fmt.format(m) if m is not None else na for m in medians.values()]
-            if both_kinds:
-                ours, kopf_value = medians["ours"], medians["kopf"]
-                cells.append(f"{kopf_value / ours:.2f}x" if ours is not None and kopf_value is not None and ours != 0 else "")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -673,11 +536,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="API server: devcluster, the real control plane, or both (default: both if realcluster/bin/realcluster exists "
         "or can be built, else dev)",
     )
-    parser.add_argument("--count", type=int, default=1000, help="Darkrooms created at once (default 1000)")
+    parser.add_argument(
+        "--kind",
+        default="darkroom",
+        help="comma-separated workloads, each its own table: darkroom (Darkrooms), postgresql (Postgresqls), mixed (Darkrooms + "
+        "Postgresqls together); kopf runs for darkroom only (default darkroom)",
+    )
+    parser.add_argument(
+        "--count",
+        type=int,
+        default=None,
+        help="objects created at once: Darkrooms for darkroom and mixed (default 1000), Postgresqls for postgresql (default 100)",
+    )
+    parser.add_argument("--pg-count", type=int, default=100, help="Postgresqls created with the Darkrooms in mixed (default 100)")
     parser.add_argument("--runs", type=int, default=3, help="runs per operator; the table shows medians (default 3)")
     parser.add_argument("--operators", default="ours,kopf", help="comma-separated: ours, kopf (default both)")
     parser.add_argument("--workers", type=int, default=4, help="reconcile workers / kopf handler threads (default 4)")
-    parser.add_argument("--clients", type=int, default=8, help="threads POSTing the Darkrooms (default 8)")
+    parser.add_argument("--clients", type=int, default=8, help="threads POSTing the objects (default 8)")
     parser.add_argument(
         "--ready-delay",
         type=float,
@@ -697,21 +572,52 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     opts.kinds = [k.strip() for k in opts.operators.split(",") if k.strip()]
     if not opts.kinds or set(opts.kinds) - set(OPERATORS):
         parser.error(f"--operators: choose from {sorted(OPERATORS)}")
-    if opts.count < 1 or opts.runs < 1 or opts.workers < 1 or opts.clients < 1 or opts.resync_s <= 0:
-        parser.error("--count, --runs, --workers, --clients must be >= 1 and --resync-s > 0")
+    keys = [k.strip() for k in opts.kind.split(",") if k.strip()]
+    if not keys or set(keys) - set(WORKLOADS):
+        parser.error(f"--kind: choose from {', '.join(WORKLOADS)}")
+    if (opts.count is not None and opts.count < 1) or opts.pg_count < 1:
+        parser.error("--count and --pg-count must be >= 1")
+    opts.loads = {k: workload(k, count=opts.count, pg_count=opts.pg_count) for k in dict.fromkeys(keys)}
+    if opts.runs < 1 or opts.workers < 1 or opts.clients < 1 or opts.resync_s <= 0:
+        parser.error("--runs, --workers, --clients must be >= 1 and --resync-s > 0")
     return opts
 
 
 def log_run(r: RunResult) -> None:
     resync = "" if r.resync_writes is None else f"; resync: {r.resync_writes} writes ({r.resync_detail}) in {r.resync_s:.1f} s"
+    if r.resync_writes:
+        resync += f" [{r.resync_requests}]"
     controllers = "" if r.controllers_cpu_s is None else f", kcm+sched CPU {r.controllers_cpu_s:.1f} s"
     log(
-        f"    {r.server}/{r.operator}: all Ready in {r.time_to_ready_s:.1f} s (create {r.create_s:.1f} s), p50/p99 "
+        f"    {r.server}/{r.workload}/{r.operator}: all Ready in {r.time_to_ready_s:.1f} s (create {r.create_s:.1f} s), p50/p99 "
         f"{r.latency_p50_s:.1f}/{r.latency_p99_s:.1f} s, {r.reconciles} reconciles, {r.writes} writes ({r.writes_detail}), "
         f"CPU {r.cpu_s:.1f} s, server CPU {r.server_cpu_s:.1f} s{controllers}, bench CPU {r.extra['bench_cpu_s']:.1f} s, "
         f"peak RSS {r.peak_rss_mib:.0f} MiB{resync}; "
         f"restart: {r.restart_writes} writes ({r.restart_detail}) in {r.restart_s:.1f} s"
     )
+
+
+def run_all(opts: argparse.Namespace, servers: list[str], base: Path) -> Results:
+    """Every (run, server, workload, operator), the operators' order alternating between runs; kopf only where it can."""
+    results: Results = {}
+    for run in range(opts.runs):
+        order = opts.kinds if run % 2 == 0 else list(reversed(opts.kinds))
+        for server in servers:
+            for key, load in opts.loads.items():
+                for name in (n for n in order if key in OPERATORS[n].workloads):
+                    log(f"run {run + 1}/{opts.runs}: {server} server, {name}, {load.objects}")
+                    work = base / f"run{run + 1}-{server}-{key}-{name}"
+                    work.mkdir()
+                    r = run_once(server, name, load, opts, work)
+                    results.setdefault((server, key, name), []).append(r)
+                    log_run(r)
+    return results
+
+
+def skipped(opts: argparse.Namespace) -> str:
+    """Why an operator of --operators ran for no workload at all ("" if each ran for one)."""
+    idle = [n for n in opts.kinds if not set(OPERATORS[n].workloads) & set(opts.loads)]
+    return ", ".join(f"{n} (reconciles {'/'.join(OPERATORS[n].workloads)} only)" for n in idle)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -722,21 +628,13 @@ def main(argv: list[str] | None = None) -> int:
     servers, note = choose_servers(opts.server)
     if note:
         log(note)
-    machine = machine_line(servers)
+    machine = machine_line(servers, with_kopf="kopf" in opts.kinds and "darkroom" in opts.loads)
     log(machine)
-    results: dict[tuple[str, str], list[RunResult]] = {(s, k): [] for s in servers for k in opts.kinds}
+    if skipped(opts):
+        log(f"note: not run: {skipped(opts)}")
     base = Path(tempfile.mkdtemp(prefix="bench-reconcile-"))
     try:
-        for run in range(opts.runs):
-            order = opts.kinds if run % 2 == 0 else list(reversed(opts.kinds))
-            for server in servers:
-                for kind in order:
-                    log(f"run {run + 1}/{opts.runs}: {server} server, {kind}, {opts.count} Darkrooms")
-                    work = base / f"run{run + 1}-{server}-{kind}"
-                    work.mkdir()
-                    r = run_once(server, kind, opts, work)
-                    results[server, kind].append(r)
-                    log_run(r)
+        results = run_all(opts, servers, base)
     finally:
         if opts.keep:
             log(f"kept {base}")
@@ -746,16 +644,18 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["bench/reconcile.py", *(sys.argv[1:] if argv is None else argv)])
     load = f"load average at start {load_at_start:.2f}, at end {os.getloadavg()[0]:.2f}"
     where = " and ".join({"dev": "devcluster (dev)", "real": "the real control plane (real)"}[s] for s in servers)
+    objects = "; ".join(load.objects for load in opts.loads.values())
     print(f"reconcile benchmark on {where}, {started:%Y-%m-%d %H:%M %Z}; {machine}; {load}")
     print(
-        f"command: .venv/bin/python {command}; {opts.count:,} Darkrooms, median of {opts.runs} run(s), {opts.workers} workers, "
+        f"command: .venv/bin/python {command}; {objects}, median of {opts.runs} run(s), {opts.workers} workers, "
         f"deployment (dev) / pod (real) ready delay {opts.ready_delay:g} s, resync {opts.resync_s:g} s (ours); total {elapsed:.0f} s"
     )
-    overlapped = sum(1 for s in servers for r in results.get((s, "ours"), []) if r.extra["resync_overlap"])
+    overlapped = sum(1 for (_, _, name), runs in results.items() if name == "ours" for r in runs if r.extra["resync_overlap"])
     if overlapped:
-        print(f"WARNING: in {overlapped} run(s) a periodic resync of ours ran before all Darkrooms were Ready (raise --resync-s)")
+        what = "Darkrooms were" if list(opts.loads) == ["darkroom"] else "objects were"
+        print(f"WARNING: in {overlapped} run(s) a periodic resync of ours ran before all {what} Ready (raise --resync-s)")
     print()
-    print(table(results, servers, opts.kinds))
+    print(tables(results, servers, opts.kinds, opts.loads))
     return 0
 
 

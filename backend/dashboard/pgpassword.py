@@ -26,6 +26,7 @@ import yaml
 from flask import request
 
 from backend import state
+from backend.dashboard.rendering import WRITE_RESPONSES
 from backend.security import SESSION_COOKIE
 from cluster import SECRETS, ClusterError, NotFound
 from kinds import postgresqls as kind
@@ -123,7 +124,11 @@ DOC = "The password of a Postgresql, on request\n---\n" + yaml.safe_dump(
             "summary": "Read the password from the Postgresql's own Secret <name>-credentials (the read is logged, not the value)",
             "responses": {
                 "200": _fragment("The password: the fragment for htmx, else the detail page with it. Cache-Control: no-store."),
-                "403": _fragment("No valid CSRF token; or the cluster refused the API reading the Secret (explained in the fragment)."),
+                # The CSRF refusal is the dashboard's shared one (rendering.WRITE_RESPONSES: HTML or problem+json).
+                "403": {
+                    "description": "No valid CSRF token; or the cluster refused the API reading the Secret (explained in the fragment).",
+                    "content": WRITE_RESPONSES["403"]["content"],
+                },
                 "404": _fragment("No such Postgresql, or its Secret does not exist yet."),
                 "409": _fragment("The password is in a Secret of the user's (passwordSecretRef) or one the Postgresql does not own."),
                 "503": _fragment("The cluster is unavailable."),
