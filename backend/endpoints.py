@@ -41,7 +41,6 @@ from backend import apidocs, consistency, listing, payloads, state, writing
 from backend.kinds import Kind
 from backend.problems import Problem
 from cluster import Conflict, FrozenDict, NotFound, Resource
-from cluster.bodies import strip_managed_fields
 
 RETRIES = 3
 
@@ -94,9 +93,7 @@ def fetch(kind: Kind, namespace: str, name: str, *, fresh: bool = False) -> Mapp
     try:
         if not served(namespace):
             raise NotFound("not served")
-        if fresh:
-            return strip_managed_fields(client.transport.request("GET", kind.resource.path(namespace=namespace, name=name)))
-        return client.get(kind.resource, name, namespace=namespace)
+        return client.get(kind.resource, name, namespace=namespace, fresh=fresh)
     except NotFound:
         raise Problem(404, f'{kind.title} "{namespace}/{name}" not found') from None
 

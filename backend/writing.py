@@ -95,8 +95,8 @@ def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any], *, dry
     except Problem as problem:
         if not isinstance(problem.__cause__, AlreadyExists):
             raise
-        try:
-            existing = client.get(kind.resource, friendly["name"], namespace=friendly["namespace"])
+        try:  # the server just said it exists: ask it, the cache may not have seen the object yet
+            existing = client.get(kind.resource, friendly["name"], namespace=friendly["namespace"], fresh=True)
         except NotFound:
             raise problem from None
         if not kind.resumable(existing):

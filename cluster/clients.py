@@ -60,10 +60,14 @@ class CachedClient:
             return None  # the cache only holds one namespace; anything else comes from the server
         return informer
 
-    def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict:
-        """One object; :class:`cluster.errors.NotFound` when absent."""
+    def get(self, resource: Resource, name: str, *, namespace: str | None = None, fresh: bool = False) -> FrozenDict:
+        """One object; :class:`cluster.errors.NotFound` when absent.
+
+        ``fresh``: from the API server, not the cache — when the server has just said the object exists
+        (a create answered AlreadyExists) or a client named a version the cache may not have seen yet.
+        """
         namespace = namespace if resource.namespaced else None
-        informer = self._informer(resource, namespace)
+        informer = None if fresh else self._informer(resource, namespace)
         if informer is not None:
             key = f"{namespace}/{name}" if namespace else name
             self._expectations.settle(informer, key=key)
@@ -93,6 +97,16 @@ class CachedClient:
             ]
         self._expectations.settle(informer, namespace=namespace)
         return informer.store.list(namespace=namespace, selector=selector)
+
+    def lookup(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict | None:
+        """The object named ``name`` as the API server has it now, or None — through a list with a
+        ``metadata.name`` field selector, so it needs only the ``list`` permission (the reconciler has no
+        ``get`` on the kinds it owns). For when the cache may lag behind the server."""
+        namespace = namespace if resource.namespaced else None
+        query: dict[str, QueryValue] = {"fieldSelector": f"metadata.name={name}"}
+        page = self.transport.request("GET", resource.path(namespace=namespace), query=query)
+        items = page.get("items") or ()
+        return freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **items[0]})) if items else None
 
     # -- consistency across clients ------------------------------------------------------------
 

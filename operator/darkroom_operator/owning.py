@@ -8,7 +8,9 @@ it?" are answered once:
   another controller's object, an orphan, an object someone created by hand — is a
   :class:`ChildConflict`: never modified, adopted or deleted. Children carry our managed-by label,
   which the owned informers select on; for a name missing from the cache a dry-run create asks the
-  server whether it is free (409 if not), with the ``create`` permission the reconciler has anyway.
+  server whether it is free (409 if not), with the ``create`` permission the reconciler has anyway;
+  a taken name is then looked up on the server (a list by name: ``list`` permission) so our own
+  child that the cache has not caught up with is not mistaken for someone else's.
 - **applying** is server-side apply of a :func:`~darkroom_operator.comparing.stamp` ed body, skipped
   when the live object is :func:`~darkroom_operator.comparing.up_to_date` (a converged resync writes
   nothing). When another field manager's list entries make the merge invalid or undroppable (an
@@ -82,7 +84,12 @@ class Children:
             try:
                 self.client.create(resource, desired, dry_run=True)
             except AlreadyExists as e:
-                raise self.conflict(resource, name, None) from e
+                # Taken — by someone else, or by our own child the cache has not seen yet (a watch that
+                # is catching up after an outage): ask the server before calling it a conflict.
+                live = self.client.lookup(resource, name, namespace=owner["metadata"]["namespace"])
+                if live is None or controller_uid(live) != owner["metadata"]["uid"]:
+                    raise self.conflict(resource, name, live) from e
+                return live
             return None
         if controller_uid(live) != owner["metadata"]["uid"]:
             raise self.conflict(resource, name, live)

@@ -2,7 +2,8 @@
 
 Behaviours: create / update (PUT) / merge and JSON patch / server-side apply (field manager, force)
 / status writes (PUT and apply on the status subresource) / delete with preconditions; dry-run
-writes persist nothing; reads of resources without an informer go to the server. Errors: NotFound,
+writes persist nothing; reads of resources without an informer go to the server; ``get(fresh=True)``
+and ``lookup`` (a list by name) answer from the server although the cache has the resource. Errors: NotFound,
 AlreadyExists, Conflict (stale resourceVersion and apply field conflicts), Invalid with field
 causes, Forbidden (namespace terminating), Unavailable on transport failure — each with the
 original chained — and ClusterError's retryable flag.
@@ -15,7 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import free_port
+from kubernetes import client as k8s
+from kubernetes import config
+from support import ClusterProcess, free_port
 
 from cluster import (
     CONFIGMAPS,
@@ -103,6 +106,21 @@ def test_uncached_resources_are_read_from_the_server(client: CachedClient, names
     assert client.get(NAMESPACES, namespace)["metadata"]["name"] == namespace
     assert namespace in {ns["metadata"]["name"] for ns in client.list(NAMESPACES)}
     assert "managedFields" not in client.get(NAMESPACES, namespace)["metadata"]
+
+
+def test_fresh_reads_and_lookup_ask_the_server(client: CachedClient, namespace: str, kube: ClusterProcess) -> None:
+    # Written by another client: this client's cache learns of it only through its watch.
+    other = config.new_client_from_config(config_file=str(kube.kubeconfig))
+    try:
+        k8s.CoreV1Api(other).create_namespaced_config_map(namespace, {"metadata": {"name": "elsewhere"}, "data": {"a": "1"}})
+    finally:
+        other.close()
+    assert client.get(CONFIGMAPS, "elsewhere", namespace=namespace, fresh=True)["data"] == {"a": "1"}
+    found = client.lookup(CONFIGMAPS, "elsewhere", namespace=namespace)
+    assert found is not None and found["metadata"]["name"] == "elsewhere" and "managedFields" not in found["metadata"]
+    assert client.lookup(CONFIGMAPS, "nobody", namespace=namespace) is None
+    with pytest.raises(NotFound):
+        client.get(CONFIGMAPS, "nobody", namespace=namespace, fresh=True)
 
 
 def test_error_mapping(client: CachedClient, namespace: str) -> None:

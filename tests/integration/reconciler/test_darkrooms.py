@@ -382,7 +382,8 @@ def test_child_controlled_by_another_owner_is_not_taken_over(harness: Harness) -
         h.darkrooms.reconcile(h.key("taken"))
     reconciled = condition(h, "taken", "Reconciled")
     assert (reconciled["status"], reconciled["reason"]) == ("False", "ChildConflict")
-    assert 'Service "taken" already exists and is not controlled by this Darkroom' in reconciled["message"]
+    # The server was asked who controls it (a list by name): the message names the other owner.
+    assert f'Service "taken" already exists and is controlled by another owner (uid {other["metadata"]["uid"]})' in reconciled["message"]
     service = h.get(SERVICES, "taken")
     assert service["metadata"]["resourceVersion"] == taken["metadata"]["resourceVersion"]
 
