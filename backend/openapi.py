@@ -12,14 +12,13 @@ Path variables (``<namespace>``) become ``{namespace}`` with a path-level parame
 configured, ``bearerAuth`` and ``sessionCookie`` security schemes apply to every operation that
 does not say ``security: []`` itself, and each such operation documents 401. OpenAPI 3.0.3 rather
 than 3.1 because apispec's marshmallow conversion and schemathesis' validation are most mature for
-it. ``/docs`` is rendered server-side from the same document (no CDN, no JavaScript).
+it. ``/docs`` is rendered server-side from the same document by :mod:`backend.docspage` (no CDN, no JavaScript).
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
-import json
 import re
 import threading
 from collections.abc import Mapping
@@ -28,9 +27,10 @@ from typing import Any
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.yaml_utils import load_operations_from_docstring
-from flask import Flask, Response, jsonify, render_template
+from flask import Flask, Response, jsonify
 
 import backend
+from backend import docspage
 from backend.settings import ApiSettings
 
 OPENAPI_VERSION = "3.0.3"
@@ -209,54 +209,4 @@ def register(app: Flask, *, settings: ApiSettings) -> None:
                 text/html:
                   schema: {type: string}
         """
-        html = render_template("docs.html", spec=document(), operations=_operations(document()), json=_pretty)
-        return Response(html, mimetype="text/html")
-
-
-def _operations(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Flat list for the docs page, grouped by first tag."""
-    rows = []
-    for path, item in spec.get("paths", {}).items():
-        shared = item.get("parameters") or []
-        for method in METHODS:
-            operation = item.get(method)
-            if operation is None:
-                continue
-            own = operation.get("parameters") or []
-            names = {(p.get("name"), p.get("in")) for p in own}
-            body = (operation.get("requestBody") or {}).get("content") or {}
-            rows.append(
-                {
-                    "tag": (operation.get("tags") or ["other"])[0],
-                    "method": method.upper(),
-                    "path": path,
-                    "anchor": f"{method}-{path}".replace("/", "-").replace("{", "").replace("}", ""),
-                    "summary": operation.get("summary") or "",
-                    "description": operation.get("description") or "",
-                    "parameters": [p for p in shared if (p.get("name"), p.get("in")) not in names] + own,
-                    "body": {media: _schema_name(content.get("schema")) for media, content in body.items()},
-                    "responses": {
-                        code: {
-                            "description": response.get("description", ""),
-                            "content": {media: _schema_name(c.get("schema")) for media, c in (response.get("content") or {}).items()},
-                        }
-                        for code, response in (operation.get("responses") or {}).items()
-                    },
-                    "open": operation.get("security") == [],
-                }
-            )
-    return sorted(rows, key=lambda r: (r["tag"], r["path"], METHODS.index(r["method"].lower())))
-
-
-def _schema_name(schema: Mapping[str, Any] | None) -> str:
-    if not schema:
-        return ""
-    if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
-    if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
-        return f"array of {_schema_name(schema['items'])}"
-    return str(schema.get("type", "object"))
-
-
-def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=False)
+        return Response(docspage.render(document()), mimetype="text/html")

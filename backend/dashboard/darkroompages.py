@@ -5,8 +5,8 @@ Installed by :mod:`backend.dashboard`. Routes:
 - ``GET /`` — the list (``?namespace=&q=&page=``); an htmx request targeting ``darkroom-list``
   gets only that block. ``GET /ui/darkrooms/<ns>/<name>/row`` is one row, fetched by
   ``dashboard.js`` when ``/watch`` reports a change of that Darkroom.
-- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children);
-  target ``darkroom-live`` gets the live block.
+- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children; their
+  YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); target ``darkroom-live`` gets the live block.
 
 Domain links use ``https://`` only when the Ingress serves them over TLS, else ``http://``
 (:func:`kinds.darkrooms.domain_url`). The list and the status use the reconciler's ``status.tls``
@@ -31,7 +31,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend import endpoints, state
 from backend.access import INVOLVED_UID
 from backend.darkrooms import KIND
-from backend.dashboard import browsing, editing, forms, rendering
+from backend.dashboard import browsing, editing, forms, rendering, yamlview
 from backend.problems import Problem
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
 from cluster.resources import Resource
@@ -103,6 +103,7 @@ def children(namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
             found.append({**entry, "detail": f"a {resource.kind} of this name exists but belongs to someone else (left alone)"})
             continue
         entry["exists"] = True
+        entry["object"] = obj  # for the YAML view
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         if resource is DEPLOYMENTS:
             entry["detail"] = f"{status.get('readyReplicas') or 0}/{spec.get('replicas', 1)} replicas ready"
@@ -122,19 +123,23 @@ def children(namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
 def detail(namespace: str, name: str) -> Response:
     target = rendering.fragment_wanted()
     try:
-        obj = friendly(endpoints.fetch(KIND, namespace, name))
+        raw = endpoints.fetch(KIND, namespace, name)
     except Problem as problem:
         if target == "darkroom-live":
             return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
         return browsing.problem_page(problem)
+    obj = friendly(raw)
+    owned = children(namespace, name, obj["uid"])
     context = {
         "d": obj,
         "namespace": namespace,
         "name": name,
         "events": events_of(obj["uid"]),
-        "children": children(namespace, name, obj["uid"]),
+        "children": owned,
         "saved": bool(request.args.get("saved")),
     }
+    if target != "darkroom-live":
+        context.update(yamlview.context(raw, owned))
     return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
 
 

@@ -7,7 +7,8 @@ Installed by :mod:`backend.dashboard`. Routes:
   ``GET /ui/postgresqls/<ns>/<name>/row`` one row, fetched by ``dashboard.js`` on a ``/watch`` change.
 - ``GET /ui/postgresqls/<ns>/<name>`` — detail: connection (host, port, database, user), spec, status,
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
-  PVC), Events; targets ``postgresql-live`` and ``postgresql-endpoint`` get those blocks.
+  PVC), Events, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only);
+  targets ``postgresql-live`` and ``postgresql-endpoint`` get those blocks.
 - ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.formgen`
   builds from the CRD and :data:`FORM_SPEC`, written through :mod:`.actions` (the flow of
   :mod:`.editing`: 422 inline, 409 explained with the current values); ``add-row`` / ``remove-row``
@@ -31,7 +32,7 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import endpoints, state
-from backend.dashboard import browsing, darkroompages, formgen, generatedforms, pgpassword, rendering
+from backend.dashboard import browsing, darkroompages, formgen, generatedforms, pgpassword, rendering, yamlview
 from backend.postgresqls import KIND
 from backend.problems import Problem
 from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
@@ -166,7 +167,7 @@ def children(pg: Mapping[str, Any]) -> list[dict[str, Any]]:
         if owned and not pgpassword.owned_by(obj, uid):
             found.append({**entry, "detail": f"a {resource.kind} of this name exists but belongs to someone else (left alone)"})
             continue
-        found.append({**entry, "exists": True, "detail": _describe(resource, obj)})
+        found.append({**entry, "exists": True, "detail": _describe(resource, obj), "object": obj})  # object: for the YAML view
     return found
 
 
@@ -188,17 +189,19 @@ BLOCKS = {"postgresql-live": "live", "postgresql-endpoint": "endpoint", "pg-pass
 def detail(namespace: str, name: str) -> Response:
     target = rendering.fragment_wanted()
     try:
-        pg = friendly(endpoints.fetch(KIND, namespace, name))
+        raw = endpoints.fetch(KIND, namespace, name)
     except Problem as problem:
         if target in ("postgresql-live", "postgresql-endpoint"):
             return rendering.block(DETAIL, BLOCKS[target], _base_context(None, namespace, name))
         return browsing.problem_page(problem)
+    pg = friendly(raw)
     if target in BLOCKS and target != "postgresql-live":
         return rendering.block(DETAIL, BLOCKS[target], _base_context(pg, namespace, name))
-    return _detail_page(pg, namespace, name)
+    return _detail_page(raw, namespace, name)
 
 
-def _detail_page(pg: Mapping[str, Any], namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
+def _detail_page(raw: Mapping[str, Any], namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
+    pg = friendly(raw)
     context = {
         **_base_context(pg, namespace, name),
         "events": darkroompages.events_of(pg["uid"]),
@@ -206,6 +209,8 @@ def _detail_page(pg: Mapping[str, Any], namespace: str, name: str, *, status: in
         "saved": bool(request.args.get("saved")),
         **extra,
     }
+    if rendering.fragment_wanted() != "postgresql-live":
+        context.update(yamlview.context(raw, context["children"]))
     return rendering.page_or_block(DETAIL, context, block_name="live", target="postgresql-live", status=status)
 
 
@@ -214,9 +219,10 @@ def _detail_page(pg: Mapping[str, Any], namespace: str, name: str, *, status: in
 
 def password(namespace: str, name: str) -> BaseResponse:
     try:
-        pg = friendly(endpoints.fetch(KIND, namespace, name))
+        raw = endpoints.fetch(KIND, namespace, name)
     except Problem as problem:
         return browsing.problem_page(problem)
+    pg = friendly(raw)
     if request.method == "GET":  # "Hide": the control again; nothing is read
         if rendering.fragment_wanted() == "pg-password":
             return rendering.block(DETAIL, "password", _base_context(pg, namespace, name))
@@ -225,7 +231,7 @@ def password(namespace: str, name: str) -> BaseResponse:
     extra = {"revealed": revealed}
     if rendering.fragment_wanted() == "pg-password":
         return rendering.block(DETAIL, "password", {**_base_context(pg, namespace, name), **extra}, status=revealed.status)
-    return _detail_page(pg, namespace, name, status=revealed.status, **extra)  # without JavaScript: the page, password in place
+    return _detail_page(raw, namespace, name, status=revealed.status, **extra)  # without JavaScript: the page, password in place
 
 
 # -- the form -------------------------------------------------------------------------------------

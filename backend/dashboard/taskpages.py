@@ -5,7 +5,8 @@ Installed by :mod:`backend.dashboard`. Routes:
 - ``GET /ui/tasks`` — the list (``?namespace=&q=&page=``; target ``task-list``: that block);
   ``GET /ui/tasks/<ns>/<name>/row`` one row for live refreshes.
 - ``GET /ui/combinedtasks`` — each Task of the page with its Events (the Events informer's
-  indexes, as ``/combinedtasks`` does); ``GET /ui/tasks/<ns>/<name>`` one Task with its Events.
+  indexes, as ``/combinedtasks`` does); ``GET /ui/tasks/<ns>/<name>`` one Task with its Events (its
+  YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`).
 - ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form (the flow of
   :mod:`.editing`, as for Darkrooms: inline 422 errors, 409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
@@ -22,7 +23,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend import combinedtasks, endpoints
 from backend.conversions import tasks as conversion
-from backend.dashboard import actions, browsing, editing, forms, rendering
+from backend.dashboard import actions, browsing, editing, forms, rendering, yamlview
 from backend.problems import Problem
 from backend.tasks import KIND
 from cluster import ClusterError
@@ -77,12 +78,14 @@ def row(namespace: str, name: str) -> Response:
 def detail(namespace: str, name: str) -> Response:
     target = rendering.fragment_wanted()
     try:
-        obj = with_events(endpoints.fetch(KIND, namespace, name))
+        raw = endpoints.fetch(KIND, namespace, name)
     except Problem as problem:
         if target == "task-live":
             return rendering.block(DETAIL, "live", {"t": None, "namespace": namespace, "name": name})
         return browsing.problem_page(problem)
-    context = {"t": obj, "namespace": namespace, "name": name, "notice": _notice()}
+    context = {"t": with_events(raw), "namespace": namespace, "name": name, "notice": _notice()}
+    if target != "task-live":
+        context.update(yamlview.context(raw))
     return rendering.page_or_block(DETAIL, context, block_name="live", target="task-live")
 
 

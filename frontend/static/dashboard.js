@@ -176,7 +176,8 @@
     if (!region) {
       return;
     }
-    region.textContent = text;
+    var message = region.querySelector(".flash-text") || region; // the text beside the dismiss button (base.html)
+    message.textContent = text;
     region.hidden = false;
   }
 

@@ -97,6 +97,6 @@ def test_docs_page_lists_every_operation(make_app: Callable[..., Flask]) -> None
     assert 'href="/openapi.json"' in html
     assert "<script" not in html
     for method, path, _ in operations(doc):
-        assert f'<span class="method">{method.upper()}</span> <code>{path}</code>' in html, (method, path)
+        assert f'<span class="method method-{method}">{method.upper()}</span> <code class="path">{path}</code>' in html, (method, path)
     for name in doc["components"]["schemas"]:
         assert f'id="schema-{name}"' in html

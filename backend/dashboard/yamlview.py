@@ -1,0 +1,54 @@
+"""The YAML view of a detail page: an object and its child resources as YAML, rendered on the server.
+
+Called by the detail pages (:mod:`.darkroompages`, :mod:`.taskpages`, :mod:`.pgpages`), whose template
+shows the entries with ``ui.yaml_panel`` (``_macros.html``) at ``<detail url>#yaml`` or ``?view=yaml``.
+What is never shown: ``metadata.managedFields`` (server bookkeeping, long and useless to a reader) and
+anything of a Secret — a Secret child is listed by its name only, its object is never dumped (not even
+the names of its keys), whatever the caller passes. PyYAML ``safe_dump``, keys in the server's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import yaml
+from flask import request
+
+SECRET_NOTE = "a Secret; its content is never shown here"
+
+
+def plain(value: Any) -> Any:
+    """Mappings and sequences (the cache's frozen ones too) as dicts and lists, for ``safe_dump``."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def text(obj: Mapping[str, Any]) -> str | None:
+    """``obj`` as YAML without ``metadata.managedFields``; None for a Secret (never dumped)."""
+    if obj.get("kind") == "Secret":
+        return None
+    shown = plain(obj)
+    shown.get("metadata", {}).pop("managedFields", None)
+    return yaml.safe_dump(shown, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def entries(obj: Mapping[str, Any], children: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The panel's entries: the object, then each child that exists and is its own (``child["object"]``)."""
+    kind, name = obj.get("kind", ""), obj["metadata"]["name"]
+    found = [{"id": "yaml-object", "kind": kind, "title": f"{kind} {name}", "text": text(obj)}]
+    for index, child in enumerate(children):
+        title = f"{child['kind']} {child['name']}"
+        if child["kind"] == "Secret":
+            found.append({"id": f"yaml-child-{index}", "kind": "Secret", "title": title, "text": None, "note": SECRET_NOTE})
+        elif child.get("object") is not None:
+            found.append({"id": f"yaml-child-{index}", "kind": child["kind"], "title": title, "text": text(child["object"])})
+    return found
+
+
+def context(obj: Mapping[str, Any], children: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The detail template's YAML context: entries, whether ``?view=yaml`` opens the panel, where Close goes."""
+    return {"yaml_entries": entries(obj, children), "yaml_open": request.args.get("view") == "yaml", "yaml_close": request.path}

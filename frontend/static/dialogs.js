@@ -1,0 +1,131 @@
+// The dashboard's dialogs, notices and copy buttons (served from 'self': the CSP forbids inline scripts).
+//
+// 1. Dialogs: a <button commandfor="ID" command="show-modal|close"> opens or closes <dialog id="ID">
+//    (invoker commands; the same is done here where the browser lacks them). Escape closes a modal
+//    dialog natively; when it closes, focus goes back to the button that opened it.
+// 2. Notices: [data-dismiss] hides its notice (or the #flash region); a notice marked
+//    [data-transient] ("… created.") is removed at the user's next action on the page (a click on a
+//    link or button, a form change or submit), so it never describes an older state of the page.
+// 3. Copy: <button data-copy="ID"> copies the text of element ID with the Clipboard API and says so
+//    in the .copy-status next to it (where the API is missing it selects the text instead).
+(function () {
+  "use strict";
+
+  // -- dialogs -------------------------------------------------------------------------------
+  var openers = new WeakMap();
+  var nativeCommands = "command" in HTMLButtonElement.prototype && "commandForElement" in HTMLButtonElement.prototype;
+
+  document.addEventListener(
+    "click",
+    function (evt) {
+      var button = evt.target.closest && evt.target.closest("button[commandfor]");
+      if (!button) {
+        return;
+      }
+      var dialog = document.getElementById(button.getAttribute("commandfor"));
+      if (!dialog || dialog.tagName !== "DIALOG") {
+        return;
+      }
+      var command = button.getAttribute("command");
+      if (command === "show-modal") {
+        openers.set(dialog, button);
+      }
+      if (nativeCommands) {
+        return;
+      }
+      if (command === "show-modal" && !dialog.open) {
+        dialog.showModal();
+      } else if (command === "close" && dialog.open) {
+        dialog.close();
+      }
+    },
+    true
+  );
+
+  document.addEventListener(
+    "close",
+    function (evt) {
+      var dialog = evt.target;
+      if (dialog.tagName !== "DIALOG") {
+        return;
+      }
+      var opener = openers.get(dialog);
+      if (opener && opener.isConnected && !opener.disabled) {
+        opener.focus();
+      }
+    },
+    true
+  );
+
+  // -- notices -------------------------------------------------------------------------------
+  function dismiss(box) {
+    if (box.id === "flash") {
+      box.hidden = true;
+      return;
+    }
+    box.remove();
+  }
+
+  function dropTransient() {
+    document.querySelectorAll("[data-transient]").forEach(function (notice) {
+      notice.remove();
+    });
+  }
+
+  document.addEventListener("click", function (evt) {
+    var dismisser = evt.target.closest && evt.target.closest("[data-dismiss]");
+    if (dismisser) {
+      var box = dismisser.closest(".notice, .flash");
+      if (box) {
+        dismiss(box);
+      }
+      return;
+    }
+    if (evt.target.closest && evt.target.closest("a[href], button, summary")) {
+      dropTransient();
+    }
+  });
+  document.addEventListener("change", dropTransient);
+  document.addEventListener("submit", dropTransient);
+
+  // -- copy ----------------------------------------------------------------------------------
+  function say(button, text) {
+    var status = button.parentElement && button.parentElement.querySelector(".copy-status");
+    if (status) {
+      status.textContent = text;
+    }
+  }
+
+  function select(element) {
+    var range = document.createRange();
+    range.selectNodeContents(element);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  document.addEventListener("click", function (evt) {
+    var button = evt.target.closest && evt.target.closest("button[data-copy]");
+    if (!button) {
+      return;
+    }
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) {
+      return;
+    }
+    if (!navigator.clipboard || !window.isSecureContext) {
+      select(source);
+      say(button, "Selected: press Ctrl+C to copy");
+      return;
+    }
+    navigator.clipboard.writeText(source.textContent).then(
+      function () {
+        say(button, "Copied");
+      },
+      function () {
+        select(source);
+        say(button, "Could not copy: the text is selected, press Ctrl+C");
+      }
+    );
+  });
+})();
