@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from backend.dashboard import darkroompages, pgpages, protection, rendering, taskpages
+from backend.dashboard import darkroompages, pgpages, protection, rendering, returning, taskpages
 
 blueprint = Blueprint("dashboard", __name__)
 protection.install(blueprint)
@@ -23,5 +23,6 @@ rendering.install(blueprint)
 darkroompages.install(blueprint)
 taskpages.install(blueprint)
 pgpages.install(blueprint)
+returning.install(blueprint, ("/", "/ui/tasks", "/ui/combinedtasks", pgpages.BASE))  # the list pages
 
 __all__ = ["blueprint"]

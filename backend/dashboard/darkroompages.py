@@ -31,7 +31,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend import endpoints, state
 from backend.access import INVOLVED_UID
 from backend.darkrooms import KIND
-from backend.dashboard import browsing, editing, forms, rendering, yamlview
+from backend.dashboard import browsing, editing, forms, rendering, returning, yamlview
 from backend.problems import Problem
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
 from cluster.resources import Resource
@@ -51,11 +51,7 @@ def list_page() -> Response:
 
 
 def _notice() -> str | None:
-    args = request.args
-    for key, text in (("created", "created"), ("deleted", "deleted"), ("terminating", "is being deleted")):
-        if args.get(key):
-            return f"Darkroom {args.get('namespace', '')}/{args[key]} {text}."
-    return None
+    return returning.notice("Darkroom")
 
 
 def row(namespace: str, name: str) -> Response:

@@ -6,6 +6,7 @@ writes through :mod:`.actions` and redirects (:func:`.browsing.go`) — or rende
 422 with the errors inline by field, 409 on create as an error on the name, 409 on edit with the
 current values to compare (the form then carries their generation, so saving again overwrites
 knowingly), any other problem as a form-wide error (``$``). A delete that fails is an error page.
+A create or delete goes back to the list as the user last had it (:mod:`.returning`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import endpoints, problems, state
-from backend.dashboard import actions, browsing, rendering
+from backend.dashboard import actions, browsing, rendering, returning
 from backend.kinds import Kind
 from backend.problems import Problem
 from cluster import ClusterError
@@ -97,7 +98,7 @@ class Flow:
                 errors = {"name": [problem.detail or "already exists"]}
             return self.form(mode="create", values=values, status=status, errors=errors)
         meta = written["metadata"]
-        return browsing.go(browsing.with_query(self.list_path, namespace=meta["namespace"], created=meta["name"]))
+        return browsing.go(returning.list_url(self.list_path, namespace=meta["namespace"], created=meta["name"]))
 
     def edit(self, namespace: str, name: str) -> BaseResponse:
         try:
@@ -133,4 +134,4 @@ class Flow:
         except (ClusterError, Problem) as error:
             return browsing.problem_page(problem_of(error))
         key = "terminating" if terminating else "deleted"
-        return browsing.go(browsing.with_query(self.list_path, namespace=namespace, **{key: name}))
+        return browsing.go(returning.list_url(self.list_path, namespace=namespace, **{key: name}))

@@ -32,7 +32,7 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import endpoints, state
-from backend.dashboard import browsing, darkroompages, formgen, generatedforms, pgpassword, rendering, yamlview
+from backend.dashboard import browsing, darkroompages, formgen, generatedforms, pgpassword, rendering, returning, yamlview
 from backend.postgresqls import KIND
 from backend.problems import Problem
 from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
@@ -96,11 +96,7 @@ def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _notice() -> str | None:
-    args = request.args
-    for key, text in (("created", "created"), ("deleted", "deleted"), ("terminating", "is being deleted")):
-        if args.get(key):
-            return f"Database {args.get('namespace', '')}/{args[key]} {text}."
-    return None
+    return returning.notice("Database")
 
 
 def list_page() -> Response:

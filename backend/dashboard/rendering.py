@@ -19,6 +19,7 @@ import yaml
 from flask import Blueprint, Response, current_app, g, request
 
 from backend import state, watching
+from backend.dashboard import returning
 from kinds import darkrooms, postgresqls, tasks
 from kinds.states import ConditionMeaning, State, Tone
 
@@ -123,6 +124,7 @@ def install(blueprint: Blueprint) -> None:
     blueprint.add_app_template_global(state_of, "state_of")
     blueprint.add_app_template_global(condition_tone, "condition_tone")
     blueprint.add_app_template_global(darkrooms.domain_url, "domain_url")
+    blueprint.add_app_template_global(returning.list_href, "list_href")
 
     @blueprint.before_request
     def _note_live_cursor() -> None:

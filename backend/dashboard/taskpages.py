@@ -23,7 +23,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend import combinedtasks, endpoints
 from backend.conversions import tasks as conversion
-from backend.dashboard import actions, browsing, editing, forms, rendering, yamlview
+from backend.dashboard import actions, browsing, editing, forms, rendering, returning, yamlview
 from backend.problems import Problem
 from backend.tasks import KIND
 from cluster import ClusterError
@@ -43,18 +43,7 @@ def with_events(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _notice() -> str | None:
-    args = request.args
-    notices = (
-        ("created", "created"),
-        ("deleted", "deleted"),
-        ("terminating", "is being deleted"),
-        ("finished", "marked finished"),
-        ("saved", "saved"),
-    )
-    for key, text in notices:
-        if args.get(key):
-            return f"Task {args.get('namespace', '')}/{args[key]} {text}."
-    return None
+    return returning.notice("Task")
 
 
 def list_page() -> Response:

@@ -15,24 +15,17 @@ from typing import Any
 import yaml
 from flask import request
 
+from cluster import thaw
+from cluster.bodies import strip_managed_fields
+
 SECRET_NOTE = "a Secret; its content is never shown here"
-
-
-def plain(value: Any) -> Any:
-    """Mappings and sequences (the cache's frozen ones too) as dicts and lists, for ``safe_dump``."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def text(obj: Mapping[str, Any]) -> str | None:
     """``obj`` as YAML without ``metadata.managedFields``; None for a Secret (never dumped)."""
     if obj.get("kind") == "Secret":
         return None
-    shown = plain(obj)
-    shown.get("metadata", {}).pop("managedFields", None)
+    shown = strip_managed_fields(thaw(obj))  # the cache's frozen mappings as plain dicts and lists, for safe_dump
     return yaml.safe_dump(shown, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
