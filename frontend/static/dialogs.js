@@ -5,7 +5,7 @@
 //    dialog natively; when it closes, focus goes back to the button that opened it.
 // 2. Notices: [data-dismiss] hides its notice (or the #flash region); a notice marked
 //    [data-transient] ("… created.") is removed at the user's next action on the page (a click on a
-//    link or button, a form change or submit), so it never describes an older state of the page.
+//    link or button, typing, a form change or submit), so it never describes an older state of the page.
 // 3. Copy: <button data-copy="ID"> copies the text of element ID with the Clipboard API and says so
 //    in the .copy-status next to it (where the API is missing it selects the text instead).
 (function () {
@@ -86,6 +86,7 @@
     }
   });
   document.addEventListener("change", dropTransient);
+  document.addEventListener("input", dropTransient);
   document.addEventListener("submit", dropTransient);
 
   // -- copy ----------------------------------------------------------------------------------
