@@ -1,6 +1,7 @@
 """After actions, in a real browser (issue 15 items 5 and 7), and the API reference's looks (item 2).
 
-Behaviours: a "created" notice is dismissable and goes away at the next action (a filter change);
+Behaviours: a "created" notice is dismissable and goes away at the next action (a filter change), a
+failed request's message too is aligned with the content and dismissable;
 after a create and a delete the list keeps the filter the user had ("All namespaces" stays); the
 delete confirmation is a modal dialog — Escape and Cancel close it, focus returns to "Delete…", and
 a keyboard-only delete works (light and dark); a detail page whose object is deleted elsewhere says
@@ -62,6 +63,15 @@ def test_notices_and_the_list_the_user_had(stack: Stack, page: Any) -> None:
     page.get_by_label("Namespace", exact=True).select_option(stack.namespace)  # the next action: the notice goes
     page.wait_for_url(re.compile(rf"/ui/tasks\?namespace={stack.namespace}(&q=)?$"))
     assert page.locator(".notice").count() == 0
+
+    # A failed request's message (#flash) sits in <main> too, aligned, and is dismissable.
+    page.evaluate("document.dispatchEvent(new CustomEvent('htmx:sendError'))")  # what htmx fires when the server does not answer
+    flash = page.locator("#flash")
+    assert flash.is_visible() and "did not answer" in flash.inner_text()
+    flash_box = flash.bounding_box()
+    assert flash_box and abs(flash_box["x"] - main_box["x"]) < 1 and abs(flash_box["width"] - main_box["width"]) < 1
+    flash.get_by_role("button", name="Dismiss").click()
+    assert flash.is_hidden()
 
     # A delete from the detail page goes back to that filtered list.
     page.goto(f"/ui/tasks/{stack.namespace}/second")
