@@ -24,10 +24,14 @@ DARKROOM = ("deployments.example.com", "v1alpha1", "darkrooms")
 TASK = ("example.example.com", "v1", "tasks")
 
 
-def make_task(stack: Stack, name: str) -> None:
+def make_task(stack: Stack, page: Any, name: str) -> str:
+    """Create a Task; its detail page's path once the dashboard's cache has it (a 404 page before that)."""
     body = {"apiVersion": "example.example.com/v1", "kind": "Task", "metadata": {"name": name},
             "spec": {"priority": 2, "deadline": "2031-01-01T00:00:00Z"}}  # fmt: skip
     stack.custom().create_namespaced_custom_object(*TASK[:2], stack.namespace, TASK[2], body)
+    path = f"/ui/tasks/{stack.namespace}/{name}"
+    wait_for(lambda: page.context.request.get(path).status == 200, timeout_s=10, message=f"the dashboard never showed {name}")
+    return path
 
 
 def task_names(stack: Stack) -> list[str]:
@@ -85,8 +89,7 @@ def test_notices_and_the_list_the_user_had(stack: Stack, page: Any) -> None:
 def test_the_delete_dialog_by_keyboard(stack: Stack, new_page: Callable[..., Watched], scheme: str) -> None:
     page = new_page(color_scheme=scheme).page
     name = f"keyboard-{scheme}"
-    make_task(stack, name)
-    page.goto(f"/ui/tasks/{stack.namespace}/{name}")
+    page.goto(make_task(stack, page, name))
     page.wait_for_selector("#live-indicator[data-state=live]")
     trigger = page.get_by_role("button", name="Delete…")
     dialog = page.locator("dialog#delete-dialog")
@@ -118,8 +121,7 @@ def test_the_delete_dialog_by_keyboard(stack: Stack, new_page: Callable[..., Wat
 
 def test_a_detail_page_of_an_object_deleted_elsewhere(stack: Stack, new_page: Callable[..., Watched]) -> None:
     page = new_page(color_scheme="dark").page
-    make_task(stack, "elsewhere")
-    page.goto(f"/ui/tasks/{stack.namespace}/elsewhere")
+    page.goto(make_task(stack, page, "elsewhere"))
     page.wait_for_selector("#live-indicator[data-state=live]")
     page.evaluate("window.__notReloaded = true")
     stack.custom().delete_namespaced_custom_object(*TASK[:2], stack.namespace, TASK[2], "elsewhere")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support import free_port
+from support import free_port, wait_for
 from werkzeug.serving import make_server
 
 from backend import serving, state, watching
@@ -62,6 +62,10 @@ def objects(stack: Stack) -> Stack:
     task = {"priority": 7, "deadline": "2031-03-31T17:00:00Z", "details": details}
     custom.create_namespaced_custom_object(*TASK[:2], stack.namespace, TASK[2], body(TASK, LONG_TASK, task))
     custom.create_namespaced_custom_object(*PG[:2], stack.namespace, PG[2], body(PG, DATABASE, {"parameters": {"max_connections": "200"}}))
+    client = stack.app.test_client()
+    for path in (f"/ui/darkrooms/{stack.namespace}/{LONG_DARKROOM}", f"/ui/tasks/{stack.namespace}/{LONG_TASK}",
+                 f"/ui/postgresqls/{stack.namespace}/{DATABASE}"):  # fmt: skip
+        wait_for(lambda path=path: client.get(path).status_code == 200, timeout_s=10, message=f"the dashboard never showed {path}")
     return stack
 
 
