@@ -35,7 +35,7 @@ class DarkroomKind(Kind):
     renames = conversion.RENAMES
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
-        return conversion.to_friendly(obj, default_version=settings.default_version if settings else None)
+        return conversion.to_friendly(obj)
 
     def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
         secret_name = None

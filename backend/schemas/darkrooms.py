@@ -152,7 +152,7 @@ class DarkroomUpdateSchema(ReadOnlyFields):
     version = fields.String(
         allow_none=True,
         validate=validate.Regexp(VERSION, error="must be an image tag: letters, digits, '_', '.' or '-', at most 128 characters"),
-        metadata={"description": 'Darkroom image tag, e.g. "0.1.0" or "v0.1.0"; omitted: the default version.'},
+        metadata={"description": 'Darkroom image tag, e.g. "0.1.0" or "v0.1.0"; omitted: "latest" (the CRD default).'},
     )
     replicas = integer(allow_none=True, validate=validate.Range(min=0, max=100), metadata={"description": "Pods to run (default 1)."})
     source = fields.Nested(DarkroomSourceInputSchema, required=True, metadata={"oneOf": source_variants()})
@@ -191,7 +191,7 @@ class DarkroomCreateSchema(DarkroomUpdateSchema):
 class DarkroomSchema(ObjectFields):
     """A Darkroom as returned by the API."""
 
-    version = fields.String(required=True, metadata={"description": "Image tag; the default version when the spec has none."})
+    version = fields.String(required=True, metadata={"description": 'Image tag (the CRD default "latest" when the payload had none).'})
     replicas = integer(required=True, allow_none=True)
     source = fields.Nested(DarkroomSourceSchema, required=True)
     subDomains = fields.List(fields.String(), required=True)
