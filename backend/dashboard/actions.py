@@ -1,6 +1,6 @@
 """The dashboard's writes: a thin adapter over the JSON API's validation and write flow.
 
-Called by :mod:`.editing` with the friendly payload a form became (:mod:`.forms`). Nothing is
+Called by :mod:`.editing` with the friendly payload a form became (:mod:`.generatedforms`). Nothing is
 validated or written differently from ``POST``/``PUT``/``DELETE`` on the JSON API: the same
 schemas (:func:`backend.payloads.load`) and the same module-level flows of :mod:`backend.endpoints`:
 ``create`` (served namespace, the kind's own checks, :mod:`backend.writing`: Secrets of S3

@@ -39,6 +39,7 @@ VERSION = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 REGION = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ABSENT: dict[str, Any] = {"nullable": True, "enum": [None]}
+KEY_MAX_LENGTH = 1024  # an S3 key's characters
 
 
 def source_variants() -> list[dict[str, Any]]:
@@ -65,7 +66,10 @@ def source_variants() -> list[dict[str, Any]]:
 
 def _key_field(description: str) -> fields.String:
     return fields.String(
-        allow_none=True, load_only=True, validate=validate.Length(min=1, max=1024), metadata={"description": description + " Write-only."}
+        allow_none=True,
+        load_only=True,
+        validate=validate.Length(min=1, max=KEY_MAX_LENGTH),
+        metadata={"description": description + " Write-only."},
     )
 
 
