@@ -49,7 +49,13 @@ FORM_SPEC = formgen.FormSpec(
         formgen.Section(legend="Sub-domains", paths=("subDomains",)),
         formgen.Section(legend="Version, scaling and caching", paths=("version", "replicas", "cacheTime")),
     ),
-    labels={"source": "Image source", "source.baseUrl": "Base URL", "source.type": "Source type", "cacheTime": "Cache time (seconds)"},
+    labels={
+        "source": "Image source",
+        "source.baseUrl": "Base URL",
+        "source.type": "Source type",
+        "subDomains": "Sub-domains",
+        "cacheTime": "Cache time (seconds)",
+    },
     nouns={"subDomains": "sub-domain"},
     switches={
         "source": formgen.Switch(
