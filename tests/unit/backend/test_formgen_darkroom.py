@@ -20,20 +20,13 @@ from backend.conversions import darkrooms as conversion
 from backend.dashboard import darkroompages, formgen, pgpages
 from backend.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
 from kinds import darkrooms as kind
+from unit.backend.test_formgen import submitted
 
 FORM = darkroompages.FORM_OF
 
 
 def by_path(form: formgen.Form) -> dict[str, Any]:
     return {n.path: n for n in form.walk() if n.path}
-
-
-def submitted(**fields: Any) -> MultiDict[str, str]:
-    data: MultiDict[str, str] = MultiDict()
-    for key, value in fields.items():
-        for item in value if isinstance(value, list) else [value]:
-            data.add(key.replace("__", "."), item)
-    return data
 
 
 def test_the_source_is_a_switch_from_the_variant_table() -> None:
