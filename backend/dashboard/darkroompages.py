@@ -32,7 +32,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend import endpoints, state
 from backend.access import INVOLVED_UID
 from backend.darkrooms import KIND
-from backend.dashboard import browsing, formgen, generatedforms, rendering
+from backend.dashboard import browsing, formgen, formpages, rendering
 from backend.problems import Problem
 from backend.schemas.darkrooms import KEY_MAX_LENGTH
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
@@ -177,7 +177,7 @@ def detail(namespace: str, name: str) -> Response:
     return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
 
 
-PAGE = generatedforms.FormPage(
+PAGE = formpages.FormPage(
     form_id="darkroom-form",
     nav="darkrooms",
     list_title="Darkrooms",
@@ -189,7 +189,7 @@ PAGE = generatedforms.FormPage(
     name_hint='Lowercase letters, digits and "-", starting with a letter (at most 63).',
     max_name_length=63,
 )
-FLOW = generatedforms.generated_flow(
+FLOW = formpages.generated_flow(
     FORM_OF, PAGE, kind=KIND, saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1")
 )
 

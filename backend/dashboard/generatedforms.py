@@ -1,5 +1,4 @@
-"""A form generated from a kind's description (by :mod:`.formgen`): its values and payloads, and the
-create/edit flow that serves it.
+"""A form generated from a kind's description (by :mod:`.formgen`): its values and payloads.
 
 A :class:`Form` is a tree of :mod:`.formparts` nodes. It converts in both directions: *values* (the
 strings shown in the form; never a write-only field) from a stored friendly object or a submitted form,
@@ -8,27 +7,22 @@ and write path (:mod:`.actions`), so a 422's field paths are the form's field na
 left out (the schema or the CRD's default decides; a blank write-only field keeps what is stored),
 numbers that do not parse are passed on as text (the schema says why), inputs of a switch's other
 variants are left out (but shown again as typed). :meth:`Form.ordered` puts a 422's errors in the
-order of the form. :func:`generated_flow` is the :class:`.editing.Flow` of a generated form (its
-templates also get the form, to render it with ``frontend/templates/_generated_form.html``). Used by
-:mod:`.darkroompages`, :mod:`.taskpages` and :mod:`.pgpages`.
+order of the form. Served by :mod:`.formpages`; rendered by ``frontend/templates/_generated_form.html``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from flask import Response
 from werkzeug.datastructures import MultiDict
 
 from backend import payloads
-from backend.dashboard import editing
 from backend.dashboard.formparts import Field, Group, Node, Pairs, Strings
 from backend.dashboard.rendering import parse_time
-from backend.kinds import Kind
 
 MINUTES = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 IDENTITY = ("name", "namespace")
@@ -68,22 +62,6 @@ def _datetime_payload(text: str) -> str:
 
 def _index(text: str) -> int | None:
     return int(text) if text.isdigit() else None
-
-
-@dataclass(frozen=True, kw_only=True)
-class FormPage:
-    """The words and paths of a kind's form page (``frontend/templates/form_page.html``)."""
-
-    form_id: str  # the form element's id, also the htmx target of its POSTs ("darkroom-form")
-    nav: str  # the navigation entry it belongs to
-    list_title: str  # the breadcrumb to the list ("Darkrooms")
-    list_path: str  # "/" or "/ui/tasks"
-    item_base: str  # "/ui/darkrooms": <item_base>/new, <item_base>/<ns>/<name>, .../edit
-    noun: str  # "Darkroom", "database"
-    new_title: str  # "New Darkroom"
-    create_button: str  # "Create Darkroom"
-    name_hint: str  # the rule for names
-    max_name_length: int
 
 
 @dataclass(frozen=True)
@@ -307,42 +285,3 @@ class Form:
             elif isinstance(node, Group) and node.set_flag:
                 shown.append((node.label, "set" if values.get(node.set_flag) else "not set"))
         return shown
-
-
-# -- serving it ----------------------------------------------------------------------------------------
-
-
-TEMPLATE = "form_page.html"  # every kind's form page; its block "form" is the htmx fragment
-
-
-@dataclass(frozen=True, kw_only=True)
-class GeneratedFlow(editing.Flow):
-    """:class:`.editing.Flow` for a form that :mod:`.formgen` generated: its page gets the form and its words."""
-
-    generated: Form
-    page: FormPage
-
-    def form(
-        self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
-    ) -> Response:
-        extra.setdefault("conflict", None)
-        return super().form(mode=mode, values=values, status=status, errors=errors, form=self.generated, page=self.page, **extra)
-
-
-def generated_flow(form: Form, page: FormPage, *, kind: Kind, saved_path: Callable[[str, str], str]) -> GeneratedFlow:
-    """The flow of a kind's generated form: its values, payload and buttons are the form's, its page ``form_page.html``."""
-    return GeneratedFlow(
-        kind=kind,
-        template=TEMPLATE,
-        target=page.form_id,
-        list_path=page.list_path,
-        saved_path=saved_path,
-        generated=form,
-        page=page,
-        blank=form.blank,
-        form_values=form.form_values,
-        values_of=form.values_of,
-        payload=form.payload,
-        rearranged=form.rearranged,
-        kept=form.kept,
-    )

@@ -31,7 +31,7 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import endpoints, state
-from backend.dashboard import browsing, darkroompages, formgen, generatedforms, pgpassword, rendering
+from backend.dashboard import browsing, darkroompages, formgen, formpages, pgpassword, rendering
 from backend.postgresqls import KIND
 from backend.problems import Problem
 from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
@@ -234,7 +234,7 @@ def _saved_path(namespace: str, name: str) -> str:
     return browsing.with_query(f"{BASE}/{namespace}/{name}", saved="1")
 
 
-PAGE = generatedforms.FormPage(
+PAGE = formpages.FormPage(
     form_id="postgresql-form",
     nav="postgresqls",
     list_title="Databases",
@@ -246,7 +246,7 @@ PAGE = generatedforms.FormPage(
     name_hint=f'Lowercase letters, digits and "-", starting with a letter (at most {kind.MAX_NAME_LENGTH}).',
     max_name_length=kind.MAX_NAME_LENGTH,
 )
-FLOW = generatedforms.generated_flow(FORM_OF, PAGE, kind=KIND, saved_path=_saved_path)
+FLOW = formpages.generated_flow(FORM_OF, PAGE, kind=KIND, saved_path=_saved_path)
 
 
 def new() -> BaseResponse:

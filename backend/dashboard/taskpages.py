@@ -22,7 +22,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend import combinedtasks, endpoints
 from backend.conversions import tasks as conversion
-from backend.dashboard import actions, browsing, editing, formgen, generatedforms, rendering
+from backend.dashboard import actions, browsing, editing, formgen, formpages, rendering
 from backend.problems import Problem
 from backend.tasks import KIND
 from cluster import ClusterError
@@ -94,7 +94,7 @@ def detail(namespace: str, name: str) -> Response:
     return rendering.page_or_block(DETAIL, context, block_name="live", target="task-live")
 
 
-PAGE = generatedforms.FormPage(
+PAGE = formpages.FormPage(
     form_id="task-form",
     nav="tasks",
     list_title="Tasks",
@@ -106,7 +106,7 @@ PAGE = generatedforms.FormPage(
     name_hint='Lowercase letters, digits, "-" and ".".',
     max_name_length=253,
 )
-FLOW = generatedforms.generated_flow(
+FLOW = formpages.generated_flow(
     FORM_OF,
     PAGE,
     kind=KIND,
