@@ -100,7 +100,7 @@ def test_validation_errors_name_friendly_fields(http: FlaskClient, namespace: st
     payload = webfolder("Bad_Name", namespace, subDomains=["ok", "ok", "No"], source={"type": "WebFolder", "baseUrl": "ftp://x"}, colour=1)
     errors = problem(http.post("/darkrooms", json=payload), 422)["errors"]
     assert set(errors) == {"name", "subDomains.1", "subDomains.2", "source.baseUrl", "colour"}
-    assert errors["colour"] == ["Unknown field."]
+    assert errors["colour"] == ["unknown field"]
     assert http.get(f"/darkrooms?namespace={namespace}").get_json()["items"] == []
 
 
