@@ -18,7 +18,7 @@ import base64
 import json
 
 from .conftest import GROUP_PATH, Aggregator
-from .objects import add_event, combined, create_task, wait_for_events
+from .objects import add_event, create_task, wait_for_events
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
