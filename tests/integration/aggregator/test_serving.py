@@ -223,6 +223,7 @@ def test_a_list_makes_no_api_call(aggregator: Aggregator, team: str) -> None:
     assert len([r for r in table["rows"] if r["object"]["metadata"]["namespace"] == team]) == 40
     after = aggregator.metrics()
     made = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
-    assert set(made) <= {("POST", "tokenreviews")}, made  # at most a re-review when the 10 s token cache expired
-    assert made.get(("POST", "tokenreviews"), 0) <= 1
+    calls = {key: count for key, count in made.items() if key[0] != "WATCH"}  # an informer may renew its watch meanwhile
+    assert set(calls) <= {("POST", "tokenreviews")}, made  # at most a re-review when the 10 s token cache expired
+    assert calls.get(("POST", "tokenreviews"), 0) <= 1
     assert ("WATCH", "tasks") in after and ("WATCH", "events") in after  # the informers: one list and watches, not calls per task
