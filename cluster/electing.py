@@ -18,15 +18,16 @@ thread of its own; anything with the :class:`LeaseClient` methods of :class:`clu
 - Campaign (:meth:`LeaderElector.run`): try at once, then every ``retry_period_s`` stretched by a
   random jitter of up to ``jitter_factor`` times (client-go's 1.2), until acquired. Then renew: a
   renewal round tries every ``retry_period_s``; a round that has not succeeded within
-  ``renew_deadline_s`` of its start loses leadership. Between successful rounds it waits
-  ``retry_period_s``.
+  ``renew_deadline_s`` of its start loses leadership (no request starts after that deadline). Between
+  successful rounds it waits ``retry_period_s``.
 - Release (:meth:`LeaderElector.release`, client-go's ReleaseOnCancel): if the server still names us
   holder, write an empty holder, ``leaseDurationSeconds`` 1 and now as both times (transitions
   kept), so a standby takes over at its next retry instead of after a whole lease.
 
 Defaults are client-go's: 15 s lease, 10 s renew deadline, 2 s retry period. A failed attempt
-(server away, 5xx, RBAC) counts as "not acquired / not renewed" and is logged; a request should be
-bounded well under the renew deadline (the caller's transport timeout, see ``leading``).
+(server away, 5xx, RBAC) counts as "not acquired / not renewed" and is logged. The caller bounds each
+request (its transport's timeouts) under ``lease_duration_s - renew_deadline_s - retry_period_s``, so a
+leader that cannot renew stops acting before any other replica may take the Lease.
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ class LeaderElector:
         self._observed = LeaseRecord()
         self._observed_at: float | None = None  # clock.monotonic() when the observed record last changed
         self._lease: dict[str, Any] | None = None  # the Lease as last read or written (its resourceVersion)
+        self._deadline: float | None = None  # while renewing: no request starts after the round's deadline
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -192,6 +194,8 @@ class LeaderElector:
     # -- server calls ----------------------------------------------------------------------------
 
     def _call(self, call: Callable[[], Mapping[str, Any]]) -> Mapping[str, Any]:
+        if self._deadline is not None and self.clock.monotonic() >= self._deadline:
+            raise errors.Unavailable("the renew deadline has passed", status=0)  # client-go's context deadline
         try:
             result = call()
         except errors.ClusterError as e:
@@ -290,22 +294,30 @@ class LeaderElector:
                 return False
 
     def renew(self) -> bool:
-        """Renew until a round misses the renew deadline (False: leadership lost) or we are stopped (True)."""
-        while True:
-            deadline = self.clock.monotonic() + self.timings.renew_deadline_s
+        """Renew until a round misses the renew deadline (False: leadership lost) or we are stopped (True).
+
+        As client-go's renew deadline is a context that cuts requests in flight, no request starts after it
+        and an attempt that ends after it counts as missed: bounded requests then keep a leader that cannot
+        renew from acting past ``retry_period_s + renew_deadline_s`` + one request after its last renewal."""
+        try:
             while True:
-                result = self._attempt()
-                if result is None:
+                deadline = self._deadline = self.clock.monotonic() + self.timings.renew_deadline_s
+                while True:
+                    result = self._attempt()
+                    if result is None:
+                        return True
+                    remaining = deadline - self.clock.monotonic()
+                    if remaining <= 0:
+                        return False
+                    if result:
+                        break
+                    if self.clock.wait(min(self.timings.retry_period_s, remaining), self._stop):
+                        return True
+                self._deadline = None
+                if self.clock.wait(self.timings.retry_period_s, self._stop):
                     return True
-                if result:
-                    break
-                remaining = deadline - self.clock.monotonic()
-                if remaining <= 0:
-                    return False
-                if self.clock.wait(min(self.timings.retry_period_s, remaining), self._stop):
-                    return True
-            if self.clock.wait(self.timings.retry_period_s, self._stop):
-                return True
+        finally:
+            self._deadline = None
 
     def run(self, *, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]) -> None:
         """Campaign, lead, and return when stopped or when leadership is lost. ``on_started_leading`` (must

@@ -35,8 +35,10 @@ log = logging.getLogger(__name__)
 
 
 def request_timeout_s(settings: OperatorSettings) -> float:
-    """Per request: a few tries fit in the renew deadline, and one never outlasts the slack after it."""
-    return max(0.5, min(settings.retry_period_s * 2, (settings.lease_duration_s - settings.renew_deadline_s) / 2))
+    """Per request (connect, and read): a few tries fit in the renew deadline, and the one in flight at the
+    deadline ends within the slack left before the others may take over (2.4 s for 15 / 10 / 2 s)."""
+    slack_s = settings.lease_duration_s - settings.renew_deadline_s - settings.retry_period_s
+    return max(0.5, min(settings.retry_period_s * 2, slack_s * 0.8))
 
 
 class LeaderElector:

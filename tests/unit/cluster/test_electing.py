@@ -11,7 +11,8 @@ replicas racing for an expired Lease: exactly one wins, the other's stale resour
 release clears the holder (duration 1, transitions kept) so a standby takes over at once, and never
 touches a Lease someone else holds; failed requests are failed attempts (the server's last answer is
 tracked for readiness); the campaign loop leads, then loses leadership when renewals fail for the
-renew deadline — before the lease could expire for the others — and stops without writing after stop;
+renew deadline — before the lease could expire for the others; no request starts after a round's
+deadline and a renewal that lands after it is a loss — and stops without writing after stop;
 timings are validated like client-go's.
 """
 
@@ -61,9 +62,12 @@ class FakeLeases:
         self.calls: list[str] = []
         self.down: errors.ClusterError | None = None
         self.after_get: Callable[[], None] | None = None  # runs once, between a GET and the caller's next call
+        self.on_call: Callable[[], None] | None = None  # runs as each request is served (e.g. a slow server moves the clock)
 
     def _check(self, verb: str) -> None:
         self.calls.append(verb)
+        if self.on_call is not None:
+            self.on_call()
         if self.down is not None:
             raise self.down
 
@@ -254,6 +258,30 @@ def test_the_campaign_leads_and_loses_leadership_within_the_renew_deadline(
     # led_at: the create, also the last write that landed (the first renewal round starts at once, as client-go's)
     assert 10 <= lost_at - led_at < 15, "gives up after the renew deadline, before the others may take over"
     assert not a.stopped
+
+
+def test_no_request_starts_after_the_renew_deadline_and_a_late_renewal_is_a_loss(
+    elector: Callable[..., LeaderElector], leases: FakeLeases, clock: FakeClock
+) -> None:
+    a = elector("a")
+    assert a.try_acquire_or_renew()
+    leases.down = errors.Unavailable("read timed out", status=0)
+    leases.on_call = lambda: setattr(clock, "t", clock.t + 4)  # each request hangs 4 s, then fails
+    leases.calls.clear()
+    start = clock.t
+    assert not a.renew()
+    assert leases.calls == ["update", "get"], "the retry at the deadline sends nothing"
+    assert clock.t == start + 10
+
+    b = elector("b")
+    leases.down, leases.on_call = None, None
+    assert not b.try_acquire_or_renew()  # a's lease, first seen now
+    clock.t += 15
+    assert b.try_acquire_or_renew()
+    leases.on_call = lambda: setattr(clock, "t", clock.t + 11)  # the renewal lands after the round's deadline
+    leases.calls.clear()
+    assert not b.renew(), "client-go's deadline would have cut that request: leadership is lost"
+    assert leases.calls == ["update"]
 
 
 def test_a_stopped_campaign_writes_nothing_more(elector: Callable[..., LeaderElector], leases: FakeLeases, clock: FakeClock) -> None:
