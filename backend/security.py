@@ -300,9 +300,16 @@ def _wants_html() -> bool:
 
 
 def cross_site(settings: ApiSettings) -> bool:
-    """Whether the browser says this request comes from another site (neither our host nor an allowed origin)."""
-    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+    """Whether the browser says this request comes from another site (neither our host nor an allowed origin).
+
+    ``Sec-Fetch-Site`` (set by the browser, never by a page) decides when present: under our
+    ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null`` with its own same-origin form
+    posts (the logout button), so ``Origin`` is consulted only without it (older browsers)."""
+    fetch_site = request.headers.get("Sec-Fetch-Site", "").lower()
+    if fetch_site == "cross-site":
         return True
+    if fetch_site in ("same-origin", "none"):
+        return False
     origin = request.headers.get("Origin")
     if not origin or origin == "null":
         return origin == "null"

@@ -206,8 +206,12 @@ def test_login_cookie_and_logout(make_app: Callable[..., Flask]) -> None:
     assert client.post("/darkrooms", json={}, headers={"Origin": "http://localhost"}).status_code != 403
 
     assert client.post("/logout", headers={"Origin": "https://evil.example.com"}).status_code == 403
+    assert client.post("/logout", headers={"Origin": "null"}).status_code == 403
+    assert client.post("/logout", headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"}).status_code == 403
+    assert client.post("/logout", headers={"Origin": "https://evil.example.com", "Sec-Fetch-Site": "same-site"}).status_code == 403
     assert client.get("/metrics").status_code == 200  # still logged in
-    logout = client.post("/logout", headers={"Accept": "text/html"})
+    # A browser's own logout form: Origin null (our Referrer-Policy is no-referrer), Sec-Fetch-Site vouches for it.
+    logout = client.post("/logout", headers={"Accept": "text/html", "Origin": "null", "Sec-Fetch-Site": "same-origin"})
     assert logout.status_code == 303
     assert logout.headers["Location"] == "/login"
     cleared = session_cookie(logout.headers["Set-Cookie"])[SESSION_COOKIE]
