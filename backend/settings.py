@@ -28,7 +28,8 @@ class ApiSettings:
     Serving: ``host`` (default loopback) and ``port``. Off loopback, ``api_token`` is required and
     every endpoint but ``/healthz`` and ``/readyz`` demands ``Authorization: Bearer <token>`` (or the
     dashboard's session cookie). ``secret_key`` signs session cookies and CSRF tokens (random per
-    process when unset). ``cors_origins``: comma-separated exact origins allowed to call the API from
+    process when unset; replicas must share it: :mod:`backend.security`); a session ends
+    ``session_lifetime_s`` after login. ``cors_origins``: comma-separated exact origins allowed to call the API from
     a browser (default: none). ``max_content_length_bytes``: larger request bodies get 413.
     Cluster: ``kubeconfig`` (None: KUBECONFIG, ~/.kube/config, in-cluster); ``namespace``: serve one
     namespace only (None: all); ``field_manager`` of our writes; ``cache_sync_timeout_s`` how long
@@ -57,6 +58,7 @@ class ApiSettings:
     port: int = 5000
     api_token: str | None = None
     secret_key: str | None = None
+    session_lifetime_s: int = 12 * 3600
     cors_origins: str = ""
     max_content_length_bytes: int = 1_048_576
     kubeconfig: Path | None = None
@@ -102,9 +104,11 @@ class ApiSettings:
             return False
 
     def check(self) -> ApiSettings:
-        """Raise :class:`UnsafeSettings` when bound off loopback without a token, or CORS lists ``*``."""
+        """Raise :class:`UnsafeSettings` when bound off loopback without a token, CORS lists ``*``, or sessions cannot last."""
         if not self.on_loopback and not self.api_token:
             raise UnsafeSettings(f"refusing to serve on {self.host}: off loopback the API needs a bearer token (set {ENV_PREFIX}API_TOKEN)")
+        if self.session_lifetime_s <= 0:
+            raise UnsafeSettings(f"{ENV_PREFIX}SESSION_LIFETIME_S must be a positive number of seconds")
         if "*" in self.allowed_origins:
             raise UnsafeSettings(f"{ENV_PREFIX}CORS_ORIGINS must list exact origins, not '*'")
         return self

@@ -135,15 +135,16 @@ def test_untrusted_strings_are_escaped(http: Client, custom: Any, namespace: str
     assert not re.search(r"<script>(?!\s*$)", http.get("/").get_data(as_text=True).split("</head>")[1])  # no inline script
 
 
-def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any) -> None:
+def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any, namespace: str) -> None:
+    """Replicas (or a restarted process) sharing ``secret_key`` accept each other's session and CSRF token."""
     first = Client(make_dashboard_app(secret_key="k1").test_client())
-    second_app = make_dashboard_app(secret_key="k1")
-    client = second_app.test_client()
-    cookie = first.client.get_cookie("darkroom_csrf")
+    cookie = first.client.get_cookie(SESSION_COOKIE)
     assert cookie is not None
-    client.set_cookie("darkroom_csrf", cookie.value)
-    page = client.get("/ui/tasks/new").get_data(as_text=True)
-    assert f'content="{first.csrf}"' in page
+    form = {"namespace": namespace, "name": "other-replica", "priority": "1", "deadline": "2031-01-01T00:00", "csrf_token": first.csrf}
+    for key, status in (("k2", 403), ("k1", 303)):
+        replica = make_dashboard_app(secret_key=key).test_client()
+        replica.set_cookie(SESSION_COOKIE, cookie.value)
+        assert replica.post("/ui/tasks/new", data=form).status_code == status, key
 
 
 def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -> None:
