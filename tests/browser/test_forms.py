@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from browser.conftest import Stack, Watched, shot
 
@@ -84,7 +85,7 @@ def test_a_422_focuses_the_summary_which_lists_every_problem_in_form_order(stack
     page.get_by_role("button", name="Create Darkroom").click()
     summary = page.locator(".error-summary")
     summary.wait_for()
-    page.wait_for_function("document.activeElement && document.activeElement.classList.contains('error-summary')")
+    expect(page.locator(".error-summary")).to_be_focused()  # not wait_for_function: a string there is an eval our CSP refuses
     assert summary_targets(page) == ["#f-name", "#f-source-bucket", "#f-source-region", "#f-subDomains-0", "#f-subDomains-1", "#f-replicas"]
     text = summary.inner_text()
     assert "Sub-domain 2: duplicate of subDomains.0" in text and text.count("Sub-domain 2:") == 2  # invalid, and a duplicate
@@ -95,7 +96,7 @@ def test_a_422_focuses_the_summary_which_lists_every_problem_in_form_order(stack
     page.goto(f"/ui/tasks/new?namespace={stack.namespace}")
     page.get_by_label("Name", exact=True).fill("t")
     page.get_by_role("button", name="Create Task").click()
-    page.wait_for_function("document.activeElement && document.activeElement.classList.contains('error-summary')")
+    expect(page.locator(".error-summary")).to_be_focused()  # not wait_for_function: a string there is an eval our CSP refuses
     assert summary_targets(page) == ["#f-priority", "#f-deadline"]
     assert page.locator(".error-summary").inner_text().count(": required") == 2
 
