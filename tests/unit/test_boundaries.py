@@ -39,7 +39,7 @@ def test_every_package_of_ours_is_under_the_import_contracts() -> None:
         f"add {sorted(missing)} to [tool.importlinter] root_packages in pyproject.toml (and a place in the contracts, if none names it)"
     )
     assert roots <= _our_packages(), f"root packages that do not exist: {sorted(roots - _our_packages())}"
-    assert {"devcluster", "cluster", "kinds", "backend", "darkroom_operator"} <= roots
+    assert {"devcluster", "cluster", "kinds", "backend", "darkroom_operator", "aggregator"} <= roots
 
 
 def test_make_lint_runs_the_import_contracts() -> None:
