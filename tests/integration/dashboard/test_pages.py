@@ -35,15 +35,15 @@ def test_list_page_fragments_and_paging(http: Client, custom: Any, namespace: st
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and page.mimetype == "text/html"
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
-    assert html.count('data-live-key="Task/') == 50 and "Page 1 of 2" in html
+    assert html.count('sse-swap="Task/') == 50 and "Page 1 of 2" in html
     second = http.get(f"/ui/tasks?namespace={namespace}&page=2").get_data(as_text=True)
-    assert second.count('data-live-key="Task/') == 5 and "task-054" in second
+    assert second.count('sse-swap="Task/') == 5 and "task-054" in second
 
     # the same block, alone, for htmx (no layout)
     fragment = http.get(f"/ui/tasks?namespace={namespace}&q=task-05", headers={"HX-Request": "true", "HX-Target": "task-list"})
     text = fragment.get_data(as_text=True)
     assert text.lstrip().startswith('<section id="task-list"') and "<html" not in text
-    assert text.count('data-live-key="Task/') == 5
+    assert text.count('sse-swap="Task/') == 5
     row = http.get(f"/ui/tasks/{namespace}/task-001/row").get_data(as_text=True)
     assert row.strip().startswith("<tr") and "task-001" in row
     assert http.get(f"/ui/tasks/{namespace}/missing/row").get_data(as_text=True) == ""
@@ -147,12 +147,12 @@ def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any) -> Non
 
 
 def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -> None:
-    """The page's SSE URL carries the /watch position taken before the page read the cache, so a change
+    """The list's live URL carries the stream position taken before the page read the cache, so a change
     made while the page loads is replayed when the live connection opens."""
     html = http.get(f"/?namespace={namespace}").get_data(as_text=True)
-    match = re.search(r'sse-connect="/watch\?kind=Darkroom[^"]*lastEventId=(\d+)"', html)
+    match = re.search(r'sse-connect="/ui/live/darkrooms\?namespace=[^"]*lastEventId=(\d+)"', html)
     assert match, html[:2000]
-    stream = http.get(f"/watch?kind=Darkroom&lastEventId={match.group(1)}", buffered=False)
+    stream = http.get(f"/ui/live/darkrooms?namespace={namespace}&lastEventId={match.group(1)}", buffered=False)
     try:
         first = next(iter(stream.response)).decode()
         assert "event: reset" not in first  # a known, recent position: no reload needed
