@@ -125,5 +125,29 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView]) -> None:
         filters = watching.Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
         return watching.open_stream(filters, encode=lambda event: renders.encode(found, event))
 
-    rendering.document(live, f"Live rows of a list page (Server-Sent Events of HTML rows; view: {', '.join(by_name)})")
+    live.__doc__ = f"""Live rows of a dashboard list (Server-Sent Events of HTML).
+    ---
+    get:
+      tags: ["Dashboard (HTML)"]
+      summary: Live rows of a list page (Server-Sent Events of HTML rows)
+      description: >
+        ``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object (HTML; a comment once it is
+        deleted); ``members``: an object of the filters was added or deleted (refresh the list); ``reset``: changes
+        were missed (refresh the list). Resume with ``Last-Event-ID`` or ``lastEventId``. The stream caps of
+        ``/watch`` apply (503 + Retry-After).
+      parameters:
+        - {{name: view, in: path, required: true, schema: {{type: string, enum: [{", ".join(by_name)}]}}}}
+        - {{name: namespace, in: query, required: false, schema: {{type: string}}, description: Only this namespace.}}
+        - {{name: q, in: query, required: false, schema: {{type: string}}, description: A substring of the name.}}
+        - {{name: lastEventId, in: query, required: false, schema: {{type: string}}, description: Resume after this event id.}}
+      responses:
+        "200":
+          description: An endless event stream (ends when the server shuts down).
+          content:
+            text/event-stream:
+              schema: {{type: string}}
+        "400": {{description: Invalid namespace., content: {{application/problem+json: {{schema: {{$ref: "#/components/schemas/Problem"}}}}}}}}
+        "404": {{description: No such list., content: {{application/problem+json: {{schema: {{$ref: "#/components/schemas/Problem"}}}}}}}}
+        "503": {{description: Too many open streams; try again after Retry-After seconds., content: {{application/problem+json: {{schema: {{$ref: "#/components/schemas/Problem"}}}}}}}}
+    """
     blueprint.add_url_rule("/ui/live/<view>", "live_rows", live, methods=["GET"])

@@ -48,8 +48,10 @@ def test_one_render_per_change_for_every_tab(
     app = make_app()
     url = serve_front(app)
     ns = darkrooms.namespace
+    api = sse(url, f"/watch?namespace={ns}")  # the JSON stream says when the app has seen a change
     darkrooms.create("unseen")
     darkrooms.scale("unseen", 2)  # no tab open: nothing to render
+    api.until(lambda b: b.get("event") == "darkroom" and b["data"]["type"] == "MODIFIED" and b["data"]["name"] == "unseen")
     tabs = [open_live(sse, url, f"namespace={ns}") for _ in range(3)]
     assert renders(app) == 0
 
