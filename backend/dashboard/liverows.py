@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.blueprints import BlueprintSetupState
 from prometheus_client import Counter
@@ -94,6 +95,43 @@ class Renders:
         return head + b"event: %s\n%s\n" % (row_event, data)
 
 
+def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
+    """The OpenAPI description of ``GET /ui/live/<view>`` (read by :mod:`backend.openapi` from the view's docstring)."""
+
+    def problem(description: str) -> dict[str, Any]:
+        return {"description": description, "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+
+    def query(name: str, description: str) -> dict[str, Any]:
+        return {"name": name, "in": "query", "required": False, "schema": {"type": "string"}, "description": description}
+
+    return {
+        "get": {
+            "tags": ["Dashboard (HTML)"],
+            "summary": "Live rows of a list page (Server-Sent Events of HTML rows)",
+            "description": (
+                "``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object (HTML; a comment once it is deleted);"
+                " ``members``: an object of the filters was added or deleted (refresh the list); ``reset``: changes were missed"
+                " (refresh the list). Resume with ``Last-Event-ID`` or ``lastEventId``. The stream caps of ``/watch`` apply."
+            ),
+            "parameters": [
+                {"name": "view", "in": "path", "required": True, "schema": {"type": "string", "enum": list(views)}},
+                query("namespace", "Only this namespace."),
+                query("q", "A substring of the name."),
+                query("lastEventId", "Resume after this event id."),
+            ],
+            "responses": {
+                "200": {
+                    "description": "An endless event stream (ends when the server shuts down).",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                },
+                "400": problem("Invalid namespace."),
+                "404": problem("No such list."),
+                "503": problem("Too many open streams; try again after Retry-After seconds."),
+            },
+        }
+    }
+
+
 def install(blueprint: Blueprint, *, views: Sequence[RowView]) -> None:
     """Add ``GET /ui/live/<view>`` for ``views`` and, per app, the render counter."""
     by_name = {view.name: view for view in views}
@@ -125,29 +163,7 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView]) -> None:
         filters = watching.Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
         return watching.open_stream(filters, encode=lambda event: renders.encode(found, event))
 
-    live.__doc__ = f"""Live rows of a dashboard list (Server-Sent Events of HTML).
-    ---
-    get:
-      tags: ["Dashboard (HTML)"]
-      summary: Live rows of a list page (Server-Sent Events of HTML rows)
-      description: >
-        ``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object (HTML; a comment once it is
-        deleted); ``members``: an object of the filters was added or deleted (refresh the list); ``reset``: changes
-        were missed (refresh the list). Resume with ``Last-Event-ID`` or ``lastEventId``. The stream caps of
-        ``/watch`` apply (503 + Retry-After).
-      parameters:
-        - {{name: view, in: path, required: true, schema: {{type: string, enum: [{", ".join(by_name)}]}}}}
-        - {{name: namespace, in: query, required: false, schema: {{type: string}}, description: Only this namespace.}}
-        - {{name: q, in: query, required: false, schema: {{type: string}}, description: A substring of the name.}}
-        - {{name: lastEventId, in: query, required: false, schema: {{type: string}}, description: Resume after this event id.}}
-      responses:
-        "200":
-          description: An endless event stream (ends when the server shuts down).
-          content:
-            text/event-stream:
-              schema: {{type: string}}
-        "400": {{description: Invalid namespace., content: {{application/problem+json: {{schema: {{$ref: "#/components/schemas/Problem"}}}}}}}}
-        "404": {{description: No such list., content: {{application/problem+json: {{schema: {{$ref: "#/components/schemas/Problem"}}}}}}}}
-        "503": {{description: Too many open streams; try again after Retry-After seconds., content: {{application/problem+json: {{schema: {{$ref: "#/components/schemas/Problem"}}}}}}}}
-    """
+    live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(
+        _operation(by_name), sort_keys=False
+    )
     blueprint.add_url_rule("/ui/live/<view>", "live_rows", live, methods=["GET"])

@@ -3,7 +3,8 @@
 Covers: a click (or Enter) on a column header sorts the list, puts ``sort=`` in the URL, sets ``aria-sort``,
 and a reload keeps it; the per-row menu opens from the keyboard, Escape closes it and gives the focus back,
 its Edit and View YAML links point at the object, and its delete (keyboard only) goes through the usual
-delete flow; the Age column ticks in the browser without a request; a change of a Task reaches two open
+delete flow; a row pushed while its menu is open waits until the menu closes; column widths stay put when a
+state badge changes; the Age column ticks in the browser without a request; a change of a Task reaches two open
 tabs without either of them making a request, rendered once on the server for both
 (``darkroom_dashboard_row_renders_total`` follows the Task changes, not the tabs); Tasks made and
 deleted elsewhere appear and disappear live; the Darkroom list shows source-type icons and the cache
@@ -96,6 +97,30 @@ def test_row_menu_from_the_keyboard_and_delete(stack: Stack, page: Any) -> None:
     page.wait_for_url(re.compile(r"(deleted|terminating)=menu-task"))
     assert "Task " + stack.namespace + "/menu-task" in page.locator(".notice").inner_text()
     page.get_by_role("link", name="menu-task", exact=True).wait_for(state="detached", timeout=30_000)
+
+
+def test_a_row_waits_while_its_menu_is_open_and_columns_keep_their_width(stack: Stack, page: Any) -> None:
+    make_task(stack, "steady-task", 2)
+    make_task(stack, "steady-other", 1)
+    page.goto(f"/ui/tasks?namespace={stack.namespace}&q=steady-")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    row = page.locator("tr", has=page.get_by_role("link", name="steady-task", exact=True))
+    widths = page.evaluate("[...document.querySelectorAll('#task-list thead th')].map((th) => th.getBoundingClientRect().width)")
+
+    row.get_by_role("button", name="Actions for steady-task").click()
+    page.locator("[popover]:popover-open").wait_for()
+    patch = {"spec": {"taskState": "Finished", "priority": 9}}
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "steady-task", patch)
+    other = page.locator("tr", has=page.get_by_role("link", name="steady-other", exact=True))
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "steady-other", {"spec": {"priority": 5}})
+    wait_for(lambda: other.locator("td.num").inner_text().strip() == "5", timeout_s=10, message="the other row is pushed")
+    assert row.get_attribute("data-state") == "Pending"  # held back: the open menu stays under the pointer
+    assert page.locator("[popover]:popover-open").count() == 1
+    page.keyboard.press("Escape")
+    wait_for(lambda: row.get_attribute("data-state") == "Finished", timeout_s=10, message="the held row once the menu closed")
+    assert row.locator("td.num").inner_text().strip() == "9"
+    after = page.evaluate("[...document.querySelectorAll('#task-list thead th')].map((th) => th.getBoundingClientRect().width)")
+    assert after == widths  # Pending → Finished: no column moved
 
 
 def test_age_ticks_without_requests(stack: Stack, page: Any) -> None:
