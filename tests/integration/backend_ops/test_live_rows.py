@@ -7,7 +7,8 @@ replaces the row with a comment and is a ``members`` event too; with three tabs 
 once (``darkroom_dashboard_row_renders_total`` in /metrics) and with none open it is not rendered at all;
 each stream forwards only its filters (namespace, name substring) — events it skips still move its resume
 point; a resume point replays the rows missed, an unknown one answers ``reset``; bad filters are 400, an
-unknown view 404; the ``/watch`` stream caps count these streams too (503 + Retry-After).
+unknown view 404; the ``/watch`` stream caps count these streams too (503 + Retry-After); a Task change
+is rendered once for the Tasks list (a table row) and once for the combined view (a card).
 """
 
 from __future__ import annotations
@@ -109,3 +110,28 @@ def test_bad_requests_and_stream_caps(make_app: Callable[..., Flask], serve: Cal
     refused = sse(url, "/watch")  # the same caps for /watch and the dashboard's streams
     assert refused.status == 503 and refused.headers["Retry-After"] == "7"
     first.close()
+
+
+def test_tasks_and_the_combined_view_get_their_own_rows(
+    make_app: Callable[..., Flask], serve: Callable[[Flask], str], sse: Callable[..., SseStream], darkrooms: Darkrooms
+) -> None:
+    app = make_app()
+    url = serve(app)
+    ns = darkrooms.namespace
+    streams = {}
+    for view in ("tasks", "combinedtasks"):
+        streams[view] = sse(url, f"/ui/live/{view}?namespace={ns}", json_data=False)
+        assert streams[view].next() is not None
+    body = {
+        "apiVersion": "example.example.com/v1",
+        "kind": "Task",
+        "metadata": {"name": "chore"},
+        "spec": {"priority": 2, "deadline": "2031-01-01T00:00:00Z"},
+    }
+    darkrooms.api.create_namespaced_custom_object("example.example.com", "v1", ns, "tasks", body)
+    darkrooms.api.patch_namespaced_custom_object("example.example.com", "v1", ns, "tasks", "chore", {"spec": {"priority": 7}})
+    row = streams["tasks"].until(named(f"Task/{ns}/chore"))[-1]["data"]
+    card = streams["combinedtasks"].until(named(f"Task/{ns}/chore"))[-1]["data"]
+    assert row.startswith("<tr") and ">7<" in row and "Mark finished" in row and "csrf_token" not in row
+    assert card.startswith("<article") and "Priority 7" in card
+    assert renders(app, "tasks") == 1 and renders(app, "combinedtasks") == 1
