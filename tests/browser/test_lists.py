@@ -8,7 +8,8 @@ state badge changes; the Age column ticks in the browser without a request; a ch
 tabs without either of them making a request, rendered once on the server for both
 (``darkroom_dashboard_row_renders_total`` follows the Task changes, not the tabs); Tasks made and
 deleted elsewhere appear and disappear live; the Darkroom list shows source-type icons and the cache
-time in words. Screenshots: the sorted list with an open menu, desktop and phone, light and dark.
+time in words. Screenshots: the sorted list with an open menu, desktop and phone, light and dark; the lists
+never widen the page (the headers' screen-reader texts stay inside the scrolling table).
 """
 
 from __future__ import annotations
@@ -190,6 +191,8 @@ def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched]) -> Non
         page.get_by_role("button", name="Actions for shot-1").click()
         page.locator("[popover]:popover-open").wait_for()
         shot(page, f"list-tasks-sorted-{width}-{scheme}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # the table scrolls in its box, not the page
         page.goto(f"/?namespace={stack.namespace}")
         page.locator("#live-indicator[data-state=live]").wait_for()
         shot(page, f"list-darkrooms-{width}-{scheme}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
