@@ -194,7 +194,7 @@ def install(blueprint: Blueprint) -> None:
     rendering.document(list_page, "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page=")
     rendering.document(new, "New Darkroom form; POST creates", ("get", "post"))
     rendering.document(detail, "Darkroom detail page")
-    rendering.document(row, "One Darkroom row (live refresh); empty when it is gone")
+    rendering.document(row, "One Darkroom row on demand; empty when it is gone")
     rendering.document(edit, "Edit Darkroom form; POST saves", ("get", "post"))
     rendering.document(delete, "Delete a Darkroom", ("post",))
     blueprint.add_url_rule("/", "darkrooms", list_page, methods=["GET"])

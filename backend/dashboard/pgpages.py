@@ -267,7 +267,7 @@ def install(blueprint: Blueprint) -> None:
         ("", "postgresqls", list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
         ("/new", "new_postgresql", new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),
         ("/<namespace>/<name>", "postgresql", detail, ("get",), "Postgresql detail page with connection details"),
-        ("/<namespace>/<name>/row", "postgresql_row", row, ("get",), "One Postgresql row (live refresh); empty when it is gone"),
+        ("/<namespace>/<name>/row", "postgresql_row", row, ("get",), "One Postgresql row on demand; empty when it is gone"),
         ("/<namespace>/<name>/edit", "edit_postgresql", edit, ("get", "post"), "Edit Postgresql form; POST saves"),
         ("/<namespace>/<name>/delete", "delete_postgresql", delete, ("post",), "Delete a Postgresql"),
         ("/<namespace>/<name>/password", "postgresql_password", password, ("get", "post"), "The password, on request"),

@@ -143,7 +143,7 @@ def install(blueprint: Blueprint) -> None:
     rendering.document(combined_page, "Tasks with their Events")
     rendering.document(new, "New Task form; POST creates", ("get", "post"))
     rendering.document(detail, "Task detail page with its Events")
-    rendering.document(row, "One Task row (live refresh); empty when it is gone")
+    rendering.document(row, "One Task row on demand; empty when it is gone")
     rendering.document(edit, "Edit Task form; POST saves", ("get", "post"))
     rendering.document(finish, "Mark a Task finished", ("post",))
     rendering.document(delete, "Delete a Task", ("post",))
