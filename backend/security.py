@@ -370,7 +370,7 @@ def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | N
         if not isinstance(token, str) or not token:
             if as_form and sessions is not None:
                 return login_page(status=400, error="Enter the API token.", next_path=next_path)
-            raise Problem(400, "the request has no 'token'", errors={"token": ["Missing data for required field."]})
+            raise Problem(400, "the request has no 'token'", errors={"token": ["required"]})
         if sessions is None:
             return redirect(next_path, 303) if as_form else Response(status=204)
         _too_many(attempts)

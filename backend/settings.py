@@ -33,7 +33,6 @@ class ApiSettings:
     Cluster: ``kubeconfig`` (None: KUBECONFIG, ~/.kube/config, in-cluster); ``namespace``: serve one
     namespace only (None: all); ``field_manager`` of our writes; ``cache_sync_timeout_s`` how long
     startup waits for the informers (the app starts anyway; /readyz says 503 until synced).
-    ``default_version``: Darkroom version shown/used when a payload has none (the CRD leaves it unset).
     Live updates: ``sse_heartbeat_s`` between SSE comments on an idle ``/watch``; ``sse_history``
     events kept for ``Last-Event-ID`` resume.
     Pagination: ``page_size_max`` largest ``limit`` accepted.
@@ -64,7 +63,6 @@ class ApiSettings:
     namespace: str | None = None
     field_manager: str = "darkroom-control-panel"
     cache_sync_timeout_s: float = 30.0
-    default_version: str = "latest"
     sse_heartbeat_s: float = 15.0
     sse_history: int = 1000
     page_size_max: int = 1000

@@ -31,7 +31,7 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import endpoints, state
-from backend.dashboard import browsing, darkroompages, formgen, generatedforms, liverows, pgpassword, rendering
+from backend.dashboard import browsing, darkroompages, formgen, formpages, liverows, pgpassword, rendering
 from backend.postgresqls import KIND
 from backend.problems import Problem
 from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
@@ -41,7 +41,6 @@ from kinds import postgresqls as kind
 
 LIST = "postgresqls.html"
 DETAIL = "postgresql_detail.html"
-FORM = "postgresql_form.html"
 BASE = "/ui/postgresqls"
 TAKES_EFFECT = "It is the database's password unless it was changed inside the database (ALTER ROLE) after the first start."
 RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.conversions.postgresqls)
@@ -239,15 +238,19 @@ def _saved_path(namespace: str, name: str) -> str:
     return browsing.with_query(f"{BASE}/{namespace}/{name}", saved="1")
 
 
-FLOW = generatedforms.generated_flow(
-    FORM_OF,
-    kind=KIND,
-    template=FORM,
-    target="postgresql-form",
+PAGE = formpages.FormPage(
+    form_id="postgresql-form",
+    nav="postgresqls",
+    list_title="Databases",
     list_path=BASE,
-    saved_path=_saved_path,
-    context={"max_name_length": kind.MAX_NAME_LENGTH},
+    item_base=BASE,
+    noun="database",
+    new_title="New PostgreSQL database",
+    create_button="Create database",
+    name_hint=f'Lowercase letters, digits and "-", starting with a letter (at most {kind.MAX_NAME_LENGTH}).',
+    max_name_length=kind.MAX_NAME_LENGTH,
 )
+FLOW = formpages.generated_flow(FORM_OF, PAGE, kind=KIND, saved_path=_saved_path)
 
 
 def new() -> BaseResponse:

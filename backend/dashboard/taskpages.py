@@ -7,8 +7,9 @@ Installed by :mod:`backend.dashboard`. Routes:
   ``GET /ui/tasks/<ns>/<name>/row`` one row on demand (also the answer of "Mark finished").
 - ``GET /ui/combinedtasks`` — each Task of the page with its Events (the Events informer's
   indexes, as ``/combinedtasks`` does); ``GET /ui/tasks/<ns>/<name>`` one Task with its Events.
-- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form (the flow of
-  :mod:`.editing`, as for Darkrooms: inline 422 errors, 409 explained with the current values).
+- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.formgen` builds from
+  the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
+  409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
 """
 
@@ -18,12 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Response, request
-from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import combinedtasks, endpoints
 from backend.conversions import tasks as conversion
-from backend.dashboard import actions, browsing, editing, forms, liverows, rendering
+from backend.dashboard import actions, browsing, editing, formgen, formpages, liverows, rendering
 from backend.problems import Problem
 from backend.tasks import KIND
 from cluster import ClusterError
@@ -32,7 +32,15 @@ from kinds import tasks as task_kind
 LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
 DETAIL = "task_detail.html"
-FORM = "task_form.html"
+
+FORM_SPEC = formgen.FormSpec(
+    kind="Task",
+    sections=(formgen.Section(legend="Task", paths=("priority", "deadline", "state", "details")),),
+    labels={"deadline": "Deadline (UTC)"},
+    help={"deadline": "Date and time in UTC."},
+    renames=dict(conversion.RENAMES),
+)
+FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,19 +101,22 @@ def detail(namespace: str, name: str) -> Response:
     return rendering.page_or_block(DETAIL, context, block_name="live", target="task-live")
 
 
-def _payload(values: Mapping[str, Any], _form: MultiDict[str, str], *, create: bool) -> dict[str, Any]:
-    return forms.task_payload(values, create=create)
-
-
-FLOW = editing.Flow(
-    kind=KIND,
-    template=FORM,
-    target="task-form",
+PAGE = formpages.FormPage(
+    form_id="task-form",
+    nav="tasks",
+    list_title="Tasks",
     list_path="/ui/tasks",
-    blank=lambda namespace: forms.task_form_values(MultiDict({"namespace": namespace, "state": "Pending"})),
-    form_values=forms.task_form_values,
-    values_of=forms.task_values,
-    payload=_payload,
+    item_base="/ui/tasks",
+    noun="Task",
+    new_title="New Task",
+    create_button="Create Task",
+    name_hint='Lowercase letters, digits, "-" and ".".',
+    max_name_length=253,
+)
+FLOW = formpages.generated_flow(
+    FORM_OF,
+    PAGE,
+    kind=KIND,
     saved_path=lambda namespace, name: browsing.with_query(f"/ui/tasks/{namespace}/{name}", saved=name, namespace=namespace),
 )
 

@@ -61,8 +61,8 @@ def test_empty_state_and_not_found(http: Client, namespace: str) -> None:
 
 def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespace: str) -> None:
     ok = f"ok-{namespace}"  # unique in the cluster: the API refuses a sub-domain another Darkroom has
-    form = {"namespace": namespace, "name": "shop", "source_type": "WebFolder", "baseUrl": "not-a-url", "subDomains": [ok, "Bad!"],
-            "bucket": "ignored-for-webfolder", "replicas": "two"}  # fmt: skip
+    form = {"namespace": namespace, "name": "shop", "source.type": "WebFolder", "source.baseUrl": "not-a-url", "subDomains": [ok, "Bad!"],
+            "source.bucket": "ignored-for-webfolder", "replicas": "two"}  # fmt: skip
     invalid = http.post("/ui/darkrooms/new", form)
     html = invalid.get_data(as_text=True)
     assert invalid.status_code == 422
@@ -71,13 +71,13 @@ def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespac
     assert "ignored-for-webfolder" in html  # what was typed is shown again; the other type's fields are not sent
     assert custom.list_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms")["items"] == []
 
-    added = http.post("/ui/darkrooms/new", {**form, "action": "add-subdomain"})
+    added = http.post("/ui/darkrooms/new", {**form, "add-item": "subDomains"})
     assert added.status_code == 200 and 'id="f-subDomains-2"' in added.get_data(as_text=True)
-    removed = http.post("/ui/darkrooms/new", {**form, "remove-subdomain": "1"})
+    removed = http.post("/ui/darkrooms/new", {**form, "remove-item": "subDomains:1"})
     assert 'value="Bad!"' not in removed.get_data(as_text=True)
 
     created = http.post(
-        "/ui/darkrooms/new", {**form, "baseUrl": "https://example.com/img", "subDomains": [f"ok-{namespace}"], "replicas": "2"}
+        "/ui/darkrooms/new", {**form, "source.baseUrl": "https://example.com/img", "subDomains": [f"ok-{namespace}"], "replicas": "2"}
     )
     assert created.status_code == 303 and created.headers["Location"] == f"/?namespace={namespace}&created=shop"
     stored = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "shop")
@@ -86,14 +86,14 @@ def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespac
 
     again = http.post(
         "/ui/darkrooms/new",
-        {**form, "baseUrl": "https://example.com/img", "subDomains": [ok], "replicas": ""},
+        {**form, "source.baseUrl": "https://example.com/img", "subDomains": [ok], "replicas": ""},
         headers={"HX-Request": "true"},
     )
     assert again.status_code == 409 and "already exists" in again.get_data(as_text=True)
-    edit = {"source_type": "WebFolder", "baseUrl": "https://e.example.com", "subDomains": ok, "generation": "1"}
+    edit = {"source.type": "WebFolder", "source.baseUrl": "https://e.example.com", "subDomains": ok, "generation": "1"}
     htmx = http.post(f"/ui/darkrooms/{namespace}/shop/edit", edit, headers={"HX-Request": "true"})
     assert htmx.status_code == 200 and htmx.headers["HX-Redirect"] == f"/ui/darkrooms/{namespace}/shop?saved=1"
-    stale = http.post(f"/ui/darkrooms/{namespace}/shop/edit", {**edit, "baseUrl": "https://x.example.com"})  # the form of generation 1
+    stale = http.post(f"/ui/darkrooms/{namespace}/shop/edit", {**edit, "source.baseUrl": "https://x.example.com"})  # generation 1
     assert stale.status_code == 409 and "https://e.example.com" in stale.get_data(as_text=True)
 
 
@@ -221,11 +221,11 @@ def test_domain_links_use_https_only_with_tls(http: Client, custom: Any, namespa
 def test_an_s3_darkroom_with_both_keys_left_empty_reads_a_public_bucket(http: Client, custom: Any, namespace: str) -> None:
     new = http.get(f"/ui/darkrooms/new?namespace={namespace}").get_data(as_text=True)
     assert "Leave both empty for a public bucket." in new
-    form = {"namespace": namespace, "name": "open", "source_type": "S3", "bucket": "open-data", "region": "eu-west-1",
-            "accessKey": "", "secretKey": "", "subDomains": [f"open-{namespace}"]}  # fmt: skip
+    form = {"namespace": namespace, "name": "open", "source.type": "S3", "source.bucket": "open-data", "source.region": "eu-west-1",
+            "source.accessKey": "", "source.secretKey": "", "subDomains": [f"open-{namespace}"]}  # fmt: skip
     created = http.post("/ui/darkrooms/new", form)
     assert created.status_code == 303, created.get_data(as_text=True)
     stored = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "open")
     assert stored["spec"]["source"] == {"type": "S3", "bucket": "open-data", "region": "eu-west-1"}
-    half = http.post("/ui/darkrooms/new", {**form, "name": "half", "accessKey": "AKIA-ONLY", "subDomains": [f"half-{namespace}"]})
+    half = http.post("/ui/darkrooms/new", {**form, "name": "half", "source.accessKey": "AKIA-ONLY", "subDomains": [f"half-{namespace}"]})
     assert half.status_code == 422 and 'id="f-source-secretKey-error"' in half.get_data(as_text=True)

@@ -8,7 +8,8 @@ allowlist, the write-only password); invalid input answered 422 with errors inli
 and summarised, nothing created, the password never rendered back; parameter rows added and removed
 server-side, a name chosen twice refused; a create stored as the JSON API stores it (the password only
 in the owned Secret); edit (stored values, the StorageClass read-only, a blank password keeps the
-Secret, a stale form answered 409 with the current values); the detail page (connection details,
+Secret, every problem of an edit at once — the schema's beside the kind's own storage check, in form
+order — and a stale form answered 409 with the current values); the detail page (connection details,
 spec, status, conditions, child resources with the password Secret by name only and someone else's
 Service shown as such, Events, the live and endpoint fragments, a deleted database); "Show password"
 (CSRF required, the password in a no-store fragment, the read logged without the value, hidden again
@@ -212,6 +213,17 @@ def test_create_and_edit(http: Client, custom: Any, namespace: str, api_client: 
     spec = custom.get_namespaced_custom_object(*PG, namespace, "postgresqls", "orders")["spec"]
     assert spec["version"] == "17" and spec["deletionPolicy"] == "Delete" and spec["parameters"]["log_statement"] == "ddl"
     assert core.read_namespaced_secret("orders-credentials", namespace).data == secret.data  # a blank password keeps it
+
+    # Every problem at once: the schema's (version, user) beside the kind's own check (the volume never shrinks).
+    bad = http.post(
+        f"/ui/postgresqls/{namespace}/orders/edit", {**edited, "generation": "2", "version": "9", "user": "postgres", "storage.size": "1Gi"}
+    )
+    html = bad.get_data(as_text=True)
+    assert bad.status_code == 422
+    for field_id in ("f-version-error", "f-user-error", "f-storage-size-error"):
+        assert f'id="{field_id}"' in html, field_id
+    assert "cannot shrink from 2Gi to 1Gi" in html
+    assert html.index('href="#f-version"') < html.index('href="#f-user"') < html.index('href="#f-storage-size"')  # form order
 
     stale = http.post(f"/ui/postgresqls/{namespace}/orders/edit", {**edited, "version": "15"})  # the form of the first generation
     html = stale.get_data(as_text=True)
