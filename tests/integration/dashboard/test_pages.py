@@ -1,4 +1,4 @@
-"""The dashboard's HTML without a browser: pages and fragments from the same blocks, filters and
+"""The dashboard's HTML without a browser: pages and fragments from the same blocks, filters, sort orders and
 paging, form validation and writes through the JSON API's flow, CSRF rules (dashboard routes always;
 the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped; domain
 links use https:// only when the Ingress has TLS (the list and status from ``status.tls``, the children
@@ -229,3 +229,27 @@ def test_an_s3_darkroom_with_both_keys_left_empty_reads_a_public_bucket(http: Cl
     assert stored["spec"]["source"] == {"type": "S3", "bucket": "open-data", "region": "eu-west-1"}
     half = http.post("/ui/darkrooms/new", {**form, "name": "half", "source.accessKey": "AKIA-ONLY", "subDomains": [f"half-{namespace}"]})
     assert half.status_code == 422 and 'id="f-source-secretKey-error"' in half.get_data(as_text=True)
+
+
+def test_sort_orders_are_kept_in_the_url(http: Client, custom: Any, namespace: str) -> None:
+    """``?sort=<key>`` / ``?sort=-<key>`` order the list (ties by name); an unknown key is ignored; the sorted
+    column has ``aria-sort`` and its link asks for the other direction; filters and pages keep the sort."""
+    for name, priority in (("b-task", 5), ("a-task", 9), ("c-task", 1), ("d-task", 5)):
+        make_task(custom, namespace, name, priority=priority)
+    custom.patch_namespaced_custom_object(*TASKS, namespace, "tasks", "c-task", {"spec": {"taskState": "Finished"}})
+
+    def names(query: str) -> list[str]:
+        html = http.get(f"/ui/tasks?namespace={namespace}&{query}").get_data(as_text=True)
+        return re.findall(rf'sse-swap="Task/{namespace}/([a-z-]+)"', html)
+
+    wait_for(lambda: names("sort=state")[:1] == ["c-task"], timeout_s=10)  # Finished before Pending
+    assert names("") == ["a-task", "b-task", "c-task", "d-task"]
+    assert names("sort=priority") == ["c-task", "b-task", "d-task", "a-task"]
+    assert names("sort=-priority") == ["a-task", "b-task", "d-task", "c-task"]
+    assert names("sort=-name") == ["d-task", "c-task", "b-task", "a-task"]
+    assert names("sort=size") == names("")  # not a column of this list: ignored
+    html = http.get(f"/ui/tasks?namespace={namespace}&sort=priority").get_data(as_text=True)
+    header = re.search(r'<th scope="col" class="sortable num" aria-sort="ascending">\s*<a href="([^"]+)"', html)
+    assert header and header.group(1) == f"/ui/tasks?namespace={namespace}&amp;sort=-priority", html
+    assert html.count("aria-sort=") == 1
+    assert '<input type="hidden" name="sort" value="priority">' in html  # the filter form keeps it
