@@ -8,14 +8,14 @@ landing page), ``/ui/darkrooms/...``, ``/ui/tasks/...``, ``/ui/combinedtasks`` a
 ``frontend/templates`` (a page and its fragments are blocks of one template: :mod:`.rendering`),
 static files (vendored htmx, CSS, JS) in ``frontend/static``. Writes reuse the JSON API's
 validation and write flow (:mod:`.actions`); CSRF and the Content-Security-Policy are
-:mod:`.protection`.
+:mod:`.protection`; list rows are rendered once per change and pushed live by :mod:`.liverows`.
 """
 
 from __future__ import annotations
 
 from flask import Blueprint
 
-from backend.dashboard import darkroompages, pgpages, protection, rendering, taskpages
+from backend.dashboard import darkroompages, liverows, pgpages, protection, rendering, taskpages
 
 blueprint = Blueprint("dashboard", __name__)
 protection.install(blueprint)
@@ -23,5 +23,6 @@ rendering.install(blueprint)
 darkroompages.install(blueprint)
 taskpages.install(blueprint)
 pgpages.install(blueprint)
+liverows.install(blueprint, views=(darkroompages.LIVE, taskpages.LIVE, taskpages.COMBINED_LIVE, pgpages.LIVE))
 
 __all__ = ["blueprint"]

@@ -2,9 +2,9 @@
 
 Installed by :mod:`backend.dashboard`. Routes:
 
-- ``GET /`` — the list (``?namespace=&q=&page=``); an htmx request targeting ``darkroom-list``
-  gets only that block. ``GET /ui/darkrooms/<ns>/<name>/row`` is one row, fetched by
-  ``dashboard.js`` when ``/watch`` reports a change of that Darkroom.
+- ``GET /`` — the list (``?namespace=&q=&sort=&page=``); an htmx request targeting ``darkroom-list``
+  gets only that block. Its rows are pushed live by :mod:`.liverows` (view :data:`LIVE`);
+  ``GET /ui/darkrooms/<ns>/<name>/row`` is one row on demand.
 - ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children);
   target ``darkroom-live`` gets the live block.
 
@@ -32,7 +32,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend import endpoints, state
 from backend.access import INVOLVED_UID
 from backend.darkrooms import KIND
-from backend.dashboard import browsing, formgen, formpages, rendering
+from backend.dashboard import browsing, formgen, formpages, liverows, rendering
 from backend.problems import Problem
 from backend.schemas.darkrooms import KEY_MAX_LENGTH
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
@@ -85,8 +85,12 @@ def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
     return endpoints.renderer(KIND).friendly(obj)
 
 
+SORTS = browsing.sorts(state=darkroom_kind.state)
+LIVE = liverows.RowView("darkrooms", kind=KIND.title, template=LIST, var="d", item=friendly)
+
+
 def list_page() -> Response:
-    return browsing.list_page(KIND.resource, LIST, target="darkroom-list", item=friendly, notice=_notice())
+    return browsing.list_page(KIND.resource, LIST, target="darkroom-list", item=friendly, notice=_notice(), sorts=SORTS)
 
 
 def _notice() -> str | None:
@@ -207,10 +211,10 @@ def delete(namespace: str, name: str) -> BaseResponse:
 
 
 def install(blueprint: Blueprint) -> None:
-    rendering.document(list_page, "Darkrooms page (the landing page): filters ?namespace=&q=&page=")
+    rendering.document(list_page, "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page=")
     rendering.document(new, "New Darkroom form; POST creates", ("get", "post"))
     rendering.document(detail, "Darkroom detail page")
-    rendering.document(row, "One Darkroom row (live refresh); empty when it is gone")
+    rendering.document(row, "One Darkroom row on demand; empty when it is gone")
     rendering.document(edit, "Edit Darkroom form; POST saves", ("get", "post"))
     rendering.document(delete, "Delete a Darkroom", ("post",))
     blueprint.add_url_rule("/", "darkrooms", list_page, methods=["GET"])

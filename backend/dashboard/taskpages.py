@@ -2,8 +2,9 @@
 
 Installed by :mod:`backend.dashboard`. Routes:
 
-- ``GET /ui/tasks`` — the list (``?namespace=&q=&page=``; target ``task-list``: that block);
-  ``GET /ui/tasks/<ns>/<name>/row`` one row for live refreshes.
+- ``GET /ui/tasks`` — the list (``?namespace=&q=&sort=&page=``; target ``task-list``: that block);
+  rows pushed live by :mod:`.liverows` (views :data:`LIVE`, :data:`COMBINED_LIVE`);
+  ``GET /ui/tasks/<ns>/<name>/row`` one row on demand (also the answer of "Mark finished").
 - ``GET /ui/combinedtasks`` — each Task of the page with its Events (the Events informer's
   indexes, as ``/combinedtasks`` does); ``GET /ui/tasks/<ns>/<name>`` one Task with its Events.
 - ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.formgen` builds from
@@ -22,10 +23,11 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend import combinedtasks, endpoints
 from backend.conversions import tasks as conversion
-from backend.dashboard import actions, browsing, editing, formgen, formpages, rendering
+from backend.dashboard import actions, browsing, editing, formgen, formpages, liverows, rendering
 from backend.problems import Problem
 from backend.tasks import KIND
 from cluster import ClusterError
+from kinds import tasks as task_kind
 
 LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
@@ -64,12 +66,17 @@ def _notice() -> str | None:
     return None
 
 
+SORTS = browsing.sorts(state=task_kind.state, extra=browsing.TASK_SORTS)
+LIVE = liverows.RowView("tasks", kind=KIND.title, template=LIST, var="t", item=friendly)
+COMBINED_LIVE = liverows.RowView("combinedtasks", kind=KIND.title, template=COMBINED, var="t", item=with_events)
+
+
 def list_page() -> Response:
-    return browsing.list_page(KIND.resource, LIST, target="task-list", item=friendly, notice=_notice())
+    return browsing.list_page(KIND.resource, LIST, target="task-list", item=friendly, notice=_notice(), sorts=SORTS)
 
 
 def combined_page() -> Response:
-    return browsing.list_page(KIND.resource, COMBINED, target="task-list", item=with_events, notice=_notice())
+    return browsing.list_page(KIND.resource, COMBINED, target="task-list", item=with_events, notice=_notice(), sorts=SORTS)
 
 
 def row(namespace: str, name: str) -> Response:
@@ -147,7 +154,7 @@ def install(blueprint: Blueprint) -> None:
     rendering.document(combined_page, "Tasks with their Events")
     rendering.document(new, "New Task form; POST creates", ("get", "post"))
     rendering.document(detail, "Task detail page with its Events")
-    rendering.document(row, "One Task row (live refresh); empty when it is gone")
+    rendering.document(row, "One Task row on demand; empty when it is gone")
     rendering.document(edit, "Edit Task form; POST saves", ("get", "post"))
     rendering.document(finish, "Mark a Task finished", ("post",))
     rendering.document(delete, "Delete a Task", ("post",))

@@ -1,4 +1,4 @@
-"""The dashboard's HTML without a browser: pages and fragments from the same blocks, filters and
+"""The dashboard's HTML without a browser: pages and fragments from the same blocks, filters, sort orders and
 paging, form validation and writes through the JSON API's flow, CSRF rules (dashboard routes always;
 the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped; domain
 links use https:// only when the Ingress has TLS (the list and status from ``status.tls``, the children
@@ -35,15 +35,15 @@ def test_list_page_fragments_and_paging(http: Client, custom: Any, namespace: st
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and page.mimetype == "text/html"
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
-    assert html.count('data-live-key="Task/') == 50 and "Page 1 of 2" in html
+    assert html.count('sse-swap="Task/') == 50 and "Page 1 of 2" in html
     second = http.get(f"/ui/tasks?namespace={namespace}&page=2").get_data(as_text=True)
-    assert second.count('data-live-key="Task/') == 5 and "task-054" in second
+    assert second.count('sse-swap="Task/') == 5 and "task-054" in second
 
     # the same block, alone, for htmx (no layout)
     fragment = http.get(f"/ui/tasks?namespace={namespace}&q=task-05", headers={"HX-Request": "true", "HX-Target": "task-list"})
     text = fragment.get_data(as_text=True)
     assert text.lstrip().startswith('<section id="task-list"') and "<html" not in text
-    assert text.count('data-live-key="Task/') == 5
+    assert text.count('sse-swap="Task/') == 5
     row = http.get(f"/ui/tasks/{namespace}/task-001/row").get_data(as_text=True)
     assert row.strip().startswith("<tr") and "task-001" in row
     assert http.get(f"/ui/tasks/{namespace}/missing/row").get_data(as_text=True) == ""
@@ -148,12 +148,12 @@ def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any, namesp
 
 
 def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -> None:
-    """The page's SSE URL carries the /watch position taken before the page read the cache, so a change
+    """The list's live URL carries the stream position taken before the page read the cache, so a change
     made while the page loads is replayed when the live connection opens."""
     html = http.get(f"/?namespace={namespace}").get_data(as_text=True)
-    match = re.search(r'sse-connect="/watch\?kind=Darkroom[^"]*lastEventId=(\d+)"', html)
+    match = re.search(r'sse-connect="/ui/live/darkrooms\?namespace=[^"]*lastEventId=(\d+)"', html)
     assert match, html[:2000]
-    stream = http.get(f"/watch?kind=Darkroom&lastEventId={match.group(1)}", buffered=False)
+    stream = http.get(f"/ui/live/darkrooms?namespace={namespace}&lastEventId={match.group(1)}", buffered=False)
     try:
         first = next(iter(stream.response)).decode()
         assert "event: reset" not in first  # a known, recent position: no reload needed
@@ -230,3 +230,27 @@ def test_an_s3_darkroom_with_both_keys_left_empty_reads_a_public_bucket(http: Cl
     assert stored["spec"]["source"] == {"type": "S3", "bucket": "open-data", "region": "eu-west-1"}
     half = http.post("/ui/darkrooms/new", {**form, "name": "half", "source.accessKey": "AKIA-ONLY", "subDomains": [f"half-{namespace}"]})
     assert half.status_code == 422 and 'id="f-source-secretKey-error"' in half.get_data(as_text=True)
+
+
+def test_sort_orders_are_kept_in_the_url(http: Client, custom: Any, namespace: str) -> None:
+    """``?sort=<key>`` / ``?sort=-<key>`` order the list (ties by name); an unknown key is ignored; the sorted
+    column has ``aria-sort`` and its link asks for the other direction; filters and pages keep the sort."""
+    for name, priority in (("b-task", 5), ("a-task", 9), ("c-task", 1), ("d-task", 5)):
+        make_task(custom, namespace, name, priority=priority)
+    custom.patch_namespaced_custom_object(*TASKS, namespace, "tasks", "c-task", {"spec": {"taskState": "Finished"}})
+
+    def names(query: str) -> list[str]:
+        html = http.get(f"/ui/tasks?namespace={namespace}&{query}").get_data(as_text=True)
+        return re.findall(rf'sse-swap="Task/{namespace}/([a-z-]+)"', html)
+
+    wait_for(lambda: names("sort=state")[:1] == ["c-task"], timeout_s=10)  # Finished before Pending
+    assert names("") == ["a-task", "b-task", "c-task", "d-task"]
+    assert names("sort=priority") == ["c-task", "b-task", "d-task", "a-task"]
+    assert names("sort=-priority") == ["a-task", "b-task", "d-task", "c-task"]
+    assert names("sort=-name") == ["d-task", "c-task", "b-task", "a-task"]
+    assert names("sort=size") == names("")  # not a column of this list: ignored
+    html = http.get(f"/ui/tasks?namespace={namespace}&sort=priority").get_data(as_text=True)
+    header = re.search(r'<th scope="col" class="sortable num" aria-sort="ascending">\s*<a href="([^"]+)"', html)
+    assert header and header.group(1) == f"/ui/tasks?namespace={namespace}&amp;sort=-priority", html
+    assert html.count("aria-sort=") == 1
+    assert '<input type="hidden" name="sort" value="priority">' in html  # the filter form keeps it

@@ -93,13 +93,13 @@ def test_list_empty_state_rows_and_fragments(http: Client, custom: Any, namespac
     empty = http.get(f"/ui/postgresqls?namespace={namespace}").get_data(as_text=True)
     assert "No databases match" in empty and f"/ui/postgresqls/new?namespace={namespace}" in empty
     assert 'aria-current="page">Databases' in empty.replace("\n", "")
-    assert 'sse-connect="/watch?kind=Postgresql' in empty
+    assert f'sse-connect="/ui/live/postgresqls?namespace={namespace}&amp;lastEventId=' in empty
 
     make_pg(custom, namespace, "orders", version="16")
     set_ready(custom, namespace, "orders")
     wait_for(lambda: f"orders.{namespace}.svc:5432" in http.get(f"/ui/postgresqls?namespace={namespace}").get_data(as_text=True))
     html = http.get(f"/ui/postgresqls?namespace={namespace}").get_data(as_text=True)
-    row = re.search(rf'<tr data-live-key="Postgresql/{namespace}/orders".*?</tr>', html, re.S)
+    row = re.search(rf'<tr sse-swap="Postgresql/{namespace}/orders".*?</tr>', html, re.S)
     assert row, html
     assert 'data-state="Ready"' in row.group(0) and "tone-good" in row.group(0)
     for text in ("Running", ">16<", f"orders.{namespace}.svc:5432", "1 database in " + namespace):
@@ -108,7 +108,8 @@ def test_list_empty_state_rows_and_fragments(http: Client, custom: Any, namespac
     fragment = http.get(f"/ui/postgresqls?namespace={namespace}&q=ord", headers={"HX-Request": "true", "HX-Target": "postgresql-list"})
     text = fragment.get_data(as_text=True)
     assert text.lstrip().startswith('<section id="postgresql-list"') and "<html" not in text
-    assert f'data-live-url="/ui/postgresqls?namespace={namespace}&amp;q=ord"' in text
+    assert f'sse-connect="/ui/live/postgresqls?namespace={namespace}&amp;q=ord&amp;lastEventId=' in text
+    assert f'hx-get="/ui/postgresqls?namespace={namespace}&amp;q=ord" hx-trigger="sse:members, sse:reset"' in text
     one = http.get(f"/ui/postgresqls/{namespace}/orders/row").get_data(as_text=True)
     assert one.strip().startswith("<tr") and "Running" in one
     assert http.get(f"/ui/postgresqls/{namespace}/missing/row").get_data(as_text=True) == ""
