@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from backend import revocation
 from backend.settings import ApiSettings
@@ -31,19 +30,12 @@ from cluster import (
     Connection,
     ConnectionSettings,
     InformerSettings,
-    by_label,
     connect,
 )
-from kinds.tasks import TASK_UID_LABEL
+from cluster.taskevents import INDEXERS as EVENT_INDEXERS
+from cluster.taskevents import INVOLVED_UID, TASK_UID
 
-TASK_UID = "task-uid"
-INVOLVED_UID = "involved-uid"
-
-
-def by_involved_uid(obj: Mapping[str, Any]) -> tuple[str, ...]:
-    """Index Events by the UID of the object they are about."""
-    uid = (obj.get("involvedObject") or {}).get("uid")
-    return (uid,) if uid else ()
+__all__ = ["INVOLVED_UID", "TASK_UID", "ClusterAccess"]
 
 
 @dataclass
@@ -65,7 +57,7 @@ class ClusterAccess:
         cache.add(DARKROOMS, namespace=settings.namespace)
         cache.add(TASKS, namespace=settings.namespace)
         cache.add(POSTGRESQLS, namespace=settings.namespace)
-        cache.add(EVENTS, namespace=settings.namespace, indexers={TASK_UID: by_label(TASK_UID_LABEL), INVOLVED_UID: by_involved_uid})
+        cache.add(EVENTS, namespace=settings.namespace, indexers=EVENT_INDEXERS)
         cache.add(NAMESPACES)
         # The shared list of logged-out sessions (consulted only when authentication is on; an absent
         # namespace just lists empty).

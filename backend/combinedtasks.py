@@ -15,10 +15,10 @@ from typing import Any
 from flask import Blueprint, Response
 
 from backend import apidocs, endpoints, listing, state
-from backend.access import INVOLVED_UID, TASK_UID
 from backend.conversions import tasks as conversion
 from backend.tasks import KIND
 from cluster import EVENTS, FrozenDict
+from cluster.taskevents import events_of_task
 
 blueprint = Blueprint("combinedtasks", __name__)
 
@@ -32,13 +32,9 @@ def _renderer() -> listing.Renderer:
 
 
 def events(task: Mapping[str, Any]) -> list[FrozenDict]:
-    """The Events of ``task`` from the cache: labelled with its UID or about it (also used by the dashboard's Task pages)."""
-    uid = task["metadata"].get("uid", "")
-    if not uid:
-        return []
+    """The Events of ``task`` from the cache, oldest first (:mod:`cluster.taskevents`; also for the dashboard)."""
     client = state.current().access.client
-    found = {e["metadata"]["uid"]: e for index in (TASK_UID, INVOLVED_UID) for e in client.by_index(EVENTS, index, uid)}
-    return list(found.values())
+    return events_of_task(lambda index, value: client.by_index(EVENTS, index, value), task["metadata"].get("uid", ""))
 
 
 def _encoded(task: Mapping[str, Any]) -> bytes:

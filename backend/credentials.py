@@ -85,17 +85,18 @@ def _not_ours(namespace: str, name: str) -> str:
     )
 
 
-def store(client: CachedClient, *, name: str, owner: Mapping[str, Any], keys: tuple[str, str]) -> None:
+def store(client: CachedClient, *, name: str, owner: Mapping[str, Any], keys: tuple[str, str], dry_run: bool = False) -> None:
     """Create our Secret, or change the keys of the one we own; raises :class:`CredentialsError` (never the
-    cluster's error, which might quote a key): 409 when the name is taken by a Secret that is not ours."""
+    cluster's error, which might quote a key): 409 when the name is taken by a Secret that is not ours.
+    ``dry_run``: the same writes as dry runs (the API server checks them, stores nothing)."""
     namespace = owner["metadata"]["namespace"]
     body = secret_body(name=name, owner=owner, keys=keys)
     try:
         try:
-            client.create(SECRETS, body, namespace=namespace)
+            client.create(SECRETS, body, namespace=namespace, dry_run=dry_run)
         except AlreadyExists:
             patch = [*_ownership_test(owner["metadata"]["uid"]), {"op": "replace", "path": "/data", "value": body["data"]}]
-            client.patch(SECRETS, name, patch, namespace=namespace, patch_type="json")
+            client.patch(SECRETS, name, patch, namespace=namespace, patch_type="json", dry_run=dry_run)
     except Invalid:  # the ownership test failed
         log.warning("%s", _not_ours(namespace, name))
         raise CredentialsError(409, _not_ours(namespace, name)) from None
@@ -105,14 +106,16 @@ def store(client: CachedClient, *, name: str, owner: Mapping[str, Any], keys: tu
         raise CredentialsError(503 if e.status == 0 or e.status >= 500 else 409, detail) from None
 
 
-def remove(client: CachedClient, *, name: str, owner: Mapping[str, Any]) -> None:
+def remove(client: CachedClient, *, name: str, owner: Mapping[str, Any], dry_run: bool = False) -> None:
     """Delete our Secret if it is there (a test-only patch proves it is ours and pins its version). A failure
-    is logged: a Secret of ours goes with its Darkroom anyway, one that is not ours stays."""
+    is logged: a Secret of ours goes with its Darkroom anyway, one that is not ours stays. ``dry_run``: both
+    requests as dry runs."""
     namespace = owner["metadata"]["namespace"]
     try:
-        pinned = client.patch(SECRETS, name, _ownership_test(owner["metadata"]["uid"]), namespace=namespace, patch_type="json")
+        test = _ownership_test(owner["metadata"]["uid"])
+        pinned = client.patch(SECRETS, name, test, namespace=namespace, patch_type="json", dry_run=dry_run)
         meta = pinned["metadata"]
-        client.delete(SECRETS, name, namespace=namespace, uid=meta["uid"], resource_version=meta["resourceVersion"])
+        client.delete(SECRETS, name, namespace=namespace, uid=meta["uid"], resource_version=meta["resourceVersion"], dry_run=dry_run)
     except NotFound:
         pass
     except Invalid:

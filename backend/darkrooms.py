@@ -35,7 +35,7 @@ class DarkroomKind(Kind):
     renames = conversion.RENAMES
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
-        return conversion.to_friendly(obj, default_version=settings.default_version if settings else None)
+        return conversion.to_friendly(obj)
 
     def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
         secret_name = None
@@ -72,25 +72,45 @@ class DarkroomKind(Kind):
     def after_write(
         self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
     ) -> Mapping[str, Any]:
-        meta = written["metadata"]
-        ours = conversion.credentials_secret_name(meta["name"])
+        keys = self._write_credentials(client, friendly, written, previous=previous, dry_run=False)
+        if keys and self.resumable(written):
+            meta = written["metadata"]
+            # A merge patch, not a PUT: the reconciler may have written status since (a new resourceVersion).
+            done = {"metadata": {"annotations": {CREDENTIALS_PENDING: None}}}
+            try:
+                return client.patch(DARKROOMS, meta["name"], done, namespace=meta["namespace"])
+            except ClusterError as e:
+                raise Problem(503 if e.retryable else 409, f"could not finish the Darkroom: {e.message}; retry the request") from e
+        return written
+
+    def after_dry_run(
+        self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        self._write_credentials(client, friendly, written, previous=previous, dry_run=True)
+        return written
+
+    def _write_credentials(
+        self,
+        client: CachedClient,
+        friendly: Mapping[str, Any],
+        written: Mapping[str, Any],
+        *,
+        previous: Mapping[str, Any] | None,
+        dry_run: bool,
+    ) -> tuple[str, str] | None:
+        """Store the payload's S3 keys in our Secret, or remove our Secret when the source no longer uses it
+        (as dry runs when ``dry_run``: a taken Secret name is the same 409 a real write would get); the keys."""
+        ours = conversion.credentials_secret_name(written["metadata"]["name"])
         keys = conversion.keys_of(friendly)
         if keys:
             try:
-                credentials.store(client, name=ours, owner=written, keys=keys)
+                credentials.store(client, name=ours, owner=written, keys=keys, dry_run=dry_run)
             except credentials.CredentialsError as e:
                 undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
                 raise Problem(e.status, f"{e.detail}; {undone}") from None
-            if self.resumable(written):
-                # A merge patch, not a PUT: the reconciler may have written status since (a new resourceVersion).
-                done = {"metadata": {"annotations": {CREDENTIALS_PENDING: None}}}
-                try:
-                    return client.patch(DARKROOMS, meta["name"], done, namespace=meta["namespace"])
-                except ClusterError as e:
-                    raise Problem(503 if e.retryable else 409, f"could not finish the Darkroom: {e.message}; retry the request") from e
         elif conversion.credentials_ref(previous) == ours and conversion.credentials_ref(written) != ours:
-            credentials.remove(client, name=ours, owner=written)
-        return written
+            credentials.remove(client, name=ours, owner=written, dry_run=dry_run)
+        return keys
 
 
 KIND = DarkroomKind()

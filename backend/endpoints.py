@@ -14,7 +14,9 @@ Bodies: POST/PUT take ``application/json``; PATCH is a JSON merge patch (RFC 738
 shape, ``application/merge-patch+json`` or ``application/json``: the patch must itself be an object
 of known fields (the ``...Patch`` schema), then the merged result must be a valid PUT body. Unknown
 fields are 422 errors naming them. A body is checked (400/413/415/422) before the object is looked up
-(404) and preconditions are evaluated (409/412). DELETE answers 202 with the object while finalizers hold it, 204 once it is gone.
+(404) and preconditions are evaluated (409/412). A 422 names every problem at once (:func:`problems`):
+all fields' errors, a patch's own and its merged result's, and the kind's checks of what is valid.
+DELETE answers 202 with the object while finalizers hold it, 204 once it is gone.
 
 ``?dryRun=All`` on POST/PUT/PATCH/DELETE (Kubernetes' parameter and value; anything else is a 400):
 every check runs — ours, the API server's validation, defaulting and admission, the kind's own
@@ -35,6 +37,7 @@ from urllib.parse import quote, urlencode
 
 import orjson
 from flask import Blueprint, Flask, Response, request, url_for
+from marshmallow import Schema
 from werkzeug.exceptions import NotFound as RouteNotFound
 
 from backend import apidocs, consistency, listing, payloads, state, writing
@@ -129,6 +132,45 @@ def stale(kind: Kind, current: Mapping[str, Any], status: int) -> Problem:
         f'{what} the current version of {kind.title} "{meta["namespace"]}/{meta["name"]}" ({version(current)}): re-read it and retry',
         headers={"ETag": f'"{version(current)}"'},
     )
+
+
+def problems(
+    kind: Kind, schema: type[Schema], data: Any, *, existing: Mapping[str, Any] | None, earlier: Mapping[str, list[str]] | None = None
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """``data`` loaded by ``schema``, and every problem of it at once (empty: valid): ``earlier`` errors (a patch's
+    own), the schema's (all fields, the kind's table rules beside them) and, when those exist, the kind's own checks
+    (:meth:`backend.kinds.Kind.check` against ``existing``) of the fields that did load — so a client fixes a body
+    in one round, not one per layer. On a valid body the kind's checks run where the write runs (:func:`create`,
+    :func:`write`)."""
+    friendly, errors = payloads.validate(schema, data)
+    errors = payloads.merged(earlier or {}, errors)
+    if errors:
+        errors = payloads.merged(errors, kind.check(friendly, existing=existing), beside=True)
+    return friendly, errors
+
+
+def checked(kind: Kind, schema: type[Schema], data: Any, *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``data`` loaded by ``schema``; else a 422 with every problem of it (:func:`problems`)."""
+    friendly, errors = problems(kind, schema, data, existing=existing)
+    if errors:
+        raise payloads.invalid(errors)
+    return friendly
+
+
+def patched(kind: Kind, current: Mapping[str, Any], patch: Any) -> dict[str, Any]:
+    """The friendly body a JSON merge patch of friendly fields makes of ``current`` (to be validated as a PUT body)."""
+    raw = kind.to_friendly(current, settings=None)
+    raw.pop("resourceVersion", None)
+    merged: dict[str, Any] = payloads.merge_patch(kind.patch_base(raw, patch), patch)
+    return merged
+
+
+def stored(kind: Kind, namespace: str, name: str) -> Mapping[str, Any] | None:
+    """The object, or None when there is none (a refused body is answered 422 either way: the body comes first)."""
+    try:
+        return fetch(kind, namespace, name)
+    except Problem:
+        return None
 
 
 def create(kind: Kind, friendly: Mapping[str, Any], *, server: str, dry_run: bool = False) -> dict[str, Any]:
@@ -228,7 +270,7 @@ def resource_blueprint(kind: Kind) -> Blueprint:
 
     def create_view() -> Response:
         dry = dry_run()
-        friendly = payloads.load(kind.create_schema, payloads.read_json())
+        friendly = checked(kind, kind.create_schema, payloads.read_json(), existing=None)
         written = create(kind, friendly, server="API", dry_run=dry)
         if dry:
             return item_response(kind, written, status=201, dry_run=True)
@@ -240,19 +282,31 @@ def resource_blueprint(kind: Kind) -> Blueprint:
 
     def replace(namespace: str, name: str) -> Response:
         dry = dry_run()
-        friendly = with_identity(payloads.load(kind.update_schema, payloads.read_json()), kind, namespace, name)
+        body = payloads.read_json()
+        friendly, errors = payloads.validate(kind.update_schema, body)
+        if errors:  # with the kind's checks against the stored object, when there is one
+            current = stored(kind, namespace, name)
+            raise payloads.invalid(problems(kind, kind.update_schema, body, existing=current)[1] if current else errors)
+        friendly = with_identity(friendly, kind, namespace, name)
         return write(kind, namespace, name, friendly.get("resourceVersion"), lambda _current: friendly, wanted=if_match(), dry_run=dry)
 
     def patch(namespace: str, name: str) -> Response:
         dry = dry_run()
         patch_body = payloads.read_json(accept=(payloads.MERGE_PATCH, payloads.JSON))
-        body_version = payloads.load(kind.patch_schema, patch_body).get("resourceVersion")  # the patch itself must be well-formed
+        loaded, patch_errors = payloads.validate(kind.patch_schema, patch_body)  # the patch itself must be well-formed
+        if patch_errors:  # and what the merged result lacks, and the kind's checks: all at once
+            current = stored(kind, namespace, name)
+            if current is not None:
+                patch_errors = problems(
+                    kind, kind.update_schema, patched(kind, current, patch_body), existing=current, earlier=patch_errors
+                )[1]
+            raise payloads.invalid(patch_errors)
+        body_version = loaded.get("resourceVersion")
 
         def build(current: Mapping[str, Any]) -> dict[str, Any]:
-            raw = kind.to_friendly(current, settings=None)
-            raw.pop("resourceVersion", None)
-            merged = payloads.merge_patch(kind.patch_base(raw, patch_body), patch_body)
-            return with_identity(payloads.load(kind.update_schema, merged), kind, namespace, name)
+            return with_identity(
+                checked(kind, kind.update_schema, patched(kind, current, patch_body), existing=current), kind, namespace, name
+            )
 
         return write(kind, namespace, name, body_version, build, wanted=if_match(), dry_run=dry)
 

@@ -36,7 +36,7 @@ import socket
 from typing import Any
 
 from backend import serving
-from backend.settings import ENV_PREFIX, ApiSettings
+from backend.settings import TOKEN_ENV, ApiSettings
 
 _settings = ApiSettings.from_environ(os.environ).check()
 
@@ -79,7 +79,7 @@ def when_ready(server: Any) -> None:
     if open_to_others and not _settings.api_token:
         reason = (
             f"refusing to serve on {', '.join(open_to_others)}: off loopback the API needs a bearer token "
-            f"(set {ENV_PREFIX}API_TOKEN), whatever --bind or GUNICORN_CMD_ARGS say"
+            f"(set {TOKEN_ENV}), whatever --bind or GUNICORN_CMD_ARGS say"
         )
         server.log.error(reason)
         server.halt(reason=reason, exit_status=1)

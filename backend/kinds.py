@@ -54,7 +54,10 @@ class Kind:
         raise NotImplementedError
 
     def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
-        """Errors by friendly path that depend on the stored object (``existing`` None on create)."""
+        """Errors by friendly path that depend on the stored object (``existing`` None on create).
+
+        Also called with a partly valid ``friendly`` (the fields that passed the schema, :func:`backend.endpoints.problems`)
+        to report its problems beside the schema's: read fields with ``.get``; errors on failed fields are dropped."""
         return {}
 
     def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:

@@ -95,15 +95,38 @@ def invalid(errors: Mapping[str, list[str]], detail: str | None = None) -> Probl
     return Problem(422, detail or f"invalid fields: {fields}", errors=errors)
 
 
-def load(schema: type[Schema], data: Any) -> dict[str, Any]:
-    """Validate a body with ``schema``; 422 naming each bad (or unknown) field."""
+def validate(schema: type[Schema], data: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Validate a body with ``schema``: the loaded body, or on failure what did load (``valid_data``: the fields
+    that passed), and the errors by field path (empty when valid)."""
     if not isinstance(data, dict):
         raise invalid({ROOT: ["must be a JSON object"]}, "the request body must be a JSON object")
     try:
         loaded: dict[str, Any] = schema().load(data)
     except ValidationError as e:
-        raise invalid(flatten(e.messages)) from None
+        return dict(e.valid_data or {}), flatten(e.messages)
+    return loaded, {}
+
+
+def load(schema: type[Schema], data: Any) -> dict[str, Any]:
+    """Validate a body with ``schema``; 422 naming each bad (or unknown) field."""
+    loaded, errors = validate(schema, data)
+    if errors:
+        raise invalid(errors)
     return loaded
+
+
+def merged(first: Mapping[str, list[str]], *more: Mapping[str, list[str]], beside: bool = False) -> dict[str, list[str]]:
+    """Errors of several checks as one: each message once per path. ``beside``: errors of ``more`` only on paths
+    unrelated to those of ``first`` (a later check of a partly valid body must not judge what already failed: a
+    value that did not load reads as absent there)."""
+    found = {path: list(dict.fromkeys(messages)) for path, messages in first.items()}
+    failed = tuple(first)
+    for errors in more:
+        for path, messages in errors.items():
+            if beside and any(path == f or path.startswith(f + ".") or f.startswith(path + ".") for f in failed):
+                continue
+            found[path] = list(dict.fromkeys([*found.get(path, ()), *messages]))
+    return found
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -6,8 +6,7 @@ Authentication is on when ``settings.api_token`` is set (required off loopback, 
 :meth:`backend.settings.ApiSettings.check`). Then every request but ``/healthz``, ``/readyz``,
 ``/login``, ``/logout``, static assets and CORS preflights must carry ``Authorization: Bearer
 <token>`` (compared in constant time) or the session cookie that ``POST /login`` hands out for
-the token (HttpOnly, SameSite=Strict, Secure over https, signed with ``settings.secret_key`` or a
-random per-process key, bound to the token so changing the token logs everyone out). Otherwise:
+the token (:class:`Sessions`). Otherwise:
 401 problem+json with ``WWW-Authenticate: Bearer``; a browser navigating (``Accept: text/html``)
 is redirected to ``/login?next=...`` instead, and an htmx request gets ``HX-Redirect``. Requests
 authenticated by cookie that change something must not come from another site (``Origin`` /
@@ -17,6 +16,18 @@ of the cookie stops working too. After ``settings.auth_failures_max`` wrong toke
 form) from one client address within ``settings.auth_failure_window_s``, that client's attempts get
 429 with ``Retry-After`` until the window has passed, even with the right token. The token is never
 accepted in a query string and never logged or echoed.
+
+The session is Flask's signed cookie session (``darkroom_session``; it also holds flask-wtf's CSRF
+value, :mod:`backend.dashboard.protection`): HttpOnly, SameSite=Strict, Secure whenever the request
+came over https, ending ``settings.session_lifetime_s`` after login, bound to the token so changing
+the token logs everyone out. Signed (not encrypted: it holds no secret) with ``settings.secret_key``,
+which every process serving the same users must share — deploy/'s replicas read it from the Secret
+``darkroom-api``; gunicorn runs one worker per pod (:mod:`backend.gunicorn_conf`). Unset, each
+process draws a random key (fine on loopback; with a token set, a warning says sessions then end at a
+restart). Rotating the key (change the Secret, restart the replicas) ends every session and the CSRF
+tokens of open pages: everyone logs in again — what a leaked key calls for. No fallback keys
+(Flask's ``SECRET_KEY_FALLBACKS``): flask-wtf's tokens would not honour them, and a gradual rotation
+would keep a leaked key valid.
 
 Host header (DNS rebinding): a request whose ``Host`` names a host outside ``settings.host_names``
 (by default the loopback names while the API runs open on loopback) is refused with 400 before
@@ -35,16 +46,18 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import threading
 import time
 from collections import deque
+from datetime import timedelta
 from urllib.parse import urlencode, urlsplit
 
-from flask import Flask, Response, redirect, render_template, request
+from flask import Flask, Response, redirect, render_template, request, session
+from flask.sessions import SecureCookieSessionInterface
 from flask_cors import CORS
-from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import state
@@ -52,9 +65,10 @@ from backend.problems import Problem
 from backend.revocation import Revocations
 from backend.settings import ApiSettings
 
+log = logging.getLogger(__name__)
+
 SESSION_COOKIE = "darkroom_session"
-SESSION_MAX_AGE_S = 12 * 3600
-SESSION_SALT = "darkroom-control-panel.session"
+SESSION_KEY = "login"  # the login record in the session (flask-wtf keeps its CSRF value next to it)
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/login", "/logout"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -70,35 +84,53 @@ SECURITY_HEADERS = {
 FRAME_ANCESTORS = "frame-ancestors 'none'"
 
 
-class Sessions:
-    """Signs and checks session cookies; a cookie is valid only for the token it was issued for and
-    until its session is revoked (logout). Each cookie carries a random session id."""
+class SessionCookies(SecureCookieSessionInterface):
+    """Flask's signed cookie session, Secure whenever the request came over https (TLS, or a trusted
+    proxy's ``X-Forwarded-Proto``) — Flask's own setting is one fixed value for every request."""
 
-    def __init__(self, *, token: str, secret_key: str | None) -> None:
-        key = secret_key.encode() if secret_key else secrets.token_bytes(32)
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return request.is_secure or bool(app.config["SESSION_COOKIE_SECURE"])
+
+
+class Sessions:
+    """Who is logged in, kept in Flask's signed session (:data:`SESSION_KEY`): a random session id,
+    a keyed digest of the API token it was issued for (so changing the token logs everyone out, and
+    the readable cookie says nothing about the token) and the login time (a session ends
+    ``lifetime_s`` after login, however often its cookie is re-signed). Revocation: :mod:`backend.revocation`."""
+
+    def __init__(self, *, token: str, secret_key: str, lifetime_s: int) -> None:
         self._token = token.encode()
-        self._serializer = URLSafeTimedSerializer(key, salt=SESSION_SALT)
-        # A keyed digest of the token: cookies die when the token changes, and say nothing about it.
-        self._binding = hmac.new(key, b"session-for:" + self._token, hashlib.sha256).hexdigest()
+        self.lifetime_s = lifetime_s
+        self._binding = hmac.new(secret_key.encode(), b"session-for:" + self._token, hashlib.sha256).hexdigest()
 
     def token_matches(self, candidate: str) -> bool:
         return hmac.compare_digest(candidate.encode(), self._token)
 
-    def issue(self) -> str:
-        return self._serializer.dumps({"b": self._binding, "s": secrets.token_urlsafe(16)})
+    def start(self) -> None:
+        """Log this browser in: a new session (nothing of the one before survives: no fixation)."""
+        session.clear()
+        session.permanent = True  # the cookie expires with the session (Max-Age), not with the browser
+        session[SESSION_KEY] = {"b": self._binding, "s": secrets.token_urlsafe(16), "t": int(time.time())}
 
-    def session_id(self, cookie: str) -> str | None:
-        """The id of a well-signed, unexpired cookie issued for the current token (not checked for revocation)."""
-        try:
-            payload = self._serializer.loads(cookie, max_age=SESSION_MAX_AGE_S)
-        except BadSignature:  # includes SignatureExpired
+    def current(self) -> tuple[str, float] | None:
+        """(id, expiry unix time) of this request's session, if logged in for the current token and not
+        expired (not checked for revocation)."""
+        record = session.get(SESSION_KEY)
+        if not isinstance(record, dict):
             return None
-        if not isinstance(payload, dict):
+        binding, session_id, started = record.get("b"), record.get("s"), record.get("t")
+        if not isinstance(binding, str) or not hmac.compare_digest(binding, self._binding) or not isinstance(session_id, str):
             return None
-        binding, session = payload.get("b"), payload.get("s")
-        if not isinstance(binding, str) or not hmac.compare_digest(binding, self._binding) or not isinstance(session, str):
+        if not isinstance(started, int) or not time.time() < started + self.lifetime_s:
             return None
-        return session
+        return session_id, float(started + self.lifetime_s)
+
+
+def logged_in_session() -> str | None:
+    """The id of this request's login (for logs; authentication has checked it already), None without one."""
+    record = session.get(SESSION_KEY)
+    session_id = record.get("s") if isinstance(record, dict) else None
+    return session_id if isinstance(session_id, str) else None
 
 
 def _revocations(settings: ApiSettings) -> Revocations:
@@ -160,11 +192,15 @@ def login_url(next_path: str) -> str:
 
 
 def register(app: Flask, *, settings: ApiSettings) -> None:
-    """Install the Host check, CORS, security headers and (when a token is set) authentication plus /login and /logout."""
+    """Install the session, the Host check, CORS, security headers and (when a token is set) authentication
+    plus /login and /logout."""
+    secret_key = _register_session(app, settings)
     _register_host_check(app, settings)
     _register_cors(app, settings)
     _register_headers(app, settings=settings)
-    sessions = Sessions(token=settings.api_token, secret_key=settings.secret_key) if settings.api_token else None
+    sessions = None
+    if settings.api_token:
+        sessions = Sessions(token=settings.api_token, secret_key=secret_key, lifetime_s=settings.session_lifetime_s)
     attempts = FailedAttempts(limit=settings.auth_failures_max, window_s=settings.auth_failure_window_s)
     _register_login(app, settings=settings, sessions=sessions, attempts=attempts)
     if sessions is not None:
@@ -172,6 +208,28 @@ def register(app: Flask, *, settings: ApiSettings) -> None:
 
 
 PROBES = frozenset({"/healthz", "/readyz"})
+
+
+def _register_session(app: Flask, settings: ApiSettings) -> str:
+    """Flask's signed session cookie (login and CSRF state); the secret key it and the CSRF tokens are signed with."""
+    secret_key = settings.secret_key or secrets.token_hex(32)
+    if settings.api_token and not settings.secret_key:
+        log.warning(
+            "DARKROOM_API_SECRET_KEY is not set: sessions are signed with a random key of this process, "
+            "so they end when it restarts and other replicas refuse them"
+        )
+    app.secret_key = secret_key
+    app.session_interface = SessionCookies()
+    app.config.update(
+        SESSION_COOKIE_NAME=SESSION_COOKIE,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Strict",
+        SESSION_COOKIE_SECURE=False,  # per request: SessionCookies
+        SESSION_COOKIE_PATH="/",
+        PERMANENT_SESSION_LIFETIME=timedelta(seconds=settings.session_lifetime_s),
+        SESSION_REFRESH_EACH_REQUEST=False,  # a fixed lifetime from login, not one that slides with use
+    )
+    return secret_key
 
 
 def _host_name(host: str) -> str:
@@ -242,9 +300,16 @@ def _wants_html() -> bool:
 
 
 def cross_site(settings: ApiSettings) -> bool:
-    """Whether the browser says this request comes from another site (neither our host nor an allowed origin)."""
-    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+    """Whether the browser says this request comes from another site (neither our host nor an allowed origin).
+
+    ``Sec-Fetch-Site`` (set by the browser, never by a page) decides when present: under our
+    ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null`` with its own same-origin form
+    posts (the logout button), so ``Origin`` is consulted only without it (older browsers)."""
+    fetch_site = request.headers.get("Sec-Fetch-Site", "").lower()
+    if fetch_site == "cross-site":
         return True
+    if fetch_site in ("same-origin", "none"):
+        return False
     origin = request.headers.get("Origin")
     if not origin or origin == "null":
         return origin == "null"
@@ -268,9 +333,8 @@ def _register_authentication(app: Flask, *, settings: ApiSettings, sessions: Ses
                 return None
             attempts.failed(request.remote_addr or "")
             return _unauthorized("the bearer token is not valid", error="invalid_token")
-        cookie = request.cookies.get(SESSION_COOKIE)
-        session = sessions.session_id(cookie) if cookie is not None else None
-        if session is not None and not _revocations(settings).revoked(session):
+        current = sessions.current() if SESSION_COOKIE in request.cookies else None
+        if current is not None and not _revocations(settings).revoked(current[0]):
             if request.method not in SAFE_METHODS and cross_site(settings):
                 raise Problem(403, "cross-site requests with the session cookie are refused; use a bearer token")
             return None
@@ -370,7 +434,7 @@ def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | N
         if not isinstance(token, str) or not token:
             if as_form and sessions is not None:
                 return login_page(status=400, error="Enter the API token.", next_path=next_path)
-            raise Problem(400, "the request has no 'token'", errors={"token": ["Missing data for required field."]})
+            raise Problem(400, "the request has no 'token'", errors={"token": ["required"]})
         if sessions is None:
             return redirect(next_path, 303) if as_form else Response(status=204)
         _too_many(attempts)
@@ -379,16 +443,8 @@ def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | N
             if as_form:
                 return login_page(status=401, error="That token is not valid.", next_path=next_path)
             return _unauthorized("the token is not valid", error="invalid_token")
+        sessions.start()  # Flask sets the cookie on the response: HttpOnly, SameSite=Strict, Secure over https
         response = redirect(next_path, 303) if as_form else Response(status=204)
-        response.set_cookie(
-            SESSION_COOKIE,
-            sessions.issue(),
-            max_age=SESSION_MAX_AGE_S,
-            httponly=True,
-            samesite="Strict",
-            secure=request.is_secure,
-            path="/",
-        )
         response.headers["Cache-Control"] = "no-store"
         return response
 
@@ -413,10 +469,8 @@ def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | N
         """
         if cross_site(settings):
             raise Problem(403, "logging out from another site is refused")
-        cookie = request.cookies.get(SESSION_COOKIE)
-        session = sessions.session_id(cookie) if sessions is not None and cookie is not None else None
-        if session is not None:  # every replica stops accepting this session, copies of the cookie included
-            _revocations(settings).revoke(session, expires_at=time.time() + SESSION_MAX_AGE_S)
-        response = redirect("/login", 303) if _wants_html() else Response(status=204)
-        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict", secure=request.is_secure)
-        return response
+        current = sessions.current() if sessions is not None and SESSION_COOKIE in request.cookies else None
+        if current is not None:  # every replica stops accepting this session, copies of the cookie included
+            _revocations(settings).revoke(current[0], expires_at=current[1])
+        session.clear()  # Flask deletes the cookie
+        return redirect("/login", 303) if _wants_html() else Response(status=204)

@@ -1,6 +1,7 @@
 """API settings: one frozen dataclass with documented defaults, built once from the environment.
 
-:meth:`ApiSettings.from_environ` reads ``DARKROOM_API_<FIELD>`` variables (plus ``PORT``); the
+:meth:`ApiSettings.from_environ` reads ``DARKROOM_API_<FIELD>`` variables (plus ``PORT``; the bearer token
+is ``DARKROOM_API_TOKEN``, its old name ``DARKROOM_API_API_TOKEN`` still works with a ``FutureWarning``); the
 entry points (:mod:`backend.wsgi`, ``scripts/run_api.py``) call it and pass the result to
 :func:`backend.app.create_app`. :meth:`ApiSettings.check` refuses unsafe combinations at startup.
 """
@@ -8,6 +9,7 @@ entry points (:mod:`backend.wsgi`, ``scripts/run_api.py``) call it and pass the 
 from __future__ import annotations
 
 import ipaddress
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -15,6 +17,30 @@ from typing import Any
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 ENV_PREFIX = "DARKROOM_API_"
+TOKEN_ENV = "DARKROOM_API_TOKEN"
+# Fields whose variable is not ENV_PREFIX + FIELD: the token is one name everywhere (README, deploy/, compose).
+ENV_NAMES = {"api_token": TOKEN_ENV}
+# Old names still read, with a FutureWarning (a deprecation meant for whoever runs the product): old -> new.
+DEPRECATED_ENV_NAMES = {"DARKROOM_API_API_TOKEN": TOKEN_ENV}
+
+
+def env_name(field_name: str) -> str:
+    """The environment variable that sets ``field_name``."""
+    return ENV_NAMES.get(field_name, ENV_PREFIX + field_name.upper())
+
+
+def _with_deprecated_names(environ: Mapping[str, str]) -> Mapping[str, str]:
+    """``environ`` with each old name's value under its new name (the new name wins), warning once per old name used."""
+    renamed = dict(environ)
+    for old, new in DEPRECATED_ENV_NAMES.items():
+        if old not in environ:
+            continue
+        if new in environ:
+            warnings.warn(f"{old} is deprecated and ignored because {new} is set: remove {old}", FutureWarning, stacklevel=3)
+        else:
+            warnings.warn(f"{old} is deprecated: rename it {new} (the old name will stop working)", FutureWarning, stacklevel=3)
+            renamed[new] = environ[old]
+    return renamed
 
 
 class UnsafeSettings(ValueError):
@@ -28,12 +54,12 @@ class ApiSettings:
     Serving: ``host`` (default loopback) and ``port``. Off loopback, ``api_token`` is required and
     every endpoint but ``/healthz`` and ``/readyz`` demands ``Authorization: Bearer <token>`` (or the
     dashboard's session cookie). ``secret_key`` signs session cookies and CSRF tokens (random per
-    process when unset). ``cors_origins``: comma-separated exact origins allowed to call the API from
+    process when unset; replicas must share it: :mod:`backend.security`); a session ends
+    ``session_lifetime_s`` after login. ``cors_origins``: comma-separated exact origins allowed to call the API from
     a browser (default: none). ``max_content_length_bytes``: larger request bodies get 413.
     Cluster: ``kubeconfig`` (None: KUBECONFIG, ~/.kube/config, in-cluster); ``namespace``: serve one
     namespace only (None: all); ``field_manager`` of our writes; ``cache_sync_timeout_s`` how long
     startup waits for the informers (the app starts anyway; /readyz says 503 until synced).
-    ``default_version``: Darkroom version shown/used when a payload has none (the CRD leaves it unset).
     Live updates: ``sse_heartbeat_s`` between SSE comments on an idle ``/watch``; ``sse_history``
     events kept for ``Last-Event-ID`` resume.
     Pagination: ``page_size_max`` largest ``limit`` accepted.
@@ -58,13 +84,13 @@ class ApiSettings:
     port: int = 5000
     api_token: str | None = None
     secret_key: str | None = None
+    session_lifetime_s: int = 12 * 3600
     cors_origins: str = ""
     max_content_length_bytes: int = 1_048_576
     kubeconfig: Path | None = None
     namespace: str | None = None
     field_manager: str = "darkroom-control-panel"
     cache_sync_timeout_s: float = 30.0
-    default_version: str = "latest"
     sse_heartbeat_s: float = 15.0
     sse_history: int = 1000
     page_size_max: int = 1000
@@ -104,9 +130,11 @@ class ApiSettings:
             return False
 
     def check(self) -> ApiSettings:
-        """Raise :class:`UnsafeSettings` when bound off loopback without a token, or CORS lists ``*``."""
+        """Raise :class:`UnsafeSettings` when bound off loopback without a token, CORS lists ``*``, or sessions cannot last."""
         if not self.on_loopback and not self.api_token:
-            raise UnsafeSettings(f"refusing to serve on {self.host}: off loopback the API needs a bearer token (set {ENV_PREFIX}API_TOKEN)")
+            raise UnsafeSettings(f"refusing to serve on {self.host}: off loopback the API needs a bearer token (set {TOKEN_ENV})")
+        if self.session_lifetime_s <= 0:
+            raise UnsafeSettings(f"{ENV_PREFIX}SESSION_LIFETIME_S must be a positive number of seconds")
         if "*" in self.allowed_origins:
             raise UnsafeSettings(f"{ENV_PREFIX}CORS_ORIGINS must list exact origins, not '*'")
         return self
@@ -122,12 +150,13 @@ class ApiSettings:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], **overrides: Any) -> ApiSettings:
-        """Settings from ``DARKROOM_API_<FIELD>`` variables and ``PORT``, then ``overrides``."""
+        """Settings from ``DARKROOM_API_<FIELD>`` variables (:func:`env_name`) and ``PORT``, then ``overrides``."""
+        environ = _with_deprecated_names(environ)
         values: dict[str, Any] = {}
         if environ.get("PORT"):
             values["port"] = int(environ["PORT"])
         for f in fields(cls):
-            raw = environ.get(ENV_PREFIX + f.name.upper())
+            raw = environ.get(env_name(f.name))
             if raw is None:
                 continue
             type_name = str(f.type)
@@ -141,6 +170,6 @@ class ApiSettings:
                 else:
                     values[f.name] = raw or (None if "None" in type_name else raw)
             except ValueError as e:
-                raise ValueError(f"{ENV_PREFIX}{f.name.upper()}: {e}") from e
+                raise ValueError(f"{env_name(f.name)}: {e}") from e
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

@@ -35,6 +35,9 @@ Serving: the view does everything a request needs (authentication, filters, the 
 event loop (:mod:`backend.streaming`), so an open stream holds no request thread. Without the slot
 (werkzeug: tests, ``flask run``) the body is the blocking generator :func:`stream`.
 :class:`Subscription` is the one place that turns broadcaster batches into frames for both.
+:func:`open_stream` is that view's stream half; the dashboard's live rows (:mod:`backend.dashboard.liverows`)
+open their streams through it too, over the same broadcaster and caps, with their own encoding of each
+event (made from :attr:`Event.source` at most once per encoding and kept on the event).
 """
 
 from __future__ import annotations
@@ -45,11 +48,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 from prometheus_client import Counter, Gauge
 
 from backend import darkrooms, operations, postgresqls, tasks
@@ -61,6 +64,7 @@ from backend.streamlimits import Lease, LimitReached, StreamLimits
 from cluster import FrozenDict
 
 EXTENSION = "darkroom_control_panel.watch"
+STREAMS = "darkroom_control_panel.streams"  # the app's Streams (broadcaster, caps): other stream views reuse them
 HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.asgi)
 RETRY_MS = 2000
 KINDS: tuple[Kind, ...] = (darkrooms.KIND, tasks.KIND, postgresqls.KIND)
@@ -74,6 +78,10 @@ class Event:
     kind: str
     namespace: str
     frame: bytes  # the complete SSE frame, encoded once for every client
+    name: str = ""
+    change: str = ""  # ADDED, MODIFIED or DELETED
+    source: FrozenDict | None = None  # the object as the informer saw it: other encodings are made from it on demand
+    encodings: dict[str, bytes] = field(default_factory=dict, compare=False)  # those encodings, made once (see Subscription.encode)
 
 
 @dataclass(frozen=True)
@@ -104,14 +112,16 @@ class Broadcaster:
     def closed(self) -> bool:
         return self._closed
 
-    def publish(self, *, kind: str, namespace: str, data: Mapping[str, Any]) -> Event | None:
+    def publish(
+        self, *, kind: str, namespace: str, data: Mapping[str, Any], name: str = "", change: str = "", source: FrozenDict | None = None
+    ) -> Event | None:
         payload = orjson.dumps(data)
         with self._cond:
             if self._closed:
                 return None
             self._last_id += 1
             frame = b"id: %d\nevent: %s\ndata: %s\n\n" % (self._last_id, kind.lower().encode(), payload)
-            event = Event(self._last_id, kind, namespace, frame)
+            event = Event(self._last_id, kind, namespace, frame, name=name, change=change, source=source)
             self._events.append(event)
             self._cond.notify_all()
             listeners = self._listeners
@@ -183,9 +193,14 @@ class Broadcaster:
 class Filters:
     kinds: frozenset[str] | None  # None: every kind
     namespace: str | None
+    q: str = ""  # a substring of the name (the dashboard's lists)
 
     def match(self, event: Event) -> bool:
-        return (self.kinds is None or event.kind in self.kinds) and (self.namespace is None or event.namespace == self.namespace)
+        return (
+            (self.kinds is None or event.kind in self.kinds)
+            and (self.namespace is None or event.namespace == self.namespace)
+            and (not self.q or self.q in event.name)
+        )
 
 
 def parse_filters() -> Filters:
@@ -213,8 +228,18 @@ def reset_frame(event_id: int, reason: str) -> bytes:
 class Subscription:
     """One client's position in the broadcaster and what to write next (no I/O: both servers drive it)."""
 
-    def __init__(self, broadcaster: Broadcaster, *, cursor: int, reset: str | None, filters: Filters, heartbeat_s: float) -> None:
+    def __init__(
+        self,
+        broadcaster: Broadcaster,
+        *,
+        cursor: int,
+        reset: str | None,
+        filters: Filters,
+        heartbeat_s: float,
+        encode: Callable[[Event], bytes] | None = None,
+    ) -> None:
         self.broadcaster = broadcaster
+        self.encode = encode  # None: the event's JSON frame; else this client's encoding of the event (b"": nothing)
         self.cursor = cursor
         self.reset = reset
         self.filters = filters
@@ -243,7 +268,9 @@ class Subscription:
         for event in batch.events:
             self.cursor = event.id
             if self.filters.match(event):
-                frames.append(event.frame)
+                frame = event.frame if self.encode is None else self.encode(event)
+                if frame:
+                    frames.append(frame)
         if frames:
             self.last_write = time.monotonic()
             return b"".join(frames)
@@ -317,7 +344,10 @@ def _subscribe(broadcaster: Broadcaster, kind: Kind, *, settings: ApiSettings, a
             "resourceVersion": meta.get("resourceVersion"),
             "object": kind.to_friendly(obj, settings=settings),
         }
-        if broadcaster.publish(kind=kind.title, namespace=meta.get("namespace") or "", data=data) is not None and counter is not None:
+        published = broadcaster.publish(
+            kind=kind.title, namespace=meta.get("namespace") or "", data=data, name=meta.get("name") or "", change=change, source=obj
+        )
+        if published is not None and counter is not None:
             counter.labels(kind.title, change).inc()
 
     # Added after the cache synced, a handler first gets every cached object as an add: those are not changes.
@@ -343,6 +373,57 @@ def _subscribe(broadcaster: Broadcaster, kind: Kind, *, settings: ApiSettings, a
         )
 
 
+@dataclass(frozen=True)
+class Streams:
+    """What every stream view of one app shares: the broadcaster, the stream caps and their refusal counter."""
+
+    broadcaster: Broadcaster
+    limits: StreamLimits
+    settings: ApiSettings
+    refused: Counter | None
+
+
+def open_stream(filters: Filters, *, encode: Callable[[Event], bytes] | None = None) -> Response:
+    """The response of a stream view (in a request): the caps (503 + ``Retry-After``), the resume point
+    (``Last-Event-ID`` or ``?lastEventId=``), then the stream handed to the front (or a blocking body).
+
+    ``encode`` (optional) turns each matching event into this stream's frames instead of the JSON frame
+    (the dashboard's live rows, :mod:`backend.dashboard.liverows`).
+    """
+    streams: Streams = current_app.extensions[STREAMS]
+    broadcaster, settings = streams.broadcaster, streams.settings
+    last = request.headers.get("Last-Event-ID")
+    if last is None:
+        last = request.args.get("lastEventId")
+    try:
+        lease = streams.limits.acquire(request.remote_addr or "-")
+    except LimitReached as e:
+        if streams.refused is not None:
+            streams.refused.labels(e.cap).inc()
+        raise Problem(503, str(e), headers={"Retry-After": str(settings.stream_retry_after_s)}) from e
+    cursor, reset = broadcaster.resume_point(last)
+    subscription = Subscription(
+        broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s, encode=encode
+    )
+    scope = request.environ.get("asgi.scope")
+    handoff = scope.get(HANDOFF) if isinstance(scope, dict) else None
+    body: Iterator[bytes] | StreamBody
+    if request.method == "HEAD":  # answered like GET (503 at a cap), but no stream follows
+        lease.release()
+        body = iter(())
+    elif isinstance(handoff, Handoff):
+        handoff.subscription, handoff.lease = subscription, lease
+        body = iter(())  # the front streams it on its event loop
+    else:
+        body = StreamBody(subscription, lease=lease)
+    return Response(
+        body,
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        direct_passthrough=True,
+    )
+
+
 def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds: Sequence[Kind] = KINDS) -> Broadcaster:
     """Add ``GET /watch`` and subscribe to the informers of ``kinds``."""
     broadcaster = Broadcaster(history=settings.sse_history)
@@ -356,6 +437,7 @@ def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds:
         subscribers = Gauge("darkroom_api_watch_subscribers", "Open /watch streams", registry=metrics)
         subscribers.set_function(lambda: broadcaster.subscribers)
         refused = Counter("darkroom_api_watch_refused", "/watch requests refused by a stream cap", labelnames=("cap",), registry=metrics)
+    app.extensions[STREAMS] = Streams(broadcaster=broadcaster, limits=limits, settings=settings, refused=refused)
     for kind in kinds:
         _subscribe(broadcaster, kind, settings=settings, access=access, counter=counter)
 
@@ -394,35 +476,7 @@ def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
         """
-        filters = parse_filters()
-        last = request.headers.get("Last-Event-ID")
-        if last is None:
-            last = request.args.get("lastEventId")
-        try:
-            lease = limits.acquire(request.remote_addr or "-")
-        except LimitReached as e:
-            if refused is not None:
-                refused.labels(e.cap).inc()
-            raise Problem(503, str(e), headers={"Retry-After": str(settings.stream_retry_after_s)}) from e
-        cursor, reset = broadcaster.resume_point(last)
-        subscription = Subscription(broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s)
-        scope = request.environ.get("asgi.scope")
-        handoff = scope.get(HANDOFF) if isinstance(scope, dict) else None
-        body: Iterator[bytes] | StreamBody
-        if request.method == "HEAD":  # answered like GET (503 at a cap), but no stream follows
-            lease.release()
-            body = iter(())
-        elif isinstance(handoff, Handoff):
-            handoff.subscription, handoff.lease = subscription, lease
-            body = iter(())  # the front streams it on its event loop
-        else:
-            body = StreamBody(subscription, lease=lease)
-        return Response(
-            body,
-            mimetype="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-            direct_passthrough=True,
-        )
+        return open_stream(parse_filters())
 
     return broadcaster
 

@@ -170,20 +170,21 @@ def status(name: str) -> dict[str, Any]:
 class Gunicorn:
     """A gunicorn subprocess with the product's configuration serving ``target``."""
 
-    def __init__(self, name: str, target: str, *, kubeconfig: Path, data_dir: Path) -> None:
+    def __init__(self, name: str, target: str, *, kubeconfig: Path, data_dir: Path, root: Path = ROOT) -> None:
+        """``root``: the checkout whose product is served (another one: bench/ui.py's before/after)."""
         self.name = name
         self.port = free_port()
         self.log_path = data_dir / f"gunicorn-{name}.log"
         env = {
             **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")]),
+            "PYTHONPATH": os.pathsep.join([str(root), str(ROOT / "bench")]),
             "DARKROOM_API_KUBECONFIG": str(kubeconfig),
             "DARKROOM_API_LOG_LEVEL": "WARNING",
             "PORT": str(self.port),
         }
-        cmd = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), target]
+        cmd = [sys.executable, "-m", "gunicorn", "-c", str(root / "backend" / "gunicorn_conf.py"), target]
         with self.log_path.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
         wait_http(
             f"http://{HOST}:{self.port}{PATH}?limit=1" if name == "product" else f"http://{HOST}:{self.port}{PATH}",
             proc=self.proc,

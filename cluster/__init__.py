@@ -3,7 +3,8 @@
 Owns the connection (:mod:`cluster.connecting`), the registry of resources we use
 (:mod:`cluster.resources`), the error tree (:mod:`cluster.errors`), informers and their cache
 (:mod:`cluster.informers`, :mod:`cluster.caches`) and the cached client that reads from them and
-writes to the API server (:mod:`cluster.clients`). No Flask, no reconciler code, and no devcluster:
+writes to the API server (:mod:`cluster.clients`), and leader election on a Lease over that client
+(:mod:`cluster.electing`). No Flask, no reconciler code, and no devcluster:
 entry points start devcluster themselves and pass its kubeconfig to :func:`connect`.
 
 Typical wiring in an entry point::

@@ -28,6 +28,7 @@ CREDENTIALS_PENDING_ANNOTATION = "deployments.example.com/credentials-pending"  
 CONFIG_HASH_ANNOTATION = "deployments.example.com/config-hash"  # on the pod template: a new value rolls the pods
 CREDENTIALS_SECRET_SUFFIX = "-s3-credentials"  # the Secret the API writes S3 keys to: <name>-s3-credentials
 DEFAULT_CACHE_TIME_S = 31536000  # one year; the CRD's default for spec.cacheTime
+DEFAULT_VERSION = "latest"  # the CRD's default for spec.version: what kubectl, the API and the dashboard all show
 
 
 def credentials_secret_name(name: str) -> str:

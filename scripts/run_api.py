@@ -5,9 +5,15 @@ embedded devcluster with its data in ``.devcluster/``. Installs the CRDs from ``
 server-side apply (official ``kubernetes`` client), then runs the reconciler
 (``python -m darkroom_operator``) and the API + dashboard (gunicorn, ``backend.wsgi:app``) as child
 processes, exactly as they run in production, with their logs in ``--log-dir`` (default ``.logs/``).
-Prints a banner naming the cluster once the API answers ``/readyz``, and runs until Ctrl-C, then
-stops everything it started (children first, devcluster last). If a child dies, it says which one,
-shows the end of its log and stops the rest (exit code 1).
+Prints a banner naming the cluster once the API answers ``/readyz`` (on devcluster it says that pods are
+simulated: a Darkroom turns Ready although no image is pulled), and runs until Ctrl-C, then stops
+everything it started (children first, devcluster last). If a child dies, it says which one, shows the
+end of its log and stops the rest (exit code 1).
+
+Mistakes a user can fix get one line naming what to change, not a traceback: a taken API port
+(``PORT``) or devcluster port (``DEVCLUSTER_PORT``), an API setting the API would refuse
+(:meth:`backend.settings.ApiSettings.from_environ`); a deprecated variable name (the token's old name)
+is named with its new one.
 
 Children die with this process even when it is killed with ``kill -9`` (``PR_SET_PDEATHSIG``: the
 kernel sends them SIGTERM). Their pids are kept in ``<log-dir>/stack.pids`` while the stack runs, so
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import errno
 import logging
 import os
 import signal
@@ -30,12 +37,59 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
+if TYPE_CHECKING:
+    from devcluster.server import DevCluster
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+PORT_TAKEN = "Darkroom Control Panel cannot start: port {port} on {host} ({what}) is already in use{why}"
+DEVCLUSTER_SIMULATES = (
+    "devcluster simulates pods: no container runs and no image is pulled, so a Darkroom shows Ready without serving"
+    " (KUBECONFIG=... make api runs on a real cluster)"
+)
+
+
+class CannotStart(Exception):
+    """A start-up problem the user can fix, said in one line."""
+
+
+def check_api_settings(api_env: dict[str, str]) -> None:
+    """Build the API's settings as the API will (deprecated names warned about here, on the terminal), or say why not."""
+    from backend.settings import ApiSettings, UnsafeSettings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            ApiSettings.from_environ(api_env).check()
+        except (ValueError, UnsafeSettings) as e:
+            raise CannotStart(f"Darkroom Control Panel cannot start: {e}") from None
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr, flush=True)
+
+
+def start_devcluster(data_dir: Path, host: str, port: int) -> DevCluster:
+    """The embedded devcluster, or :class:`CannotStart` naming ``DEVCLUSTER_PORT`` when its port is taken."""
+    from devcluster.server import DevCluster
+    from devcluster.settings import ServerSettings
+
+    taken = CannotStart(
+        PORT_TAKEN.format(port=port, host=host, what="the embedded devcluster", why="; choose another with DEVCLUSTER_PORT=<port> make api")
+    )
+    if port_taken(host, port):
+        raise taken
+    try:
+        return DevCluster(ServerSettings(host=host, port=port, data_dir=data_dir, kubeconfig=data_dir / "kubeconfig")).start()
+    except RuntimeError as e:
+        if isinstance(e.__cause__, OSError) and e.__cause__.errno == errno.EADDRINUSE:  # taken between the check and the bind
+            raise taken from None
+        raise
 
 
 def install_crds(kubeconfig: str) -> list[str]:
@@ -154,41 +208,26 @@ def wait_ready(url: str, children: list[Child], stop: threading.Event, timeout_s
     return "interrupted" if stop.is_set() else f"{url} did not answer 200 within {timeout_s:.0f} s"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description="Run Darkroom Control Panel: cluster, CRDs, reconciler, API + dashboard")
-    parser.add_argument("--kubeconfig", help="use this cluster instead of the embedded devcluster (KUBECONFIG also works)")
-    parser.add_argument("--data-dir", default=str(ROOT / ".devcluster"), help="embedded devcluster data (default .devcluster/)")
-    parser.add_argument("--devcluster-port", type=int, default=int(os.environ.get("DEVCLUSTER_PORT", "6443")))
-    parser.add_argument(
-        "--host", default=os.environ.get("DARKROOM_API_HOST", "127.0.0.1"), help="address the API binds (default 127.0.0.1)"
-    )
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "5000")), help="API + dashboard port (default 5000, PORT)")
-    parser.add_argument("--log-dir", default=str(ROOT / ".logs"), help="where the reconciler's and the API's logs go (default .logs/)")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-
-    log_dir = Path(args.log_dir)
+def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
+    """Start the stack and wait for Ctrl-C; :class:`CannotStart` before anything runs if the user must change something."""
     pid_file = log_dir / "stack.pids"
+    check_api_settings({**os.environ, "DARKROOM_API_HOST": args.host, "PORT": str(args.port)})
     if port_taken(args.host, args.port):
         stale = stale_stack(pid_file)
         why = (
-            f"a stack an earlier run left behind is still running (pids {' '.join(map(str, stale))}): stop it with kill"
+            f"; a stack an earlier run left behind is still running (pids {' '.join(map(str, stale))}): stop it with kill, "
+            "or choose another port with PORT=<port> make api"
             if stale
-            else "another program uses it"
+            else "; choose another with PORT=<port> make api"
         )
-        print(f"Darkroom Control Panel cannot start: port {args.port} on {args.host} is already in use; {why}", file=sys.stderr, flush=True)
-        return 1
+        raise CannotStart(PORT_TAKEN.format(port=args.port, host=args.host, what="the API and dashboard", why=why))
 
-    kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG")
     cluster = None
     if kubeconfig:
         where = f"the cluster of kubeconfig {kubeconfig}"
     else:
-        from devcluster.server import DevCluster
-        from devcluster.settings import ServerSettings
-
         data_dir = Path(args.data_dir)
-        cluster = DevCluster(ServerSettings(port=args.devcluster_port, data_dir=data_dir, kubeconfig=data_dir / "kubeconfig")).start()
+        cluster = start_devcluster(data_dir, "127.0.0.1", args.devcluster_port)
         kubeconfig = str(cluster.kubeconfig_path)
         where = f"embedded devcluster at {cluster.url} (data in {data_dir})"
 
@@ -230,6 +269,8 @@ def main() -> int:
             return code
         print("Darkroom Control Panel")
         print(f"  cluster:    {where}")
+        if cluster is not None:
+            print(f"  note:       {DEVCLUSTER_SIMULATES}")
         print(f"  kubeconfig: {kubeconfig}")
         print(f"  CRDs:       {', '.join(crds)} (installed)")
         print(f"  reconciler: running (pid {operator.proc.pid}; health http://127.0.0.1:{health_port}/healthz; log {operator.log_path})")
@@ -254,6 +295,33 @@ def main() -> int:
             cluster.stop()
         print("stopped.", flush=True)
     return code
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Run Darkroom Control Panel: cluster, CRDs, reconciler, API + dashboard")
+    parser.add_argument("--kubeconfig", help="use this cluster instead of the embedded devcluster (KUBECONFIG also works)")
+    parser.add_argument("--data-dir", default=str(ROOT / ".devcluster"), help="embedded devcluster data (default .devcluster/)")
+    parser.add_argument(
+        "--devcluster-port",
+        type=int,
+        default=os.environ.get("DEVCLUSTER_PORT") or "6443",
+        help="embedded devcluster port (DEVCLUSTER_PORT)",
+    )
+    parser.add_argument(
+        "--host", default=os.environ.get("DARKROOM_API_HOST", "127.0.0.1"), help="address the API binds (default 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=os.environ.get("PORT") or "5000", help="API + dashboard port (default 5000, PORT)")
+    parser.add_argument("--log-dir", default=str(ROOT / ".logs"), help="where the reconciler's and the API's logs go (default .logs/)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+    log_dir = Path(args.log_dir)
+    kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG")
+    try:
+        return run(args, log_dir, kubeconfig)
+    except CannotStart as e:
+        print(e, file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

@@ -31,14 +31,14 @@ def credentials_ref(obj: Mapping[str, Any] | None) -> str | None:
     return str(name) if name else None
 
 
-def to_friendly(obj: Mapping[str, Any], *, default_version: str | None = None) -> dict[str, Any]:
-    """The friendly Darkroom; ``default_version`` is shown when the spec has no version (None: raw)."""
+def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The friendly Darkroom (``version``: the CRD default when a stored object predates it, as kube does on read)."""
     spec = obj.get("spec") or {}
     source = spec.get("source") or {}
     status = obj.get("status") or {}
     return {
         **object_fields(obj),
-        "version": spec.get("version") or default_version,
+        "version": spec.get("version") or kind.DEFAULT_VERSION,
         "replicas": spec.get("replicas"),
         "source": {
             "type": source.get("type") or kind.DEFAULT_SOURCE_TYPE,

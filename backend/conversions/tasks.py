@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from backend.conversions import condition, conditions, object_fields
+from cluster import taskevents
 from kinds import tasks as kind
 
 RENAMES = {"taskState": "state"}
@@ -73,5 +74,4 @@ def event_of(event: Mapping[str, Any]) -> dict[str, Any]:
 
 def events_of(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Events oldest first (by first timestamp, then name)."""
-    ordered = sorted(events, key=lambda e: (str(e.get("firstTimestamp") or e.get("eventTime") or ""), e["metadata"]["name"]))
-    return [event_of(e) for e in ordered]
+    return [event_of(e) for e in taskevents.ordered(events)]

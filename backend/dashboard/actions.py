@@ -1,8 +1,9 @@
 """The dashboard's writes: a thin adapter over the JSON API's validation and write flow.
 
-Called by :mod:`.editing` with the friendly payload a form became (:mod:`.forms`). Nothing is
+Called by :mod:`.editing` with the friendly payload a form became (:mod:`.generatedforms`). Nothing is
 validated or written differently from ``POST``/``PUT``/``DELETE`` on the JSON API: the same
-schemas (:func:`backend.payloads.load`) and the same module-level flows of :mod:`backend.endpoints`:
+schemas and checks (:func:`backend.endpoints.checked`: every problem at once) and the same
+module-level flows of :mod:`backend.endpoints`:
 ``create`` (served namespace, the kind's own checks, :mod:`backend.writing`: Secrets of S3
 Darkrooms, undo on failure), ``write`` (conflicts: a form carries the generation it was rendered
 from, so a stale form gets 409 instead of overwriting; ``If-Match`` plays no part) and ``delete``.
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from backend import endpoints, payloads
+from backend import endpoints
 from backend.kinds import Kind
 from backend.problems import Problem
 from cluster import Conflict, NotFound
@@ -23,7 +24,7 @@ from cluster import Conflict, NotFound
 
 def create(kind: Kind, payload: Mapping[str, Any]) -> Mapping[str, Any]:
     """Validate and create; the object the server stored."""
-    return endpoints.create(kind, payloads.load(kind.create_schema, dict(payload)), server="dashboard")
+    return endpoints.create(kind, endpoints.checked(kind, kind.create_schema, dict(payload), existing=None), server="dashboard")
 
 
 def replace(kind: Kind, namespace: str, name: str, payload: Mapping[str, Any], *, generation: str | None) -> None:
@@ -34,13 +35,13 @@ def replace(kind: Kind, namespace: str, name: str, payload: Mapping[str, Any], *
     the very object each write attempt is conditioned on (:func:`backend.endpoints.write` retries
     a resourceVersion conflict on the fresh object), so a concurrent edit is never overwritten.
     """
-    friendly = endpoints.with_identity(payloads.load(kind.update_schema, dict(payload)), kind, namespace, name)
 
     def build(current: Mapping[str, Any]) -> dict[str, Any]:
+        friendly = endpoints.checked(kind, kind.update_schema, dict(payload), existing=current)  # every problem at once
         stored = current["metadata"].get("generation")
         if generation and stored is not None and str(stored) != generation:
             raise Problem(409, f'{kind.title} "{namespace}/{name}" was changed by someone else since the form was opened')
-        return friendly
+        return endpoints.with_identity(friendly, kind, namespace, name)
 
     endpoints.write(kind, namespace, name, None, build, wanted=None)
 
@@ -49,10 +50,8 @@ def change(kind: Kind, namespace: str, name: str, patch: Mapping[str, Any], *, r
     """Apply a JSON merge patch of friendly fields (e.g. ``{"state": "Finished"}``), as ``PATCH`` does."""
 
     def build(current: Mapping[str, Any]) -> dict[str, Any]:
-        raw = kind.to_friendly(current, settings=None)
-        raw.pop("resourceVersion", None)
-        merged = payloads.merge_patch(kind.patch_base(raw, patch), patch)
-        return endpoints.with_identity(payloads.load(kind.update_schema, merged), kind, namespace, name)
+        friendly = endpoints.checked(kind, kind.update_schema, endpoints.patched(kind, current, patch), existing=current)
+        return endpoints.with_identity(friendly, kind, namespace, name)
 
     endpoints.write(kind, namespace, name, resource_version or None, build, wanted=None)
 

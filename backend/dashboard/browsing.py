@@ -1,14 +1,18 @@
-"""List pages: filters kept in the URL, server-side paging, namespaces, redirects, and error pages.
+"""List pages: filters and sort order kept in the URL, server-side paging, namespaces, redirects, and error pages.
 
-Called by :mod:`.darkroompages` and :mod:`.taskpages`. Filters are ``?namespace=`` and ``?q=``
-(a substring of the name); pages are ``?page=N`` of :data:`PAGE_SIZE` objects from the informer
-cache (already sorted by namespace, then name), so a page of 1,000 Darkrooms renders 50 rows.
+Called by :mod:`.darkroompages`, :mod:`.taskpages` and :mod:`.pgpages`. Filters are ``?namespace=`` and
+``?q=`` (a substring of the name); ``?sort=<key>`` (ascending) or ``?sort=-<key>`` (descending) orders by
+one of the list's :class:`Sort` keys (name, namespace, state, age, priority, deadline: each list offers
+those it shows; ties keep the cache's namespace/name order; an unknown key is ignored); pages are
+``?page=N`` of :data:`PAGE_SIZE` objects from the informer cache, so a page of 1,000 Darkrooms renders
+50 rows. "Age" ascending is youngest first, as the column reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,21 +32,89 @@ class Filters:
     namespace: str | None
     q: str
     page: int
+    sort: str = ""  # "" (the cache's order: namespace, name), "<key>" or "-<key>"
 
     @classmethod
-    def from_request(cls) -> Filters:
+    def from_request(cls, sorts: Mapping[str, Sort] | None = None) -> Filters:
+        """The request's filters; ``sort`` kept only when it names one of ``sorts``."""
         args = request.args
         try:
             page = max(1, int(args.get("page", "1")))
         except ValueError:
             page = 1
-        return cls(namespace=(args.get("namespace") or "").strip() or None, q=(args.get("q") or "").strip()[:253], page=page)
+        sort = (args.get("sort") or "").strip()
+        if sort.removeprefix("-") not in (sorts or {}):
+            sort = ""
+        return cls(namespace=(args.get("namespace") or "").strip() or None, q=(args.get("q") or "").strip()[:253], page=page, sort=sort)
 
     def query(self, **changes: Any) -> str:
         """The query string of these filters (with ``changes``), without empty values; ``?`` included when not empty."""
-        values = {"namespace": self.namespace, "q": self.q or None, "page": self.page if self.page > 1 else None, **changes}
-        shown = {k: v for k, v in values.items() if v not in (None, "", 1)}
+        values = {"namespace": self.namespace, "q": self.q or None, "sort": self.sort or None, "page": self.page if self.page > 1 else None}
+        shown = {k: v for k, v in {**values, **changes}.items() if v not in (None, "", 1)}
         return "?" + urlencode(shown) if shown else ""
+
+    @property
+    def sort_key(self) -> str:
+        return self.sort.removeprefix("-")
+
+    @property
+    def descending(self) -> bool:
+        return self.sort.startswith("-")
+
+    def aria_sort(self, key: str) -> str | None:
+        """``aria-sort`` of the column of ``key``: only the sorted column has one."""
+        if self.sort_key != key:
+            return None
+        return "descending" if self.descending else "ascending"
+
+    def toggled(self, key: str) -> str:
+        """The sort a click on the header of ``key`` asks for: ascending first, then the other way round."""
+        return f"-{key}" if self.sort == key else key
+
+
+@dataclass(frozen=True)
+class Sort:
+    """One sortable column: the value it orders by (``None`` last when ascending)."""
+
+    value: Callable[[FrozenDict], Any]
+    largest_first: bool = False  # ascending shows the largest value first (Age: the youngest, i.e. the latest timestamp)
+
+    def order(self, objects: Sequence[FrozenDict], *, descending: bool) -> list[FrozenDict]:
+        def key(obj: FrozenDict) -> tuple[bool, Any]:
+            value = self.value(obj)
+            return (value is None) != (descending != self.largest_first), value if value is not None else 0
+
+        return sorted(objects, key=key, reverse=descending != self.largest_first)
+
+
+def _created(obj: FrozenDict) -> datetime | None:
+    return rendering.parse_time(obj["metadata"].get("creationTimestamp"))
+
+
+def _spec_time(field: str) -> Callable[[FrozenDict], datetime | None]:
+    return lambda obj: rendering.parse_time((obj.get("spec") or {}).get(field))
+
+
+def _spec_number(field: str) -> Callable[[FrozenDict], float | None]:
+    def value(obj: FrozenDict) -> float | None:
+        found = (obj.get("spec") or {}).get(field)
+        return float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
+
+    return value
+
+
+def sorts(*, state: Callable[[FrozenDict], Any], extra: Mapping[str, Sort] | None = None) -> dict[str, Sort]:
+    """The sortable columns of a list: name, namespace, state (its word, as shown), age, and ``extra``."""
+    return {
+        "name": Sort(lambda obj: obj["metadata"]["name"]),
+        "namespace": Sort(lambda obj: obj["metadata"].get("namespace") or ""),
+        "state": Sort(lambda obj: state(obj).word),
+        "age": Sort(_created, largest_first=True),
+        **(extra or {}),
+    }
+
+
+TASK_SORTS = {"priority": Sort(_spec_number("priority")), "deadline": Sort(_spec_time("deadline"))}
 
 
 @dataclass(frozen=True)
@@ -53,13 +125,16 @@ class Page:
     count: int  # pages
 
 
-def select(resource: Resource, filters: Filters) -> Page:
-    """The page of cached objects the filters select."""
+def select(resource: Resource, filters: Filters, sorts: Mapping[str, Sort] | None = None) -> Page:
+    """The page of cached objects the filters select, in the order they ask for."""
     query = listing.ListQuery(namespace=filters.namespace, label_selector=None, limit=None, after=None)
     objects = endpoints.cached_list(resource, query)
     if filters.q:
         needle = filters.q.lower()
         objects = [o for o in objects if needle in o["metadata"]["name"]]
+    sort = (sorts or {}).get(filters.sort_key)
+    if sort is not None:
+        objects = sort.order(objects, descending=filters.descending)
     count = max(1, -(-len(objects) // PAGE_SIZE))
     number = min(filters.page, count)
     start = (number - 1) * PAGE_SIZE
@@ -67,11 +142,17 @@ def select(resource: Resource, filters: Filters) -> Page:
 
 
 def list_page(
-    resource: Resource, template: str, *, target: str, item: Callable[[FrozenDict], Mapping[str, Any]], notice: str | None
+    resource: Resource,
+    template: str,
+    *,
+    target: str,
+    item: Callable[[FrozenDict], Mapping[str, Any]],
+    notice: str | None,
+    sorts: Mapping[str, Sort] | None = None,
 ) -> Response:
     """A list page of the cached objects the request's filters select, each shown as ``item(obj)`` (target: block ``list``)."""
-    filters = Filters.from_request()
-    selected = select(resource, filters)
+    filters = Filters.from_request(sorts)
+    selected = select(resource, filters, sorts)
     context = {
         "filters": filters,
         "page": selected,

@@ -2,9 +2,9 @@
 
 Installed by :mod:`backend.dashboard`. Routes:
 
-- ``GET /`` — the list (``?namespace=&q=&page=``); an htmx request targeting ``darkroom-list``
-  gets only that block. ``GET /ui/darkrooms/<ns>/<name>/row`` is one row, fetched by
-  ``dashboard.js`` when ``/watch`` reports a change of that Darkroom.
+- ``GET /`` — the list (``?namespace=&q=&sort=&page=``); an htmx request targeting ``darkroom-list``
+  gets only that block. Its rows are pushed live by :mod:`.liverows` (view :data:`LIVE`);
+  ``GET /ui/darkrooms/<ns>/<name>/row`` is one row on demand.
 - ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children; their
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); target ``darkroom-live`` gets the live block.
 
@@ -12,10 +12,12 @@ Domain links use ``https://`` only when the Ingress serves them over TLS, else `
 (:func:`kinds.darkrooms.domain_url`). The list and the status use the reconciler's ``status.tls``
 (the dashboard can read neither the reconciler's settings nor, with the deployed RBAC, Ingresses);
 the children panel uses the Ingress it shows, judged by the same :func:`kinds.darkrooms.serves_tls`.
-- ``GET|POST /ui/darkrooms/new`` and ``/ui/darkrooms/<ns>/<name>/edit`` — the form; POST
+- ``GET|POST /ui/darkrooms/new`` and ``/ui/darkrooms/<ns>/<name>/edit`` — the form :mod:`.formgen`
+  builds from the CRD and :data:`FORM_SPEC` (the WebFolder/S3 switch from the variant table in
+  :mod:`kinds.darkrooms`; the S3 keys write-only, standing in for ``credentialsSecretRef``); POST
   validates and writes through :mod:`.actions` (the flow of :mod:`.editing`: 422: the form again
-  with inline errors; 409 on edit: the form again with the current values explained). ``action=add-subdomain`` /
-  ``remove-subdomain=<i>`` edit the sub-domain list server-side (works without JavaScript).
+  with inline errors; 409 on edit: the form again with the current values explained). ``add-item`` /
+  ``remove-item=subDomains:<i>`` edit the sub-domain list server-side (``forms.js`` does it in place).
 - ``POST /ui/darkrooms/<ns>/<name>/delete`` — delete (the detail page asks for confirmation).
 """
 
@@ -25,29 +27,70 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Response, request
-from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import endpoints, state
 from backend.access import INVOLVED_UID
 from backend.darkrooms import KIND
-from backend.dashboard import browsing, editing, forms, rendering, returning, yamlview
+from backend.dashboard import browsing, formgen, formpages, liverows, rendering, returning, yamlview
 from backend.problems import Problem
+from backend.schemas.darkrooms import KEY_MAX_LENGTH
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
 from cluster.resources import Resource
 from kinds import darkrooms as darkroom_kind
 
 LIST = "darkrooms.html"
 DETAIL = "darkroom_detail.html"
-FORM = "darkroom_form.html"
+
+FORM_SPEC = formgen.FormSpec(
+    kind="Darkroom",
+    sections=(
+        formgen.Section(legend="Image source", paths=("source",)),
+        formgen.Section(legend="Sub-domains", paths=("subDomains",)),
+        formgen.Section(legend="Version, scaling and caching", paths=("version", "replicas", "cacheTime")),
+    ),
+    labels={
+        "source": "Image source",
+        "source.baseUrl": "Base URL",
+        "source.type": "Source type",
+        "subDomains": "Sub-domains",
+        "cacheTime": "Cache time (seconds)",
+    },
+    nouns={"subDomains": "sub-domain"},
+    switches={
+        "source": formgen.Switch(
+            key="type",
+            members={v.type: (*v.fields, *v.keys) for v in darkroom_kind.SOURCES.values()},
+            required={v.type: v.required for v in darkroom_kind.SOURCES.values()},
+            choices={"WebFolder": ("Web folder", "originals fetched over HTTP(S)"), "S3": ("S3 bucket", "AWS S3 or compatible")},
+        )
+    },
+    write_only={
+        f"source.{key}": formgen.WriteOnly(label=formgen.humanize(key), max_length=KEY_MAX_LENGTH) for key in darkroom_kind.KEY_FIELDS
+    },
+    stand_ins={
+        "source.credentialsSecretRef": formgen.StandIn(
+            label="Credentials",
+            fields=tuple(f"source.{key}" for key in darkroom_kind.KEY_FIELDS),
+            set_flag="source.credentialsSet",
+            help="Leave both empty for a public bucket. Keys are stored in a Secret owned by the Darkroom and never shown again.",
+            help_set="Credentials are stored. Leave both keys empty to keep them, or enter both to replace them.",
+        )
+    },
+)
+FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
     return endpoints.renderer(KIND).friendly(obj)
 
 
+SORTS = browsing.sorts(state=darkroom_kind.state)
+LIVE = liverows.RowView("darkrooms", kind=KIND.title, template=LIST, var="d", item=friendly)
+
+
 def list_page() -> Response:
-    return browsing.list_page(KIND.resource, LIST, target="darkroom-list", item=friendly, notice=_notice())
+    return browsing.list_page(KIND.resource, LIST, target="darkroom-list", item=friendly, notice=_notice(), sorts=SORTS)
 
 
 def _notice() -> str | None:
@@ -139,39 +182,20 @@ def detail(namespace: str, name: str) -> Response:
     return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
 
 
-def _blank(namespace: str) -> dict[str, Any]:
-    values = forms.darkroom_form_values(MultiDict({"namespace": namespace, "source_type": forms.DEFAULT_SOURCE_TYPE}))
-    values["subDomains"] = [""]
-    return values
-
-
-def _edited_list(values: dict[str, Any], form: MultiDict[str, str]) -> bool:
-    """Apply an add/remove sub-domain button; True when that was the action (no write then)."""
-    if form.get("action") == "add-subdomain":
-        values["subDomains"] = [*values["subDomains"], ""]
-        return True
-    remove = form.get("remove-subdomain")
-    if remove is not None:
-        raw = [s.strip() for s in form.getlist("subDomains")]
-        if remove.isdigit() and int(remove) < len(raw):
-            del raw[int(remove)]
-        values["subDomains"] = [s for s in raw if s]
-        return True
-    return False
-
-
-FLOW = editing.Flow(
-    kind=KIND,
-    template=FORM,
-    target="darkroom-form",
+PAGE = formpages.FormPage(
+    form_id="darkroom-form",
+    nav="darkrooms",
+    list_title="Darkrooms",
     list_path="/",
-    blank=_blank,
-    form_values=forms.darkroom_form_values,
-    values_of=forms.darkroom_values,
-    payload=forms.darkroom_payload,
-    saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"),
-    kept=lambda stored: {"credentialsSet": stored["source"]["credentialsSet"]},  # the keys are never shown, only whether they are set
-    rearranged=_edited_list,
+    item_base="/ui/darkrooms",
+    noun="Darkroom",
+    new_title="New Darkroom",
+    create_button="Create Darkroom",
+    name_hint='Lowercase letters, digits and "-", starting with a letter (at most 63).',
+    max_name_length=63,
+)
+FLOW = formpages.generated_flow(
+    FORM_OF, PAGE, kind=KIND, saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1")
 )
 
 
@@ -188,10 +212,10 @@ def delete(namespace: str, name: str) -> BaseResponse:
 
 
 def install(blueprint: Blueprint) -> None:
-    rendering.document(list_page, "Darkrooms page (the landing page): filters ?namespace=&q=&page=")
+    rendering.document(list_page, "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page=")
     rendering.document(new, "New Darkroom form; POST creates", ("get", "post"))
     rendering.document(detail, "Darkroom detail page")
-    rendering.document(row, "One Darkroom row (live refresh); empty when it is gone")
+    rendering.document(row, "One Darkroom row on demand; empty when it is gone")
     rendering.document(edit, "Edit Darkroom form; POST saves", ("get", "post"))
     rendering.document(delete, "Delete a Darkroom", ("post",))
     blueprint.add_url_rule("/", "darkrooms", list_page, methods=["GET"])

@@ -1,81 +1,31 @@
-"""A form generated from a kind's description (by :mod:`.formgen`): its parts, values and payloads,
-and the create/edit flow that serves it.
+"""A form generated from a kind's description (by :mod:`.formgen`): its values and payloads.
 
-A :class:`Form` is sections (:class:`Group`) of fields (:class:`Field`), nested objects (groups) and
-maps edited as name/value rows (:class:`Pairs`). It converts in both directions, as :mod:`.forms`
-does by hand for Darkrooms and Tasks: *values* (the strings shown in the form; never a write-only
-field) from a stored friendly object or a submitted form, and the friendly *payload* of submitted
-values, which then goes through the JSON API's own validation and write path (:mod:`.actions`), so a
-422's field paths are the form's field names. Blank fields are left out (the schema or the CRD's
-default decides), numbers that do not parse are passed on as text (the schema says why).
-:func:`generated_flow` is the :class:`.editing.Flow` of a generated form (its templates also get the
-form, to render it with ``frontend/templates/_generated_form.html``). Used by :mod:`.pgpages`.
+A :class:`Form` is a tree of :mod:`.formparts` nodes. It converts in both directions: *values* (the
+strings shown in the form; never a write-only field) from a stored friendly object or a submitted form,
+and the friendly *payload* of submitted values, which then goes through the JSON API's own validation
+and write path (:mod:`.actions`), so a 422's field paths are the form's field names. Blank fields are
+left out (the schema or the CRD's default decides; a blank write-only field keeps what is stored),
+numbers that do not parse are passed on as text (the schema says why), inputs of a switch's other
+variants are left out (but shown again as typed). :meth:`Form.ordered` puts a 422's errors in the
+order of the form. Served by :mod:`.formpages`; rendered by ``frontend/templates/_generated_form.html``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from flask import Response
 from werkzeug.datastructures import MultiDict
 
 from backend import payloads
-from backend.dashboard import editing
+from backend.dashboard.formparts import Field, Group, Node, Pairs, Strings
 from backend.dashboard.rendering import parse_time
 
 MINUTES = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Field:
-    """One input. ``path`` is the friendly path: the input's name and the 422's field path."""
-
-    path: str
-    label: str  # its own ("Size")
-    title: str  # with its groups' labels, for the error summary ("Data volume / Size")
-    widget: str  # text, number, select, textarea, password, datetime-local
-    help: str = ""
-    required: bool = False  # always required
-    required_with: str | None = None  # required when this (optional) group's fields are used
-    default: str | None = None
-    options: tuple[str, ...] = ()
-    minimum: int | float | None = None
-    maximum: int | float | None = None
-    max_length: int | None = None
-    pattern: str | None = None  # for the HTML attribute (JavaScript "v"-mode syntax)
-    suggestions: tuple[str, ...] = ()
-    write_only: bool = False  # never rendered back (values leave it out)
-    fixed: bool = False  # cannot change after creation: read-only on edit
-
-
-@dataclass(frozen=True, kw_only=True)
-class Pairs:
-    """A map edited as rows of (name from an allowlist, value): ``names`` maps each allowed name to what it takes."""
-
-    path: str
-    label: str
-    noun: str  # what one row is ("parameter")
-    help: str = ""
-    names: Mapping[str, str] = field(default_factory=dict)
-    value_max_length: int | None = None
-    max_rows: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Group:
-    """A fieldset: a nested object (``path``) or a section of the form (``path`` empty)."""
-
-    path: str
-    label: str
-    help: str = ""
-    children: tuple[Field | Pairs | Group, ...] = ()
-
-
-# -- the form: values and payloads ------------------------------------------------------------------
+IDENTITY = ("name", "namespace")
 
 
 def _number(text: str) -> int | float | str:
@@ -110,13 +60,32 @@ def _datetime_payload(text: str) -> str:
     return text + (":00" if len(text) == 16 else "") + "Z" if MINUTES.match(text) else text
 
 
+def _index(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
+
+
 @dataclass(frozen=True)
 class Form:
     kind: str
     sections: tuple[Group, ...]
 
-    def walk(self) -> Iterator[Field | Pairs | Group]:
-        stack: list[Field | Pairs | Group] = list(reversed(self.sections))
+    @property
+    def has_write_only(self) -> bool:
+        return any(f.write_only for f in self.fields())
+
+    def name_field(self, hint: str, max_length: int | None = None) -> Field:
+        """The name of a new object (create mode)."""
+        return Field(path="name", label="Name", title="Name", widget="text", help=hint, required=True, max_length=max_length)
+
+    def namespace_field(self, namespaces: Sequence[str], current: str) -> Field:
+        """The namespace of a new object: the namespaces there are (and the one asked for, if it is not among them)."""
+        options = (*namespaces, *(() if not current or current in namespaces else (current,)))
+        return Field(
+            path="namespace", label="Namespace", title="Namespace", widget="select", options=options, default=current, required=True
+        )
+
+    def walk(self) -> Iterator[Node]:
+        stack: list[Node] = list(reversed(self.sections))
         while stack:
             node = stack.pop()
             yield node
@@ -129,27 +98,80 @@ class Form:
     def pairs(self) -> list[Pairs]:
         return [n for n in self.walk() if isinstance(n, Pairs)]
 
+    def strings(self) -> list[Strings]:
+        return [n for n in self.walk() if isinstance(n, Strings)]
+
+    def flags(self) -> list[str]:
+        """The friendly booleans saying write-only inputs are stored (``source.credentialsSet``)."""
+        return [n.set_flag for n in self.walk() if isinstance(n, Group) and n.set_flag]
+
+    def unused(self, values: Mapping[str, Any]) -> set[str]:
+        """Paths of inputs that belong to variants of a switch other than the one chosen in ``values``."""
+        skipped: set[str] = set()
+        for group in (n for n in self.walk() if isinstance(n, Group) and n.switch):
+            chosen = values.get(group.switch or "")
+            index = group.choices.index(chosen) if chosen in group.choices else 0
+            stack: list[Node] = [c for c in group.children if c.variants and index not in c.variants]
+            while stack:
+                node = stack.pop()
+                skipped.add(node.path)
+                if isinstance(node, Group):
+                    stack.extend(node.children)
+        return skipped
+
+    # -- what the error summary says, in which order
+
     def titles(self, errors: Mapping[str, Sequence[str]] = {}) -> dict[str, str]:  # read only
-        """What the error summary calls each path (rows of a name/value map by their name)."""
+        """What the error summary calls each path (rows of a name/value map by their name, list items by number)."""
         titles: dict[str, str] = {"name": "Name", "namespace": "Namespace"}
         titles.update({f.path: f.title for f in self.fields()})
+        titles.update({n.path: n.label for n in self.walk() if isinstance(n, Group) and n.path})
         for pairs in self.pairs():
             titles[pairs.path] = pairs.label
             noun = pairs.noun[:1].upper() + pairs.noun[1:]
             titles.update({p: f"{noun} {p[len(pairs.path) + 1 :]}" for p in errors if p.startswith(pairs.path + ".")})
+        for strings in self.strings():
+            titles[strings.path] = strings.label
+            for p in errors:
+                index = _index(p[len(strings.path) + 1 :]) if p.startswith(strings.path + ".") else None
+                if index is not None:
+                    titles[p] = strings.item_label(index)
         return titles
 
-    # values: the strings a form shows
+    def ordered(self, errors: Mapping[str, Sequence[str]], values: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        """(path, message) of every error in the order of the form: the form as a whole first, then the fields
+        top to bottom (list items by index, name/value rows in their order); paths the form lacks last."""
+        rank = {path: i for i, path in enumerate(("$", *IDENTITY, *(n.path for n in self.walk() if n.path)))}
+        rows = {p.path: [name for name, _ in (values or {}).get(p.path) or ()] for p in self.pairs()}
+
+        def key(path: str) -> tuple[int, int, str]:
+            if path in rank:
+                return rank[path], -1, ""
+            parent, _, rest = path.rpartition(".")
+            if parent in rank:
+                index = _index(rest)
+                if index is None and rest in rows.get(parent, ()):
+                    index = rows[parent].index(rest)
+                return rank[parent], len(rank) if index is None else index, rest
+            return len(rank), 0, path
+
+        return [(path, message) for path in sorted(errors, key=key) for message in errors[path]]
+
+    # -- values: the strings a form shows
 
     def blank(self, namespace: str) -> dict[str, Any]:
-        """A new object's form: empty fields (defaults are placeholders), selects on their default, one empty row."""
+        """A new object's form: empty fields (defaults are placeholders), selects and switches on their default,
+        one empty row or item."""
         values: dict[str, Any] = {"name": "", "namespace": namespace, "generation": ""}
-        values.update({f.path: f.default if f.widget == "select" and f.default else "" for f in self.fields() if not f.write_only})
+        chosen = ("select", "radio")
+        values.update({f.path: f.default if f.widget in chosen and f.default else "" for f in self.fields() if not f.write_only})
         values.update({p.path: [("", "")] for p in self.pairs()})
+        values.update({s.path: [] for s in self.strings()})
+        values.update({flag: False for flag in self.flags()})
         return values
 
     def values_of(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
-        """The values of a stored (friendly) object; never a write-only field."""
+        """The values of a stored (friendly) object; never a write-only field (only whether it is set)."""
         values: dict[str, Any] = {
             "name": friendly.get("name") or "",
             "namespace": friendly.get("namespace") or "",
@@ -162,12 +184,18 @@ class Form:
             values[f.path] = "" if stored is None else datetime_input(stored) if f.widget == "datetime-local" else str(stored)
         for p in self.pairs():
             values[p.path] = sorted((str(k), "" if v is None else str(v)) for k, v in (_get(friendly, p.path) or {}).items())
+        for s in self.strings():
+            values[s.path] = [str(item) for item in _get(friendly, s.path) or ()]
+        values.update(self.kept(friendly))
         return values
+
+    def kept(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
+        """What an edit takes from the stored object rather than the form: whether write-only inputs are set."""
+        return {flag: bool(_get(friendly, flag)) for flag in self.flags()}
 
     def form_values(self, form: MultiDict[str, str]) -> dict[str, Any]:
         """What the user submitted, as values to show again (write-only fields left out)."""
-        text = {key: (form.get(key) or "").strip() for key in ("name", "namespace", "generation")}
-        values: dict[str, Any] = dict(text)
+        values: dict[str, Any] = {key: (form.get(key) or "").strip() for key in (*IDENTITY, "generation")}
         for f in self.fields():
             if not f.write_only:
                 raw = form.get(f.path) or ""
@@ -175,23 +203,30 @@ class Form:
         for p in self.pairs():
             names, texts = form.getlist(f"{p.path}:name"), form.getlist(f"{p.path}:value")
             values[p.path] = [(n.strip(), v.strip()) for n, v in zip(names, texts, strict=False)]
+        for s in self.strings():
+            values[s.path] = [item.strip() for item in form.getlist(s.path) if item.strip()]
+        values.update({flag: form.get(flag) == "true" for flag in self.flags()})
         return values
 
     def rearranged(self, values: dict[str, Any], form: MultiDict[str, str]) -> bool:
-        """Apply an "add row" / "remove row" button of a name/value map; True when that was the action (no write)."""
-        added = form.get("add-row")
-        if added in values and added in {p.path for p in self.pairs()}:
-            values[added] = [*values[added], ("", "")]
+        """Apply an add/remove button of a name/value map or a list; True when that was the action (no write)."""
+        rows, lists = {p.path for p in self.pairs()}, {s.path for s in self.strings()}
+        added = form.get("add-row") or form.get("add-item") or ""
+        if added in rows or added in lists:
+            values[added] = [*values[added], ("", "") if added in rows else ""]
             return True
-        removed = form.get("remove-row") or ""
-        path, _, index = removed.rpartition(":")
-        if path in {p.path for p in self.pairs()} and index.isdigit():
-            rows = list(values[path])
-            if int(index) < len(rows):
-                del rows[int(index)]
-            values[path] = rows or [("", "")]
+        removed = form.get("remove-row") or form.get("remove-item") or ""
+        path, _, text = removed.rpartition(":")
+        index = _index(text)
+        if index is None or path not in rows | lists:
+            return False
+        if path in lists:  # the submitted items, blanks included: the index is the button's row
+            items = [item.strip() for item in form.getlist(path)]
+            values[path] = [item for i, item in enumerate(items) if item and i != index]
             return True
-        return False
+        kept = [row for i, row in enumerate(values[path]) if i != index]
+        values[path] = kept or [("", "")]
+        return True
 
     def payload(self, values: Mapping[str, Any], form: MultiDict[str, str], *, create: bool) -> dict[str, Any]:
         """The friendly payload of submitted ``values`` (write-only fields straight from ``form``, never stripped).
@@ -200,10 +235,11 @@ class Form:
         a JSON object has no rows)."""
         payload: dict[str, Any] = {}
         if create:
-            payload.update({key: values[key] for key in ("name", "namespace") if values.get(key)})
+            payload.update({key: values[key] for key in IDENTITY if values.get(key)})
+        unused = self.unused(values)
         for f in self.fields():
             text = (form.get(f.path) or "") if f.write_only else values.get(f.path) or ""
-            if text == "":
+            if text == "" or f.path in unused:
                 continue
             value: Any = text
             if f.widget == "number":
@@ -211,6 +247,9 @@ class Form:
             elif f.widget == "datetime-local":
                 value = _datetime_payload(text)
             _put(payload, f.path, value)
+        for s in self.strings():
+            if s.path not in unused and (values.get(s.path) or s.required):
+                _put(payload, s.path, list(values.get(s.path) or ()))
         errors: dict[str, list[str]] = {}
         for p in self.pairs():
             chosen: dict[str, str] = {}
@@ -222,7 +261,7 @@ class Form:
                 elif name in chosen:
                     errors[f"{p.path}.{name}"] = ["chosen twice: keep one row"]
                 chosen[name] = text
-            if chosen:
+            if chosen and p.path not in unused:
                 _put(payload, p.path, chosen)
         if errors:
             raise payloads.invalid(errors)
@@ -230,38 +269,19 @@ class Form:
 
     def summary(self, values: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(title, value) of every field that has a value, for showing an object's values (e.g. after a conflict)."""
-        shown = [(f.title, str(values.get(f.path))) for f in self.fields() if not f.write_only and values.get(f.path)]
-        for p in self.pairs():
-            rows = [f"{n} = {v}" for n, v in values.get(p.path) or () if n]
-            if rows:
-                shown.append((p.label, ", ".join(rows)))
+        unused = self.unused(values)
+        shown: list[tuple[str, str]] = []
+        for node in self.walk():
+            if node.path in unused:
+                continue
+            if isinstance(node, Field) and not node.write_only and values.get(node.path):
+                shown.append((node.title, str(values[node.path])))
+            elif isinstance(node, Strings) and values.get(node.path):
+                shown.append((node.label, ", ".join(values[node.path])))
+            elif isinstance(node, Pairs):
+                rows = [f"{n} = {v}" for n, v in values.get(node.path) or () if n]
+                if rows:
+                    shown.append((node.label, ", ".join(rows)))
+            elif isinstance(node, Group) and node.set_flag:
+                shown.append((node.label, "set" if values.get(node.set_flag) else "not set"))
         return shown
-
-
-# -- serving it ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class GeneratedFlow(editing.Flow):
-    """:class:`.editing.Flow` for a form that :mod:`.formgen` generated: its templates get the form too."""
-
-    generated: Form
-    context: Mapping[str, Any]
-
-    def form(
-        self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
-    ) -> Response:
-        return super().form(mode=mode, values=values, status=status, errors=errors, form=self.generated, **self.context, **extra)
-
-
-def generated_flow(form: Form, **options: Any) -> GeneratedFlow:
-    """A flow whose values, payload and row buttons are the generated form's."""
-    return GeneratedFlow(
-        generated=form,
-        blank=form.blank,
-        form_values=form.form_values,
-        values_of=form.values_of,
-        payload=form.payload,
-        rearranged=form.rearranged,
-        **options,
-    )

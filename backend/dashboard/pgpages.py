@@ -4,7 +4,7 @@ and the password behind "Show password".
 Installed by :mod:`backend.dashboard`. Routes:
 
 - ``GET /ui/postgresqls`` — the list (``?namespace=&q=&page=``; target ``postgresql-list``: that block);
-  ``GET /ui/postgresqls/<ns>/<name>/row`` one row, fetched by ``dashboard.js`` on a ``/watch`` change.
+  ``GET /ui/postgresqls/<ns>/<name>/row`` one row on demand; rows are pushed live by :mod:`.liverows` (:data:`LIVE`).
 - ``GET /ui/postgresqls/<ns>/<name>`` — detail: connection (host, port, database, user), spec, status,
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
   PVC), Events, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only);
@@ -32,7 +32,7 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import endpoints, state
-from backend.dashboard import browsing, darkroompages, formgen, generatedforms, pgpassword, rendering, returning, yamlview
+from backend.dashboard import browsing, darkroompages, formgen, formpages, liverows, pgpassword, rendering, returning, yamlview
 from backend.postgresqls import KIND
 from backend.problems import Problem
 from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
@@ -42,7 +42,6 @@ from kinds import postgresqls as kind
 
 LIST = "postgresqls.html"
 DETAIL = "postgresql_detail.html"
-FORM = "postgresql_form.html"
 BASE = "/ui/postgresqls"
 TAKES_EFFECT = "It is the database's password unless it was changed inside the database (ALTER ROLE) after the first start."
 RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.conversions.postgresqls)
@@ -99,8 +98,12 @@ def _notice() -> str | None:
     return returning.notice("Database")
 
 
+SORTS = browsing.sorts(state=kind.state)
+LIVE = liverows.RowView("postgresqls", kind=KIND.title, template=LIST, var="p", item=friendly)
+
+
 def list_page() -> Response:
-    return browsing.list_page(KIND.resource, LIST, target="postgresql-list", item=friendly, notice=_notice())
+    return browsing.list_page(KIND.resource, LIST, target="postgresql-list", item=friendly, notice=_notice(), sorts=SORTS)
 
 
 def row(namespace: str, name: str) -> Response:
@@ -237,15 +240,19 @@ def _saved_path(namespace: str, name: str) -> str:
     return browsing.with_query(f"{BASE}/{namespace}/{name}", saved="1")
 
 
-FLOW = generatedforms.generated_flow(
-    FORM_OF,
-    kind=KIND,
-    template=FORM,
-    target="postgresql-form",
+PAGE = formpages.FormPage(
+    form_id="postgresql-form",
+    nav="postgresqls",
+    list_title="Databases",
     list_path=BASE,
-    saved_path=_saved_path,
-    context={"max_name_length": kind.MAX_NAME_LENGTH},
+    item_base=BASE,
+    noun="database",
+    new_title="New PostgreSQL database",
+    create_button="Create database",
+    name_hint=f'Lowercase letters, digits and "-", starting with a letter (at most {kind.MAX_NAME_LENGTH}).',
+    max_name_length=kind.MAX_NAME_LENGTH,
 )
+FLOW = formpages.generated_flow(FORM_OF, PAGE, kind=KIND, saved_path=_saved_path)
 
 
 def new() -> BaseResponse:
@@ -262,10 +269,10 @@ def delete(namespace: str, name: str) -> BaseResponse:
 
 def install(blueprint: Blueprint) -> None:
     views: tuple[tuple[str, str, Callable[..., Any], tuple[str, ...], str], ...] = (
-        ("", "postgresqls", list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&page="),
+        ("", "postgresqls", list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
         ("/new", "new_postgresql", new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),
         ("/<namespace>/<name>", "postgresql", detail, ("get",), "Postgresql detail page with connection details"),
-        ("/<namespace>/<name>/row", "postgresql_row", row, ("get",), "One Postgresql row (live refresh); empty when it is gone"),
+        ("/<namespace>/<name>/row", "postgresql_row", row, ("get",), "One Postgresql row on demand; empty when it is gone"),
         ("/<namespace>/<name>/edit", "edit_postgresql", edit, ("get", "post"), "Edit Postgresql form; POST saves"),
         ("/<namespace>/<name>/delete", "delete_postgresql", delete, ("post",), "Delete a Postgresql"),
         ("/<namespace>/<name>/password", "postgresql_password", password, ("get", "post"), "The password, on request"),

@@ -6,7 +6,7 @@ client (a GET to the API server each time: the API has no Secret informer) and r
 ``password`` only when the Secret's controller ownerReference is this Postgresql — so a Secret of
 that name someone else made, or one named in ``passwordSecretRef`` (the user's own), is never
 revealed. Each read is logged at INFO with who asked (the kind of credential; a dashboard session by
-a digest of its cookie), the namespace and name, never the value; a refusal at WARNING.
+a digest of its id), the namespace and name, never the value; a refusal at WARNING.
 
 The cluster must let the API ``get`` ``secrets`` (core group): without it the read is a 403 that
 :func:`read` turns into an explanation for the page (status 403), not an error.
@@ -27,7 +27,7 @@ from flask import request
 
 from backend import state
 from backend.dashboard.rendering import WRITE_RESPONSES
-from backend.security import SESSION_COOKIE
+from backend.security import logged_in_session
 from cluster import SECRETS, ClusterError, NotFound
 from kinds import postgresqls as kind
 
@@ -51,11 +51,11 @@ class Revealed:
 
 
 def requester() -> str:
-    """Who asked, for the log: the kind of credential (a session by a digest of its cookie) and the address."""
+    """Who asked, for the log: the kind of credential (a session by a digest of its id) and the address."""
     if request.headers.get("Authorization"):
         who = "a bearer-token client"
-    elif (cookie := request.cookies.get(SESSION_COOKIE)) is not None:
-        who = "dashboard session " + hashlib.sha256(cookie.encode()).hexdigest()[:12]
+    elif (session_id := logged_in_session()) is not None:
+        who = "dashboard session " + hashlib.sha256(session_id.encode()).hexdigest()[:12]
     else:
         who = "an unauthenticated client (authentication is off)"
     return f"{who} from {request.remote_addr or '-'}"

@@ -1,11 +1,14 @@
-"""CSRF tokens and the Content-Security-Policy of the dashboard (hooks installed app-wide by the blueprint).
+"""CSRF protection (flask-wtf's ``CSRFProtect``) and the Content-Security-Policy of the dashboard.
 
-:func:`install` is called once by :mod:`backend.dashboard`. The rule, enforced in :func:`check`:
+:func:`install` is called once by :mod:`backend.dashboard`; it sets ``CSRFProtect`` up on the app
+with its automatic check off, and checks in :func:`check` (a before-request hook, after
+authentication) only the requests our rule names:
 
 - Every state-changing request (not GET/HEAD/OPTIONS) to a dashboard route (``/``, ``/ui/...``)
-  must carry the CSRF token: form field ``csrf_token`` or header ``X-CSRF-Token`` (htmx sends it,
-  see ``frontend/static/dashboard.js``). Always, with or without authentication: without a token
-  set (loopback) a cross-site form could otherwise drive a local dashboard.
+  must carry the CSRF token: form field ``csrf_token`` or header ``X-CSRF-Token`` (htmx sends it
+  from the ``csrf-token`` meta tag of ``base.html``, see ``frontend/static/dashboard.js``). Always,
+  with or without authentication: without a token set (loopback) a cross-site form could otherwise
+  drive a local dashboard.
 - JSON API requests need no token when the browser cannot send them from another site on its own:
   with ``Authorization: Bearer`` (never attached by a browser), without the session cookie (e.g.
   curl), or in a shape that needs a CORS preflight (a JSON body, PUT/PATCH/DELETE) — preflights
@@ -14,9 +17,14 @@
   ``/login`` and ``/logout`` are exempt (no session to ride on; cross-site logouts are refused by
   :mod:`backend.security`).
 
-The token is an HMAC (key: ``settings.secret_key`` or a per-process random key) of a random
-per-browser value kept in the ``darkroom_csrf`` cookie (HttpOnly, SameSite=Strict), so it cannot be
-forged by setting a cookie alone. Failures answer 403 (HTML for browsers, problem+json otherwise).
+The token is flask-wtf's: a random value kept in Flask's signed session cookie
+(:mod:`backend.security`: HttpOnly, SameSite=Strict), handed to the page signed with the app's
+secret key, and compared in constant time. Settings, with why: ``WTF_CSRF_TIME_LIMIT`` None — a
+token lives as long as its session (a dashboard left open for an hour must still save);
+``WTF_CSRF_SSL_STRICT`` off — its Referer check cannot work under our ``Referrer-Policy:
+no-referrer``, and the cross-site check it stands for is SameSite=Strict plus the ``Origin`` /
+``Sec-Fetch-Site`` check of :mod:`backend.security`. Failures answer 403 (HTML for browsers,
+problem+json otherwise) with the same wording as before flask-wtf.
 
 Every HTML response gets :data:`CSP` (scripts, styles, connections and form targets: this origin
 only; no inline script or style; not frameable) unless the view set its own.
@@ -24,24 +32,26 @@ only; no inline script or style; not frameable) unless the view set its own.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
-
-from flask import Blueprint, Flask, Response, current_app, g, render_template, request
+from flask import Blueprint, Flask, Response, render_template, request
+from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import state
 from backend.problems import Problem
 from backend.security import SESSION_COOKIE
 
-CSRF_COOKIE = "darkroom_csrf"
-CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
-EXTENSION = "darkroom_control_panel.csrf_key"
+CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SIMPLE_TYPES = frozenset({"", "application/x-www-form-urlencoded", "multipart/form-data", "text/plain"})
 EXEMPT_PATHS = frozenset({"/login", "/logout"})
+CSRF_CONFIG = {
+    "WTF_CSRF_CHECK_DEFAULT": False,  # :func:`check` decides which requests need the token
+    "WTF_CSRF_METHODS": ["POST", "PUT", "PATCH", "DELETE"],
+    "WTF_CSRF_FIELD_NAME": CSRF_FIELD,
+    "WTF_CSRF_HEADERS": [CSRF_HEADER],
+    "WTF_CSRF_TIME_LIMIT": None,
+    "WTF_CSRF_SSL_STRICT": False,
+}
 CSP = "; ".join(
     (
         "default-src 'self'",
@@ -58,32 +68,6 @@ CSP = "; ".join(
 )
 
 
-def _key(app: Flask) -> bytes:
-    key: bytes = app.extensions[EXTENSION]
-    return key
-
-
-def token_for(browser_value: str) -> str:
-    return hmac.new(_key(current_app), b"csrf:" + browser_value.encode(), hashlib.sha256).hexdigest()
-
-
-def csrf_token() -> str:
-    """The token for this browser (a template global); issues the browser value cookie when missing."""
-    value = request.cookies.get(CSRF_COOKIE)
-    if not value or len(value) > 128:
-        value = g.get("csrf_new_value")
-        if value is None:
-            value = g.csrf_new_value = secrets.token_urlsafe(32)
-    return token_for(value)
-
-
-def _valid(submitted: str | None) -> bool:
-    value = request.cookies.get(CSRF_COOKIE)
-    if not submitted or not value:
-        return False
-    return hmac.compare_digest(submitted.encode(), token_for(value).encode())
-
-
 def _needs_token() -> bool:
     if request.method in SAFE_METHODS or request.path in EXEMPT_PATHS:
         return False
@@ -94,15 +78,7 @@ def _needs_token() -> bool:
     return request.method == "POST" and request.mimetype in SIMPLE_TYPES
 
 
-def check() -> BaseResponse | None:
-    """The before-request hook: 403 when a request that needs the CSRF token lacks a valid one."""
-    if not _needs_token():
-        return None
-    submitted = request.headers.get(CSRF_HEADER)
-    if submitted is None and request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
-        submitted = request.form.get(CSRF_FIELD)
-    if _valid(submitted):
-        return None
+def _refusal() -> Response:
     detail = "the CSRF token is missing or not valid: reload the page and try again"
     best = request.accept_mimetypes.best_match(["application/json", "application/problem+json", "text/html"])
     if best == "text/html" and not request.headers.get("HX-Request"):
@@ -111,11 +87,19 @@ def check() -> BaseResponse | None:
     return Problem(403, detail).response()
 
 
+def check(csrf: CSRFProtect) -> BaseResponse | None:
+    """The before-request check: 403 when a request that needs the CSRF token lacks a valid one."""
+    if not _needs_token():
+        return None
+    try:
+        csrf.protect()
+    except CSRFError:  # flask-wtf logged why (missing, invalid, not this session's) at INFO
+        return _refusal()
+    return None
+
+
 def finish(response: Response) -> Response:
-    """The after-request hook: hand out the browser value cookie, add the CSP to HTML."""
-    new_value = g.get("csrf_new_value")
-    if new_value is not None:
-        response.set_cookie(CSRF_COOKIE, new_value, httponly=True, samesite="Strict", secure=request.is_secure, path="/")
+    """The after-request hook: add the CSP to HTML."""
     if response.mimetype == "text/html" and "Content-Security-Policy" not in response.headers:
         response.headers["Content-Security-Policy"] = CSP
     return response
@@ -124,12 +108,10 @@ def finish(response: Response) -> Response:
 def install(blueprint: Blueprint) -> None:
     def _init(setup: object) -> None:
         app: Flask = setup.app  # type: ignore[attr-defined]
-        secret = app.extensions[state.EXTENSION].settings.secret_key
-        app.extensions[EXTENSION] = (
-            hmac.new(secret.encode(), b"darkroom-control-panel.csrf", hashlib.sha256).digest() if secret else secrets.token_bytes(32)
-        )
+        app.config.update(CSRF_CONFIG)
+        csrf = CSRFProtect(app)  # also the ``csrf_token()`` template global
+        app.before_request(lambda: check(csrf))
 
     blueprint.record_once(_init)
-    blueprint.before_app_request(check)
     blueprint.after_app_request(finish)
-    blueprint.app_context_processor(lambda: {"csrf_token": csrf_token, "csrf_field": CSRF_FIELD})
+    blueprint.app_context_processor(lambda: {"csrf_field": CSRF_FIELD})

@@ -11,6 +11,7 @@ autoescape is on for every ``.html`` template: cluster-provided strings are rend
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -51,12 +52,16 @@ def page(template: str, context: Mapping[str, Any], *, status: int = 200, header
     return _response(current_app.jinja_env.get_template(template).render(_context(context)), status, headers)
 
 
+def block_text(template: str, block_name: str, context: Mapping[str, Any]) -> str:
+    """One block of ``template`` (needs an app context, not a request: live rows are rendered outside requests)."""
+    compiled = current_app.jinja_env.get_template(template)
+    return "".join(compiled.blocks[block_name](compiled.new_context(_context(context))))
+
+
 def block(
     template: str, block_name: str, context: Mapping[str, Any], *, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    compiled = current_app.jinja_env.get_template(template)
-    text = "".join(compiled.blocks[block_name](compiled.new_context(_context(context))))
-    return _response(text, status, headers)
+    return _response(block_text(template, block_name, context), status, headers)
 
 
 def page_or_block(template: str, context: Mapping[str, Any], *, block_name: str, target: str, status: int = 200) -> Response:
@@ -101,9 +106,52 @@ def age_of(seconds: int) -> str:
     return f"{seconds}s"
 
 
+DURATION_UNITS = (("year", 365 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+DURATION_TEXT = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?\Z")
+
+
+def seconds_of(value: Any) -> int | None:
+    """Seconds of ``value``: a number of seconds (int or digits) or a duration text (``720h``, ``1h30m``, ``30d``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value) if value >= 0 else None
+    text = str(value).strip() if isinstance(value, str) else ""
+    if text.isdigit():
+        return int(text)
+    match = DURATION_TEXT.match(text)
+    if not text or match is None:
+        return None
+    days, hours, minutes, secs = (int(part or 0) for part in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + secs
+
+
+def duration(value: Any) -> str:
+    """A duration in words, largest unit that fits (``31536000`` → ``1 year``, ``2592000`` → ``30 days``,
+    ``"720h"`` → ``30 days``); ``-`` when ``value`` is not a duration (see :func:`seconds_of`)."""
+    seconds = seconds_of(value)
+    if seconds is None:
+        return "-"
+    if seconds == 0:
+        return "0 seconds"
+    for unit, size in DURATION_UNITS:
+        if seconds >= size:
+            count = seconds // size
+            return f"{count:,} {unit}{'' if count == 1 else 's'}"
+    return "-"  # unreachable: a positive integer is at least one second
+
+
 def utc_text(value: Any) -> str:
     moment = parse_time(value)
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "-"
+
+
+def iso_time(value: Any) -> str:
+    """A timestamp as ``<time datetime>`` wants it (UTC, ``Z``); empty when unknown (the Age column ticks from it)."""
+    moment = parse_time(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
 
 
 def state_of(obj: Mapping[str, Any], kind: str) -> State:
@@ -121,6 +169,8 @@ def condition_tone(condition: Mapping[str, Any], kind: str) -> Tone:
 def install(blueprint: Blueprint) -> None:
     blueprint.add_app_template_filter(age, "age")
     blueprint.add_app_template_filter(utc_text, "utc")
+    blueprint.add_app_template_filter(duration, "duration")
+    blueprint.add_app_template_filter(iso_time, "iso_time")
     blueprint.add_app_template_global(state_of, "state_of")
     blueprint.add_app_template_global(condition_tone, "condition_tone")
     blueprint.add_app_template_global(darkrooms.domain_url, "domain_url")

@@ -2,13 +2,15 @@
 
 Installed by :mod:`backend.dashboard`. Routes:
 
-- ``GET /ui/tasks`` — the list (``?namespace=&q=&page=``; target ``task-list``: that block);
-  ``GET /ui/tasks/<ns>/<name>/row`` one row for live refreshes.
+- ``GET /ui/tasks`` — the list (``?namespace=&q=&sort=&page=``; target ``task-list``: that block);
+  rows pushed live by :mod:`.liverows` (views :data:`LIVE`, :data:`COMBINED_LIVE`);
+  ``GET /ui/tasks/<ns>/<name>/row`` one row on demand (also the answer of "Mark finished").
 - ``GET /ui/combinedtasks`` — each Task of the page with its Events (the Events informer's
   indexes, as ``/combinedtasks`` does); ``GET /ui/tasks/<ns>/<name>`` one Task with its Events (its
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`).
-- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form (the flow of
-  :mod:`.editing`, as for Darkrooms: inline 422 errors, 409 explained with the current values).
+- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.formgen` builds from
+  the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
+  409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
 """
 
@@ -18,20 +20,28 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Response, request
-from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend import combinedtasks, endpoints
 from backend.conversions import tasks as conversion
-from backend.dashboard import actions, browsing, editing, forms, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, editing, formgen, formpages, liverows, rendering, returning, yamlview
 from backend.problems import Problem
 from backend.tasks import KIND
 from cluster import ClusterError
+from kinds import tasks as task_kind
 
 LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
 DETAIL = "task_detail.html"
-FORM = "task_form.html"
+
+FORM_SPEC = formgen.FormSpec(
+    kind="Task",
+    sections=(formgen.Section(legend="Task", paths=("priority", "deadline", "state", "details")),),
+    labels={"deadline": "Deadline (UTC)"},
+    help={"deadline": "Date and time in UTC."},
+    renames=dict(conversion.RENAMES),
+)
+FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -46,12 +56,17 @@ def _notice() -> str | None:
     return returning.notice("Task")
 
 
+SORTS = browsing.sorts(state=task_kind.state, extra=browsing.TASK_SORTS)
+LIVE = liverows.RowView("tasks", kind=KIND.title, template=LIST, var="t", item=friendly)
+COMBINED_LIVE = liverows.RowView("combinedtasks", kind=KIND.title, template=COMBINED, var="t", item=with_events)
+
+
 def list_page() -> Response:
-    return browsing.list_page(KIND.resource, LIST, target="task-list", item=friendly, notice=_notice())
+    return browsing.list_page(KIND.resource, LIST, target="task-list", item=friendly, notice=_notice(), sorts=SORTS)
 
 
 def combined_page() -> Response:
-    return browsing.list_page(KIND.resource, COMBINED, target="task-list", item=with_events, notice=_notice())
+    return browsing.list_page(KIND.resource, COMBINED, target="task-list", item=with_events, notice=_notice(), sorts=SORTS)
 
 
 def row(namespace: str, name: str) -> Response:
@@ -78,19 +93,22 @@ def detail(namespace: str, name: str) -> Response:
     return rendering.page_or_block(DETAIL, context, block_name="live", target="task-live")
 
 
-def _payload(values: Mapping[str, Any], _form: MultiDict[str, str], *, create: bool) -> dict[str, Any]:
-    return forms.task_payload(values, create=create)
-
-
-FLOW = editing.Flow(
-    kind=KIND,
-    template=FORM,
-    target="task-form",
+PAGE = formpages.FormPage(
+    form_id="task-form",
+    nav="tasks",
+    list_title="Tasks",
     list_path="/ui/tasks",
-    blank=lambda namespace: forms.task_form_values(MultiDict({"namespace": namespace, "state": "Pending"})),
-    form_values=forms.task_form_values,
-    values_of=forms.task_values,
-    payload=_payload,
+    item_base="/ui/tasks",
+    noun="Task",
+    new_title="New Task",
+    create_button="Create Task",
+    name_hint='Lowercase letters, digits, "-" and ".".',
+    max_name_length=253,
+)
+FLOW = formpages.generated_flow(
+    FORM_OF,
+    PAGE,
+    kind=KIND,
     saved_path=lambda namespace, name: browsing.with_query(f"/ui/tasks/{namespace}/{name}", saved=name, namespace=namespace),
 )
 
@@ -128,7 +146,7 @@ def install(blueprint: Blueprint) -> None:
     rendering.document(combined_page, "Tasks with their Events")
     rendering.document(new, "New Task form; POST creates", ("get", "post"))
     rendering.document(detail, "Task detail page with its Events")
-    rendering.document(row, "One Task row (live refresh); empty when it is gone")
+    rendering.document(row, "One Task row on demand; empty when it is gone")
     rendering.document(edit, "Edit Task form; POST saves", ("get", "post"))
     rendering.document(finish, "Mark a Task finished", ("post",))
     rendering.document(delete, "Delete a Task", ("post",))

@@ -2,7 +2,8 @@
 
 Imported by :mod:`backend.schemas.darkrooms` and :mod:`backend.schemas.tasks`. Request schemas
 (``...Create``/``...Update``/``...Patch``) validate input and set ``Meta.unknown = RAISE`` so unknown
-fields are named in a 422 (apispec then publishes ``additionalProperties: false``). Response schemas
+fields are named in a 422 (apispec then publishes ``additionalProperties: false``); their messages
+are reworded in our style (:mod:`backend.schemas.messages`). Response schemas
 are never used to dump — :mod:`backend.conversions` builds responses — but document them exactly;
 unit tests check conversion output against the published JSON schema. No ``Meta.description``:
 apispec would then drop ``additionalProperties``.
@@ -18,6 +19,7 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, missing, validate
 
+from backend.schemas.messages import restyle
 from kinds.states import State
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -141,10 +143,14 @@ def resolve_aliases(data: Any, aliases: Mapping[str, str]) -> Any:
 
 
 class RequestSchema(Schema):
-    """Base of request bodies: unknown fields are errors, named in the 422."""
+    """Base of request bodies: unknown fields are errors, named in the 422; every message in our style
+    (:mod:`backend.schemas.messages`)."""
 
     class Meta:
         unknown = RAISE
+
+    def handle_error(self, error: ValidationError, data: Any, *, many: bool, **kwargs: Any) -> None:
+        raise ValidationError(restyle(error.messages), data=error.data, valid_data=error.valid_data)
 
 
 class ReadOnlyFields(RequestSchema):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates, validates_schema
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from backend.schemas.common import (
     IGNORED,
@@ -39,6 +39,7 @@ VERSION = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 REGION = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ABSENT: dict[str, Any] = {"nullable": True, "enum": [None]}
+KEY_MAX_LENGTH = 1024  # an S3 key's characters
 
 
 def source_variants() -> list[dict[str, Any]]:
@@ -65,7 +66,10 @@ def source_variants() -> list[dict[str, Any]]:
 
 def _key_field(description: str) -> fields.String:
     return fields.String(
-        allow_none=True, load_only=True, validate=validate.Length(min=1, max=1024), metadata={"description": description + " Write-only."}
+        allow_none=True,
+        load_only=True,
+        validate=validate.Length(min=1, max=KEY_MAX_LENGTH),
+        metadata={"description": description + " Write-only."},
     )
 
 
@@ -99,9 +103,15 @@ class DarkroomSourceInputSchema(RequestSchema):
     secretKey = _key_field("S3 only: secret access key, stored in a Secret owned by the Darkroom; given together with accessKey.")
     credentialsSet = boolean(allow_none=True, metadata={"description": IGNORED})
 
-    @validates_schema
-    def _per_type(self, data: dict[str, Any], **_: Any) -> None:
-        errors = kind.source_problems(data)
+    @validates_schema(pass_original=True, skip_on_field_errors=False)
+    def _per_type(self, data: dict[str, Any], original: Any, **_: Any) -> None:
+        """The source table's rules, beside any field errors (so all problems are reported at once): a field the
+        client sent that failed its own validation is absent from ``data``; it is not reported again as missing."""
+        sent = set(original) if isinstance(original, dict) else set()
+        failed = sent - set(data)
+        if "type" in failed:
+            return  # no variant to judge by: the type's own error says why
+        errors = {path: messages for path, messages in kind.source_problems(data).items() if path not in failed}
         if errors:
             raise ValidationError(errors)
 
@@ -152,7 +162,7 @@ class DarkroomUpdateSchema(ReadOnlyFields):
     version = fields.String(
         allow_none=True,
         validate=validate.Regexp(VERSION, error="must be an image tag: letters, digits, '_', '.' or '-', at most 128 characters"),
-        metadata={"description": 'Darkroom image tag, e.g. "0.1.0" or "v0.1.0"; omitted: the default version.'},
+        metadata={"description": 'Darkroom image tag, e.g. "0.1.0" or "v0.1.0"; omitted: "latest" (the CRD default).'},
     )
     replicas = integer(allow_none=True, validate=validate.Range(min=0, max=100), metadata={"description": "Pods to run (default 1)."})
     source = fields.Nested(DarkroomSourceInputSchema, required=True, metadata={"oneOf": source_variants()})
@@ -169,16 +179,21 @@ class DarkroomUpdateSchema(ReadOnlyFields):
     )
     status = fields.Nested(DarkroomStatusInputSchema, allow_none=True, metadata={"description": IGNORED})
 
-    @validates("subDomains")
-    def _unique(self, value: list[str], **_: Any) -> None:
+    @validates_schema(pass_original=True, skip_on_field_errors=False)
+    def _unique(self, data: dict[str, Any], original: Any, **_: Any) -> None:
+        """Sub-domains are unique, judged on the list as sent (indices stay right; also beside items' own errors)."""
+        value = original.get("subDomains") if isinstance(original, dict) else None
+        if not isinstance(value, list):
+            return
         seen: dict[str, int] = {}
         duplicates: dict[int, list[str]] = {}
         for index, sub in enumerate(value):
-            if sub in seen:
+            if isinstance(sub, str) and sub in seen:
                 duplicates[index] = [f"duplicate of subDomains.{seen[sub]}"]
-            seen.setdefault(sub, index)
+            if isinstance(sub, str):
+                seen.setdefault(sub, index)
         if duplicates:
-            raise ValidationError(duplicates)
+            raise ValidationError({"subDomains": duplicates})
 
 
 class DarkroomCreateSchema(DarkroomUpdateSchema):
@@ -191,7 +206,7 @@ class DarkroomCreateSchema(DarkroomUpdateSchema):
 class DarkroomSchema(ObjectFields):
     """A Darkroom as returned by the API."""
 
-    version = fields.String(required=True, metadata={"description": "Image tag; the default version when the spec has none."})
+    version = fields.String(required=True, metadata={"description": 'Image tag (the CRD default "latest" when the payload had none).'})
     replicas = integer(required=True, allow_none=True)
     source = fields.Nested(DarkroomSourceSchema, required=True)
     subDomains = fields.List(fields.String(), required=True)

@@ -151,7 +151,7 @@ class PostgresqlResourcesInputSchema(RequestSchema):
         PostgresqlResourceListInputSchema, allow_none=True, metadata={"description": "What the container may use at most."}
     )
 
-    @validates_schema
+    @validates_schema(skip_on_field_errors=False)  # beside other fields' errors; data holds only the valid fields
     def _requests_within_limits(self, data: dict[str, Any], **_: Any) -> None:
         requests, limits = data.get("requests") or {}, data.get("limits") or {}
         errors = {

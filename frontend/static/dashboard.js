@@ -1,18 +1,23 @@
-// The dashboard's only script (served from 'self': the CSP forbids inline scripts and eval).
+// The dashboard's only script (served from 'self': the CSP forbids inline scripts and eval). Only what
+// htmx cannot declare lives here; list pages declare their live rows in their templates (sse-connect on
+// the list section, sse-swap on each row, hx-trigger="sse:members, sse:reset" for a refresh: see
+// backend/dashboard/liverows.py), so no list filter and no row fetch is scripted here.
 //
 // 1. CSRF: every htmx request carries the token of <meta name="csrf-token"> as X-CSRF-Token.
-// 2. Live updates: the SSE connection opened by htmx-ext-sse (sse-connect on the header's .live
-//    element, /watch) delivers `darkroom` / `task` / `postgresql` events as JSON. Live regions say what they show:
-//    data-live-key="Kind/namespace/name" + data-live-url: re-fetched (same server-side template
-//    block) when that object changes; data-live-list="Kind" + data-live-url: the list block,
-//    re-fetched when an object of its namespace/name filter is added or deleted. Refreshes of one
-//    region never overlap: a change during a refresh schedules exactly one more.
-// 3. The live indicator: Live / Reconnecting…; after a reconnect (or an SSE `reset`) every live
-//    region is re-fetched, as changes may have been missed.
-// 4. Errors of htmx requests (403, 404, 5xx, network) are shown in the #flash region — except for a
+// 2. Detail pages: their SSE connection (sse-connect on the header's .live element, /watch) delivers
+//    `darkroom` / `task` / `postgresql` events as JSON; a region marked data-live-key="Kind/namespace/name"
+//    + data-live-url is re-fetched (same server-side template block) when that object changes. Refreshes
+//    of one region never overlap: a change during a refresh schedules exactly one more. After a reconnect
+//    (or an SSE `reset`) those regions are re-fetched, as changes may have been missed.
+// 3. The live indicator: Live / Reconnecting… (a list section replaced by a filter change is no outage).
+// 4. Ages tick: <time data-age datetime="..."> shows the age in kubectl's style (as the server rendered
+//    it), recomputed every second in the browser from the timestamp (no request, no server render).
+// 5. Row menus (popovers): a pushed row whose menu is open waits until the menu closes, so a status
+//    change does not close a menu under the user's pointer; a closed menu folds its delete confirmation.
+// 6. Errors of htmx requests (403, 404, 5xx, network) are shown in the #flash region — except for a
 //    request from inside [data-swap-errors] that answered HTML: that fragment explains the error
 //    in place (e.g. "Show password" refused by the cluster's RBAC), so it is swapped in instead.
-// 5. A form whose request succeeded with a redirect stays inert until the browser has left the
+// 7. A form whose request succeeded with a redirect stays inert until the browser has left the
 //    page: hx-disabled-elt re-enables its buttons when the request ends, and a second click in
 //    that moment (a double click) would otherwise send the create again.
 (function () {
@@ -49,7 +54,7 @@
     }
   });
 
-  // -- live regions ------------------------------------------------------------------------
+  // -- live regions of detail pages ----------------------------------------------------------
   var LIVE_KINDS = ["Darkroom", "Task", "Postgresql"];
   var running = {};
   var again = {};
@@ -87,21 +92,6 @@
     });
   }
 
-  function refreshList(kind) {
-    document.querySelectorAll(selectorFor("data-live-list", kind)).forEach(function (element) {
-      var id = element.id;
-      refresh("list:" + id, function () {
-        return document.getElementById(id);
-      });
-    });
-  }
-
-  function listWants(list, change) {
-    var namespace = list.getAttribute("data-namespace");
-    var q = list.getAttribute("data-q");
-    return (!namespace || namespace === change.namespace) && (!q || String(change.name).indexOf(q.toLowerCase()) >= 0);
-  }
-
   function onChange(evt) {
     var change;
     try {
@@ -109,24 +99,10 @@
     } catch (e) {
       return;
     }
-    var key = change.kind + "/" + change.namespace + "/" + change.name;
-    var shown = document.querySelector(selectorFor("data-live-key", key)) !== null;
-    if (shown) {
-      refreshKey(key);
-    }
-    if (change.type === "ADDED" || change.type === "DELETED") {
-      document.querySelectorAll(selectorFor("data-live-list", change.kind)).forEach(function (list) {
-        if (listWants(list, change)) {
-          refresh("list:" + list.id, function () {
-            return document.getElementById(list.id);
-          });
-        }
-      });
-    }
+    refreshKey(change.kind + "/" + change.namespace + "/" + change.name);
   }
 
   function refreshAll() {
-    LIVE_KINDS.forEach(refreshList);
     var keys = {};
     document.querySelectorAll("[data-live-key]").forEach(function (element) {
       keys[element.getAttribute("data-live-key")] = true;
@@ -134,9 +110,9 @@
     Object.keys(keys).forEach(refreshKey);
   }
 
-  // -- the SSE connection and the indicator ------------------------------------------------
+  // -- SSE connections and the indicator ---------------------------------------------------
   var attached = new WeakSet();
-  var opens = 0;
+  var opens = new WeakMap();
 
   function indicate(state, text) {
     var indicator = document.getElementById("live-indicator");
@@ -147,8 +123,10 @@
   }
 
   document.addEventListener("htmx:sseOpen", function (evt) {
+    var element = evt.target;
     var source = evt.detail && evt.detail.source;
-    if (source && !attached.has(source)) {
+    var detailPage = element.hasAttribute && element.hasAttribute("data-live-source");
+    if (detailPage && source && !attached.has(source)) {
       attached.add(source);
       LIVE_KINDS.forEach(function (kind) {
         source.addEventListener(kind.toLowerCase(), onChange);
@@ -156,8 +134,9 @@
       source.addEventListener("reset", refreshAll);
     }
     indicate("live", "Live");
-    opens += 1;
-    if (opens > 1) {
+    var count = (opens.get(element) || 0) + 1;
+    opens.set(element, count);
+    if (detailPage && count > 1) {
       refreshAll();
     }
   });
@@ -166,9 +145,79 @@
     indicate("reconnecting", "Reconnecting…");
   });
 
-  document.addEventListener("htmx:sseClose", function () {
-    indicate("reconnecting", "Reconnecting…");
+  document.addEventListener("htmx:sseClose", function (evt) {
+    var type = evt.detail && evt.detail.type;
+    if (type !== "nodeReplaced" && type !== "nodeMissing") {
+      indicate("reconnecting", "Reconnecting…");
+    }
   });
+
+  // -- ticking ages --------------------------------------------------------------------------
+  // The server's clock, as the page's list section says it was when rendered: ages agree with the server's.
+  var skewMs = null;
+
+  function ageOf(seconds) {
+    var units = [["d", 86400, 2], ["h", 3600, 2], ["m", 60, 1]];
+    for (var i = 0; i < units.length; i++) {
+      if (seconds >= units[i][1] * units[i][2]) {
+        return Math.floor(seconds / units[i][1]) + units[i][0];
+      }
+    }
+    return seconds + "s";
+  }
+
+  function tick() {
+    if (skewMs === null) {
+      var stamped = document.querySelector("[data-server-now]");
+      var serverNow = stamped ? Date.parse(stamped.getAttribute("data-server-now")) : NaN;
+      skewMs = isNaN(serverNow) ? 0 : serverNow - Date.now();
+    }
+    var now = Date.now() + skewMs;
+    document.querySelectorAll("time[data-age]").forEach(function (element) {
+      var moment = Date.parse(element.getAttribute("datetime"));
+      if (isNaN(moment)) {
+        return;
+      }
+      var seconds = Math.round((now - moment) / 1000);
+      var text = seconds < 0 ? "in " + ageOf(-seconds) : ageOf(seconds);
+      if (element.textContent !== text) {
+        element.textContent = text;
+      }
+    });
+  }
+
+  window.setInterval(tick, 1000);
+
+  // -- row menus -----------------------------------------------------------------------------
+  var waiting = new WeakMap(); // row -> the HTML pushed while its menu was open
+
+  document.addEventListener("htmx:sseBeforeMessage", function (evt) {
+    var row = evt.target;
+    if (row.querySelector && row.querySelector("[popover]:popover-open")) {
+      waiting.set(row, evt.detail.data);
+      evt.preventDefault();
+    }
+  });
+
+  document.addEventListener(
+    "toggle",
+    function (evt) {
+      var menu = evt.target;
+      if (!menu.hasAttribute || !menu.hasAttribute("popover") || evt.newState !== "closed") {
+        return;
+      }
+      menu.querySelectorAll("details[open]").forEach(function (details) {
+        details.open = false;
+      });
+      var row = menu.closest("[sse-swap]");
+      if (row && waiting.has(row) && window.htmx) {
+        var html = waiting.get(row);
+        waiting.delete(row);
+        window.htmx.swap(row, html, { swapStyle: "outerHTML" });
+      }
+    },
+    true
+  );
 
   // -- errors of htmx requests -------------------------------------------------------------
   function flash(text) {

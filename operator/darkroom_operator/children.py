@@ -97,19 +97,19 @@ def validate(darkroom: Mapping[str, Any]) -> list[str]:
     return [f"spec.source.{field}: {message}" for field, messages in problems.items() for message in messages]
 
 
-def image_tag(version: str | None, settings: OperatorSettings) -> str:
+def image_tag(version: str | None) -> str:
     """The image tag for ``spec.version``.
 
     ``0.4.2`` and ``v0.4.2`` both give ``v0.4.2`` (Darkroom's release tags); a tag that does not
     start with a digit (``latest``, ``v0.4.2``, ``main``) is used as is; empty or absent gives
-    ``settings.default_version`` by the same rule (``latest`` by default).
+    the CRD's default (``kinds.darkrooms.DEFAULT_VERSION``, which the API server fills in anyway).
     """
-    tag = (version or "").strip() or settings.default_version
+    tag = (version or "").strip() or darkroom_kind.DEFAULT_VERSION
     return f"v{tag}" if tag[:1].isdigit() else tag
 
 
 def image(darkroom: Mapping[str, Any], settings: OperatorSettings) -> str:
-    return f"{settings.image_repository}:{image_tag(_spec(darkroom).get('version'), settings)}"
+    return f"{settings.image_repository}:{image_tag(_spec(darkroom).get('version'))}"
 
 
 def hosts(darkroom: Mapping[str, Any], settings: OperatorSettings) -> list[str]:
@@ -131,7 +131,7 @@ def config_data(darkroom: Mapping[str, Any], settings: OperatorSettings) -> dict
     kind = str(source.get("type", ""))
     data = {
         "APP_NAME": _meta(darkroom)["name"],
-        "APP_VERSION": image_tag(spec.get("version"), settings),
+        "APP_VERSION": image_tag(spec.get("version")),
         "APP_DESCRIPTION": "A realtime image processing service",
         "PORT": str(CONTAINER_PORT),
         "LOG_LEVEL": "info",

@@ -9,9 +9,7 @@ Never logging secrets: a :class:`Redactor` filter on the handler replaces the va
 whose name looks sensitive (token, password, secret key, authorization, …) and scrubs bearer
 tokens / basic credentials from messages. Third-party loggers that could print request or
 response bodies (``kubernetes.client.rest`` at DEBUG prints every response, Secrets included) or
-headers (``urllib3``, capped at ERROR) are capped at WARNING whatever our level is; the official leader election's
-chatty per-retry INFO lines are capped too unless we run at DEBUG (our own wrapper logs the
-transitions that matter).
+headers (``urllib3``, capped at ERROR) are capped at WARNING whatever our level is.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ REDACTED = "[REDACTED]"
 # Loggers capped at WARNING because they may print bodies/headers at DEBUG/INFO; urllib3's retry
 # warnings repeat what our own failure logs say, so it is capped at ERROR.
 NOISY = {"kubernetes": logging.WARNING, "kubernetes.client.rest": logging.WARNING, "urllib3": logging.ERROR}
-LEADER_ELECTION_LOGGER = "leaderelection"
 
 
 def scrub(text: str) -> str:
@@ -122,6 +119,5 @@ def configure(*, level: str, json_lines: bool, stream: TextIO | None = None) -> 
     root.setLevel(numeric)
     for name, floor in NOISY.items():
         logging.getLogger(name).setLevel(max(numeric, floor))
-    logging.getLogger(LEADER_ELECTION_LOGGER).setLevel(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
     logging.captureWarnings(True)
     return handler

@@ -52,7 +52,12 @@ class Operator:
         self.elector: LeaderElector | None = None
         if settings.leader_election:
             self.elector = LeaderElector(
-                api_client=api_client, settings=settings, metrics=metrics, on_started_leading=controllers.start, on_lost=self._lost
+                api_client=api_client,
+                cache=cache,
+                settings=settings,
+                metrics=metrics,
+                on_started_leading=controllers.start,
+                on_lost=self._lost,
             )
         self.server: HealthServer | None = None
         if settings.health_port >= 0:

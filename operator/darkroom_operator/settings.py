@@ -6,6 +6,7 @@ variables (:meth:`OperatorSettings.from_environ`), then passed explicitly to eve
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Mapping
@@ -13,9 +14,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from kinds.darkrooms import DEFAULT_VERSION
 from kinds.quantities import canonical_quantity
 
 ENV_PREFIX = "DARKROOM_OPERATOR_"
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -31,8 +34,8 @@ class OperatorSettings:
     ``renew_deadline_s`` 10, ``retry_period_s`` 2.
     Probes/metrics: ``health_host``/``health_port`` serve ``/healthz``, ``/readyz``, ``/metrics``
     (port 0 picks a free port, -1 disables).
-    Darkroom children: ``image_repository`` (image is ``<repository>:v<version>``), ``default_version``
-    used when the spec has none (``latest``), ``domain`` (hosts are ``<subDomain>.<domain>``),
+    Darkroom children: ``image_repository`` (image is ``<repository>:v<version>``; an absent
+    ``spec.version`` is the CRD default ``kinds.darkrooms.DEFAULT_VERSION``), ``domain`` (hosts are ``<subDomain>.<domain>``),
     ``ingress_class`` and ``tls_secret`` (None: not set on the Ingress), container resources.
     Postgresql children: ``postgres_image`` (image is ``<postgres_image>:<spec.version>``, the
     official image by default).
@@ -56,7 +59,6 @@ class OperatorSettings:
     health_host: str = "127.0.0.1"
     health_port: int = 8081
     image_repository: str = "gojektech/darkroom"
-    default_version: str = "latest"
     domain: str = "darkroom.example.com"
     ingress_class: str | None = None
     tls_secret: str | None = None
@@ -90,6 +92,13 @@ class OperatorSettings:
     def from_environ(cls, environ: Mapping[str, str], **overrides: Any) -> OperatorSettings:
         """Settings from ``DARKROOM_OPERATOR_<FIELD>`` variables (e.g. ``DARKROOM_OPERATOR_WORKERS=8``), then ``overrides``."""
         values: dict[str, Any] = {}
+        if ENV_PREFIX + "DEFAULT_VERSION" in environ:
+            _log.warning(
+                "%sDEFAULT_VERSION is ignored: a Darkroom without spec.version runs the CRD's default (%r), which the"
+                " API server fills in so kubectl, the API and the dashboard show the same; patch the CRD to change it",
+                ENV_PREFIX,
+                DEFAULT_VERSION,
+            )
         for f in fields(cls):
             raw = environ.get(ENV_PREFIX + f.name.upper())
             if raw is None:

@@ -1,12 +1,25 @@
 """Security in a real browser: XSS payloads from the cluster (condition messages, Task details, a
 filter in the URL) render as text; requests without a valid CSRF token are refused (403); HTML
-pages carry the CSP; the dark theme (and a screenshot of it). No CSP violation in any test.
+pages carry the CSP; with a token set, the login form opens a session (Flask's signed cookie:
+HttpOnly, SameSite=Strict) in which the dashboard's forms and htmx buttons carry flask-wtf's CSRF
+token, and logging out ends it; the dark theme (and a screenshot of it). No CSP violation in any test.
 """
 
 from __future__ import annotations
 
+import re
+import threading
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+from support import free_port, wait_for
+from werkzeug.serving import make_server
+
+from backend import serving, state, watching
+from backend.app import create_app
+from backend.security import SESSION_COOKIE
+from backend.settings import ApiSettings
 from browser.conftest import Stack, shot
 
 XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>"\'><svg onload=alert(3)>'
@@ -84,3 +97,47 @@ def test_dark_theme(stack: Stack, new_page: Any) -> None:
     page.keyboard.press("Tab")  # the skip link is the first stop and visibly focused
     assert page.evaluate("document.activeElement.className") == "skip"
     assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+
+
+TOKEN = "browser-login-token-3f9a1c"
+
+
+@pytest.fixture
+def guarded(stack: Stack) -> Iterator[str]:
+    """The dashboard with a token set (on the stack's informers), served on a port of its own: its URL."""
+    app = create_app(ApiSettings(api_token=TOKEN), access=stack.app.extensions[state.EXTENSION].access)
+    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=serving.RequestHandler)
+    thread = threading.Thread(target=server.serve_forever, name="guarded-dashboard", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    watching.close(app)
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def test_login_session_carries_csrf_protected_writes_until_logout(stack: Stack, page: Any, guarded: str) -> None:
+    page.goto(f"{guarded}/ui/tasks?namespace={stack.namespace}")
+    page.wait_for_url(re.compile(r"/login\?next="))
+    page.get_by_label("API token").fill(TOKEN)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(rf"/ui/tasks\?namespace={stack.namespace}$"))
+    (cookie,) = [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] > 0
+
+    page.goto(f"{guarded}/ui/tasks/new?namespace={stack.namespace}")  # a form post carrying the token field
+    page.get_by_label("Name", exact=True).fill("after-login")
+    page.get_by_label("Priority", exact=True).fill("3")
+    page.get_by_label("Deadline (UTC)", exact=True).fill("2031-03-31T17:00")
+    page.get_by_role("button", name="Create Task").click()
+    page.wait_for_url(re.compile(r"created=after-login"))
+    row = page.locator("tr", has=page.get_by_role("link", name="after-login", exact=True))
+    row.get_by_role("button", name=re.compile("Mark finished")).click()  # htmx: the token in X-CSRF-Token
+    wait_for(lambda: row.get_attribute("data-state") == "Finished", timeout_s=10, message="the htmx write never landed")
+    shot(page, "logged-in-tasks")
+
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url(re.compile(r"/login$"))
+    assert not [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
+    page.goto(f"{guarded}/ui/tasks?namespace={stack.namespace}")
+    page.wait_for_url(re.compile(r"/login\?next="))

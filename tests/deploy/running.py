@@ -112,6 +112,22 @@ def decoded(raw: bytes, content_type: str) -> Any:
     return json.loads(raw) if raw and "json" in content_type else raw.decode(errors="replace")
 
 
+def page(url: str, cookie: str) -> tuple[int, str]:
+    """A dashboard page as a logged-in browser gets it: status code and HTML (0 and "" when nothing answers)."""
+    request = urllib.request.Request(url, headers={"Cookie": cookie, "Accept": "text/html"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status), response.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, e.read().decode(errors="replace")
+    except OSError:
+        return 0, ""
+
+
+UNREADABLE_CHILD = "could not read it"  # how a detail page's children panel shows a child the API may not read
+
+
 def status_of(url: str, *, method: str = "GET", headers: dict[str, str] | None = None, timeout_s: float = 2.0) -> int:
     """The status code of one request (0 when nothing answers)."""
     try:

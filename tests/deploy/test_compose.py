@@ -83,7 +83,7 @@ def test_the_api_token_is_required_not_baked_in() -> None:
     assert result.returncode != 0
     assert "DARKROOM_API_TOKEN" in result.stderr
     assert "test-token-not-secret" not in (ROOT / "docker-compose.yml").read_text()
-    assert config()["services"]["api"]["environment"]["DARKROOM_API_API_TOKEN"] == TOKEN_ENV["DARKROOM_API_TOKEN"]
+    assert config()["services"]["api"]["environment"]["DARKROOM_API_TOKEN"] == TOKEN_ENV["DARKROOM_API_TOKEN"]
 
 
 def test_k3s_is_the_official_image_pinned_and_shares_its_kubeconfig() -> None:

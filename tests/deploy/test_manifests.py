@@ -239,7 +239,7 @@ def test_api_deployment(overlay: str, rendered: dict[str, list[dict[str, Any]]])
     assert env["DARKROOM_API_HOST"]["value"] == "0.0.0.0"
     port = int(env["PORT"]["value"])
     assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"http": port}
-    for name, key in (("DARKROOM_API_API_TOKEN", "api-token"), ("DARKROOM_API_SECRET_KEY", "secret-key")):
+    for name, key in (("DARKROOM_API_TOKEN", "api-token"), ("DARKROOM_API_SECRET_KEY", "secret-key")):
         assert "value" not in env[name], f"{name} must come from a Secret"
         assert env[name]["valueFrom"] == {"secretKeyRef": {"name": "darkroom-api", "key": key}}
     assert_probes(container, "http")

@@ -61,6 +61,13 @@ API_CLUSTER = {
     ("", "events", NONE): {"list", "watch"},
     ("", "namespaces", NONE): {"list", "watch"},
     ("", "secrets", NONE): {"create", "patch", "delete"},
+    # The detail pages' children panels: read one by one by name.
+    ("", "configmaps", NONE): {"get"},
+    ("", "services", NONE): {"get"},
+    ("", "persistentvolumeclaims", NONE): {"get"},
+    ("apps", "deployments", NONE): {"get"},
+    ("apps", "statefulsets", NONE): {"get"},
+    ("networking.k8s.io", "ingresses", NONE): {"get"},
 }
 API_SESSIONS = {
     ("", "configmaps", NONE): {"list", "watch", "create"},

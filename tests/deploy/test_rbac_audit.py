@@ -37,7 +37,7 @@ import pytest
 from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
 
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, grants, one, render
-from .running import Process, http, login_cookie, resolve_env, service_account_kubeconfig, status_of
+from .running import UNREADABLE_CHILD, Process, http, login_cookie, page, resolve_env, service_account_kubeconfig, status_of
 
 OPERATOR_AGENT, API_AGENT = "darkroom-operator/", "darkroom-control-panel-api/"
 TEAM = "team-a"
@@ -261,6 +261,12 @@ def test_real_requests_stay_within_the_rendered_rbac(
         code, body = http("POST", base + "/postgresqls", token, {"name": "made", "namespace": TEAM, "deletionPolicy": "Delete"})
         assert code == 201, body
         wait_for(lambda: running("given") and running("made"), timeout_s=60, message="both Postgresqls Running")
+        # The dashboard's detail pages read each child by name (the children panels).
+        cookie = login_cookie(base, token)
+        assert cookie is not None
+        for path in (f"/ui/darkrooms/{TEAM}/web", f"/ui/postgresqls/{TEAM}/made"):
+            code, html = page(base + path, cookie)
+            assert code == 200 and UNREADABLE_CHILD not in html and "not created yet" not in html, (path, code, html[-2000:])
         assert {"given-credentials", "made-credentials"} <= secret_names()
         code, body = http("GET", base + f"/postgresqls/{TEAM}/made", token)
         assert code == 200, body

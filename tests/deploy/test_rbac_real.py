@@ -37,7 +37,7 @@ import pytest
 from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
 
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, one, render
-from .running import Process, http, login_cookie, resolve_env, service_account_kubeconfig, status_of
+from .running import UNREADABLE_CHILD, Process, http, login_cookie, page, resolve_env, service_account_kubeconfig, status_of
 
 TEAM = "team-rbac"
 # Each step takes about a second on the real control plane. With every rule a slow machine gets the
@@ -277,6 +277,11 @@ def run_api_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
         steps.expect("switch to a WebFolder (Secret removed)", code == 200, (code, body))
         code, body = http("POST", base + "/postgresqls", token, {"name": f"pg-{suffix}", "namespace": TEAM, "password": "pw-rbac-789"})
         steps.expect("POST a Postgresql with a password", code == 201, (code, body))
+        viewer = login_cookie(base, token)
+        steps.expect("log in to view detail pages", viewer is not None)
+        for path in (f"/ui/darkrooms/{TEAM}/{name}", f"/ui/postgresqls/{TEAM}/pg-{suffix}"):
+            code, html = page(base + path, str(viewer))  # no reconciler here: every child is "not created yet" (a 404)
+            steps.expect(f"{path} reads every child", code == 200 and UNREADABLE_CHILD not in html, (code, html[-1500:]))
         code, body = http("DELETE", f"{base}/postgresqls/{TEAM}/pg-{suffix}", token)
         steps.expect("DELETE the Postgresql", code in (202, 204), (code, body))
         for path in ("/combinedtasks", "/namespaces", "/postgresqls"):

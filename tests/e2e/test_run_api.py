@@ -1,12 +1,15 @@
 """`make api`'s entry point (scripts/run_api.py) end to end, as a user drives it with curl.
 
 Covers: on a bare data dir it starts the embedded devcluster, installs the CRDs, runs the reconciler
-and the API, prints a banner naming the cluster and the URL, keeps data across runs and stops
+and the API, prints a banner naming the cluster and the URL (and, on devcluster only, that pods are
+simulated), keeps data across runs and stops
 everything cleanly on SIGINT (Ctrl-C); with KUBECONFIG set it uses that cluster instead; the
 curl-style flow create → Ready with domains → update → delete works through the whole stack (on
 devcluster and on the real control plane, with KUBECONFIG); the S3
 sentinel secret never shows in API responses, logs, CRs or ConfigMaps; a child that dies stops the
-stack with a message naming it.
+stack with a message naming it; a taken API or devcluster port, or settings the API would refuse, is
+one line naming the variable to change (PORT, DEVCLUSTER_PORT, DARKROOM_API_TOKEN), before anything
+starts; the token's old name DARKROOM_API_API_TOKEN still works and is named deprecated.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ def test_embedded_stack_starts_serves_and_stops_on_ctrl_c(tmp_path: Path) -> Non
         assert f"embedded devcluster at http://127.0.0.1:{port}" in banner
         assert "darkrooms.deployments.example.com, postgresqls.database.db.example.com, tasks.example.example.com (installed)" in banner
         assert f"http://localhost:{api_port}" in banner
+        assert "devcluster simulates pods: no container runs and no image is pulled, so a Darkroom shows Ready" in banner
         kubectl = Kubectl(data_dir / "kubeconfig", tmp_path / "cache")
         kubectl.run("apply", "-f", "crds/samples/")
         assert "webfolder-demo" in kubectl.run("get", "dr").stdout
@@ -101,6 +105,7 @@ def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> Non
         try:
             banner = _read_banner(proc)
             assert f"the cluster of kubeconfig {external.kubeconfig}" in banner
+            assert "simulates" not in banner
             assert not (tmp_path / "unused").exists()
             crds = Kubectl(external.kubeconfig, tmp_path / "cache").run("get", "crd", "-o", "name").stdout
             assert "darkrooms.deployments.example.com" in crds
@@ -222,12 +227,61 @@ def test_kill_9_of_make_api_leaves_no_orphans_and_a_stale_stack_is_named(tmp_pat
         blocked = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
         out, _ = blocked.communicate(timeout=60)
     assert blocked.returncode == 1
-    assert (
-        f"port {api_port} on 127.0.0.1 is already in use; a stack an earlier run left behind is still running (pids {os.getpid()})" in out
-    )
+    assert f"port {api_port} on 127.0.0.1 (the API and dashboard) is already in use; a stack an earlier run left behind" in out
+    assert f"still running (pids {os.getpid()}): stop it with kill, or choose another port with PORT=<port> make api" in out
     (log_dir / "stack.pids").unlink()
     proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
     try:
         _read_banner(proc)
+    finally:
+        assert _stop(proc)[0] == 0
+
+
+def _refused(tmp_path: Path, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The output lines of a run that must refuse to start, after checking it started nothing."""
+    cmd = [sys.executable, "scripts/run_api.py", "--data-dir", str(tmp_path / "data"), "--log-dir", str(tmp_path / "logs"), *argv]
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "KUBECONFIG": "", **env})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert not (tmp_path / "data").exists() and not (tmp_path / "logs").exists(), "nothing starts"
+    return result.stderr.splitlines()
+
+
+def test_a_taken_port_is_one_line_naming_the_variable_to_change(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        api = _refused(tmp_path, [], {"PORT": str(port), "DEVCLUSTER_PORT": str(free_port())})
+        cluster = _refused(tmp_path, [], {"PORT": str(free_port()), "DEVCLUSTER_PORT": str(port)})
+    assert api == [
+        f"Darkroom Control Panel cannot start: port {port} on 127.0.0.1 (the API and dashboard) is already in use; "
+        "choose another with PORT=<port> make api"
+    ]
+    assert cluster == [
+        f"Darkroom Control Panel cannot start: port {port} on 127.0.0.1 (the embedded devcluster) is already in use; "
+        "choose another with DEVCLUSTER_PORT=<port> make api"
+    ]
+
+
+def test_settings_the_api_would_refuse_are_one_line_before_anything_starts(tmp_path: Path) -> None:
+    free = {"PORT": str(free_port()), "DEVCLUSTER_PORT": str(free_port())}
+    assert _refused(tmp_path, ["--host", "0.0.0.0"], {**free, "DARKROOM_API_TOKEN": ""}) == [
+        "Darkroom Control Panel cannot start: refusing to serve on 0.0.0.0: off loopback the API needs a bearer token"
+        " (set DARKROOM_API_TOKEN)"
+    ]
+    assert _refused(tmp_path, [], {**free, "DARKROOM_API_SSE_HISTORY": "many"}) == [
+        "Darkroom Control Panel cannot start: DARKROOM_API_SSE_HISTORY: invalid literal for int() with base 10: 'many'"
+    ]
+
+
+def test_the_tokens_old_name_works_and_is_named_deprecated(tmp_path: Path) -> None:
+    """A token turns authentication on (on loopback too): the old name still does, and the run says to rename it."""
+    api_port = free_port()
+    assert "DARKROOM_API_TOKEN" not in os.environ
+    proc = _start(tmp_path / "data", free_port(), api_port, tmp_path / "logs", env={"KUBECONFIG": "", "DARKROOM_API_API_TOKEN": "old-name"})
+    try:
+        first = _read_banner(proc).splitlines()[0]
+        assert first == "warning: DARKROOM_API_API_TOKEN is deprecated: rename it DARKROOM_API_TOKEN (the old name will stop working)"
+        assert _curl("GET", f"http://127.0.0.1:{api_port}/darkrooms")[0] == 401
+        assert _curl("GET", f"http://127.0.0.1:{api_port}/darkrooms", headers={"Authorization": "Bearer old-name"})[0] == 200
     finally:
         assert _stop(proc)[0] == 0

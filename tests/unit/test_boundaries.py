@@ -1,63 +1,52 @@
-"""The architecture's dependency rules, checked on the source (architecture.md "Layout").
+"""The architecture's rules that import-linter cannot state (architecture.md "Layout").
 
-Behaviours: devcluster imports no other package of ours; kinds/ is a leaf (nothing of ours, no Flask,
-no client library, no I/O modules); backend and the reconciler never import
-each other; only entry points (scripts/) and tests import devcluster; no importable top-level
-``operator`` package shadows the standard library; every module opens with a docstring.
+Who may import whom is import-linter's job: the contracts in pyproject.toml ``[tool.importlinter]``, run by
+``make lint`` (and so ``make test``). Behaviours here: every top-level package of ours is a root package of
+those contracts (a new package is checked from its first commit; ``labelselectors`` joins when it exists)
+and ``make lint`` runs them; no importable top-level ``operator`` package shadows the standard library;
+every module opens with a docstring.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"devcluster", "cluster", "kinds", "backend", "darkroom_operator"}
 OPERATOR_PACKAGE_DIR = ROOT / "operator"
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
 def _python_files(*dirs: Path) -> list[Path]:
     return [p for d in dirs if d.exists() for p in d.rglob("*.py") if ".venv" not in p.parts]
 
 
-def _imported_roots(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
-    roots: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            roots.add(node.module.split(".")[0])
-    return roots
+def _package_dir(name: str) -> Path:
+    return ROOT / name if (ROOT / name / "__init__.py").exists() else OPERATOR_PACKAGE_DIR / name
 
 
-def test_devcluster_imports_nothing_of_ours() -> None:
-    for path in _python_files(ROOT / "devcluster"):
-        assert not (_imported_roots(path) & (OURS - {"devcluster"})), path
+def _our_packages() -> set[str]:
+    """Top-level packages in the repository root and operator/ (tests/ and bench/ hold no package of the product)."""
+    return {p.parent.name for p in [*ROOT.glob("*/__init__.py"), *OPERATOR_PACKAGE_DIR.glob("*/__init__.py")]} - {"tests", "bench"}
 
 
-def test_kinds_is_a_leaf() -> None:
-    allowed = {"__future__", "collections", "dataclasses", "fractions", "re", "typing", "kinds"}
-    files = _python_files(ROOT / "kinds")
-    assert files
-    for path in files:
-        assert _imported_roots(path) <= allowed, (path, _imported_roots(path) - allowed)
+def test_every_package_of_ours_is_under_the_import_contracts() -> None:
+    roots = set(PYPROJECT["tool"]["importlinter"]["root_packages"])
+    missing = _our_packages() - roots
+    assert not missing, (
+        f"add {sorted(missing)} to [tool.importlinter] root_packages in pyproject.toml (and a place in the contracts, if none names it)"
+    )
+    assert roots <= _our_packages(), f"root packages that do not exist: {sorted(roots - _our_packages())}"
+    assert {"devcluster", "cluster", "kinds", "backend", "darkroom_operator", "aggregator"} <= roots
 
 
-def test_backend_and_operator_do_not_import_each_other() -> None:
-    for path in _python_files(ROOT / "backend"):
-        assert "darkroom_operator" not in _imported_roots(path), path
-    for path in _python_files(OPERATOR_PACKAGE_DIR):
-        assert "backend" not in _imported_roots(path), path
-
-
-def test_only_entry_points_and_tests_import_devcluster() -> None:
-    for package in ("cluster", "backend"):
-        for path in _python_files(ROOT / package):
-            assert "devcluster" not in _imported_roots(path) or path.name in ("__main__.py", "embedded.py"), path
-    for path in _python_files(OPERATOR_PACKAGE_DIR):
-        assert "devcluster" not in _imported_roots(path) or path.name == "__main__.py", path
+def test_make_lint_runs_the_import_contracts() -> None:
+    lint = (ROOT / "Makefile").read_text().split("\nlint:")[1].split("\n\n")[0]
+    assert "lint-imports" in lint, lint
+    contracts = {c["id"] for c in PYPROJECT["tool"]["importlinter"]["contracts"]}
+    assert {"layers", "devcluster-alone", "no-product-imports-devcluster", "kinds-pure", "backend-layers"} <= contracts
 
 
 def test_no_top_level_operator_package_shadows_the_standard_library() -> None:
@@ -68,9 +57,9 @@ def test_no_top_level_operator_package_shadows_the_standard_library() -> None:
 
 
 def test_every_module_has_a_docstring() -> None:
-    for path in _python_files(
-        ROOT / "devcluster", ROOT / "cluster", ROOT / "kinds", ROOT / "backend", OPERATOR_PACKAGE_DIR, ROOT / "scripts", ROOT / "bench"
-    ):
+    packages = [_package_dir(name) for name in sorted(_our_packages())]
+    assert len(packages) >= 5
+    for path in _python_files(*packages, ROOT / "scripts", ROOT / "bench"):
         tree = ast.parse(path.read_text(), filename=str(path))
         if path.name == "__init__.py" and not tree.body:
             continue

@@ -53,6 +53,8 @@ def test_darkroom_source_table_matches_the_crd() -> None:
         assert "only" not in properties[field]["description"]
     cache_time = _schema("darkrooms.deployments.example.com.yaml")["properties"]["spec"]["properties"]["cacheTime"]
     assert cache_time["default"] == darkrooms.DEFAULT_CACHE_TIME_S
+    version = _schema("darkrooms.deployments.example.com.yaml")["properties"]["spec"]["properties"]["version"]
+    assert version["default"] == darkrooms.DEFAULT_VERSION  # a CRD default: kubectl, the API and the dashboard agree
 
 
 def _ingress(hosts: list[str], tls_hosts: list[list[str]] | None = None) -> dict[str, Any]:

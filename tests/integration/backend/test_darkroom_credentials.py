@@ -2,7 +2,8 @@
 lists and log lines never carry them; a failed Secret write leaves no Darkroom behind; replacing keys,
 keeping them (keys optional on update), switching S3 → WebFolder (Secret removed) and WebFolder → S3
 (with keys, or without: a public bucket); an S3 Darkroom without keys (a public bucket) on create,
-replace and patch: no Secret, no credentialsSecretRef; keys still come in pairs.
+replace and patch: no Secret, no credentialsSecretRef; keys still come in pairs; ``?dryRun=All`` checks the
+Secret write too (a taken name is 409) and stores nothing.
 """
 
 from __future__ import annotations
@@ -216,3 +217,27 @@ def test_switching_to_webfolder_never_deletes_a_secret_that_replaced_ours(http: 
     response = http.patch(f"/darkrooms/{namespace}/swapped", json={"source": {"type": "WebFolder", "baseUrl": "https://example.com/x"}})
     assert response.status_code == 200, response.get_data(as_text=True)
     assert secret_data(core, namespace, "swapped-s3-credentials") == {"k": "someone else's"}
+
+
+def test_dry_runs_check_the_secret_write_too_and_store_nothing(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:
+    """``?dryRun=All`` asks the API server about the Secret write as well: a create that would be refused
+    because the Secret name is someone else's is refused the same way (409), and nothing is stored."""
+    dry = http.post("/darkrooms?dryRun=All", json=s3("trial", namespace))
+    assert dry.status_code == 201, dry.get_data(as_text=True)
+    assert_no_sentinel(dry.get_data())
+    assert not secret_exists(core, namespace, "trial-s3-credentials")
+    assert http.get(f"/darkrooms/{namespace}/trial").status_code == 404
+    core.create_namespaced_secret(namespace, {"metadata": {"name": "taken-s3-credentials"}, "stringData": {"k": "theirs"}})
+    refused = http.post("/darkrooms?dryRun=All", json=s3("taken", namespace))
+    assert refused.status_code == 409 and "does not belong to this Darkroom" in refused.get_json()["detail"]
+    # An S3 Darkroom of ours: a dry-run key change and a dry-run switch to a WebFolder leave the Secret alone.
+    assert http.post("/darkrooms", json=s3("kept", namespace)).status_code == 201
+    before = core.read_namespaced_secret("kept-s3-credentials", namespace).metadata.resource_version
+    new_keys = {"source": {"type": "S3", "bucket": "demo-images", "region": "eu-west-1", "accessKey": "A2", "secretKey": "S2"}}
+    assert http.patch(f"/darkrooms/{namespace}/kept?dryRun=All", json=new_keys).status_code == 200
+    to_webfolder = {"source": {"type": "WebFolder", "baseUrl": "https://example.com/x"}}
+    switched = http.patch(f"/darkrooms/{namespace}/kept?dryRun=All", json=to_webfolder)
+    assert switched.status_code == 200 and switched.get_json()["source"]["type"] == "WebFolder"
+    assert core.read_namespaced_secret("kept-s3-credentials", namespace).metadata.resource_version == before
+    assert secret_data(core, namespace, "kept-s3-credentials") == {"accessKey": SENTINEL_ACCESS, "secretKey": SENTINEL_SECRET}
+    assert http.get(f"/darkrooms/{namespace}/kept").get_json()["source"]["type"] == "S3"

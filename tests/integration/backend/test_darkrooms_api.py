@@ -12,13 +12,14 @@ from typing import Any
 import orjson
 import pytest
 from flask.testing import FlaskClient
-from support import wait_for
+from support import Kubectl, wait_for
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
 from backend import darkrooms, writing
 from backend.access import ClusterAccess
 from backend.problems import Problem
+from kinds import darkrooms as darkroom_kind
 
 from .conftest import webfolder
 
@@ -99,7 +100,7 @@ def test_validation_errors_name_friendly_fields(http: FlaskClient, namespace: st
     payload = webfolder("Bad_Name", namespace, subDomains=["ok", "ok", "No"], source={"type": "WebFolder", "baseUrl": "ftp://x"}, colour=1)
     errors = problem(http.post("/darkrooms", json=payload), 422)["errors"]
     assert set(errors) == {"name", "subDomains.1", "subDomains.2", "source.baseUrl", "colour"}
-    assert errors["colour"] == ["Unknown field."]
+    assert errors["colour"] == ["unknown field"]
     assert http.get(f"/darkrooms?namespace={namespace}").get_json()["items"] == []
 
 
@@ -351,3 +352,22 @@ def test_a_namespace_without_a_name_points_at_the_namespace_list(http: FlaskClie
     assert http.get(f"/{plural}?namespace={namespace}").status_code == 200  # where it points is a list
     other = problem(http.get(f"/{plural}-typo/{namespace}"), 404)
     assert "?namespace=" not in other.get("detail", "")
+
+
+def test_no_version_shows_the_crd_default_in_kubectl_the_api_and_the_dashboard(
+    http: FlaskClient, namespace: str, custom: Any, kubectl: Kubectl
+) -> None:
+    payload = webfolder("no-version", namespace)
+    del payload["version"]
+    assert created(http, payload)["version"] == darkroom_kind.DEFAULT_VERSION
+    stored = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "no-version")
+    assert stored["spec"]["version"] == darkroom_kind.DEFAULT_VERSION  # filled in by the API server, not by us
+    assert http.get(f"/darkrooms/{namespace}/no-version").get_json()["version"] == darkroom_kind.DEFAULT_VERSION
+    columns = kubectl.run("get", "dr", "no-version", "-n", namespace, "-o", "custom-columns=V:.spec.version", "--no-headers").stdout
+    assert columns.strip() == darkroom_kind.DEFAULT_VERSION
+    page = http.get(f"/ui/darkrooms/{namespace}/no-version").get_data(as_text=True)
+    assert f">{darkroom_kind.DEFAULT_VERSION}<" in page
+    # A replace without a version is defaulted the same way (never left empty, never our rewrite).
+    replaced = http.put(f"/darkrooms/{namespace}/no-version", json=payload)
+    assert replaced.status_code == 200, replaced.get_data(as_text=True)
+    assert replaced.get_json()["version"] == darkroom_kind.DEFAULT_VERSION

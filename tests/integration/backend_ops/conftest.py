@@ -156,8 +156,11 @@ class SseStream:
         headers: dict[str, str] | None = None,
         timeout_s: float = 15.0,
         source: str | None = None,
+        json_data: bool = True,
     ) -> None:
-        """``source``: the local address to connect from (127.0.0.2, ...: another client on loopback)."""
+        """``source``: the local address to connect from (127.0.0.2, ...: another client on loopback);
+        ``json_data``: decode ``data`` as JSON (False: the text, e.g. the dashboard's HTML rows)."""
+        self.json_data = json_data
         import http.client
 
         self.connection = http.client.HTTPConnection(
@@ -181,7 +184,7 @@ class SseStream:
             line = raw.decode().rstrip("\n")
             if line == "":
                 if data:
-                    block["data"] = json.loads("\n".join(data))
+                    block["data"] = json.loads("\n".join(data)) if self.json_data else "\n".join(data)
                 if len(block) > 1 or block["comments"]:
                     return block
                 continue

@@ -60,7 +60,7 @@ def server(kube: ClusterProcess, crds_installed: None, tmp_path: Path) -> Iterat
     log = tmp_path / "gunicorn.log"
     env = {
         "DARKROOM_API_KUBECONFIG": str(kube.kubeconfig),
-        "DARKROOM_API_API_TOKEN": TOKEN,
+        "DARKROOM_API_TOKEN": TOKEN,
         "DARKROOM_API_SSE_HEARTBEAT_S": "0.5",
         "DARKROOM_API_LOG_LEVEL": "DEBUG",
         "PORT": str(port),
@@ -117,8 +117,8 @@ def test_serves_and_stops_cleanly(server: tuple[subprocess.Popen[bytes], int, Pa
 def test_refuses_to_start_off_loopback_without_token(kube: ClusterProcess, tmp_path: Path) -> None:
     log = tmp_path / "gunicorn.log"
     env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_HOST": "0.0.0.0", "PORT": str(free_port())}
-    env.pop("DARKROOM_API_API_TOKEN", None)
-    proc = gunicorn({**env, "DARKROOM_API_API_TOKEN": ""}, log)
+    env.pop("DARKROOM_API_TOKEN", None)
+    proc = gunicorn({**env, "DARKROOM_API_TOKEN": ""}, log)
     assert proc.wait(60) != 0
     assert "refusing to serve on 0.0.0.0" in log.read_text()
 
@@ -127,7 +127,7 @@ def test_refuses_to_start_off_loopback_without_token(kube: ClusterProcess, tmp_p
 def test_refuses_to_serve_on_a_bound_address_off_loopback_without_token(how: str, kube: ClusterProcess, tmp_path: Path) -> None:
     log = tmp_path / "gunicorn.log"
     port = free_port()
-    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_API_TOKEN": "", "PORT": str(free_port())}
+    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_TOKEN": "", "PORT": str(free_port())}
     if how == "-b":
         proc = gunicorn(env, log, "-b", f"0.0.0.0:{port}")
     else:

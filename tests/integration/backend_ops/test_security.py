@@ -7,7 +7,8 @@ without a token the settings refuse to start; with a token every endpoint but /h
 ``WWW-Authenticate: Bearer`` (browsers are redirected to /login, htmx gets HX-Redirect), a valid
 bearer token or the session cookie from POST /login passes, the cookie is HttpOnly, SameSite=Strict
 and Secure over https, is bound to the token, refuses cross-site writes, and /logout clears it; a
-token in the query string is never accepted; the token appears in no log record.
+token in the query string is never accepted; the token appears in no log record; the session ends
+its configured lifetime after login.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import http.client
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from http.cookies import SimpleCookie
 from pathlib import Path
 
@@ -23,7 +26,7 @@ from flask import Flask
 from support import ClusterProcess, wait_for
 
 from backend.access import ClusterAccess
-from backend.security import SESSION_COOKIE, safe_next
+from backend.security import SESSION_COOKIE, SESSION_KEY, safe_next
 from backend.settings import ApiSettings, UnsafeSettings
 
 TOKEN = "t0k3n-Sentinel-8f2c1d9e7a6b"
@@ -203,8 +206,12 @@ def test_login_cookie_and_logout(make_app: Callable[..., Flask]) -> None:
     assert client.post("/darkrooms", json={}, headers={"Origin": "http://localhost"}).status_code != 403
 
     assert client.post("/logout", headers={"Origin": "https://evil.example.com"}).status_code == 403
+    assert client.post("/logout", headers={"Origin": "null"}).status_code == 403
+    assert client.post("/logout", headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"}).status_code == 403
+    assert client.post("/logout", headers={"Origin": "https://evil.example.com", "Sec-Fetch-Site": "same-site"}).status_code == 403
     assert client.get("/metrics").status_code == 200  # still logged in
-    logout = client.post("/logout", headers={"Accept": "text/html"})
+    # A browser's own logout form: Origin null (our Referrer-Policy is no-referrer), Sec-Fetch-Site vouches for it.
+    logout = client.post("/logout", headers={"Accept": "text/html", "Origin": "null", "Sec-Fetch-Site": "same-origin"})
     assert logout.status_code == 303
     assert logout.headers["Location"] == "/login"
     cleared = session_cookie(logout.headers["Set-Cookie"])[SESSION_COOKIE]
@@ -330,3 +337,23 @@ def test_the_host_header_is_checked_against_dns_rebinding(make_app: Callable[...
     auth = {"Authorization": f"Bearer {TOKEN}"}
     assert named.get("/metrics", headers={"Host": "panel.example.com", **auth}).status_code == 200
     assert named.get("/metrics", headers={"Host": "other.example.com", **auth}).status_code == 400
+
+
+def test_the_session_lasts_the_configured_lifetime_from_login(make_app: Callable[..., Flask]) -> None:
+    """Issue 16.4: DARKROOM_API_SESSION_LIFETIME_S is the cookie's lifetime and the session's, counted from login."""
+    app = make_app(host="0.0.0.0", api_token=TOKEN, secret_key="shared-signing-key", session_lifetime_s=600)
+    client = app.test_client()
+    response = client.post("/login", json={"token": TOKEN})
+    assert response.status_code == 204
+    morsel = session_cookie(response.headers["Set-Cookie"])[SESSION_COOKIE]
+    assert 590 <= (parsedate_to_datetime(morsel["expires"]) - datetime.now(UTC)).total_seconds() <= 600
+    assert client.get("/metrics").status_code == 200
+
+    signer = app.session_interface.get_signing_serializer(app)  # type: ignore[attr-defined]
+    logged_in = signer.loads(morsel.value)
+    logged_in[SESSION_KEY]["t"] -= 601  # the same session, logged in longer ago than its lifetime
+    client.set_cookie(SESSION_COOKIE, signer.dumps(logged_in))
+    assert client.get("/metrics").status_code == 401
+    assert ApiSettings.from_environ({"DARKROOM_API_SESSION_LIFETIME_S": "3600"}).session_lifetime_s == 3600
+    with pytest.raises(UnsafeSettings):
+        ApiSettings(session_lifetime_s=0).check()

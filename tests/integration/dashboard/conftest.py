@@ -22,7 +22,7 @@ from backend.access import ClusterAccess
 from backend.app import create_app
 from backend.settings import ApiSettings
 
-TOKEN_META = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
+TOKEN_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
 
 
 @pytest.fixture(scope="session")

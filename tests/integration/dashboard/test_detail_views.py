@@ -47,8 +47,8 @@ def owned_by(obj: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 def test_yaml_view_of_an_s3_darkroom_hides_managed_fields_and_secrets(http: Client, custom: Any, api_client: Any, namespace: str) -> None:
     from kubernetes import client
 
-    form = {"namespace": namespace, "name": "vault", "source_type": "S3", "bucket": "yaml-bucket", "region": "eu-west-1",
-            "accessKey": ACCESS_KEY, "secretKey": SECRET_KEY, "subDomains": [f"yaml-{namespace}"]}  # fmt: skip
+    form = {"namespace": namespace, "name": "vault", "source.type": "S3", "source.bucket": "yaml-bucket", "source.region": "eu-west-1",
+            "source.accessKey": ACCESS_KEY, "source.secretKey": SECRET_KEY, "subDomains": [f"yaml-{namespace}"]}  # fmt: skip
     assert http.post("/ui/darkrooms/new", form).status_code == 303
     core = client.CoreV1Api(api_client)
     encoded = set(core.read_namespaced_secret("vault-s3-credentials", namespace).data.values())

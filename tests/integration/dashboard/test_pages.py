@@ -1,4 +1,4 @@
-"""The dashboard's HTML without a browser: pages and fragments from the same blocks, filters and
+"""The dashboard's HTML without a browser: pages and fragments from the same blocks, filters, sort orders and
 paging, form validation and writes through the JSON API's flow, CSRF rules (dashboard routes always;
 the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped; domain
 links use https:// only when the Ingress has TLS (the list and status from ``status.tls``, the children
@@ -35,15 +35,15 @@ def test_list_page_fragments_and_paging(http: Client, custom: Any, namespace: st
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and page.mimetype == "text/html"
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
-    assert html.count('data-live-key="Task/') == 50 and "Page 1 of 2" in html
+    assert html.count('sse-swap="Task/') == 50 and "Page 1 of 2" in html
     second = http.get(f"/ui/tasks?namespace={namespace}&page=2").get_data(as_text=True)
-    assert second.count('data-live-key="Task/') == 5 and "task-054" in second
+    assert second.count('sse-swap="Task/') == 5 and "task-054" in second
 
     # the same block, alone, for htmx (no layout)
     fragment = http.get(f"/ui/tasks?namespace={namespace}&q=task-05", headers={"HX-Request": "true", "HX-Target": "task-list"})
     text = fragment.get_data(as_text=True)
     assert text.lstrip().startswith('<section id="task-list"') and "<html" not in text
-    assert text.count('data-live-key="Task/') == 5
+    assert text.count('sse-swap="Task/') == 5
     row = http.get(f"/ui/tasks/{namespace}/task-001/row").get_data(as_text=True)
     assert row.strip().startswith("<tr") and "task-001" in row
     assert http.get(f"/ui/tasks/{namespace}/missing/row").get_data(as_text=True) == ""
@@ -61,8 +61,8 @@ def test_empty_state_and_not_found(http: Client, namespace: str) -> None:
 
 def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespace: str) -> None:
     ok = f"ok-{namespace}"  # unique in the cluster: the API refuses a sub-domain another Darkroom has
-    form = {"namespace": namespace, "name": "shop", "source_type": "WebFolder", "baseUrl": "not-a-url", "subDomains": [ok, "Bad!"],
-            "bucket": "ignored-for-webfolder", "replicas": "two"}  # fmt: skip
+    form = {"namespace": namespace, "name": "shop", "source.type": "WebFolder", "source.baseUrl": "not-a-url", "subDomains": [ok, "Bad!"],
+            "source.bucket": "ignored-for-webfolder", "replicas": "two"}  # fmt: skip
     invalid = http.post("/ui/darkrooms/new", form)
     html = invalid.get_data(as_text=True)
     assert invalid.status_code == 422
@@ -71,13 +71,13 @@ def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespac
     assert "ignored-for-webfolder" in html  # what was typed is shown again; the other type's fields are not sent
     assert custom.list_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms")["items"] == []
 
-    added = http.post("/ui/darkrooms/new", {**form, "action": "add-subdomain"})
+    added = http.post("/ui/darkrooms/new", {**form, "add-item": "subDomains"})
     assert added.status_code == 200 and 'id="f-subDomains-2"' in added.get_data(as_text=True)
-    removed = http.post("/ui/darkrooms/new", {**form, "remove-subdomain": "1"})
+    removed = http.post("/ui/darkrooms/new", {**form, "remove-item": "subDomains:1"})
     assert 'value="Bad!"' not in removed.get_data(as_text=True)
 
     created = http.post(
-        "/ui/darkrooms/new", {**form, "baseUrl": "https://example.com/img", "subDomains": [f"ok-{namespace}"], "replicas": "2"}
+        "/ui/darkrooms/new", {**form, "source.baseUrl": "https://example.com/img", "subDomains": [f"ok-{namespace}"], "replicas": "2"}
     )
     assert created.status_code == 303 and created.headers["Location"] == f"/?namespace={namespace}&created=shop"
     stored = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "shop")
@@ -86,14 +86,14 @@ def test_darkroom_form_validation_and_create(http: Client, custom: Any, namespac
 
     again = http.post(
         "/ui/darkrooms/new",
-        {**form, "baseUrl": "https://example.com/img", "subDomains": [ok], "replicas": ""},
+        {**form, "source.baseUrl": "https://example.com/img", "subDomains": [ok], "replicas": ""},
         headers={"HX-Request": "true"},
     )
     assert again.status_code == 409 and "already exists" in again.get_data(as_text=True)
-    edit = {"source_type": "WebFolder", "baseUrl": "https://e.example.com", "subDomains": ok, "generation": "1"}
+    edit = {"source.type": "WebFolder", "source.baseUrl": "https://e.example.com", "subDomains": ok, "generation": "1"}
     htmx = http.post(f"/ui/darkrooms/{namespace}/shop/edit", edit, headers={"HX-Request": "true"})
     assert htmx.status_code == 200 and htmx.headers["HX-Redirect"] == f"/ui/darkrooms/{namespace}/shop?saved=1"
-    stale = http.post(f"/ui/darkrooms/{namespace}/shop/edit", {**edit, "baseUrl": "https://x.example.com"})  # the form of generation 1
+    stale = http.post(f"/ui/darkrooms/{namespace}/shop/edit", {**edit, "source.baseUrl": "https://x.example.com"})  # generation 1
     assert stale.status_code == 409 and "https://e.example.com" in stale.get_data(as_text=True)
 
 
@@ -135,24 +135,25 @@ def test_untrusted_strings_are_escaped(http: Client, custom: Any, namespace: str
     assert not re.search(r"<script>(?!\s*$)", http.get("/").get_data(as_text=True).split("</head>")[1])  # no inline script
 
 
-def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any) -> None:
+def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any, namespace: str) -> None:
+    """Replicas (or a restarted process) sharing ``secret_key`` accept each other's session and CSRF token."""
     first = Client(make_dashboard_app(secret_key="k1").test_client())
-    second_app = make_dashboard_app(secret_key="k1")
-    client = second_app.test_client()
-    cookie = first.client.get_cookie("darkroom_csrf")
+    cookie = first.client.get_cookie(SESSION_COOKIE)
     assert cookie is not None
-    client.set_cookie("darkroom_csrf", cookie.value)
-    page = client.get("/ui/tasks/new").get_data(as_text=True)
-    assert f'content="{first.csrf}"' in page
+    form = {"namespace": namespace, "name": "other-replica", "priority": "1", "deadline": "2031-01-01T00:00", "csrf_token": first.csrf}
+    for key, status in (("k2", 403), ("k1", 303)):
+        replica = make_dashboard_app(secret_key=key).test_client()
+        replica.set_cookie(SESSION_COOKIE, cookie.value)
+        assert replica.post("/ui/tasks/new", data=form).status_code == status, key
 
 
 def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -> None:
-    """The page's SSE URL carries the /watch position taken before the page read the cache, so a change
+    """The list's live URL carries the stream position taken before the page read the cache, so a change
     made while the page loads is replayed when the live connection opens."""
     html = http.get(f"/?namespace={namespace}").get_data(as_text=True)
-    match = re.search(r'sse-connect="/watch\?kind=Darkroom[^"]*lastEventId=(\d+)"', html)
+    match = re.search(r'sse-connect="/ui/live/darkrooms\?namespace=[^"]*lastEventId=(\d+)"', html)
     assert match, html[:2000]
-    stream = http.get(f"/watch?kind=Darkroom&lastEventId={match.group(1)}", buffered=False)
+    stream = http.get(f"/ui/live/darkrooms?namespace={namespace}&lastEventId={match.group(1)}", buffered=False)
     try:
         first = next(iter(stream.response)).decode()
         assert "event: reset" not in first  # a known, recent position: no reload needed
@@ -221,11 +222,35 @@ def test_domain_links_use_https_only_with_tls(http: Client, custom: Any, namespa
 def test_an_s3_darkroom_with_both_keys_left_empty_reads_a_public_bucket(http: Client, custom: Any, namespace: str) -> None:
     new = http.get(f"/ui/darkrooms/new?namespace={namespace}").get_data(as_text=True)
     assert "Leave both empty for a public bucket." in new
-    form = {"namespace": namespace, "name": "open", "source_type": "S3", "bucket": "open-data", "region": "eu-west-1",
-            "accessKey": "", "secretKey": "", "subDomains": [f"open-{namespace}"]}  # fmt: skip
+    form = {"namespace": namespace, "name": "open", "source.type": "S3", "source.bucket": "open-data", "source.region": "eu-west-1",
+            "source.accessKey": "", "source.secretKey": "", "subDomains": [f"open-{namespace}"]}  # fmt: skip
     created = http.post("/ui/darkrooms/new", form)
     assert created.status_code == 303, created.get_data(as_text=True)
     stored = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "open")
     assert stored["spec"]["source"] == {"type": "S3", "bucket": "open-data", "region": "eu-west-1"}
-    half = http.post("/ui/darkrooms/new", {**form, "name": "half", "accessKey": "AKIA-ONLY", "subDomains": [f"half-{namespace}"]})
+    half = http.post("/ui/darkrooms/new", {**form, "name": "half", "source.accessKey": "AKIA-ONLY", "subDomains": [f"half-{namespace}"]})
     assert half.status_code == 422 and 'id="f-source-secretKey-error"' in half.get_data(as_text=True)
+
+
+def test_sort_orders_are_kept_in_the_url(http: Client, custom: Any, namespace: str) -> None:
+    """``?sort=<key>`` / ``?sort=-<key>`` order the list (ties by name); an unknown key is ignored; the sorted
+    column has ``aria-sort`` and its link asks for the other direction; filters and pages keep the sort."""
+    for name, priority in (("b-task", 5), ("a-task", 9), ("c-task", 1), ("d-task", 5)):
+        make_task(custom, namespace, name, priority=priority)
+    custom.patch_namespaced_custom_object(*TASKS, namespace, "tasks", "c-task", {"spec": {"taskState": "Finished"}})
+
+    def names(query: str) -> list[str]:
+        html = http.get(f"/ui/tasks?namespace={namespace}&{query}").get_data(as_text=True)
+        return re.findall(rf'sse-swap="Task/{namespace}/([a-z-]+)"', html)
+
+    wait_for(lambda: names("sort=state")[:1] == ["c-task"], timeout_s=10)  # Finished before Pending
+    assert names("") == ["a-task", "b-task", "c-task", "d-task"]
+    assert names("sort=priority") == ["c-task", "b-task", "d-task", "a-task"]
+    assert names("sort=-priority") == ["a-task", "b-task", "d-task", "c-task"]
+    assert names("sort=-name") == ["d-task", "c-task", "b-task", "a-task"]
+    assert names("sort=size") == names("")  # not a column of this list: ignored
+    html = http.get(f"/ui/tasks?namespace={namespace}&sort=priority").get_data(as_text=True)
+    header = re.search(r'<th scope="col" class="sortable num" aria-sort="ascending">\s*<a href="([^"]+)"', html)
+    assert header and header.group(1) == f"/ui/tasks?namespace={namespace}&amp;sort=-priority", html
+    assert html.count("aria-sort=") == 1
+    assert '<input type="hidden" name="sort" value="priority">' in html  # the filter form keeps it

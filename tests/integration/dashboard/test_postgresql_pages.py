@@ -8,7 +8,8 @@ allowlist, the write-only password); invalid input answered 422 with errors inli
 and summarised, nothing created, the password never rendered back; parameter rows added and removed
 server-side, a name chosen twice refused; a create stored as the JSON API stores it (the password only
 in the owned Secret); edit (stored values, the StorageClass read-only, a blank password keeps the
-Secret, a stale form answered 409 with the current values); the detail page (connection details,
+Secret, every problem of an edit at once — the schema's beside the kind's own storage check, in form
+order — and a stale form answered 409 with the current values); the detail page (connection details,
 spec, status, conditions, child resources with the password Secret by name only and someone else's
 Service shown as such, Events, the live and endpoint fragments, a deleted database); "Show password"
 (CSRF required, the password in a no-store fragment, the read logged without the value, hidden again
@@ -92,13 +93,13 @@ def test_list_empty_state_rows_and_fragments(http: Client, custom: Any, namespac
     empty = http.get(f"/ui/postgresqls?namespace={namespace}").get_data(as_text=True)
     assert "No databases match" in empty and f"/ui/postgresqls/new?namespace={namespace}" in empty
     assert 'aria-current="page">Databases' in empty.replace("\n", "")
-    assert 'sse-connect="/watch?kind=Postgresql' in empty
+    assert f'sse-connect="/ui/live/postgresqls?namespace={namespace}&amp;lastEventId=' in empty
 
     make_pg(custom, namespace, "orders", version="16")
     set_ready(custom, namespace, "orders")
     wait_for(lambda: f"orders.{namespace}.svc:5432" in http.get(f"/ui/postgresqls?namespace={namespace}").get_data(as_text=True))
     html = http.get(f"/ui/postgresqls?namespace={namespace}").get_data(as_text=True)
-    row = re.search(rf'<tr data-live-key="Postgresql/{namespace}/orders".*?</tr>', html, re.S)
+    row = re.search(rf'<tr sse-swap="Postgresql/{namespace}/orders".*?</tr>', html, re.S)
     assert row, html
     assert 'data-state="Ready"' in row.group(0) and "tone-good" in row.group(0)
     for text in ("Running", ">16<", f"orders.{namespace}.svc:5432", "1 database in " + namespace):
@@ -107,7 +108,8 @@ def test_list_empty_state_rows_and_fragments(http: Client, custom: Any, namespac
     fragment = http.get(f"/ui/postgresqls?namespace={namespace}&q=ord", headers={"HX-Request": "true", "HX-Target": "postgresql-list"})
     text = fragment.get_data(as_text=True)
     assert text.lstrip().startswith('<section id="postgresql-list"') and "<html" not in text
-    assert f'data-live-url="/ui/postgresqls?namespace={namespace}&amp;q=ord"' in text
+    assert f'sse-connect="/ui/live/postgresqls?namespace={namespace}&amp;q=ord&amp;lastEventId=' in text
+    assert f'hx-get="/ui/postgresqls?namespace={namespace}&amp;q=ord" hx-trigger="sse:members, sse:reset"' in text
     one = http.get(f"/ui/postgresqls/{namespace}/orders/row").get_data(as_text=True)
     assert one.strip().startswith("<tr") and "Running" in one
     assert http.get(f"/ui/postgresqls/{namespace}/missing/row").get_data(as_text=True) == ""
@@ -211,6 +213,17 @@ def test_create_and_edit(http: Client, custom: Any, namespace: str, api_client: 
     spec = custom.get_namespaced_custom_object(*PG, namespace, "postgresqls", "orders")["spec"]
     assert spec["version"] == "17" and spec["deletionPolicy"] == "Delete" and spec["parameters"]["log_statement"] == "ddl"
     assert core.read_namespaced_secret("orders-credentials", namespace).data == secret.data  # a blank password keeps it
+
+    # Every problem at once: the schema's (version, user) beside the kind's own check (the volume never shrinks).
+    bad = http.post(
+        f"/ui/postgresqls/{namespace}/orders/edit", {**edited, "generation": "2", "version": "9", "user": "postgres", "storage.size": "1Gi"}
+    )
+    html = bad.get_data(as_text=True)
+    assert bad.status_code == 422
+    for field_id in ("f-version-error", "f-user-error", "f-storage-size-error"):
+        assert f'id="{field_id}"' in html, field_id
+    assert "cannot shrink from 2Gi to 1Gi" in html
+    assert html.index('href="#f-version"') < html.index('href="#f-user"') < html.index('href="#f-storage-size"')  # form order
 
     stale = http.post(f"/ui/postgresqls/{namespace}/orders/edit", {**edited, "version": "15"})  # the form of the first generation
     html = stale.get_data(as_text=True)

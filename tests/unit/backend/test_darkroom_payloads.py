@@ -14,6 +14,7 @@ from marshmallow import ValidationError
 from backend.conversions import darkrooms as conversion
 from backend.payloads import flatten
 from backend.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
+from kinds import darkrooms as darkroom_kind
 from unit.backend import conformance
 
 # The seed's create payload and list item (002_*: `curl localhost:5000/darkrooms`), field names as there.
@@ -82,7 +83,7 @@ def test_a_seed_list_item_can_be_sent_back_its_read_only_fields_are_ignored() ->
 
 
 def test_a_response_can_be_sent_back_as_a_put_body() -> None:
-    response = conversion.to_friendly(as_cr(DarkroomCreateSchema().load(SEED_CREATE)), default_version="latest")
+    response = conversion.to_friendly(as_cr(DarkroomCreateSchema().load(SEED_CREATE)))
     friendly = DarkroomUpdateSchema().load(copy.deepcopy(response))
     assert conversion.to_spec(friendly, secret_name=None)["source"] == {"type": "WebFolder", "baseUrl": "https://ajatprabha.in/assets"}
 
@@ -91,7 +92,7 @@ def test_a_response_can_be_sent_back_as_a_put_body() -> None:
 def test_friendly_to_cr_to_friendly_round_trips(payload: dict[str, Any]) -> None:
     friendly = DarkroomCreateSchema().load(payload)
     secret = conversion.credentials_secret_name(friendly["name"]) if conversion.keys_of(friendly) else None
-    back = conversion.to_friendly(as_cr(friendly, secret_name=secret), default_version="latest")
+    back = conversion.to_friendly(as_cr(friendly, secret_name=secret))
     sent = {"namespace": "default", **{k: v for k, v in payload.items() if k != "source"}}
     assert {k: back[k] for k in sent} == sent
     keys = ("accessKey", "secretKey")
@@ -113,12 +114,11 @@ def test_s3_keys_go_to_the_secret_name_never_into_the_cr_or_the_response() -> No
     assert response["source"]["credentialsSet"] is True
 
 
-def test_display_default_version_only_when_the_spec_has_none() -> None:
+def test_no_version_is_left_to_the_crd_default() -> None:
     friendly = DarkroomCreateSchema().load({**SEED_CREATE, "version": None})
     cr = as_cr(friendly)
-    assert "version" not in cr["spec"]
-    assert conversion.to_friendly(cr, default_version="latest")["version"] == "latest"
-    assert conversion.to_friendly(cr)["version"] is None
+    assert "version" not in cr["spec"]  # the API server fills in the CRD default; the API never rewrites the spec
+    assert conversion.to_friendly(cr)["version"] == darkroom_kind.DEFAULT_VERSION
 
 
 def test_status_shape_and_ready_only_for_the_current_generation() -> None:

@@ -171,7 +171,7 @@ BAD: list[tuple[dict[str, Any], str, str | None]] = [
     ({"storage": {"size": "1Gi\n"}}, "storage.size", None),
     ({"storage": {"size": "0Gi"}}, "storage.size", "must be more than 0"),
     ({"storage": {"storageClassName": "-fast"}}, "storage.storageClassName", None),
-    ({"storage": {"extra": 1}}, "storage.extra", "Unknown field."),
+    ({"storage": {"extra": 1}}, "storage.extra", "unknown field"),
     ({"parameters": {"fsync": "off"}}, "parameters.fsync", "not an allowed parameter"),
     ({"parameters": {"max_connections": 100}}, "parameters.max_connections", "must be a string, as in postgresql.conf"),
     ({"parameters": {"work_mem": "4 MB"}}, "parameters.work_mem", "must be a memory value, e.g. 128MB"),
@@ -179,7 +179,7 @@ BAD: list[tuple[dict[str, Any], str, str | None]] = [
     ({"parameters": "max_connections=100"}, "parameters", None),
     ({"deletionPolicy": "Keep"}, "deletionPolicy", "must be Retain or Delete"),
     ({"resources": {"requests": {"cpu": "lots"}}}, "resources.requests.cpu", "must be a quantity"),
-    ({"resources": {"limits": {"nvidia.com/gpu": "1"}}}, "resources.limits.nvidia.com/gpu", "Unknown field."),
+    ({"resources": {"limits": {"nvidia.com/gpu": "1"}}}, "resources.limits.nvidia.com/gpu", "unknown field"),
     ({"resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1500m"}}}, "resources.requests.cpu", "must not exceed limits.cpu (1500m)"),
     ({"passwordSecretRef": {}}, "passwordSecretRef.name", None),
     ({"passwordSecretRef": {"name": "mine", "key": "a b"}}, "passwordSecretRef.key", None),
@@ -187,7 +187,7 @@ BAD: list[tuple[dict[str, Any], str, str | None]] = [
     ({"password": "tab\there"}, "password", "must be 1 to 1024 characters without control characters"),
     ({"password": "x" * 1025}, "password", None),
     ({"password": 42}, "password", None),
-    ({"colour": "blue"}, "colour", "Unknown field."),
+    ({"colour": "blue"}, "colour", "unknown field"),
 ]  # fmt: skip
 
 

@@ -18,6 +18,8 @@ import pytest
 from darkroom_operator import children
 from darkroom_operator.settings import OperatorSettings
 
+from kinds import darkrooms as darkroom_kind
+
 SETTINGS = OperatorSettings(identity="test")
 UID = "0f6b5c8e-1111-2222-3333-444455556666"
 OWNER = {
@@ -178,9 +180,9 @@ def test_image_tag(version: str | None, tag: str) -> None:
     assert children.image(body, SETTINGS) == f"gojektech/darkroom:{tag}"
 
 
-def test_image_repository_and_default_version_come_from_settings() -> None:
-    settings = OperatorSettings(identity="t", image_repository="registry.local/darkroom", default_version="0.1.0")
-    assert children.image(darkroom(version=""), settings) == "registry.local/darkroom:v0.1.0"
+def test_image_repository_comes_from_settings_and_the_default_version_from_the_kind() -> None:
+    settings = OperatorSettings(identity="t", image_repository="registry.local/darkroom")
+    assert children.image(darkroom(version=""), settings) == f"registry.local/darkroom:{darkroom_kind.DEFAULT_VERSION}"
 
 
 def test_building_children_never_modifies_the_spec() -> None:
@@ -264,3 +266,10 @@ def test_managed_by_label_follows_settings_but_selector_does_not() -> None:
 )
 def test_validate(source: dict[str, Any], problems: list[str]) -> None:
     assert children.validate(darkroom(source)) == problems
+
+
+def test_the_retired_default_version_variable_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING"):
+        settings = OperatorSettings.from_environ({"DARKROOM_OPERATOR_DEFAULT_VERSION": "0.1.0"}, identity="t")
+    assert not hasattr(settings, "default_version")
+    assert "DARKROOM_OPERATOR_DEFAULT_VERSION is ignored" in caplog.text

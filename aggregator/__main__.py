@@ -1,0 +1,16 @@
+"""``python -m aggregator [flags]``: run the combinedtasks aggregated API server (flags: ``--help``, aggregator/README.md)."""
+
+from __future__ import annotations
+
+import sys
+
+from aggregator.serving import run
+from aggregator.settings import from_args
+
+
+def main() -> int:
+    return run(from_args(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Live list rows: each change rendered once on the server and pushed as HTML to every open list page.
+
+Installed by :mod:`backend.dashboard` with the :class:`RowView` of each live list (Darkrooms, Tasks, Tasks
+with events, Postgresqls: declared next to their pages). ``GET /ui/live/<view>?namespace=&q=&lastEventId=``
+is a Server-Sent Events stream over the same broadcaster, caps and event loop as ``/watch``
+(:func:`backend.watching.open_stream`); only its encoding differs. A list page's ``list`` block opens it
+with htmx-ext-sse (``sse-connect`` on the list section), so the page declares what it does with each event:
+
+- ``event: <Kind>/<namespace>/<name>`` — the object changed: ``data`` is its row, rendered from the
+  list template's ``row`` block; the row (``sse-swap`` with that name, ``hx-swap="outerHTML"``) replaces
+  itself. A deleted object's row is replaced by a comment (the row goes).
+- ``event: members`` — an object was added or deleted: the list refreshes itself (``hx-trigger="sse:members"``),
+  as only the tab knows its page and sort order.
+- ``event: reset`` — the resume point is gone (or a row could not be rendered): the list refreshes itself too.
+
+Renders: the first stream that needs an event's row for a view renders it and keeps it on the event
+(:attr:`backend.watching.Event.encodings`); every other tab gets those bytes. So a status change costs one
+render per view that has an open tab, whatever the number of tabs, and none when no tab is open.
+``darkroom_dashboard_row_renders_total{view}`` in ``/metrics`` counts them. Each stream forwards only the
+events of its tab's filters (kind, namespace, name substring), so the filter lives here only.
+
+A row pushed to every tab cannot carry one browser's CSRF token: shared renders get ``shared=True``
+and leave the hidden field out (htmx sends the token as a header; pushed rows exist only with JavaScript).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from flask import Blueprint, Flask, Response, current_app, request
+from flask.blueprints import BlueprintSetupState
+from prometheus_client import Counter
+
+from backend import operations, watching
+from backend.dashboard import rendering
+from backend.problems import Problem
+from cluster import FrozenDict
+
+log = logging.getLogger(__name__)
+EXTENSION = "darkroom_control_panel.live_rows"
+MEMBERS = b"members"
+GONE = b"<!-- deleted -->"
+
+
+@dataclass(frozen=True)
+class RowView:
+    """One live list: its stream name, the kind it shows, and how one row is rendered."""
+
+    name: str  # the path segment: /ui/live/<name>
+    kind: str  # the kind's title: Darkroom, Task, Postgresql
+    template: str  # the list template; its block ``row`` renders one object
+    var: str  # the row block's variable for the object
+    item: Callable[[FrozenDict], Mapping[str, Any]]  # the object as the row shows it
+
+
+class Renders:
+    """An app's row renders: one per (event, view), kept on the event; counted."""
+
+    def __init__(self, app: Flask, counter: Counter | None) -> None:
+        self._app = app
+        self._counter = counter
+        self._lock = threading.Lock()
+
+    def encode(self, view: RowView, event: watching.Event) -> bytes:
+        """The frames of ``event`` for streams of ``view`` (b"": nothing for them)."""
+        if event.kind != view.kind:
+            return b""
+        head = b"id: %d\n" % event.id
+        if event.change == "ADDED":
+            return head + b"event: members\ndata: ADDED\n\n"
+        row_event = f"{event.kind}/{event.namespace}/{event.name}".encode()
+        if event.change == "DELETED":
+            return head + b"event: %s\ndata: %s\n\n" % (row_event, GONE) + b"event: members\ndata: DELETED\n\n"
+        with self._lock:  # one render per event and view, however many streams ask at once
+            frame = event.encodings.get(view.name)
+            if frame is None:
+                frame = event.encodings[view.name] = self._render(view, event, head, row_event)
+        return frame
+
+    def _render(self, view: RowView, event: watching.Event, head: bytes, row_event: bytes) -> bytes:
+        try:
+            with self._app.app_context():
+                html = rendering.block_text(view.template, "row", {view.var: view.item(event.source or FrozenDict()), "shared": True})
+        except Exception:  # a row that cannot be rendered must not end every stream: the tabs reload their list
+            log.exception("could not render the %s row of %s/%s", view.name, event.namespace, event.name)
+            return head + b'event: reset\ndata: {"reason": "a row could not be rendered"}\n\n'
+        if self._counter is not None:
+            self._counter.labels(view.name).inc()
+        data = b"".join(b"data: %s\n" % line for line in html.strip().encode().splitlines())
+        return head + b"event: %s\n%s\n" % (row_event, data)
+
+
+def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
+    """The OpenAPI description of ``GET /ui/live/<view>`` (read by :mod:`backend.openapi` from the view's docstring)."""
+
+    def problem(description: str) -> dict[str, Any]:
+        return {"description": description, "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+
+    def query(name: str, description: str) -> dict[str, Any]:
+        return {"name": name, "in": "query", "required": False, "schema": {"type": "string"}, "description": description}
+
+    return {
+        "get": {
+            "tags": ["Dashboard (HTML)"],
+            "summary": "Live rows of a list page (Server-Sent Events of HTML rows)",
+            "description": (
+                "``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object (HTML; a comment once it is deleted);"
+                " ``members``: an object of the filters was added or deleted (refresh the list); ``reset``: changes were missed"
+                " (refresh the list). Resume with ``Last-Event-ID`` or ``lastEventId``. The stream caps of ``/watch`` apply."
+            ),
+            "parameters": [
+                {"name": "view", "in": "path", "required": True, "schema": {"type": "string", "enum": list(views)}},
+                query("namespace", "Only this namespace."),
+                query("q", "A substring of the name."),
+                query("lastEventId", "Resume after this event id."),
+            ],
+            "responses": {
+                "200": {
+                    "description": "An endless event stream (ends when the server shuts down).",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                },
+                "400": problem("Invalid namespace."),
+                "404": problem("No such list."),
+                "503": problem("Too many open streams; try again after Retry-After seconds."),
+            },
+        }
+    }
+
+
+def install(blueprint: Blueprint, *, views: Sequence[RowView]) -> None:
+    """Add ``GET /ui/live/<view>`` for ``views`` and, per app, the render counter."""
+    by_name = {view.name: view for view in views}
+
+    def setup(state: BlueprintSetupState) -> None:
+        app = state.app
+        assert isinstance(app, Flask)
+        counter = None
+        if operations.EXTENSION in app.extensions:
+            counter = Counter(
+                "darkroom_dashboard_row_renders",
+                "List rows rendered for live updates (one per change and list view, shared by every open tab)",
+                labelnames=("view",),
+                registry=operations.registry(app),
+            )
+        app.extensions[EXTENSION] = Renders(app, counter)
+
+    blueprint.record_once(setup)
+
+    def live(view: str) -> Response:
+        found = by_name.get(view)
+        if found is None:
+            raise Problem(404, f"no live list {view!r}: use {', '.join(by_name)}")
+        namespace = (request.args.get("namespace") or "").strip() or None
+        if namespace is not None and not watching.DNS_LABEL.match(namespace):
+            raise Problem(400, "invalid live filters", errors={"namespace": ["must be a DNS label"]})
+        q = (request.args.get("q") or "").strip().lower()[:253]
+        renders: Renders = current_app.extensions[EXTENSION]
+        filters = watching.Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
+        return watching.open_stream(filters, encode=lambda event: renders.encode(found, event))
+
+    live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(
+        _operation(by_name), sort_keys=False
+    )
+    blueprint.add_url_rule("/ui/live/<view>", "live_rows", live, methods=["GET"])

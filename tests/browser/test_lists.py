@@ -1,0 +1,198 @@
+"""List pages in a real browser: sorting, row menus, ticking ages and live rows pushed as HTML.
+
+Covers: a click (or Enter) on a column header sorts the list, puts ``sort=`` in the URL, sets ``aria-sort``,
+and a reload keeps it; the per-row menu opens from the keyboard, Escape closes it and gives the focus back,
+its Edit and View YAML links point at the object, and its delete (keyboard only) goes through the usual
+delete flow; a row pushed while its menu is open waits until the menu closes; column widths stay put when a
+state badge changes; the Age column ticks in the browser without a request; a change of a Task reaches two open
+tabs without either of them making a request, rendered once on the server for both
+(``darkroom_dashboard_row_renders_total`` follows the Task changes, not the tabs); Tasks made and
+deleted elsewhere appear and disappear live; the Darkroom list shows source-type icons and the cache
+time in words. Screenshots: the sorted list with an open menu, desktop and phone, light and dark; the lists
+never widen the page (the headers' screen-reader texts stay inside the scrolling table).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from support import wait_for
+
+from backend import operations
+from browser.conftest import Stack, Watched, shot
+
+GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
+DR = ("deployments.example.com", "v1alpha1", "darkrooms")
+
+
+def make_task(stack: Stack, name: str, priority: int, deadline: str = "2031-01-01T00:00:00Z") -> None:
+    spec = {"priority": priority, "deadline": deadline}
+    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Task", "metadata": {"name": name}, "spec": spec}
+    stack.custom().create_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, body)
+
+
+def row_names(page: Any) -> list[str]:
+    return [text.strip() for text in page.locator("#task-list tbody th[scope=row]").all_inner_texts()]
+
+
+def sample(stack: Stack, name: str, labels: dict[str, str]) -> float:
+    registry: CollectorRegistry = operations.registry(stack.app)
+    return registry.get_sample_value(name, labels) or 0.0
+
+
+def test_sorting_is_kept_in_the_url(stack: Stack, page: Any) -> None:
+    for name, priority in (("sort-b", 5), ("sort-a", 9), ("sort-c", 1)):
+        make_task(stack, name, priority)
+    page.goto(f"/ui/tasks?namespace={stack.namespace}")
+    wait_for(lambda: len(row_names(page)) == 3, timeout_s=10, message="three rows")
+    assert row_names(page) == ["sort-a", "sort-b", "sort-c"]
+
+    header = page.locator("th", has=page.get_by_role("link", name=re.compile("^Priority")))
+    header.get_by_role("link").click()
+    page.wait_for_url(re.compile(r"sort=priority"))
+    wait_for(lambda: row_names(page) == ["sort-c", "sort-b", "sort-a"], timeout_s=10, message="ascending priority")
+    assert page.locator("th[aria-sort]").count() == 1 and header.get_attribute("aria-sort") == "ascending"
+
+    page.locator("th", has=page.get_by_role("link", name=re.compile("^Priority"))).get_by_role("link").focus()
+    page.keyboard.press("Enter")  # the header is a link: the keyboard sorts too
+    page.wait_for_url(re.compile(r"sort=-priority"))
+    wait_for(lambda: row_names(page) == ["sort-a", "sort-b", "sort-c"], timeout_s=10, message="descending priority")
+    page.reload()
+    assert row_names(page) == ["sort-a", "sort-b", "sort-c"]
+    assert page.locator("th[aria-sort=descending]").inner_text().lower().startswith("priority")
+    page.get_by_label("Name contains").fill("sort-")  # a filter keeps the order
+    page.wait_for_url(re.compile(r"q=sort-"))
+    assert "sort=-priority" in page.url and row_names(page) == ["sort-a", "sort-b", "sort-c"]
+
+
+def test_row_menu_from_the_keyboard_and_delete(stack: Stack, page: Any) -> None:
+    make_task(stack, "menu-task", 3)
+    page.goto(f"/ui/tasks?namespace={stack.namespace}&q=menu-task")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    button = page.get_by_role("button", name="Actions for menu-task")
+    button.focus()
+    page.keyboard.press("Enter")
+    menu = page.locator("[popover]:popover-open")
+    menu.wait_for()
+    detail = f"/ui/tasks/{stack.namespace}/menu-task"
+    assert menu.get_by_role("link", name="Edit").get_attribute("href") == detail + "/edit"
+    assert menu.get_by_role("link", name="View YAML").get_attribute("href") == detail + "#yaml"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Edit"
+    shot(page, "list-row-menu")
+    page.keyboard.press("Escape")
+    wait_for(lambda: page.locator("[popover]:popover-open").count() == 0, timeout_s=5, message="Escape closes the menu")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Actions for menu-task"
+
+    page.keyboard.press("Enter")
+    menu.wait_for()
+    for _ in range(3):  # Edit, View YAML, Delete…
+        page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # opens the confirmation
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Yes, delete menu-task"
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"(deleted|terminating)=menu-task"))
+    assert "Task " + stack.namespace + "/menu-task" in page.locator(".notice").inner_text()
+    page.get_by_role("link", name="menu-task", exact=True).wait_for(state="detached", timeout=30_000)
+
+
+def test_a_row_waits_while_its_menu_is_open_and_columns_keep_their_width(stack: Stack, page: Any) -> None:
+    make_task(stack, "steady-task", 2)
+    make_task(stack, "steady-other", 1)
+    page.goto(f"/ui/tasks?namespace={stack.namespace}&q=steady-")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    row = page.locator("tr", has=page.get_by_role("link", name="steady-task", exact=True))
+    widths = page.evaluate("[...document.querySelectorAll('#task-list thead th')].map((th) => th.getBoundingClientRect().width)")
+
+    row.get_by_role("button", name="Actions for steady-task").click()
+    page.locator("[popover]:popover-open").wait_for()
+    patch = {"spec": {"taskState": "Finished", "priority": 9}}
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "steady-task", patch)
+    other = page.locator("tr", has=page.get_by_role("link", name="steady-other", exact=True))
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "steady-other", {"spec": {"priority": 5}})
+    wait_for(lambda: other.locator("td.num").inner_text().strip() == "5", timeout_s=10, message="the other row is pushed")
+    assert row.get_attribute("data-state") == "Pending"  # held back: the open menu stays under the pointer
+    assert page.locator("[popover]:popover-open").count() == 1
+    page.keyboard.press("Escape")
+    wait_for(lambda: row.get_attribute("data-state") == "Finished", timeout_s=10, message="the held row once the menu closed")
+    assert row.locator("td.num").inner_text().strip() == "9"
+    after = page.evaluate("[...document.querySelectorAll('#task-list thead th')].map((th) => th.getBoundingClientRect().width)")
+    assert after == widths  # Pending → Finished: no column moved
+
+
+def test_age_ticks_without_requests(stack: Stack, page: Any) -> None:
+    page.goto(f"/?namespace={stack.namespace}")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    body = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "metadata": {"name": "ticking"},
+        "spec": {"source": {"type": "S3", "bucket": "pics", "region": "eu-west-1"}, "subDomains": ["ticking"], "cacheTime": 2592000},
+    }
+    stack.custom().create_namespaced_custom_object(*DR[:2], stack.namespace, DR[2], body)
+    age = page.locator("tr", has=page.get_by_role("link", name="ticking", exact=True)).locator("time[data-age]")
+    age.wait_for(timeout=15_000)  # a new Darkroom appears live
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url) if "/static/" not in request.url else None)
+    first = age.inner_text()
+    wait_for(lambda: age.inner_text() != first, timeout_s=5, message="the age never ticked")
+    assert re.fullmatch(r"\d+s", age.inner_text()), age.inner_text()
+    assert requests == []
+    source = page.locator("tr", has=page.get_by_role("link", name="ticking", exact=True)).locator("td.source")
+    assert source.locator("svg use").get_attribute("href") == "/static/icons.svg#source-s3"
+    assert "30 days" in (source.get_attribute("title") or "")
+
+
+def test_live_row_once_for_two_tabs_then_add_and_delete(stack: Stack, new_page: Callable[..., Watched]) -> None:
+    make_task(stack, "live-task", 4)
+    tabs = [new_page().page for _ in range(2)]
+    requests: list[list[str]] = [[], []]
+    for tab, seen in zip(tabs, requests, strict=True):
+        tab.goto(f"/ui/tasks?namespace={stack.namespace}")
+        tab.locator("#live-indicator[data-state=live]").wait_for()
+        tab.get_by_role("link", name="live-task", exact=True).wait_for()
+        tab.on("request", lambda request, seen=seen: seen.append(request.url))
+    renders_before = sample(stack, "darkroom_dashboard_row_renders_total", {"view": "tasks"})
+    changes_before = sample(stack, "darkroom_api_watch_events_total", {"kind": "Task", "type": "MODIFIED"})
+
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "live-task", {"spec": {"priority": 8}})
+    for tab in tabs:
+        cell = tab.locator("tr", has=tab.get_by_role("link", name="live-task", exact=True)).locator("td.num")
+        wait_for(lambda cell=cell: cell.inner_text().strip() == "8", timeout_s=10, message="the pushed row")
+    assert requests == [[], []]  # the row came with the event: no fetch per tab
+
+    def renders_follow_changes() -> bool:
+        renders = sample(stack, "darkroom_dashboard_row_renders_total", {"view": "tasks"}) - renders_before
+        changes = sample(stack, "darkroom_api_watch_events_total", {"kind": "Task", "type": "MODIFIED"}) - changes_before
+        return changes >= 1 and renders == changes
+
+    wait_for(renders_follow_changes, timeout_s=10, message="one render per change, not one per tab")
+
+    make_task(stack, "new-task", 6)
+    for tab in tabs:
+        tab.get_by_role("link", name="new-task", exact=True).wait_for(timeout=10_000)
+    stack.custom().delete_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "live-task")
+    for tab in tabs:
+        tab.get_by_role("link", name="live-task", exact=True).wait_for(state="detached", timeout=30_000)
+    assert not any("/row" in url for seen in requests for url in seen)
+
+
+def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched]) -> None:
+    for i, priority in enumerate((3, 7, 1)):
+        make_task(stack, f"shot-{i}", priority)
+    for width, height, scheme in ((1280, 800, "light"), (1280, 800, "dark"), (390, 844, "light"), (390, 844, "dark")):
+        page = new_page(viewport={"width": width, "height": height}, color_scheme=scheme).page
+        page.goto(f"/ui/tasks?namespace={stack.namespace}&sort=-priority")
+        page.locator("#live-indicator[data-state=live]").wait_for()
+        page.get_by_role("button", name="Actions for shot-1").click()
+        page.locator("[popover]:popover-open").wait_for()
+        shot(page, f"list-tasks-sorted-{width}-{scheme}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # the table scrolls in its box, not the page
+        page.goto(f"/?namespace={stack.namespace}")
+        page.locator("#live-indicator[data-state=live]").wait_for()
+        shot(page, f"list-darkrooms-{width}-{scheme}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
