@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from devcluster import gofmt
 from devcluster.errors import Cause
 from devcluster.structure import ListSemantics, Path, Structure
 
@@ -92,9 +93,9 @@ class FieldConflict:
 
     def manager_text(self) -> str:
         """The manager as kube prints it (``printManager``): ``"m"``, ``"m" using v1``, ..."""
-        text = _go_quote(self.manager)
+        text = gofmt.quote(self.manager)
         if self.subresource:
-            text += f" with subresource {_go_quote(self.subresource)}"
+            text += f" with subresource {gofmt.quote(self.subresource)}"
         if self.operation == "Update":
             text += f" using {self.api_version}"
         return text
@@ -133,10 +134,6 @@ class ApplyConflict(Exception):
 
     def causes(self) -> list[Cause]:
         return [Cause(c.field, "FieldManagerConflict", f"conflict with {c.manager_text()}") for c in self.conflicts]
-
-
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,8 +213,10 @@ def _value_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return _go_quote(value)
-    if isinstance(value, (int, float)):
+        return gofmt.quote(value)
+    if isinstance(value, float):
+        return gofmt.format_float(value)
+    if isinstance(value, int):
         return str(value)
     return orjson.dumps(value).decode()
 

@@ -37,12 +37,12 @@ field, and directive keys or ``null`` values inside newly added values are not k
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any, NoReturn
 
 import jsonpatch
 import jsonpointer
 
+from devcluster import gofmt
 from devcluster.structure import Path, Structure, TableStructure
 
 __all__ = ["PatchError", "json_patch", "merge_patch", "strategic_merge_patch"]
@@ -72,71 +72,6 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
-
-
-def _go_type(value: Any) -> str:
-    """The Go type ``encoding/json`` decodes ``value`` to (names as ``reflect.Type`` prints them)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return type(value).__name__
-
-
-def _go_float(value: float) -> str:
-    """Go's ``%v`` of a float64 (``%g``, shortest digits): exponent form when exp < -4 or exp >= 6."""
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    sign, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(str(d) for d in digits)
-    point = len(text) + exponent  # position of the decimal point relative to the digits
-    exp = point - 1
-    prefix = "-" if sign else ""
-    if exp < -4 or exp >= 6:
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        return f"{prefix}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if point <= 0:
-        return f"{prefix}0.{'0' * -point}{text}"
-    if point >= len(text):
-        return f"{prefix}{text}{'0' * (point - len(text))}"
-    return f"{prefix}{text[:point]}.{text[point:]}"
-
-
-def _go_fmt(value: Any) -> str:
-    """Render ``value`` as Go's ``fmt`` ``%v`` renders the decoded JSON (for error messages)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _go_float(float(value))
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "[" + " ".join(_go_fmt(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_fmt(value[k])}" for k in sorted(value)) + "]"
-    return str(value)
-
-
-def _go_fmt_s(value: Any) -> str:
-    """Go's ``%s`` of an interface value (strings raw, anything else flagged as Go does)."""
-    if isinstance(value, str):
-        return value
-    return f"%!s({_go_type(value)}={_go_fmt(value)})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,16 +174,16 @@ def _fail(message: str, code: int = 400) -> NoReturn:
 
 
 def _bad_arg_type(expected: str, actual: Any) -> NoReturn:
-    _fail(f"expected a {expected}, but received a {_go_type(actual)}")
+    _fail(f"expected a {expected}, but received a {gofmt.type_name(actual)}")
 
 
 def _no_merge_key(item: dict[str, Any], merge_key: str) -> NoReturn:
-    _fail(f"map: {_go_fmt(item)} does not contain declared merge key: {merge_key}")
+    _fail(f"map: {gofmt.format_value(item, 'float64')} does not contain declared merge key: {merge_key}")
 
 
 def _bad_patch_type(directive: Any, item: dict[str, Any]) -> NoReturn:
     # not one of mergepatch's sentinel errors, so kube-apiserver answers it as a plain 500
-    _fail(f"unknown patch type: {_go_fmt_s(directive)} in map: {_go_fmt(item)}", 500)
+    _fail(f"unknown patch type: {gofmt.format_s(directive)} in map: {gofmt.format_value(item, 'float64')}", 500)
 
 
 def _go_eq(left: Any, right: Any) -> bool:
@@ -268,7 +203,7 @@ def _kind(value: Any) -> str:
         return _MAP_KIND
     if isinstance(value, list):
         return "slice"
-    return _go_type(value)
+    return gofmt.type_name(value)
 
 
 def _is_directive_key(key: str) -> bool:
@@ -289,13 +224,13 @@ def _slice_element_kind(*slices: list[Any]) -> str:
     previous: str | None = None
     for items in slices:
         for item in items:
-            current = _go_type(item)
+            current = gofmt.type_name(item)
             if previous is None:
                 previous = current
                 if isinstance(item, list):
                     _fail(_ERR_LIST_OF_LISTS, 422)
             elif previous != current:
-                _fail(f"list element types are not identical: {_go_fmt(list(slices))}")
+                _fail(f"list element types are not identical: {gofmt.format_value(list(slices), 'float64')}")
     if previous is None:
         _fail("no elements in any of the given slices")
     return _MAP_KIND if previous == "map[string]interface {}" else previous
@@ -846,7 +781,8 @@ def _validate_patch_with_set_order_list(patch_list: list[Any], order: list[Any],
             pi += 1
         si += 1
     if pi < len(non_delete) and si >= len(order):
-        _fail(f"the order in patch list:\n{_go_fmt(patch_list)}\n doesn't match {_SET_ELEMENT_ORDER} list:\n{_go_fmt(order)}")
+        shown, wanted = gofmt.format_value(patch_list, "float64"), gofmt.format_value(order, "float64")
+        _fail(f"the order in patch list:\n{shown}\n doesn't match {_SET_ELEMENT_ORDER} list:\n{wanted}")
 
 
 def _merge_key_value_equal(left: Any, right: Any, merge_key: str) -> bool:

@@ -20,12 +20,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from decimal import Decimal
 from typing import Any
 
-import orjson
-
-from devcluster import jsonpath
+import labelselectors
+from devcluster import gofmt, jsonpath
 from devcluster.resources import ResourceType
 
 __all__ = ["Column", "columns_for", "human_duration", "table"]
@@ -138,52 +136,9 @@ def _created_at(obj: dict[str, Any], now: datetime) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _go_float(f: float) -> str:
-    """``fmt.Sprint(float64)``: strconv 'g', shortest digits, %e form when the exponent is < -4 or >= 6."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    _sign, digit_tuple, exponent = Decimal(repr(abs(f))).as_tuple()
-    digits = "".join(str(d) for d in digit_tuple).rstrip("0") or "0"
-    assert isinstance(exponent, int)
-    # decimal point position relative to the start of the (unstripped) digits
-    dp = len(digit_tuple) + exponent
-    stripped_leading = len(digits) - len(digits.lstrip("0"))
-    digits = digits.lstrip("0")
-    dp -= stripped_leading
-    nd = len(digits)
-    prefix = "-" if f < 0 else ""
-    exp = dp - 1
-    if exp < -4 or exp >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if nd > 1 else "")
-        esign = "+" if exp >= 0 else "-"
-        return f"{prefix}{mantissa}e{esign}{abs(exp):02d}"
-    if dp <= 0:
-        return f"{prefix}0.{'0' * -dp}{digits}"
-    if dp >= nd:
-        return f"{prefix}{digits}{'0' * (dp - nd)}"
-    return f"{prefix}{digits[:dp]}.{digits[dp:]}"
-
-
-def _go_sprint(value: Any, top: bool = True) -> str:
-    if value is None:
-        return "<no value>" if top else "<nil>"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _go_float(value)
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_sprint(value[k], False)}" for k in sorted(value, key=lambda k: str(k).encode())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_sprint(v, False) for v in value) + "]"
-    return str(value)
+def _go_sprint(value: Any) -> str:
+    """``fmt.Sprint`` of a cell value as text/template prints it (a missing value is ``<no value>``)."""
+    return "<no value>" if value is None else gofmt.format_value(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,33 +218,15 @@ def _format_labels(labels: Any) -> str:
 
 def _selector_string(selector: Any) -> str | None:
     """``LabelSelectorAsSelector(sel).String()``; None when the selector is invalid."""
-    if not isinstance(selector, dict):
-        return ""
-    reqs: list[tuple[str, str]] = []
-    for key, value in sorted(_dict(selector.get("matchLabels")).items()):
-        reqs.append((key, f"{key}={value}"))
-    for expr in _list(selector.get("matchExpressions")):
-        if not isinstance(expr, dict):
-            return None
-        key, op, values = _str(expr.get("key")), expr.get("operator"), [str(v) for v in _list(expr.get("values"))]
-        if op in ("In", "NotIn"):
-            if not values:
-                return None
-            word = " in " if op == "In" else " notin "
-            reqs.append((key, f"{key}{word}({','.join(sorted(values))})"))
-        elif op == "Exists":
-            reqs.append((key, key))
-        elif op == "DoesNotExist":
-            reqs.append((key, f"!{key}"))
-        else:
-            return None
-    reqs.sort(key=lambda r: r[0])
-    return ",".join(text for _, text in reqs)
+    try:
+        return str(labelselectors.from_dict(selector if isinstance(selector, dict) else {}))
+    except labelselectors.InvalidSelector:
+        return None
 
 
 def _format_label_selector(selector: Any) -> str:
     """``metav1.FormatLabelSelector``."""
-    text = _selector_string(selector if selector is not None else {})
+    text = _selector_string(selector)
     if text is None:
         return "<error>"
     return text or "<none>"
@@ -813,20 +750,6 @@ _DEFAULT_COLUMNS = [_name_col(), _col("Created At", "date", _CREATION_DOC, _crea
 # ---------------------------------------------------------------------------------------------
 
 
-def _go_json(value: Any) -> str:
-    """Go's ``json.Marshal`` of a decoded JSON value: map keys sorted, floats in Go's shortest notation."""
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{orjson.dumps(str(k)).decode()}:{_go_json(v)}" for k, v in sorted(value.items())) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_go_json(v) for v in value) + "]"
-    if isinstance(value, float) and math.isfinite(value):
-        if value != 0 and (abs(value) < 1e-6 or abs(value) >= 1e21):
-            return repr(value).replace("e-0", "e-").replace("e+0", "e+")
-        text = format(Decimal(repr(value)), "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    return orjson.dumps(value).decode()
-
-
 def _int_or_na(obj: dict[str, Any], field: str) -> str:
     value = _get(obj, "spec", field)
     return "N/A" if value is None else str(value)
@@ -844,7 +767,7 @@ def _custom_cell(compiled: jsonpath.Compiled, type_: str) -> Cell:
         if type_ == "string":  # a non-string value of a string column is shown as its JSON (null as a null cell)
             if value is None or isinstance(value, str):
                 return value
-            return _go_json(value)
+            return gofmt.marshal_json(value)
         return _cell_for_json_value(type_, value, now)
 
     return cell

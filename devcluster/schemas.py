@@ -54,7 +54,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from devcluster.errors import Cause, duplicate, forbidden, invalid_value, not_supported, required, too_long, too_many, type_name
-from devcluster.golang import format_float as _go_g
+from devcluster.gofmt import format_float
 from devcluster.naming import dns1035_label_errors, dns1123_subdomain_errors, validate_object_meta
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
@@ -584,7 +584,7 @@ class _Validator:
 
     def _number(self, value: float, s: dict[str, Any], path: str) -> None:
         def bound_text(bound: float) -> str:
-            return str(int(bound)) if _is_int(value) else _go_g(float(bound))
+            return str(int(bound)) if _is_int(value) else format_float(float(bound))
 
         def as_bound(bound: float) -> float:
             return int(bound) if _is_int(value) else float(bound)  # kube compares ints with int64(bound)
@@ -598,7 +598,7 @@ class _Validator:
                 factor = float(multiple)
                 mult = (1 / factor * value) if factor < 1 else (value / factor)
                 if not _is_json_integer(float(mult)):
-                    self.add(invalid_value(path, value, f"{_subject(path)} should be a multiple of {_go_g(factor)}"))
+                    self.add(invalid_value(path, value, f"{_subject(path)} should be a multiple of {format_float(factor)}"))
         maximum = s.get("maximum")
         if _is_number(maximum):
             limit = as_bound(maximum)

@@ -30,7 +30,7 @@ from devcluster.catalog import Catalog
 from devcluster.duplicates import Duplicates, loads
 from devcluster.errors import Cause, StatusError
 from devcluster.fieldmanagement import ApplyConflict, apply, record_update
-from devcluster.golang import format_value
+from devcluster.gofmt import format_value
 from devcluster.naming import validate_object_meta
 from devcluster.patching import PatchError, json_patch, merge_patch, strategic_merge_patch
 from devcluster.preparing import prepare

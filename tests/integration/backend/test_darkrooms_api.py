@@ -351,3 +351,16 @@ def test_a_namespace_without_a_name_points_at_the_namespace_list(http: FlaskClie
     assert http.get(f"/{plural}?namespace={namespace}").status_code == 200  # where it points is a list
     other = problem(http.get(f"/{plural}-typo/{namespace}"), 404)
     assert "?namespace=" not in other.get("detail", "")
+
+
+def test_set_based_and_integer_label_selectors_answer_what_the_server_answers(http: FlaskClient, namespace: str, custom: Any) -> None:
+    for name, size in (("small", "1"), ("large", "3")):
+        created(http, webfolder(name, namespace))
+        custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name, {"metadata": {"labels": {"a": size}}})
+    wait_for(lambda: http.get(f"/darkrooms?namespace={namespace}&labelSelector=a").get_json()["total"] == 2, message="labels cached")
+    for selector in ("a>1", "a<3", "a in (1,3),!b", "a notin (1)"):
+        served = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, label_selector=selector)["items"]
+        answer = http.get("/darkrooms", query_string={"namespace": namespace, "labelSelector": selector})
+        assert answer.status_code == 200, (selector, answer.get_data(as_text=True))
+        assert [i["name"] for i in answer.get_json()["items"]] == sorted(i["metadata"]["name"] for i in served), selector
+    assert "the value must be an integer" in problem(http.get(f"/darkrooms?namespace={namespace}&labelSelector=a%3Ex"), 400)["detail"]
