@@ -5,8 +5,9 @@ Mirrors kube-apiserver:
 * built-in kinds: the column definitions and cell formats of
   ``k8s.io/kubernetes/pkg/printers/internalversion/printers.go``; the server always prints "wide"
   (``GenerateOptions{Wide: true}``), so priority-1 columns are included and clients hide them;
-* kinds without a printer there (roles, clusterroles, customresourcedefinitions, ...): the
-  default table convertor of ``k8s.io/apiserver/pkg/registry/rest`` (``Name``, ``Created At``);
+* kinds without a printer there (roles, clusterroles, customresourcedefinitions, ...) and pods
+  (devcluster runs none, so their printer is left out: DIFFERENCES.md K07): the default table
+  convertor of ``k8s.io/apiserver/pkg/registry/rest`` (``Name``, ``Created At``);
 * custom resources: ``apiextensions-apiserver/pkg/registry/customresource/tableconvertor``
   (``Name`` + the CRD version's additionalPrinterColumns, or ``Age`` when it declares none);
 * the Table envelope: ``columnDefinitions`` is ``null`` when headers are suppressed (watch events
@@ -254,133 +255,6 @@ def _lb_status(ingress: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _pod_summary(pod: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """``printPod``: READY, STATUS, RESTARTS and the wide columns."""
-    spec, status = _dict(pod.get("spec")), _dict(pod.get("status"))
-    restarts = restartable_restarts = 0
-    total = len(_list(spec.get("containers")))
-    ready = 0
-    last_restart: datetime | None = None
-    last_restartable_restart: datetime | None = None
-
-    phase = _str(status.get("phase"))
-    reason = phase
-    if status.get("reason"):
-        reason = _str(status.get("reason"))
-    conditions = [c for c in _list(status.get("conditions")) if isinstance(c, dict)]
-    for cond in conditions:
-        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
-            reason = "SchedulingGated"
-
-    init_specs = [c for c in _list(spec.get("initContainers")) if isinstance(c, dict)]
-    init_by_name = {_str(c.get("name")): c for c in init_specs}
-    for c in init_specs:
-        if c.get("restartPolicy") == "Always":
-            total += 1
-
-    def later(current: datetime | None, container: dict[str, Any]) -> datetime | None:
-        terminated = _get(container, "lastState", "terminated")
-        if isinstance(terminated, dict):
-            finished = _parse_time(terminated.get("finishedAt"))
-            if finished is not None and (current is None or current < finished):
-                return finished
-        return current
-
-    initializing = False
-    for i, container in enumerate(c for c in _list(status.get("initContainerStatuses")) if isinstance(c, dict)):
-        restarts += _int(container.get("restartCount"))
-        last_restart = later(last_restart, container)
-        restartable = _dict(init_by_name.get(_str(container.get("name")))).get("restartPolicy") == "Always"
-        if restartable:
-            restartable_restarts += _int(container.get("restartCount"))
-            last_restartable_restart = later(last_restartable_restart, container)
-        state = _dict(container.get("state"))
-        terminated, waiting = state.get("terminated"), state.get("waiting")
-        if isinstance(terminated, dict) and _int(terminated.get("exitCode")) == 0:
-            continue
-        if restartable and container.get("started") is True:
-            if container.get("ready") is True:
-                ready += 1
-            continue
-        if isinstance(terminated, dict):
-            if not terminated.get("reason"):
-                if _int(terminated.get("signal")) != 0:
-                    reason = f"Init:Signal:{_int(terminated.get('signal'))}"
-                else:
-                    reason = f"Init:ExitCode:{_int(terminated.get('exitCode'))}"
-            else:
-                reason = "Init:" + _str(terminated.get("reason"))
-        elif isinstance(waiting, dict) and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
-            reason = "Init:" + _str(waiting.get("reason"))
-        else:
-            reason = f"Init:{i}/{len(init_specs)}"
-        initializing = True
-        break
-
-    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True" for c in conditions)
-    if not initializing or initialized:
-        restarts = restartable_restarts
-        last_restart = last_restartable_restart
-        has_running = False
-        for container in reversed([c for c in _list(status.get("containerStatuses")) if isinstance(c, dict)]):
-            restarts += _int(container.get("restartCount"))
-            last_restart = later(last_restart, container)
-            state = _dict(container.get("state"))
-            terminated, waiting = state.get("terminated"), state.get("waiting")
-            if isinstance(waiting, dict) and waiting.get("reason"):
-                reason = _str(waiting.get("reason"))
-            elif isinstance(terminated, dict) and terminated.get("reason"):
-                reason = _str(terminated.get("reason"))
-            elif isinstance(terminated, dict):
-                if _int(terminated.get("signal")) != 0:
-                    reason = f"Signal:{_int(terminated.get('signal'))}"
-                else:
-                    reason = f"ExitCode:{_int(terminated.get('exitCode'))}"
-            elif container.get("ready") is True and state.get("running") is not None:
-                has_running = True
-                ready += 1
-        if reason == "Completed" and has_running:
-            pod_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-            reason = "Running" if pod_ready else "NotReady"
-
-    deleting = _meta(pod).get("deletionTimestamp") is not None
-    if deleting and status.get("reason") == "NodeLost":
-        reason = "Unknown"
-    elif deleting and phase not in ("Failed", "Succeeded"):
-        reason = "Terminating"
-
-    restarts_text = str(restarts)
-    if restarts != 0 and last_restart is not None:
-        restarts_text = f"{restarts} ({human_duration((_aware(now) - last_restart).total_seconds())} ago)"
-
-    pod_ips = [p for p in _list(status.get("podIPs")) if isinstance(p, dict)]
-    pod_ip = _str(pod_ips[0].get("ip")) if pod_ips else ""
-    gates = [g for g in _list(spec.get("readinessGates")) if isinstance(g, dict)]
-    gates_text = "<none>"
-    if gates:
-        true_count = 0
-        for gate in gates:
-            for cond in conditions:
-                if cond.get("type") == gate.get("conditionType"):
-                    if cond.get("status") == "True":
-                        true_count += 1
-                    break
-        gates_text = f"{true_count}/{len(gates)}"
-    return {
-        "ready": f"{ready}/{total}",
-        "status": reason,
-        "restarts": restarts_text,
-        "ip": pod_ip or "<none>",
-        "node": _str(spec.get("nodeName")) or "<none>",
-        "nominated": _str(status.get("nominatedNodeName")) or "<none>",
-        "gates": gates_text,
-    }
-
-
-def _pod_cell(key: str) -> Cell:
-    return lambda obj, now: _pod_summary(obj, now)[key]
-
-
 def _service_external_ip(svc: dict[str, Any]) -> str:
     spec = _dict(svc.get("spec"))
     external = [str(ip) for ip in _list(spec.get("externalIPs"))]
@@ -528,12 +402,6 @@ _EVENT_DOCS = {
     "type": "Type of this event (Normal, Warning), new types could be added in the future",
     "fieldPath": 'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',  # noqa: E501
 }
-_POD_DOCS = {
-    "podIP": "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
-    "nodeName": "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",  # noqa: E501
-    "nominatedNodeName": "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",  # noqa: E501
-    "readinessGates": 'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',  # noqa: E501
-}
 _SECRET_TYPE_DOC = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"
 _SECRET_DATA_DOC = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"  # noqa: E501
 _CONFIGMAP_DATA_DOC = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."  # noqa: E501
@@ -549,22 +417,6 @@ _CLUSTERROLEBINDING_REF_DOC = "roleRef can only reference a ClusterRole in the g
 
 
 def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
-    pods = [
-        _name_col(),
-        _col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic.", _pod_cell("ready")),
-        _col("Status", "string", "The aggregate status of the containers in this pod.", _pod_cell("status")),
-        _col(
-            "Restarts",
-            "string",
-            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
-            _pod_cell("restarts"),
-        ),
-        _age_col(),
-        _col("IP", "string", _POD_DOCS["podIP"], _pod_cell("ip"), priority=1),
-        _col("Node", "string", _POD_DOCS["nodeName"], _pod_cell("node"), priority=1),
-        _col("Nominated Node", "string", _POD_DOCS["nominatedNodeName"], _pod_cell("nominated"), priority=1),
-        _col("Readiness Gates", "string", _POD_DOCS["readinessGates"], _pod_cell("gates"), priority=1),
-    ]
     services = [
         _name_col(),
         _col("Type", "string", _SERVICE_SPEC_DOCS["type"], lambda o, n: _str(_get(o, "spec", "type")) or "ClusterIP"),
@@ -721,7 +573,6 @@ def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
         _age_col(),
     ]
     return {
-        ("", "pods"): pods,
         ("", "services"): services,
         ("networking.k8s.io", "ingresses"): ingresses,
         ("", "events"): events,
@@ -835,21 +686,6 @@ def columns_for(resource: ResourceType) -> list[Column]:
     return list(_BUILTIN_COLUMNS.get((resource.group, resource.plural), _DEFAULT_COLUMNS))
 
 
-_POD_SUCCEEDED = [{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed successfully."}]
-_POD_FAILED = [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
-
-
-def _row_conditions(resource: ResourceType, obj: dict[str, Any]) -> list[dict[str, Any]] | None:
-    if resource.is_custom or resource.group != "" or resource.plural != "pods":
-        return None
-    phase = _get(obj, "status", "phase")
-    if phase == "Succeeded":
-        return [dict(c) for c in _POD_SUCCEEDED]
-    if phase == "Failed":
-        return [dict(c) for c in _POD_FAILED]
-    return None
-
-
 def table(
     resource: ResourceType,
     objects: list[dict[str, Any]],
@@ -874,9 +710,6 @@ def table(
     rows = []
     for obj in objects:
         row: dict[str, Any] = {"cells": [column.cell(obj, now) for column in columns]}
-        conditions = _row_conditions(resource, obj)
-        if conditions:
-            row["conditions"] = conditions
         if include_object == "Object":
             row["object"] = obj
         elif include_object == "None":
