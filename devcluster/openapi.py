@@ -3,7 +3,8 @@
 Group/versions of built-in kinds serve the real kube-apiserver's documents (Kubernetes v1.37.2,
 bundled by ``scripts/gen_builtin_openapi.py``, read by ``bundled_openapi.py``), trimmed to the
 paths devcluster routes (:func:`served_paths`) and the schemas they reach, descriptions included.
-Custom resources get documents generated here, shaped as kube-apiserver shapes CRD documents.
+Custom resources get documents generated here, shaped as kube-apiserver shapes CRD documents; the
+meta/v1 and autoscaling/v1 schemas they refer to are the bundled definitions (no copy of their text here).
 
 kubectl 1.32 reads these for three things, and both kinds of document serve them:
 
@@ -56,19 +57,6 @@ PATCH_CONTENT_TYPES = ("application/json-patch+json", "application/merge-patch+j
 RESPONSE_CONTENT_TYPES = ("application/json", "application/yaml")
 LIST_RESPONSE_CONTENT_TYPES = ("application/json", "application/yaml", "application/json;stream=watch")
 
-_API_VERSION_DESCRIPTION = (
-    "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized "
-    "schemas to the latest internal value, and may reject unrecognized values. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
-)
-_KIND_DESCRIPTION = (
-    "Kind is a string value representing the REST resource this object represents. Servers may infer this from the "
-    "endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
-)
-_METADATA_DESCRIPTION = (
-    "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
 _LIST_METADATA_DESCRIPTION = (
     "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
 )
@@ -546,54 +534,84 @@ def resource_paths(resource: ResourceType) -> dict[str, dict[str, Any]]:
 # schemas
 
 
-def _string(description: str, **extra: Any) -> dict[str, Any]:
-    return {"description": description, "type": "string", **extra}
+# The properties every object has, as the Kubernetes definitions describe them (a ConfigMap's are TypeMeta's and
+# ObjectMeta's doc comments, the same text kube's CRD documents carry).
+_OBJECT_PROPERTIES = ("apiVersion", "kind", "metadata")
+# What kube's generated documents refer to from every group/version's paths (the rest is what these reach).
+_META_ROOTS = (DELETE_OPTIONS, OBJECT_META, LIST_META, STATUS, PATCH)
 
 
-def _string_map(description: str, **item: Any) -> dict[str, Any]:
-    return {"description": description, "type": "object", "additionalProperties": {"type": "string", "default": "", **item}}
+def _definition(name: str) -> dict[str, Any]:
+    found = bundled_openapi.definitions().get(name)
+    if found is None:  # pragma: no cover - the bundle is package data, regenerated with its README
+        raise LookupError(f"{name} is not in the bundled Kubernetes definitions (devcluster/builtin_openapi)")
+    return copy.deepcopy(found)
 
 
-def _type_meta_properties() -> dict[str, Any]:
-    return {"apiVersion": _string(_API_VERSION_DESCRIPTION), "kind": _string(_KIND_DESCRIPTION)}
+def _reachable(roots: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The bundled definitions named in ``roots`` and every definition their ``$ref``s reach."""
+    found: dict[str, dict[str, Any]] = {}
+    pending = list(roots)
+    while pending:
+        name = pending.pop()
+        if name in found:
+            continue
+        found[name] = _definition(name)
+        pending.extend(_refs(found[name]))
+    return found
+
+
+def _refs(node: Any) -> Iterable[str]:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref.rpartition("/")[2]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def _object_properties() -> dict[str, Any]:
+    """``apiVersion``, ``kind`` and ``metadata`` as the Kubernetes definitions describe them."""
+    properties = _definition("io.k8s.api.core.v1.ConfigMap")["properties"]
+    return {name: properties[name] for name in _OBJECT_PROPERTIES}
 
 
 def kind_schema(resource: ResourceType) -> dict[str, Any]:
     """The ``components.schemas`` entry of the resource's kind."""
     gvk = [_gvk(resource.group, resource.version, resource.kind)]
-    metadata = _ref_property(OBJECT_META, _METADATA_DESCRIPTION, default={})
     if resource.is_custom:
         schema = copy.deepcopy(resource.schema) if resource.schema is not None else {}
         schema.setdefault("type", "object")
-        properties = schema.setdefault("properties", {})
-        properties.update(_type_meta_properties())
-        properties["metadata"] = metadata
+        schema.setdefault("properties", {}).update(_object_properties())
         schema["x-kubernetes-group-version-kind"] = gvk
         return schema
     # A built-in kind the bundled documents do not describe (bundled_openapi.py): an open object.
-    properties = {**_type_meta_properties(), "metadata": metadata}
     return {
         "description": f"{resource.kind} is a {resource.group_version} resource.",
         "type": "object",
-        "properties": dict(sorted(properties.items())),
+        "properties": _object_properties(),
         "x-kubernetes-preserve-unknown-fields": True,
         "x-kubernetes-group-version-kind": gvk,
     }
 
 
 def list_schema(resource: ResourceType) -> dict[str, Any]:
-    """The ``components.schemas`` entry of the resource's List kind."""
+    """The ``components.schemas`` entry of the resource's List kind (apiextensions-apiserver's own wording)."""
+    properties = _object_properties()
     return {
         "description": f"{resource.list_kind} is a list of {resource.kind} objects.",
         "type": "object",
         "properties": {
-            "apiVersion": _string(_API_VERSION_DESCRIPTION),
+            "apiVersion": properties["apiVersion"],
             "items": {
                 "description": f"List of {resource.plural}.",
                 "type": "array",
                 "items": {"allOf": [_ref(schema_name(resource))], "default": {}},
             },
-            "kind": _string(_KIND_DESCRIPTION),
+            "kind": properties["kind"],
             "metadata": _ref_property(LIST_META, _LIST_METADATA_DESCRIPTION, default={}),
         },
         "required": ["items"],
@@ -601,317 +619,22 @@ def list_schema(resource: ResourceType) -> dict[str, Any]:
     }
 
 
-def _time(description: str) -> dict[str, Any]:
-    return _ref_property(f"{META}.Time", description)
-
-
 def meta_schemas(group: str, version: str) -> dict[str, dict[str, Any]]:
-    """The apimachinery schemas every group/version document refers to."""
+    """The apimachinery meta/v1 schemas every group/version document refers to, from the bundled definitions.
+
+    DeleteOptions is tagged with the core group's GVK and this group/version's, as kube tags it.
+    """
+    schemas = _reachable(_META_ROOTS)
     delete_options_gvks = [_gvk("", "v1", "DeleteOptions")]
     if group:
         delete_options_gvks.append(_gvk(group, version, "DeleteOptions"))
-    return {
-        f"{META}.DeleteOptions": {
-            "description": "DeleteOptions may be provided when deleting an API object.",
-            "type": "object",
-            "properties": {
-                "apiVersion": _string(_API_VERSION_DESCRIPTION),
-                "dryRun": {
-                    "description": "When present, indicates that modifications should not be persisted.",
-                    "type": "array",
-                    "items": {"type": "string", "default": ""},
-                    "x-kubernetes-list-type": "atomic",
-                },
-                "gracePeriodSeconds": {
-                    "description": "The duration in seconds before the object should be deleted.",
-                    "type": "integer",
-                    "format": "int64",
-                },
-                "ignoreStoreReadErrorWithClusterBreakingPotential": {
-                    "description": (
-                        "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow "
-                        "fails with a corrupt object error."
-                    ),
-                    "type": "boolean",
-                },
-                "kind": _string(_KIND_DESCRIPTION),
-                "orphanDependents": {"description": "Deprecated: please use the PropagationPolicy.", "type": "boolean"},
-                "preconditions": _ref_property(
-                    f"{META}.Preconditions",
-                    "Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.",
-                ),
-                "propagationPolicy": _string(
-                    "Whether and how garbage collection will be performed: 'Orphan', 'Background' or 'Foreground'."
-                ),
-            },
-            "x-kubernetes-group-version-kind": delete_options_gvks,
-        },
-        f"{META}.FieldsV1": {
-            "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.",
-            "type": "object",
-        },
-        f"{META}.ListMeta": {
-            "description": "ListMeta describes metadata that synthetic resources must have, including lists and various status objects.",
-            "type": "object",
-            "properties": {
-                "continue": _string("continue may be set if the user set a limit on the number of items returned."),
-                "remainingItemCount": {
-                    "description": (
-                        "remainingItemCount is the number of subsequent items in the list which are not included in this list response."
-                    ),
-                    "type": "integer",
-                    "format": "int64",
-                },
-                "resourceVersion": _string("String that identifies the server's internal version of this object."),
-                "selfLink": _string("Deprecated: selfLink is a legacy read-only field that is no longer populated by the system."),
-            },
-        },
-        f"{META}.ManagedFieldsEntry": {
-            "description": (
-                "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to."
-            ),
-            "type": "object",
-            "properties": {
-                "apiVersion": _string("APIVersion defines the version of this resource that this field set applies to."),
-                "fieldsType": _string(
-                    "FieldsType is the discriminator for the different fields format and version. There is currently only"
-                    ' one possible value: "FieldsV1"'
-                ),
-                "fieldsV1": _ref_property(
-                    f"{META}.FieldsV1", 'FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.'
-                ),
-                "manager": _string("Manager is an identifier of the workflow managing these fields."),
-                "operation": _string(
-                    "Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only "
-                    "valid values for this field are 'Apply' and 'Update'."
-                ),
-                "subresource": _string(
-                    "Subresource is the name of the subresource used to update that object, or empty string if the object"
-                    " was updated through the main resource."
-                ),
-                "time": _time("Time is the timestamp of when the ManagedFields entry was added."),
-            },
-        },
-        f"{META}.ObjectMeta": {
-            "description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
-            "type": "object",
-            "properties": {
-                "annotations": _string_map(
-                    "Annotations is an unstructured key value map stored with a resource that may be set by external tools "
-                    "to store and retrieve arbitrary metadata. More info: "
-                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations"
-                ),
-                "creationTimestamp": _time("CreationTimestamp is a timestamp representing the server time when this object was created."),
-                "deletionGracePeriodSeconds": {
-                    "description": (
-                        "Number of seconds allowed for this object to gracefully terminate before it will be removed from the system."
-                    ),
-                    "type": "integer",
-                    "format": "int64",
-                },
-                "deletionTimestamp": _time("DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted."),
-                "finalizers": {
-                    "description": (
-                        "Must be empty before the object is deleted from the registry. Each entry is an identifier for the "
-                        "responsible component that will remove the entry from the list."
-                    ),
-                    "type": "array",
-                    "items": {"type": "string", "default": ""},
-                    "x-kubernetes-list-type": "set",
-                },
-                "generateName": _string(
-                    "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name "
-                    "field has not been provided."
-                ),
-                "generation": {
-                    "description": (
-                        "A sequence number representing a specific generation of the desired state. Populated by the system. Read-only."
-                    ),
-                    "type": "integer",
-                    "format": "int64",
-                },
-                "labels": _string_map(
-                    "Map of string keys and values that can be used to organize and categorize (scope and select) objects. "
-                    "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels"
-                ),
-                "managedFields": {
-                    "description": "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.",
-                    "type": "array",
-                    "items": {"allOf": [_ref(f"{META}.ManagedFieldsEntry")], "default": {}},
-                    "x-kubernetes-list-type": "atomic",
-                },
-                "name": _string(
-                    "Name must be unique within a namespace. Is required when creating resources, although some resources "
-                    "may allow a client to request the generation of an appropriate name automatically. Cannot be updated. "
-                    "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-                ),
-                "namespace": _string(
-                    "Namespace defines the space within which each name must be unique. An empty namespace is equivalent to "
-                    'the "default" namespace, but "default" is the canonical representation. Cannot be updated. More info: '
-                    "https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces"
-                ),
-                "ownerReferences": {
-                    "description": (
-                        "List of objects depended by this object. If ALL objects in the list have been deleted, this object "
-                        "will be garbage collected."
-                    ),
-                    "type": "array",
-                    "items": {"allOf": [_ref(f"{META}.OwnerReference")], "default": {}},
-                    "x-kubernetes-list-map-keys": ["uid"],
-                    "x-kubernetes-list-type": "map",
-                },
-                "resourceVersion": _string(
-                    "An opaque value that represents the internal version of this object that can be used by clients to "
-                    "determine when objects have changed. Populated by the system. Read-only."
-                ),
-                "selfLink": _string("Deprecated: selfLink is a legacy read-only field that is no longer populated by the system."),
-                "uid": _string(
-                    "UID is the unique in time and space value for this object. It is typically generated by the server on "
-                    "successful creation of a resource and is not allowed to change on PUT operations. Populated by the system. Read-only."
-                ),
-            },
-        },
-        f"{META}.OwnerReference": {
-            "description": (
-                "OwnerReference contains enough information to let you identify an owning object. An owning object "
-                "must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace "
-                "field."
-            ),
-            "type": "object",
-            "properties": {
-                "apiVersion": _string("API version of the referent."),
-                "blockOwnerDeletion": {
-                    "description": (
-                        'If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted '
-                        "from the key-value store until this reference is removed."
-                    ),
-                    "type": "boolean",
-                },
-                "controller": {"description": "If true, this reference points to the managing controller.", "type": "boolean"},
-                "kind": _string("Kind of the referent."),
-                "name": _string("Name of the referent."),
-                "uid": _string("UID of the referent."),
-            },
-            "required": ["apiVersion", "kind", "name", "uid"],
-            "x-kubernetes-map-type": "atomic",
-        },
-        f"{META}.Patch": {
-            "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
-            "type": "object",
-        },
-        f"{META}.Preconditions": {
-            "description": "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.",
-            "type": "object",
-            "properties": {"resourceVersion": _string("Specifies the target ResourceVersion"), "uid": _string("Specifies the target UID.")},
-        },
-        f"{META}.Status": {
-            "description": "Status is a return value for calls that don't return other objects.",
-            "type": "object",
-            "properties": {
-                "apiVersion": _string(_API_VERSION_DESCRIPTION),
-                "code": {"description": "Suggested HTTP return code for this status, 0 if not set.", "type": "integer", "format": "int32"},
-                "details": _ref_property(
-                    f"{META}.StatusDetails",
-                    (
-                        "Extended data associated with the reason. Each reason may define its own extended details. This "
-                        "field is optional and the data returned is not guaranteed to conform to any schema except that "
-                        "defined by the reason type."
-                    ),
-                ),
-                "kind": _string(_KIND_DESCRIPTION),
-                "message": _string("A human-readable description of the status of this operation."),
-                "metadata": _ref_property(LIST_META, _LIST_METADATA_DESCRIPTION, default={}),
-                "reason": _string('A machine-readable description of why this operation is in the "Failure" status.'),
-                "status": _string('Status of the operation. One of: "Success" or "Failure".'),
-            },
-            "x-kubernetes-group-version-kind": [_gvk("", "v1", "Status")],
-        },
-        f"{META}.StatusCause": {
-            "description": (
-                "StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered."
-            ),
-            "type": "object",
-            "properties": {
-                "field": _string("The field of the resource that has caused this error, as named by its JSON serialization."),
-                "message": _string("A human-readable description of the cause of the error."),
-                "reason": _string("A machine-readable description of the cause of the error."),
-            },
-        },
-        f"{META}.StatusDetails": {
-            "description": (
-                "StatusDetails is a set of additional properties that MAY be set by the server to provide additional "
-                "information about a response."
-            ),
-            "type": "object",
-            "properties": {
-                "causes": {
-                    "description": "The Causes array includes more details associated with the StatusReason failure.",
-                    "type": "array",
-                    "items": {"allOf": [_ref(f"{META}.StatusCause")], "default": {}},
-                    "x-kubernetes-list-type": "atomic",
-                },
-                "group": _string("The group attribute of the resource associated with the status StatusReason."),
-                "kind": _string("The kind attribute of the resource associated with the status StatusReason."),
-                "name": _string(
-                    "The name attribute of the resource associated with the status StatusReason (when there is a single "
-                    "name which can be described)."
-                ),
-                "retryAfterSeconds": {
-                    "description": "If specified, the time in seconds before the operation should be retried.",
-                    "type": "integer",
-                    "format": "int32",
-                },
-                "uid": _string("UID of the resource. (when there is a single resource which can be described)."),
-            },
-        },
-        f"{META}.Time": {
-            "description": "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.",
-            "type": "string",
-            "format": "date-time",
-        },
-    }
+    schemas[DELETE_OPTIONS]["x-kubernetes-group-version-kind"] = delete_options_gvks
+    return schemas
 
 
 def scale_schemas() -> dict[str, dict[str, Any]]:
-    """autoscaling/v1 Scale, which ``/scale`` subresources read and write."""
-    return {
-        SCALE: {
-            "description": "Scale represents a scaling request for a resource.",
-            "type": "object",
-            "properties": {
-                "apiVersion": _string(_API_VERSION_DESCRIPTION),
-                "kind": _string(_KIND_DESCRIPTION),
-                "metadata": _ref_property(OBJECT_META, _METADATA_DESCRIPTION, default={}),
-                "spec": _ref_property(f"{SCALE}Spec", "spec defines the behavior of the scale.", default={}),
-                "status": _ref_property(f"{SCALE}Status", "status is the current status of the scale. Read-only.", default={}),
-            },
-            "x-kubernetes-group-version-kind": [_gvk("autoscaling", "v1", "Scale")],
-        },
-        f"{SCALE}Spec": {
-            "description": "ScaleSpec describes the attributes of a scale subresource.",
-            "type": "object",
-            "properties": {
-                "replicas": {
-                    "description": "replicas is the desired number of instances for the scaled object.",
-                    "type": "integer",
-                    "format": "int32",
-                }
-            },
-        },
-        f"{SCALE}Status": {
-            "description": "ScaleStatus represents the current status of a scale subresource.",
-            "type": "object",
-            "properties": {
-                "replicas": {
-                    "description": "replicas is the actual number of observed instances of the scaled object.",
-                    "type": "integer",
-                    "format": "int32",
-                },
-                "selector": _string("selector is the label query over pods that should match the replicas count."),
-            },
-            "required": ["replicas"],
-        },
-    }
+    """autoscaling/v1 Scale, which ``/scale`` subresources read and write, from the bundled definitions."""
+    return {name: schema for name, schema in _reachable([SCALE]).items() if not name.startswith(META)}
 
 
 # --------------------------------------------------------------------------------------------
