@@ -1,28 +1,15 @@
-"""The write verbs with kube-apiserver semantics: create, update, patch (four kinds), delete.
-
-Bodies of built-in kinds are first decoded against their Go types (``decoding.py``: unknown and
-duplicate fields per ``fieldValidation``, type errors, normalised values; apply configurations
-through ``typedpatch.py``). Then one pipeline for every write (``_commit_write``): kind checks and
-defaulting (``admission.py`` for built-ins, the CRD schema for custom resources: prune → default →
-validate), metadata rules
-(``naming.py``), optimistic concurrency, generation, finalizers and graceful deletion,
-managedFields (``fieldmanagement.py``), what the registry and admission plugins set after that
-(``preparing.py``), "no change → no write", dry-run, then
-:meth:`Store.put`. The HTTP layer (``serving.py``) and the built-in controllers
-(``controllers.py``) both call :class:`Writer`, so controller writes look like any client's.
+"""The :class:`Writer`: create, update, patch (all four formats), apply, delete and deletecollection with
+kube-apiserver's order of decoding, admission, validation, managedFields, preconditions and storage.
 """
 
 from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import orjson
-import yaml
 
 from devcluster import decoding, errors, typedpatch
 from devcluster.admission import admit
@@ -37,94 +24,32 @@ from devcluster.preparing import prepare
 from devcluster.resources import ResourceType
 from devcluster.schemas import apply_defaults, prune, validate
 from devcluster.store import Store
-
-JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
-# libyaml's loader when PyYAML was built with it (the pure-Python one is ~10x slower).
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-APPLY_PATCH_CBOR = "application/apply-patch+cbor"
-
-_OBJECT_META_FIELDS = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
+from devcluster.writing.options import (
+    _NAME_CHARS,
+    _OBJECT_META_FIELDS,
+    _SYSTEM_META,
+    APPLY_PATCH,
+    FOREGROUND_FINALIZER,
+    JSON_PATCH,
+    MERGE_PATCH,
+    ORPHAN_FINALIZER,
+    STRATEGIC_PATCH,
+    WriteOptions,
+    WriteResult,
+    _decode_error_context,
+    _patch_error_context,
+    _spec_view,
+    at_version,
+    copy,
 )
-_SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
-ORPHAN_FINALIZER = "orphan"
-FOREGROUND_FINALIZER = "foregroundDeletion"
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    manager: str
-    dry_run: bool = False
-    field_validation: str = "Warn"  # Ignore | Warn | Strict
-    subresource: str = ""
-
-
-@dataclass
-class WriteResult:
-    obj: dict[str, Any]
-    code: int = 200
-    warnings: list[str] = field(default_factory=list)
-    # delete only: the object is gone (not merely marked for deletion)
-    deleted: bool = False
-
-
-def copy(obj: Any) -> Any:
-    """Deep copy of a JSON value (orjson round trip: fast and exact for JSON data)."""
-    return orjson.loads(orjson.dumps(obj))
-
-
-def at_version(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
-    """``obj`` as served at ``resource``'s version (conversion strategy None: only apiVersion changes)."""
-    if obj.get("apiVersion") == resource.group_version:
-        return obj
-    return {**obj, "apiVersion": resource.group_version}
-
-
-@contextmanager
-def _decode_error_context(resource: ResourceType) -> Iterator[None]:
-    """Create/update decode the body, so decoding errors get ``transformDecodeError``'s prefix there."""
-    try:
-        yield
-    except decoding.DecodeError as e:
-        kind = resource.kind
-        raise errors.bad_request(f'{kind} in version "{resource.version}" cannot be handled as a {kind}: {e.message}') from e
-
-
-@contextmanager
-def _patch_error_context(rendered: Callable[[], str]) -> Iterator[None]:
-    """A patch decodes the patched object: kube reports decoding errors as 422 Invalid on field ``patch``,
-    showing ``rendered()`` (the patched object's JSON; for a strategic merge patch the patch, Go's ``%v``)."""
-    try:
-        yield
-    except decoding.DecodeError as e:
-        detail = f"Invalid value: {orjson.dumps(rendered()).decode()}: {e.message}"
-        causes = [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]
-        raise StatusError(422, "Invalid", f' "" is invalid: patch: {detail}', {"causes": causes}) from e
-
-
-def _spec_view(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
-    skip = {"metadata", "status"} if resource.status_subresource else {"metadata"}
-    return {k: v for k, v in obj.items() if k not in skip}
+from devcluster.writing.registry import (
+    _check_applied_fields,
+    _drop_empty_metadata,
+    _parse_apply_body,
+    _registry_prefix,
+    _same_but_managed_times,
+    _set_condition,
+)
 
 
 class Writer:
@@ -624,69 +549,3 @@ class Writer:
         elif duplicates is not None:
             problems += duplicates.problems()
         return decoding.field_validation(problems, opts.field_validation)
-
-
-# Where kube-apiserver keeps each built-in resource in etcd (its storage prefixes differ from the resource
-# name for a few); custom resources live under ``<group>/<plural>``.
-_REGISTRY_PREFIXES = {
-    ("", "services"): "services/specs",
-    ("networking.k8s.io", "ingresses"): "ingress",
-    ("apiextensions.k8s.io", "customresourcedefinitions"): "apiextensions.k8s.io/customresourcedefinitions",
-}
-
-
-def _registry_prefix(resource: ResourceType) -> str:
-    if resource.is_custom:
-        return f"{resource.group}/{resource.plural}"
-    return _REGISTRY_PREFIXES.get((resource.group, resource.plural), resource.plural)
-
-
-def _check_applied_fields(config: dict[str, Any], resource: ResourceType) -> None:
-    """Server-side apply converts the configuration to a typed value first: a field the CRD's schema
-    does not declare fails the request with a 500, whatever fieldValidation says (structured-merge-diff)."""
-    meta = config.get("metadata") or {}
-    unknown = sorted([f"metadata.{k}" for k in meta if k not in _OBJECT_META_FIELDS] + prune(copy(config), resource.schema or {})[1])
-    if unknown:
-        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-        raise errors.internal(
-            f"failed to create typed patch object ({where}; {resource.group_version}, Kind={resource.kind}): "
-            f".{unknown[0]}: field not declared in schema"
-        )
-
-
-def _drop_empty_metadata(meta: dict[str, Any]) -> None:
-    """ObjectMeta's collections are ``omitempty``: an empty (or null) one is not stored."""
-    for key in ("labels", "annotations", "finalizers", "ownerReferences"):
-        if key in meta and not meta[key]:
-            del meta[key]
-
-
-def _set_condition(obj: dict[str, Any], condition: dict[str, Any]) -> None:
-    status = obj.setdefault("status", {})
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-    status["conditions"] = [*conditions, condition]
-
-
-def _parse_apply_body(raw: bytes) -> Any:
-    """An apply body: JSON (what clients send almost always; also valid YAML) or YAML.
-
-    Like kube-apiserver (sigs.k8s.io/yaml), JSON is read with JSON semantics; only what is not JSON
-    goes through the YAML parser. Parsing JSON first is also ~100x cheaper than YAML.
-    """
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return yaml.load(raw.decode("utf-8"), Loader=_YAML_LOADER)  # a safe loader (CSafeLoader/SafeLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise errors.bad_request(f"error decoding YAML: {e}") from e
-
-
-def _same_but_managed_times(new: dict[str, Any], old: dict[str, Any]) -> bool:
-    def untimed(obj: dict[str, Any]) -> dict[str, Any]:
-        meta = dict(obj["metadata"])
-        meta["managedFields"] = [{k: v for k, v in entry.items() if k != "time"} for entry in meta.get("managedFields") or ()]
-        return {**obj, "metadata": meta}
-
-    return untimed(new) == untimed(old)
