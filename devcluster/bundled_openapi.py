@@ -6,9 +6,9 @@
 where they come from and ``scripts/gen_builtin_openapi.py`` regenerates them.
 
 Read lazily and once per process: a document when ``/openapi/v3`` is first asked for it
-(``openapi.py``), schemas and Go types when the first object of a kind is decoded
+(``openapi/``), schemas and Go types when the first object of a kind is decoded
 (``decoding.py``), :func:`definitions` when a custom resource's document needs the meta/v1 and
-autoscaling/v1 schemas (``openapi.py`` takes them from here rather than keeping a copy). What these
+autoscaling/v1 schemas (``openapi/`` takes them from here rather than keeping a copy). What these
 functions return is shared: callers must not mutate it.
 """
 

@@ -33,7 +33,7 @@ write e.g. ``"reportingComponent": ""`` on an Event). A float's original spellin
 parsed, so ``1e21`` is reported as ``number 1e+21``. :data:`UNSTRUCTURED` reports the first error
 in key order, Go in struct-field order.
 
-Used by ``writing.py`` (create, update, patch, apply).
+Used by ``writing/`` (create, update, patch, apply).
 """
 
 from __future__ import annotations

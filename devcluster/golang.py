@@ -11,7 +11,7 @@ kube-apiserver's decoding errors and normalised values come straight from Go's `
 
 Formatting values as ``fmt`` / ``strconv`` print them is ``gofmt.py``.
 
-Pure functions; used by ``decoding.py``, ``schemas.py`` and ``typedpatch.py``.
+Pure functions; used by ``decoding.py``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ structured-merge-diff walks maps in Go's random order and stops at the first und
 of a map; devcluster walks them in sorted order, so with several problems in one object it
 reports a deterministic subset. List items are named the way structured-merge-diff names them:
 by their keys (``containers[name="web"]``, from ``x-kubernetes-list-map-keys`` or the patch merge
-key), by value in sets (``[="x"]``), by index otherwise. Used by ``writing.py``.
+key), by value in sets (``[="x"]``), by index otherwise. Used by ``writing/``.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from devcluster.resources import ResourceType
 
 
 def served_paths(resource: ResourceType) -> set[str]:
-    """The path templates devcluster routes for ``resource`` (``serving.py``): collection, item, the
+    """The path templates devcluster routes for ``resource`` (``serving/``): collection, item, the
     all-namespaces list, the legacy watch paths, its subresources and the group/version root."""
     prefix = resource.path_prefix()
     if resource.namespaced:

@@ -2,7 +2,7 @@
 negotiation (JSON, YAML, Table, PartialObjectMetadata) and streaming watches, on aiohttp.
 
 One catch-all route parses the path the way kube-apiserver's router does and hands the request
-to the verb functions of ``reading.py`` / ``writing.py`` / ``watching.py`` (``/scale``:
+to the verb functions of ``reading.py`` / ``writing/`` / ``watching.py`` (``/scale``:
 ``scaling.py``). Every failure is a :class:`~devcluster.errors.StatusError` rendered as
 ``metav1.Status`` (or, outside any served group, the mux's plain-text 404). Built by
 :func:`build_app`; run by ``server.py``.

@@ -6,9 +6,9 @@ through ``typedpatch.py``). Then one pipeline for every write (``_commit_write``
 defaulting (``admission.py`` for built-ins, the CRD schema for custom resources: prune → default →
 validate), metadata rules
 (``naming.py``), optimistic concurrency, generation, finalizers and graceful deletion,
-managedFields (``fieldmanagement.py``), what the registry and admission plugins set after that
+managedFields (``fieldmanagement/``), what the registry and admission plugins set after that
 (``preparing.py``), "no change → no write", dry-run, then
-:meth:`Store.put`. The HTTP layer (``serving.py``) and the built-in controllers
+:meth:`Store.put`. The HTTP layer (``serving/``) and the built-in controllers
 (``controllers.py``) both call :class:`Writer`, so controller writes look like any client's.
 
 The package: ``options`` (WriteOptions, WriteResult, content types), ``writer`` (the Writer) and
