@@ -15,6 +15,6 @@ from __future__ import annotations
 
 from devcluster.serving.api import Api
 from devcluster.serving.app import build_app
-from devcluster.serving.negotiation import JSON, Rendering, Target, log
+from devcluster.serving.negotiation import JSON, Rendering, Target
 
-__all__ = ["JSON", "Api", "Rendering", "Target", "build_app", "log"]
+__all__ = ["JSON", "Api", "Rendering", "Target", "build_app"]

@@ -5,6 +5,7 @@ write verbs, subresources), each answering with kube's status codes, headers and
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -35,12 +36,13 @@ from devcluster.serving.negotiation import (
     _PlainNotFound,
     _validate_watch_options,
     _with_body_dry_run,
-    log,
 )
 from devcluster.settings import ServerSettings
 from devcluster.store import Store
 from devcluster.watching import Watch, WatchEvent, bookmark, open_watch
 from devcluster.writing import APPLY_PATCH, WriteOptions, Writer, at_version
+
+log = logging.getLogger("devcluster.serving")
 
 
 class Api:

@@ -5,7 +5,6 @@ query options parsed with kube's error texts (dryRun, watch options, booleans, i
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +15,6 @@ from devcluster import errors
 from devcluster.resources import ResourceType
 from devcluster.writing import WriteOptions
 
-log = logging.getLogger("devcluster.serving")
 _DUPLICATES_KEY = "devcluster.duplicate_fields"
 
 JSON = "application/json"
