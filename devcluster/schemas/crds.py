@@ -26,50 +26,60 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
     v1 defaulting is assumed first (``names.singular`` = lowercase kind, ``names.listKind`` =
     kind + "List") as kube-apiserver defaults before it validates.
     """
-    causes: list[Cause] = []
     meta = crd.get("metadata") if isinstance(crd.get("metadata"), dict) else {}
     spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
     assert isinstance(meta, dict) and isinstance(spec, dict)
     names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
     assert isinstance(names, dict)
     group = str(spec.get("group") or "")
-    plural = str(names.get("plural") or "")
-    kind = str(names.get("kind") or "")
-    singular = str(names.get("singular") or kind.lower())
-    list_kind = str(names.get("listKind") or (kind + "List" if kind else ""))
+    return [
+        *_metadata_causes(meta, f"{names.get('plural') or ''}.{group}"),
+        *_group_causes(group),
+        *_scope_causes(str(spec.get("scope") or "")),
+        *_versions_causes(spec.get("versions")),
+        *_names_causes(names),
+    ]
 
-    # metadata: a DNS subdomain that is exactly <plural>.<group>
+
+def _metadata_causes(meta: dict[str, Any], expected_name: str) -> list[Cause]:
+    """metadata: a DNS subdomain that is exactly <plural>.<group>."""
     name = str(meta.get("name") or "")
     meta_for_checks = {k: v for k, v in meta.items() if k not in ("name", "generateName")}
     meta_for_checks["name"] = name or "x"  # the name itself is checked below with the CRD rule
-    causes.extend(validate_object_meta(meta_for_checks, name_rule="subdomain", namespaced=False, creating=True))
+    causes = validate_object_meta(meta_for_checks, name_rule="subdomain", namespaced=False, creating=True)
     if not name:
         causes.append(required("metadata.name", "name or generateName is required"))
     else:
         msgs = dns1123_subdomain_errors(name)
-        if name != f"{plural}.{group}":
+        if name != expected_name:
             msgs.append('must be spec.names.plural+"."+spec.group')
         causes.extend(invalid_value("metadata.name", name, m) for m in msgs)
+    return causes
 
-    # group
+
+def _group_causes(group: str) -> list[Cause]:
     if not group:
-        causes.append(required("spec.group"))
-    elif errs := dns1123_subdomain_errors(group):
-        causes.append(invalid_value("spec.group", group, ",".join(errs)))
-    elif len(group.split(".")) < 2:
-        causes.append(invalid_value("spec.group", group, "should be a domain with at least one dot"))
+        return [required("spec.group")]
+    if errs := dns1123_subdomain_errors(group):
+        return [invalid_value("spec.group", group, ",".join(errs))]
+    if len(group.split(".")) < 2:
+        return [invalid_value("spec.group", group, "should be a domain with at least one dot")]
+    return []
 
-    # scope
-    scope = str(spec.get("scope") or "")
+
+def _scope_causes(scope: str) -> list[Cause]:
     if not scope:
-        causes.append(required("spec.scope"))
-    elif scope not in ("Cluster", "Namespaced"):
-        causes.append(not_supported("spec.scope", scope, ["Cluster", "Namespaced"]))
+        return [required("spec.scope")]
+    if scope not in ("Cluster", "Namespaced"):
+        return [not_supported("spec.scope", scope, ["Cluster", "Namespaced"])]
+    return []
 
-    # versions
-    versions = spec.get("versions")
+
+def _versions_causes(versions: Any) -> list[Cause]:
+    """Each version's name, schema and printer columns; unique names; exactly one storage version."""
     if not isinstance(versions, list):
         versions = []
+    causes: list[Cause] = []
     if not versions:
         causes.append(required("spec.versions", "must have at least one version"))
     storage = 0
@@ -95,25 +105,30 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
         causes.append(invalid_value("spec.versions", versions, "must contain unique version names"))
     if storage != 1:
         causes.append(invalid_value("spec.versions", versions, "must have exactly one version marked as storage version"))
+    return causes
 
-    # names
+
+def _name_causes(path: str, value: str, *, mixed_case: bool = False) -> list[Cause]:
+    """A required DNS-1035 label (kinds: may have mixed case, checked lowercased)."""
+    if not value:
+        return [required(path)]
+    if errs := dns1035_label_errors(value.lower() if mixed_case else value):
+        prefix = "may have mixed case, but should otherwise match: " if mixed_case else ""
+        return [invalid_value(path, value, prefix + ",".join(errs))]
+    return []
+
+
+def _names_causes(names: dict[str, Any]) -> list[Cause]:
+    """spec.names, after v1 defaulting of singular and listKind."""
     npath = "spec.names"
-    if not plural:
-        causes.append(required(f"{npath}.plural"))
-    elif errs := dns1035_label_errors(plural):
-        causes.append(invalid_value(f"{npath}.plural", plural, ",".join(errs)))
-    if not singular:
-        causes.append(required(f"{npath}.singular"))
-    elif errs := dns1035_label_errors(singular):
-        causes.append(invalid_value(f"{npath}.singular", singular, ",".join(errs)))
-    if not kind:
-        causes.append(required(f"{npath}.kind"))
-    elif errs := dns1035_label_errors(kind.lower()):
-        causes.append(invalid_value(f"{npath}.kind", kind, "may have mixed case, but should otherwise match: " + ",".join(errs)))
-    if not list_kind:
-        causes.append(required(f"{npath}.listKind"))
-    elif errs := dns1035_label_errors(list_kind.lower()):
-        causes.append(invalid_value(f"{npath}.listKind", list_kind, "may have mixed case, but should otherwise match: " + ",".join(errs)))
+    kind = str(names.get("kind") or "")
+    list_kind = str(names.get("listKind") or (kind + "List" if kind else ""))
+    causes = [
+        *_name_causes(f"{npath}.plural", str(names.get("plural") or "")),
+        *_name_causes(f"{npath}.singular", str(names.get("singular") or kind.lower())),
+        *_name_causes(f"{npath}.kind", kind, mixed_case=True),
+        *_name_causes(f"{npath}.listKind", list_kind, mixed_case=True),
+    ]
     if kind and kind == list_kind:
         causes.append(invalid_value(f"{npath}.listKind", list_kind, "kind and listKind may not be the same"))
     for field_name in ("shortNames", "categories"):
