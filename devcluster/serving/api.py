@@ -40,7 +40,7 @@ from devcluster.serving.negotiation import (
 from devcluster.settings import ServerSettings
 from devcluster.store import Store
 from devcluster.watching import Watch, WatchEvent, bookmark, open_watch
-from devcluster.writing import APPLY_PATCH, WriteOptions, Writer, at_version
+from devcluster.writing import APPLY_PATCH, WriteOptions, Writer, WriteResult, at_version
 
 log = logging.getLogger("devcluster.serving")
 
@@ -186,92 +186,119 @@ class Api:
 
     async def _resource_request(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
         target = self._target(group, version, rest)
-        method = request.method
-        query = request.query
-        resource = target.resource
-        watching = target.legacy_watch or _boolean(query.get("watch"))
+        watching = target.legacy_watch or _boolean(request.query.get("watch"))
         if self.audit is not None:
-            request[RECORD_KEY] = {
-                "verb": verb_of(method, named=bool(target.name), watching=watching),
-                "apiGroup": resource.group,
-                "resource": resource.plural,
-                "subresource": target.subresource,
-                "namespace": target.namespace or "",
-                "name": target.name,
-                "userAgent": request.headers.get("User-Agent", ""),
-                "dryRun": "All" in query.getall("dryRun", []),
-            }
-        if method == "GET":
-            rendering = _accepts(request.headers.get("Accept", ""), collection=not target.name)
-            if target.subresource == "scale":
-                return self._render(rendering, resource, scaling.read_scale(self.store, resource, target.namespace or "", target.name))
-            if watching:
-                return await self._watch(request, target, rendering)
-            if target.name:
-                obj = self.store.get(resource.storage_key, target.namespace or "", target.name)
-                if obj is None:
-                    raise errors.not_found(resource.plural, resource.group, target.name)
-                return self._render(rendering, resource, at_version(obj, resource), include_object=query.get("includeObject", "Metadata"))
-            items, meta = list_objects(self.store, resource, self._list_query(request, target))
-            return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
+            request[RECORD_KEY] = self._audit_record(request, target, watching=watching)
+        if request.method == "GET":
+            return await self._read(request, target, watching=watching)
         if watching:
             raise errors.method_not_allowed()
         opts = self._write_options(request, target)
-        crd_terminating = self._crd_terminating(resource)
+        method, named = request.method, bool(target.name)
+        result: WriteResult | web.StreamResponse
         if method == "POST":
-            if target.name or target.namespace is None or (resource.namespaced and not target.namespace):
-                raise errors.method_not_allowed() if target.name else _NOT_FOUND
-            if crd_terminating:
-                name = str(((await self._body(request)) or {}).get("metadata", {}).get("name", ""))
-                raise errors.forbidden_error(
-                    resource.plural, resource.group, name, "create not allowed while custom resource definition is terminating"
-                )
-            body = await self._body(request)
-            result = self.writer.create(resource, target.namespace, body, opts, duplicates=request.get(_DUPLICATES_KEY))
-        elif method == "PUT" and target.name:
-            body = await self._body(request)
-            if target.subresource == "scale":
-                scale = scaling.update_scale(self.writer, resource, target.namespace or "", target.name, body, opts)
-                return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
-            if target.subresource == "finalize":  # an update of the namespace, recorded under the finalize subresource
-                body = {**(body if isinstance(body, dict) else {})}
-                opts = WriteOptions(opts.manager, opts.dry_run, opts.field_validation, "finalize")
-            result = self.writer.update(resource, target.namespace or "", target.name, body, opts, duplicates=request.get(_DUPLICATES_KEY))
-        elif method == "PATCH" and target.name:
-            content_type = request.content_type
-            raw = await request.read()
-            if target.subresource == "scale":
-                scale = scaling.patch_scale(self.writer, resource, target.namespace or "", target.name, content_type, raw, opts)
-                return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
-            result = self.writer.patch(
-                resource, target.namespace or "", target.name, content_type, raw, opts, force=_boolean(query.get("force"))
-            )
-        elif method == "DELETE" and target.name:
-            options, from_body = await self._delete_options(request)
-            opts = _with_body_dry_run(opts, options, from_body=from_body)
-            if opts.dry_run and request.get(RECORD_KEY):
-                request[RECORD_KEY]["dryRun"] = True
-            if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
-                raise errors.forbidden_error("namespaces", "", target.name, "this namespace may not be deleted")
-            result = self.writer.delete(resource, target.namespace or "", target.name, options, opts)
-            if result.deleted and not resource.returns_deleted_object:
-                meta = result.obj["metadata"]
-                details = {
-                    "name": meta["name"],
-                    **({"group": resource.group} if resource.group else {}),
-                    "kind": resource.plural,
-                    "uid": meta.get("uid"),
-                }
-                return self._json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+            result = await self._create(request, target, opts)
+        elif method == "PUT" and named:
+            result = await self._put(request, target, opts)
+        elif method == "PATCH" and named:
+            result = await self._patch(request, target, opts)
+        elif method == "DELETE" and named:
+            result = await self._delete_one(request, target, opts)
         elif method == "DELETE":
             return await self._delete_collection(request, target, opts)
         else:
             raise errors.method_not_allowed()
-        response = self._render(_accepts(request.headers.get("Accept", "")), resource, result.obj, status=result.code)
+        if isinstance(result, web.StreamResponse):
+            return result
+        response = self._render(_accepts(request.headers.get("Accept", "")), target.resource, result.obj, status=result.code)
         for warning in result.warnings:
             escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
             response.headers.add("Warning", f'299 - "{escaped}"')
         return response
+
+    def _audit_record(self, request: web.Request, target: Target, *, watching: bool) -> dict[str, Any]:
+        resource = target.resource
+        return {
+            "verb": verb_of(request.method, named=bool(target.name), watching=watching),
+            "apiGroup": resource.group,
+            "resource": resource.plural,
+            "subresource": target.subresource,
+            "namespace": target.namespace or "",
+            "name": target.name,
+            "userAgent": request.headers.get("User-Agent", ""),
+            "dryRun": "All" in request.query.getall("dryRun", []),
+        }
+
+    async def _read(self, request: web.Request, target: Target, *, watching: bool) -> web.StreamResponse:
+        """GET: a /scale, a watch, one object or a list."""
+        resource = target.resource
+        rendering = _accepts(request.headers.get("Accept", ""), collection=not target.name)
+        if target.subresource == "scale":
+            return self._render(rendering, resource, scaling.read_scale(self.store, resource, target.namespace or "", target.name))
+        if watching:
+            return await self._watch(request, target, rendering)
+        if target.name:
+            obj = self.store.get(resource.storage_key, target.namespace or "", target.name)
+            if obj is None:
+                raise errors.not_found(resource.plural, resource.group, target.name)
+            include_object = request.query.get("includeObject", "Metadata")
+            return self._render(rendering, resource, at_version(obj, resource), include_object=include_object)
+        items, meta = list_objects(self.store, resource, self._list_query(request, target))
+        return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
+
+    async def _create(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult:
+        resource = target.resource
+        crd_terminating = self._crd_terminating(resource)
+        if target.name or target.namespace is None or (resource.namespaced and not target.namespace):
+            raise errors.method_not_allowed() if target.name else _NOT_FOUND
+        if crd_terminating:
+            name = str(((await self._body(request)) or {}).get("metadata", {}).get("name", ""))
+            raise errors.forbidden_error(
+                resource.plural, resource.group, name, "create not allowed while custom resource definition is terminating"
+            )
+        body = await self._body(request)
+        return self.writer.create(resource, target.namespace, body, opts, duplicates=request.get(_DUPLICATES_KEY))
+
+    async def _put(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult | web.StreamResponse:
+        resource, namespace = target.resource, target.namespace or ""
+        body = await self._body(request)
+        if target.subresource == "scale":
+            scale = scaling.update_scale(self.writer, resource, namespace, target.name, body, opts)
+            return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
+        if target.subresource == "finalize":  # an update of the namespace, recorded under the finalize subresource
+            body = {**(body if isinstance(body, dict) else {})}
+            opts = WriteOptions(opts.manager, opts.dry_run, opts.field_validation, "finalize")
+        return self.writer.update(resource, namespace, target.name, body, opts, duplicates=request.get(_DUPLICATES_KEY))
+
+    async def _patch(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult | web.StreamResponse:
+        resource, namespace = target.resource, target.namespace or ""
+        content_type = request.content_type
+        raw = await request.read()
+        if target.subresource == "scale":
+            scale = scaling.patch_scale(self.writer, resource, namespace, target.name, content_type, raw, opts)
+            return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
+        force = _boolean(request.query.get("force"))
+        return self.writer.patch(resource, namespace, target.name, content_type, raw, opts, force=force)
+
+    async def _delete_one(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult | web.StreamResponse:
+        resource = target.resource
+        options, from_body = await self._delete_options(request)
+        opts = _with_body_dry_run(opts, options, from_body=from_body)
+        if opts.dry_run and request.get(RECORD_KEY):
+            request[RECORD_KEY]["dryRun"] = True
+        if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
+            raise errors.forbidden_error("namespaces", "", target.name, "this namespace may not be deleted")
+        result = self.writer.delete(resource, target.namespace or "", target.name, options, opts)
+        if result.deleted and not resource.returns_deleted_object:
+            meta = result.obj["metadata"]
+            details = {
+                "name": meta["name"],
+                **({"group": resource.group} if resource.group else {}),
+                "kind": resource.plural,
+                "uid": meta.get("uid"),
+            }
+            return self._json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+        return result
 
     def _crd_terminating(self, resource: ResourceType) -> bool:
         if not resource.is_custom:
