@@ -314,65 +314,13 @@ class Writer:
     def delete(self, resource: ResourceType, namespace: str, name: str, options: dict[str, Any], opts: WriteOptions) -> WriteResult:
         old = self._existing(resource, namespace, name)
         old_meta = old["metadata"]
-        preconditions = options.get("preconditions") or {}
-        # The registry checks delete preconditions itself and reports them under the kind (not the resource).
-        if preconditions.get("uid") and preconditions["uid"] != old_meta.get("uid"):
-            detail = f"the UID in the precondition ({preconditions['uid']}) does not match the UID in record ({old_meta.get('uid')})"
-            raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been deleted and then recreated")
-        if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != old_meta["resourceVersion"]:
-            detail = (
-                f"the ResourceVersion in the precondition ({preconditions['resourceVersion']}) does not match the ResourceVersion "
-                f"in record ({old_meta['resourceVersion']})"
-            )
-            raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been modified")
-        policy = options.get("propagationPolicy")
-        if policy is None and options.get("orphanDependents") is not None:
-            policy = "Orphan" if options["orphanDependents"] else "Background"
-        if policy not in (None, "Orphan", "Background", "Foreground"):
-            raise errors.invalid(
-                "DeleteOptions",
-                "meta.k8s.io",
-                "",
-                [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
-            )
-        finalizers = list(old_meta.get("finalizers") or [])
-        extra = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy or "")
-        if extra and extra not in finalizers:
-            finalizers.append(extra)
-        if policy in ("Orphan", "Foreground", "Background"):
-            finalizers = [f for f in finalizers if f not in ({ORPHAN_FINALIZER, FOREGROUND_FINALIZER} - {extra})]
+        _check_delete_preconditions(resource, name, old_meta, options.get("preconditions") or {})
+        finalizers = _finalizers_on_delete(resource, old_meta, _propagation_policy(options))
         pending_spec = resource.plural == "namespaces" and not resource.group and bool((old.get("spec") or {}).get("finalizers"))
-        crd_cleanup = resource.plural == "customresourcedefinitions" and resource.group == "apiextensions.k8s.io"
-        if crd_cleanup and "customresourcecleanup.apiextensions.k8s.io" not in finalizers:
-            finalizers.append("customresourcecleanup.apiextensions.k8s.io")
         if finalizers or pending_spec:
             if old_meta.get("deletionTimestamp") and finalizers == list(old_meta.get("finalizers") or []):
                 return WriteResult(at_version(old, resource))
-            new = copy(old)
-            meta = new["metadata"]
-            meta.setdefault("deletionTimestamp", self.clock())
-            if finalizers:
-                meta["finalizers"] = finalizers
-            else:
-                meta.pop("finalizers", None)
-            # Namespaces and CRDs have their own Delete: no grace period, no generation bump.
-            if not (pending_spec or crd_cleanup or (resource.plural == "namespaces" and not resource.group)):
-                meta.setdefault("deletionGracePeriodSeconds", 0)
-                if resource.tracks_generation and not old_meta.get("deletionTimestamp"):
-                    meta["generation"] = int(meta.get("generation") or 0) + 1
-            if pending_spec:
-                new.setdefault("status", {})["phase"] = "Terminating"
-            if crd_cleanup and not old_meta.get("deletionTimestamp"):
-                _set_condition(
-                    new,
-                    {
-                        "type": "Terminating",
-                        "status": "True",
-                        "lastTransitionTime": meta["deletionTimestamp"],
-                        "reason": "InstanceDeletionPending",
-                        "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
-                    },
-                )
+            new = self._marked_deleted(resource, old, finalizers, pending_spec=pending_spec)
             if opts.dry_run:
                 return WriteResult(at_version(new, resource))
             change = self.store.put(resource.storage_key, new)
@@ -381,6 +329,37 @@ class Writer:
             return WriteResult(at_version(old, resource), deleted=True)
         change = self.store.delete(resource.storage_key, old_meta.get("namespace", ""), name)
         return WriteResult(at_version(change.obj, resource), deleted=True)
+
+    def _marked_deleted(self, resource: ResourceType, old: dict[str, Any], finalizers: list[str], *, pending_spec: bool) -> dict[str, Any]:
+        """``old`` with a deletionTimestamp and ``finalizers``: what a delete that must wait stores."""
+        old_meta = old["metadata"]
+        new = copy(old)
+        meta = new["metadata"]
+        meta.setdefault("deletionTimestamp", self.clock())
+        if finalizers:
+            meta["finalizers"] = finalizers
+        else:
+            meta.pop("finalizers", None)
+        crd_cleanup = _is_crd(resource)
+        # Namespaces and CRDs have their own Delete: no grace period, no generation bump.
+        if not (pending_spec or crd_cleanup or (resource.plural == "namespaces" and not resource.group)):
+            meta.setdefault("deletionGracePeriodSeconds", 0)
+            if resource.tracks_generation and not old_meta.get("deletionTimestamp"):
+                meta["generation"] = int(meta.get("generation") or 0) + 1
+        if pending_spec:
+            new.setdefault("status", {})["phase"] = "Terminating"
+        if crd_cleanup and not old_meta.get("deletionTimestamp"):
+            _set_condition(
+                new,
+                {
+                    "type": "Terminating",
+                    "status": "True",
+                    "lastTransitionTime": meta["deletionTimestamp"],
+                    "reason": "InstanceDeletionPending",
+                    "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+                },
+            )
+        return new
 
     # -- the shared pipeline -----------------------------------------------------------------
 
@@ -549,3 +528,49 @@ class Writer:
         elif duplicates is not None:
             problems += duplicates.problems()
         return decoding.field_validation(problems, opts.field_validation)
+
+
+def _check_delete_preconditions(resource: ResourceType, name: str, old_meta: dict[str, Any], preconditions: dict[str, Any]) -> None:
+    """DeleteOptions.preconditions: the registry checks them itself and reports them under the kind (not the resource)."""
+    if preconditions.get("uid") and preconditions["uid"] != old_meta.get("uid"):
+        detail = f"the UID in the precondition ({preconditions['uid']}) does not match the UID in record ({old_meta.get('uid')})"
+        raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been deleted and then recreated")
+    if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != old_meta["resourceVersion"]:
+        detail = (
+            f"the ResourceVersion in the precondition ({preconditions['resourceVersion']}) does not match the ResourceVersion "
+            f"in record ({old_meta['resourceVersion']})"
+        )
+        raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been modified")
+
+
+def _propagation_policy(options: dict[str, Any]) -> str | None:
+    """DeleteOptions.propagationPolicy (or the deprecated orphanDependents); 422 for an unknown one."""
+    policy = options.get("propagationPolicy")
+    if policy is None and options.get("orphanDependents") is not None:
+        policy = "Orphan" if options["orphanDependents"] else "Background"
+    if policy not in (None, "Orphan", "Background", "Foreground"):
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
+        )
+    return policy
+
+
+def _is_crd(resource: ResourceType) -> bool:
+    return resource.plural == "customresourcedefinitions" and resource.group == "apiextensions.k8s.io"
+
+
+def _finalizers_on_delete(resource: ResourceType, old_meta: dict[str, Any], policy: str | None) -> list[str]:
+    """The object's finalizers once deletion is asked for: the policy's (orphan / foregroundDeletion) added,
+    the other one's removed, and a CRD's customresourcecleanup."""
+    finalizers = list(old_meta.get("finalizers") or [])
+    extra = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy or "")
+    if extra and extra not in finalizers:
+        finalizers.append(extra)
+    if policy in ("Orphan", "Foreground", "Background"):
+        finalizers = [f for f in finalizers if f not in ({ORPHAN_FINALIZER, FOREGROUND_FINALIZER} - {extra})]
+    if _is_crd(resource) and "customresourcecleanup.apiextensions.k8s.io" not in finalizers:
+        finalizers.append("customresourcecleanup.apiextensions.k8s.io")
+    return finalizers
