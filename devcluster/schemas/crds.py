@@ -173,11 +173,38 @@ def _validate_version_schema(version: dict[str, Any], path: str) -> list[Cause]:
 
 
 def _structural(s: Any, level: str, path: str, causes: list[Cause]) -> None:
-    """Structural-schema invariants for one node (``schema/validation.go`` + apiextensions checks)."""
+    """Structural-schema invariants for one node and its children (``schema/validation.go`` + apiextensions checks)."""
     if not isinstance(s, dict):
         causes.append(invalid_value(path, s, "must be an object"))
         return
     t = s.get("type")
+    causes.extend(_type_causes(s, t, level, path))
+    causes.extend(_object_causes(s, path))
+    causes.extend(_pattern_causes(s, path))
+    causes.extend(_list_type_causes(s, t, path))
+    if level == "root":
+        causes.extend(_root_meta_causes(s, path))
+    if "default" in s:
+        causes.extend(_validate_default(s, path, level))
+
+    for key, prop in (s.get("properties") or {}).items():
+        _structural(prop, "field", f"{path}.properties[{key}]", causes)
+    if isinstance(s.get("additionalProperties"), dict):
+        _structural(s["additionalProperties"], "field", f"{path}.additionalProperties", causes)
+    if isinstance(s.get("items"), dict):
+        _structural(s["items"], "item", f"{path}.items", causes)
+
+
+_EMPTY_TYPE = {
+    "root": "must not be empty at the root",
+    "item": "must not be empty for specified array items",
+    "field": "must not be empty for specified object fields",
+}
+
+
+def _type_causes(s: dict[str, Any], t: Any, level: str, path: str) -> list[Cause]:
+    """``type``: a known one, ``items`` for arrays, empty for int-or-string, object when embedded or at the root."""
+    causes: list[Cause] = []
     if t is not None and t != "" and t not in _OPENAPI_TYPES:
         causes.append(not_supported(f"{path}.type", t, _OPENAPI_TYPES))
     if t == "array" and not isinstance(s.get("items"), dict):
@@ -190,18 +217,17 @@ def _structural(s: Any, level: str, path: str, causes: list[Cause]) -> None:
         else:
             causes.append(invalid_value(f"{path}.type", t, "must be object if x-kubernetes-embedded-resource is true"))
     elif not t and not s.get(EMBEDDED) and not s.get(INT_OR_STRING) and not s.get(PRESERVE):
-        detail = {
-            "root": "must not be empty at the root",
-            "item": "must not be empty for specified array items",
-            "field": "must not be empty for specified object fields",
-        }[level]
-        causes.append(required(f"{path}.type", detail))
+        causes.append(required(f"{path}.type", _EMPTY_TYPE[level]))
     if level == "root" and t and t != "object":
         causes.append(invalid_value(f"{path}.type", t, "must be object at the root"))
-    if s.get("properties") and "additionalProperties" in s:
-        extra = s.get("additionalProperties")
-        if extra is not True:
-            causes.append(forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"))
+    return causes
+
+
+def _object_causes(s: dict[str, Any], path: str) -> list[Cause]:
+    """``properties`` / ``additionalProperties`` together, and what an embedded resource needs."""
+    causes: list[Cause] = []
+    if s.get("properties") and "additionalProperties" in s and s.get("additionalProperties") is not True:
+        causes.append(forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"))
     if s.get(EMBEDDED) and "additionalProperties" in s:
         causes.append(forbidden(f"{path}.additionalProperties", "must not be used if x-kubernetes-embedded-resource is set"))
     if s.get(EMBEDDED) and not s.get(PRESERVE) and not s.get("properties"):
@@ -211,12 +237,22 @@ def _structural(s: Any, level: str, path: str, causes: list[Cause]) -> None:
                 "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields",
             )
         )
+    return causes
+
+
+def _pattern_causes(s: dict[str, Any], path: str) -> list[Cause]:
     pattern = s.get("pattern")
     if isinstance(pattern, str):
         try:
             re.compile(pattern)
         except re.error as exc:
-            causes.append(invalid_value(f"{path}.pattern", pattern, f"must be a valid regular expression, but isn't: {exc}"))
+            return [invalid_value(f"{path}.pattern", pattern, f"must be a valid regular expression, but isn't: {exc}")]
+    return []
+
+
+def _list_type_causes(s: dict[str, Any], t: Any, path: str) -> list[Cause]:
+    """``x-kubernetes-list-type`` (on arrays; ``map`` needs ``x-kubernetes-list-map-keys``, which needs ``map``)."""
+    causes: list[Cause] = []
     list_type = s.get(LIST_TYPE)
     if list_type is not None:
         if list_type not in ("atomic", "set", "map"):
@@ -227,20 +263,17 @@ def _structural(s: Any, level: str, path: str, causes: list[Cause]) -> None:
             causes.append(required(f"{path}.{LIST_MAP_KEYS}", "must not be empty if x-kubernetes-list-type is map"))
     if s.get(LIST_MAP_KEYS) and list_type != "map":
         causes.append(forbidden(f"{path}.{LIST_MAP_KEYS}", "must not be set if x-kubernetes-list-type is not map"))
-    if level == "root":
-        for meta_key in ("apiVersion", "kind"):
-            prop = (s.get("properties") or {}).get(meta_key)
-            if isinstance(prop, dict) and prop.get("type") != "string":
-                causes.append(invalid_value(f"{path}.properties[{meta_key}].type", prop.get("type") or "", "must be string"))
-    if "default" in s:
-        causes.extend(_validate_default(s, path, level))
+    return causes
 
-    for key, prop in (s.get("properties") or {}).items():
-        _structural(prop, "field", f"{path}.properties[{key}]", causes)
-    if isinstance(s.get("additionalProperties"), dict):
-        _structural(s["additionalProperties"], "field", f"{path}.additionalProperties", causes)
-    if isinstance(s.get("items"), dict):
-        _structural(s["items"], "item", f"{path}.items", causes)
+
+def _root_meta_causes(s: dict[str, Any], path: str) -> list[Cause]:
+    """At the root, ``apiVersion`` and ``kind`` (when described) are strings."""
+    causes: list[Cause] = []
+    for meta_key in ("apiVersion", "kind"):
+        prop = (s.get("properties") or {}).get(meta_key)
+        if isinstance(prop, dict) and prop.get("type") != "string":
+            causes.append(invalid_value(f"{path}.properties[{meta_key}].type", prop.get("type") or "", "must be string"))
+    return causes
 
 
 def _validate_default(s: dict[str, Any], path: str, level: str) -> list[Cause]:
