@@ -87,9 +87,7 @@ class CachedClient:
         selector = parse(label_selector)
         informer = self._informer(resource, namespace)
         if informer is None:
-            query: dict[str, QueryValue] = {
-                "labelSelector": label_selector if isinstance(label_selector, str) else _selector_text(label_selector)
-            }
+            query: dict[str, QueryValue] = {"labelSelector": label_selector if isinstance(label_selector, str) else (str(selector) or None)}
             page = self.transport.request("GET", resource.path(namespace=namespace), query=query)
             return [
                 freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **i}))
@@ -278,7 +276,3 @@ class CachedClient:
                 del gone["metadata"]["namespace"]
             self._expectations.record(self.cache.informer(resource), gone, deleted=True)
         return result
-
-
-def _selector_text(selector: Mapping[str, str] | None) -> str | None:
-    return ",".join(f"{k}={v}" for k, v in selector.items()) if selector else None

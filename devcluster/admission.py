@@ -6,7 +6,7 @@ Deployment/Service/Namespace/Secret gets (``SetDefaults_*``: they run at decode 
 management, so they belong to the writer's managedFields), and the validation errors a client would
 meet (the fidelity suite, ``tests/fidelity``, holds both against kube-apiserver). What the registry
 allocates or admission plugins add after field management lives in ``preparing.py``. Custom
-resources are handled by ``schemas.py`` instead. Called by ``writing.py`` with a fresh copy it may
+resources are handled by ``schemas/`` instead. Called by ``writing/`` with a fresh copy it may
 mutate.
 """
 

@@ -6,8 +6,10 @@
 where they come from and ``scripts/gen_builtin_openapi.py`` regenerates them.
 
 Read lazily and once per process: a document when ``/openapi/v3`` is first asked for it
-(``openapi.py``), schemas and Go types when the first object of a kind is decoded
-(``decoding.py``). What these functions return is shared: callers must not mutate it.
+(``openapi/``), schemas and Go types when the first object of a kind is decoded
+(``decoding.py``), :func:`definitions` when a custom resource's document needs the meta/v1 and
+autoscaling/v1 schemas (``openapi/`` takes them from here rather than keeping a copy). What these
+functions return is shared: callers must not mutate it.
 """
 
 from __future__ import annotations
@@ -58,6 +60,19 @@ def kind_schemas(group_version: str) -> dict[str, str]:
         for gvk in schema.get("x-kubernetes-group-version-kind") or ():
             if gvk.get("group") == group and gvk.get("version") == version:
                 found[gvk["kind"]] = name
+    return found
+
+
+@functools.cache
+def definitions() -> dict[str, Any]:
+    """Every bundled ``components.schemas`` entry by name (the Kubernetes definitions: each document holds
+    the same text for a name; ``x-kubernetes-group-version-kind`` lists may differ between documents)."""
+    found: dict[str, Any] = {}
+    for path in sorted(DIRECTORY.glob("api*.json.gz")):
+        doc = _read(path.name)
+        if isinstance(doc, dict):
+            for name, schema in doc["components"]["schemas"].items():
+                found.setdefault(name, schema)
     return found
 
 

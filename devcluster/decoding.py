@@ -33,7 +33,7 @@ write e.g. ``"reportingComponent": ""`` on an Event). A float's original spellin
 parsed, so ``1e21`` is reported as ``number 1e+21``. :data:`UNSTRUCTURED` reports the first error
 in key order, Go in struct-field order.
 
-Used by ``writing.py`` (create, update, patch, apply).
+Used by ``writing/`` (create, update, patch, apply).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Any
 
 import orjson
 
-from devcluster import golang, quantities, typenodes
+from devcluster import gofmt, golang, quantities, typenodes
 from devcluster.duplicates import Duplicates
 from devcluster.errors import StatusError
 from devcluster.typenodes import (
@@ -123,19 +123,6 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, int | float):
         return "number"
     return "array" if isinstance(value, list) else "object"
-
-
-def _go_kind(value: Any) -> str:
-    """The reflect.Kind of a value decoded into ``interface{}`` (what the unstructured converter sees)."""
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    return "slice" if isinstance(value, list) else "map"
 
 
 def _zero(node: Node) -> Any:
@@ -254,17 +241,17 @@ class _Walk:
             if isinstance(value, dict):
                 self.struct_fields(value, node)
             else:
-                self.mismatch(value, f"cannot restore struct from: {_go_kind(value)}", struct, types, depth)
+                self.mismatch(value, f"cannot restore struct from: {gofmt.kind_name(value)}", struct, types, depth)
         elif kind == MAP:
             if isinstance(value, dict):
                 self.map_values(value, node, struct, types, depth)
             else:
-                self.mismatch(value, f"cannot restore map from {_go_kind(value)}", struct, types, depth)
+                self.mismatch(value, f"cannot restore map from {gofmt.kind_name(value)}", struct, types, depth)
         elif kind == LIST:
             if isinstance(value, list):
                 self.list_items(value, node, struct, types, depth)
             else:
-                self.mismatch(value, f"cannot restore slice from {_go_kind(value)}", struct, types, depth)
+                self.mismatch(value, f"cannot restore slice from {gofmt.kind_name(value)}", struct, types, depth)
         elif kind == ANY:
             pass
         elif kind == STRING:
@@ -332,7 +319,7 @@ class _Walk:
         kind = node.kind
         if kind == BYTES:
             if not isinstance(value, str):
-                self.mismatch(value, f"cannot restore slice from {_go_kind(value)}", struct, types, depth)
+                self.mismatch(value, f"cannot restore slice from {gofmt.kind_name(value)}", struct, types, depth)
                 return value
             try:
                 return base64.b64encode(golang.b64decode(value)).decode()
@@ -363,7 +350,7 @@ class _Walk:
             raise DecodeError(self.inner_type_error(f"number {value}", struct, "int32"))
         if isinstance(value, float) and self.unstructured and value.is_integer():
             return int(value)
-        what = f"number {golang.format_float(value) if self.unstructured else repr(value)}" if isinstance(value, float) else None
+        what = f"number {gofmt.format_float(value) if self.unstructured else repr(value)}" if isinstance(value, float) else None
         raise DecodeError(self.inner_type_error(what or _json_kind(value), struct, "int32"))
 
     def inner_type_error(self, what: str, struct: str, go_type: str) -> str:

@@ -4,8 +4,8 @@ kube-apiserver's strict JSON decoding notices a key repeated in one object (``du
 "metadata.name"``); Python's JSON parsers keep the last one silently. :func:`loads` parses a body
 and, only when a cheap count says a key is repeated, parses it again keeping every key, so the
 decoder can report each repetition where it occurs (``Duplicates.orders``) and custom resources,
-which have no typed decoding, can list them (``Duplicates.paths``). Called by ``serving.py``
-(create/update bodies) and ``writing.py`` (patch bodies); the decoder is ``decoding.py``.
+which have no typed decoding, can list them (``Duplicates.paths``). Called by ``serving/``
+(create/update bodies) and ``writing/`` (patch bodies); the decoder is ``decoding.py``.
 """
 
 from __future__ import annotations

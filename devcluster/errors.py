@@ -1,7 +1,7 @@
 """The API errors devcluster returns, shaped as kube-apiserver's ``metav1.Status``.
 
 Every failure a request can meet is raised as :class:`StatusError` and rendered by the HTTP layer
-(``serving.py``) as a Status body with the real ``code`` and ``reason``. Validation code reports
+(``serving/``) as a Status body with the real ``code`` and ``reason``. Validation code reports
 problems as :class:`Cause` lists (``field`` + ``reason`` + ``message``, like apimachinery's
 ``field.Error``) and the caller turns them into one 422 Invalid with :func:`invalid`.
 """

@@ -1,17 +1,17 @@
 """Go standard-library behaviours whose exact output reaches API clients.
 
-kube-apiserver's decoding errors and normalised values come straight from Go's ``time``,
-``encoding/base64``, ``strconv`` and ``fmt``; devcluster reproduces the parts its clients see:
+kube-apiserver's decoding errors and normalised values come straight from Go's ``time`` and
+``encoding/base64``; devcluster reproduces the parts its clients see:
 
 * :func:`parse_time` - ``time.Parse`` with the RFC 3339 layouts of ``metav1.Time`` and
   ``metav1.MicroTime``, including ``time.ParseError``'s messages; :func:`format_time` is their
   ``MarshalJSON`` (UTC, whole seconds / microseconds); :func:`normalize_time` both.
 * :func:`b64decode` - ``base64.StdEncoding.Decode``: ``\\r``/``\\n`` are skipped (so line-wrapped
   Secret data is accepted), errors are ``illegal base64 data at input byte N``.
-* :func:`format_float` - ``strconv.FormatFloat(f, 'g', -1, 64)``, i.e. ``%v`` of a float64.
-* :func:`format_value` - ``%v`` of a decoded JSON value (``map[a:1 b:[x y]]``).
 
-Pure functions; used by ``decoding.py``, ``schemas.py`` and ``typedpatch.py``.
+Formatting values as ``fmt`` / ``strconv`` print them is ``gofmt.py``.
+
+Pure functions; used by ``decoding.py``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from __future__ import annotations
 import binascii
 import calendar
 import datetime
-import math
 import re
-from decimal import Decimal
-from typing import Any
+
+from devcluster.gofmt import time_quote
 
 RFC3339 = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
@@ -34,18 +33,6 @@ class GoError(ValueError):
 
 # --------------------------------------------------------------------------------------------
 # time
-
-
-def _quote(text: str) -> str:
-    """``time``'s own quote(): ``"`` and ``\\`` escaped, non-ASCII and control bytes as ``\\xNN``."""
-    out = ['"']
-    for char in text:
-        if char < " " or ord(char) >= 0x80:
-            out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
-        else:
-            out.append("\\" + char if char in '"\\' else char)
-    out.append('"')
-    return "".join(out)
 
 
 class _Bad(Exception):
@@ -91,8 +78,10 @@ _CHUNKS = {
 
 def _error(layout: str, value: str, elem_value: str, elem_layout: str, message: str = "") -> GoError:
     if message:
-        return GoError(f"parsing time {_quote(value)}{message}")
-    return GoError(f"parsing time {_quote(value)} as {_quote(layout)}: cannot parse {_quote(elem_value)} as {_quote(elem_layout)}")
+        return GoError(f"parsing time {time_quote(value)}{message}")
+    return GoError(
+        f"parsing time {time_quote(value)} as {time_quote(layout)}: cannot parse {time_quote(elem_value)} as {time_quote(elem_layout)}"
+    )
 
 
 def parse_time(value: str, layout: str = RFC3339) -> datetime.datetime:
@@ -116,7 +105,7 @@ def parse_time(value: str, layout: str = RFC3339) -> datetime.datetime:
         if range_error:
             raise _error(layout, value, "", "", f": {range_error} out of range")
     if rest:
-        raise _error(layout, value, "", "", f": extra text: {_quote(rest)}")
+        raise _error(layout, value, "", "", f": extra text: {time_quote(rest)}")
     year, month, day = fields["year"], fields["month"], fields["day"]
     if day < 1 or day > _days_in(month, year):
         raise _error(layout, value, "", "", ": day out of range")
@@ -124,7 +113,7 @@ def parse_time(value: str, layout: str = RFC3339) -> datetime.datetime:
         moment = datetime.datetime(year, month, day, fields["hour"], fields["minute"], fields["second"], tzinfo=datetime.UTC)
         moment -= datetime.timedelta(seconds=fields["offset"])
     except (ValueError, OverflowError) as e:  # years Python's datetime cannot hold (0, > 9999)
-        raise GoError(f"parsing time {_quote(value)}: year outside of range [1,9999]") from e
+        raise GoError(f"parsing time {time_quote(value)}: year outside of range [1,9999]") from e
     return moment + datetime.timedelta(microseconds=fields["ns"] // 1000)
 
 
@@ -259,51 +248,3 @@ def _b64_error_offset(src: bytes) -> int:
                 return si
             return -1
     return -1
-
-
-# --------------------------------------------------------------------------------------------
-# fmt / strconv
-
-
-def format_float(value: float) -> str:
-    """``strconv.FormatFloat(value, 'g', -1, 64)`` (``%v``): exponent form when exp < -4 or exp >= 6."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    sign, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    digits = "".join(str(d) for d in digit_tuple)
-    exp10 = len(digits) - 1 + exponent  # decimal exponent of the first digit
-    neg = "-" if sign else ""
-    if exp10 < -4 or exp10 >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{neg}{mantissa}e{'-' if exp10 < 0 else '+'}{abs(exp10):02d}"
-    if exp10 >= len(digits) - 1:
-        return neg + digits + "0" * (exp10 - len(digits) + 1)
-    if exp10 >= 0:
-        return neg + digits[: exp10 + 1] + "." + digits[exp10 + 1 :]
-    return neg + "0." + "0" * (-exp10 - 1) + digits
-
-
-def format_value(value: Any) -> str:
-    """``fmt.Sprintf("%v", value)`` of a JSON value decoded into Go's ``interface{}`` types."""
-    if value is None:
-        return "<nil>"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return format_float(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "[" + " ".join(format_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{format_value(value[k])}" for k in sorted(value)) + "]"
-    return str(value)

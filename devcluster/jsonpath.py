@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from devcluster import gofmt
+
 __all__ = ["Compiled", "JSONPathError", "evaluate", "parse"]
 
 
@@ -435,7 +437,7 @@ def _eval_array(values: list[Any], node: _Array) -> list[Any]:
         if value is None:
             continue
         if not isinstance(value, list):
-            raise JSONPathError(f"{_go_type(value)} is not array or slice")
+            raise JSONPathError(f"{gofmt.type_name(value, 'int64')} is not array or slice")
         length = len(value)
         p0, p1, p2 = node.params
         start = p0.value if p0.known else 0
@@ -481,7 +483,7 @@ def _eval_filter(values: list[Any], node: _Filter) -> list[Any]:
     results: list[Any] = []
     for value in values:
         if not isinstance(value, list):
-            raise JSONPathError(f"{_go_type(value)} is not array or slice and cannot be filtered")
+            raise JSONPathError(f"{gofmt.type_name(value, 'int64')} is not array or slice and cannot be filtered")
         for item in value:
             if node.operator == "exists":
                 try:
@@ -545,24 +547,6 @@ def _compare(op: str, left: Any, right: Any) -> bool:
     if op == ">=":
         return not _less(left, right)
     raise JSONPathError(f"unrecognized filter operator {op}")
-
-
-def _go_type(value: Any) -> str:
-    if value is None:
-        return "<nil>"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return type(value).__name__
 
 
 # ---------------------------------------------------------------------------------------------

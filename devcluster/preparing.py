@@ -8,7 +8,7 @@ Namespace's ``kubernetes`` finalizer, and for Pods the ServiceAccount plugin's s
 token volume, DefaultTolerationSeconds' tolerations and Priority's priority; a PersistentVolumeClaim's
 ``kubernetes.io/pvc-protection`` finalizer (StorageObjectInUseProtection). Fields that a kind's Go
 zero value always carries (an Event's ``source``, ``reportingComponent``...) are set here too, for
-the same reason: no manager ever changed them. ``writing.py`` calls
+the same reason: no manager ever changed them. ``writing/`` calls
 :func:`prepare` after :func:`~devcluster.fieldmanagement.record_update` with a ``lookup`` into the
 store (the ServiceAccount plugin needs to see the account).
 """

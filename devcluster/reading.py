@@ -3,7 +3,7 @@
 Lists are consistent snapshots: a ``continue`` token carries the revision of the first page, and
 later pages are served as of that revision from the store's history (410 Expired once the
 history no longer reaches back, with a fresh token for an inconsistent continuation, as
-kube-apiserver does). Called by ``serving.py``.
+kube-apiserver does). Called by ``serving/``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A Deployment's replicas live at ``spec.replicas`` and its selector is its label 
 resource's come from its CRD's ``subresources.scale`` paths (``ResourceType.scale_paths``). Writes
 through ``/scale`` change only the replicas, as an update of the parent recorded under the ``scale``
 subresource in managedFields (so a later apply that sets ``spec.replicas`` conflicts with
-"...with subresource scale"). Called by ``serving.py``.
+"...with subresource scale"). Called by ``serving/``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ kube-apiserver learns this from Go struct tags (``patchStrategy``/``patchMergeKe
 ``listType``/``listMapKeys``) for built-in kinds and from ``x-kubernetes-list-type`` /
 ``x-kubernetes-list-map-keys`` / ``x-kubernetes-map-type`` for custom resources. devcluster keeps
 the built-in knowledge as a table (only the lists our kinds have) and derives the custom-resource
-one from the CRD's structural schema. ``patching.py`` (strategic merge patch) and
-``fieldmanagement.py`` (server-side apply, managedFields) both ask a :class:`Structure`.
+one from the CRD's structural schema. ``patching/`` (strategic merge patch) and
+``fieldmanagement/`` (server-side apply, managedFields) both ask a :class:`Structure`.
 
 Paths are tuples of field names; an element of a list is written ``"[]"`` and a value of a
 string-keyed map (labels, ConfigMap data, ``additionalProperties``) by its key, e.g.

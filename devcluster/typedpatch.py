@@ -14,7 +14,7 @@ structured-merge-diff walks maps in Go's random order and stops at the first und
 of a map; devcluster walks them in sorted order, so with several problems in one object it
 reports a deterministic subset. List items are named the way structured-merge-diff names them:
 by their keys (``containers[name="web"]``, from ``x-kubernetes-list-map-keys`` or the patch merge
-key), by value in sets (``[="x"]``), by index otherwise. Used by ``writing.py``.
+key), by value in sets (``[="x"]``), by index otherwise. Used by ``writing/``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from devcluster import golang
+from devcluster import gofmt
 from devcluster.errors import StatusError
 from devcluster.typenodes import ANY, BOOL, FLOAT, INT32, INT64, INT_OR_STRING, LIST, MAP, QUANTITY, STRUCT, Node
 
@@ -65,37 +65,9 @@ def conversion_error(config: dict[str, Any], message: str, *, group_version: str
     )
 
 
-def _go_sharp(value: Any) -> str:
-    """``%#v`` of a value decoded into ``interface{}``."""
-    if value is None:
-        return "interface {}(nil)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return golang.format_float(value)
-    if isinstance(value, str):
-        return orjson.dumps(value).decode()
-    if isinstance(value, list):
-        return "[]interface {}{" + ", ".join(_go_sharp(v) for v in value) + "}"
-    return "map[string]interface {}{" + ", ".join(f"{_go_sharp(k)}:{_go_sharp(value[k])}" for k in sorted(value)) + "}"
-
-
-def _go_type(value: Any) -> str:
-    """``%T`` of a value decoded into ``interface{}``."""
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, list):
-        return "[]interface {}"
-    return "map[string]interface {}" if isinstance(value, dict) else "float64"
-
-
 def _held(value: Any) -> str:
     """``%v`` of structured-merge-diff's ``&valueUnstructured{Value: value}``."""
-    return "&{" + golang.format_value(value) + "}"
+    return "&{" + gofmt.format_value(value) + "}"
 
 
 def _item_name(item: Any, node: Node, index: int) -> str:
@@ -135,11 +107,11 @@ def _walk(value: Any, node: Node, path: str, found: list[str]) -> None:
             _walk(item, node.elem, path + _item_name(item, node, i), found)
     elif kind in (INT32, INT64, FLOAT):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            found.append(f"{path}: expected numeric (int or float), got {_go_type(value)}")
+            found.append(f"{path}: expected numeric (int or float), got {gofmt.type_name(value)}")
     elif kind == BOOL:
         if not isinstance(value, bool):
             found.append(f"{path}: expected boolean, got {_held(value)}")
     elif kind in (QUANTITY, INT_OR_STRING, ANY):
         return  # untyped scalars (or anything) in structured-merge-diff's schema
     elif not isinstance(value, str | datetime.date):  # a date: an unquoted YAML timestamp, a string in Go
-        found.append(f"{path}: expected string, got &value.valueUnstructured{{Value:{_go_sharp(value)}}}")
+        found.append(f"{path}: expected string, got &value.valueUnstructured{{Value:{gofmt.go_sharp(value)}}}")

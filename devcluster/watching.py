@@ -7,7 +7,7 @@ number before a watch is opened.
 :func:`open_watch` registers a :class:`Watch` on the store and computes its backlog in the same
 event-loop step, so no change can slip between "what happened before" and "what happens next".
 Objects that start or stop matching a selector arrive as ADDED / DELETED, as kube-apiserver's
-watch cache sends them. The HTTP layer (``serving.py``) drains :meth:`Watch.next` and writes one
+watch cache sends them. The HTTP layer (``serving/``) drains :meth:`Watch.next` and writes one
 JSON document per line.
 """
 

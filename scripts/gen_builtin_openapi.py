@@ -330,7 +330,7 @@ and the documents of the group/versions devcluster serves built-in kinds in.
 - `<api_v1|apis_GROUP_VERSION>.json.gz` ({group_versions}): the server's document for that
   group/version, trimmed to the paths devcluster routes for its kinds ({kinds}) and the component
   schemas reachable from them, descriptions kept. devcluster serves them at `/openapi/v3/...`
-  (`devcluster/openapi.py`) and decodes built-in objects against their schemas (`devcluster/decoding.py`).
+  (`devcluster/openapi/`) and decodes built-in objects against their schemas (`devcluster/decoding.py`).
 - `go_types.json.gz`: schema name -> field -> `["<Go struct>:<Go field path segment>", <Go type of
   the field>, <of its items/values>, ...]`, as the same server names them in its decoding errors
   (`json: cannot unmarshal ... into Go struct field ContainerPort.spec...protocol of type v1.Protocol`),

@@ -371,3 +371,16 @@ def test_no_version_shows_the_crd_default_in_kubectl_the_api_and_the_dashboard(
     replaced = http.put(f"/darkrooms/{namespace}/no-version", json=payload)
     assert replaced.status_code == 200, replaced.get_data(as_text=True)
     assert replaced.get_json()["version"] == darkroom_kind.DEFAULT_VERSION
+
+
+def test_set_based_and_integer_label_selectors_answer_what_the_server_answers(http: FlaskClient, namespace: str, custom: Any) -> None:
+    for name, size in (("small", "1"), ("large", "3")):
+        created(http, webfolder(name, namespace))
+        custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name, {"metadata": {"labels": {"a": size}}})
+    wait_for(lambda: http.get(f"/darkrooms?namespace={namespace}&labelSelector=a").get_json()["total"] == 2, message="labels cached")
+    for selector in ("a>1", "a<3", "a in (1,3),!b", "a notin (1)"):
+        served = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, label_selector=selector)["items"]
+        answer = http.get("/darkrooms", query_string={"namespace": namespace, "labelSelector": selector})
+        assert answer.status_code == 200, (selector, answer.get_data(as_text=True))
+        assert [i["name"] for i in answer.get_json()["items"]] == sorted(i["metadata"]["name"] for i in served), selector
+    assert "the value must be an integer" in problem(http.get(f"/darkrooms?namespace={namespace}&labelSelector=a%3Ex"), 400)["detail"]

@@ -7,14 +7,13 @@ Behaviours covered (expected texts are what kube-apiserver v1.37.2 answered for 
 - base64.StdEncoding: line breaks anywhere are skipped, other junk fails at Go's byte offset
   (missing/extra padding, ``*``, space, URL alphabet, data after padding); non-canonical trailing
   bits are accepted.
-- fmt's %v of a decoded JSON value and strconv's shortest float formatting.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from devcluster.golang import RFC3339, RFC3339_MICRO, GoError, b64decode, format_float, format_time, format_value, parse_time
+from devcluster.golang import RFC3339, RFC3339_MICRO, GoError, b64decode, format_time, parse_time
 
 LAYOUT = '"2006-01-02T15:04:05Z07:00"'
 MICRO = '"2006-01-02T15:04:05.000000Z07:00"'
@@ -90,9 +89,3 @@ def test_base64_accepts_line_breaks() -> None:
         assert b64decode(text) == b"hello"
     assert b64decode("") == b""
     assert b64decode("YR==") == b"a"
-
-
-def test_format_value_and_float() -> None:
-    value = {"spec": {"containers": [{"name": "c", "bogus": 1}], "bogus2": 2}, "zz": [1, "a", None, {"b": 1.5, "c": True}]}
-    assert format_value(value) == "map[spec:map[bogus2:2 containers:[map[bogus:1 name:c]]] zz:[1 a <nil> map[b:1.5 c:true]]]"
-    assert [format_float(f) for f in (1e6, 123456.0, 1e-5, 0.0001, 80.0, 1.5)] == ["1e+06", "123456", "1e-05", "0.0001", "80", "1.5"]

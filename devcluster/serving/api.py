@@ -1,11 +1,5 @@
-"""The HTTP face of devcluster: kube-apiserver's URL layout, verbs, query parameters, content
-negotiation (JSON, YAML, Table, PartialObjectMetadata) and streaming watches, on aiohttp.
-
-One catch-all route parses the path the way kube-apiserver's router does and hands the request
-to the verb functions of ``reading.py`` / ``writing.py`` / ``watching.py`` (``/scale``:
-``scaling.py``). Every failure is a :class:`~devcluster.errors.StatusError` rendered as
-``metav1.Status`` (or, outside any served group, the mux's plain-text 404). Built by
-:func:`build_app`; run by ``server.py``.
+"""The :class:`Api`: kube-apiserver's routes over the store (discovery, OpenAPI, get/list/watch, the
+write verbs, subresources), each answering with kube's status codes, headers and bodies.
 """
 
 from __future__ import annotations
@@ -13,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,128 +21,28 @@ from devcluster.errors import StatusError
 from devcluster.reading import ListQuery, list_objects
 from devcluster.resources import ResourceType
 from devcluster.selectors import parse_field_selector, parse_label_selector
+from devcluster.serving.negotiation import (
+    _DUPLICATES_KEY,
+    _NOT_FOUND,
+    JSON,
+    Rendering,
+    Target,
+    _accepts,
+    _boolean,
+    _dry_run_causes,
+    _EmptyNotFound,
+    _int_param,
+    _list_items,
+    _PlainNotFound,
+    _validate_watch_options,
+    _with_body_dry_run,
+)
 from devcluster.settings import ServerSettings
 from devcluster.store import Store
 from devcluster.watching import Watch, WatchEvent, bookmark, open_watch
-from devcluster.writing import APPLY_PATCH, WriteOptions, Writer, at_version
+from devcluster.writing import APPLY_PATCH, WriteOptions, Writer, WriteResult, at_version
 
 log = logging.getLogger("devcluster.serving")
-_DUPLICATES_KEY = "devcluster.duplicate_fields"
-
-JSON = "application/json"
-# Under a served group version, kube's router answers a path it has no route for with a Status;
-# outside of any served group (or outside /api and /apis) the mux answers in plain text.
-_NOT_FOUND = errors.not_found_route()
-
-
-class _PlainNotFound(Exception):
-    """The mux's ``404 page not found`` (text/plain): no API group serves the path."""
-
-
-class _EmptyNotFound(Exception):
-    """The OpenAPI v3 handler's 404 for a group version it has no document for: no body at all."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a resource URL names."""
-
-    resource: ResourceType
-    namespace: str | None  # None: all namespaces (or cluster-scoped)
-    name: str
-    subresource: str
-    legacy_watch: bool
-
-
-@dataclass(frozen=True)
-class Rendering:
-    """How the client wants objects back."""
-
-    kind: str  # "object" | "Table" | "PartialObjectMetadata"
-    api_version: str = "meta.k8s.io/v1"
-    yaml: bool = False
-
-
-_REPRESENTATIONS = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
-_STREAMS = ["application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch"]
-
-
-def _accepts(header: str, *, collection: bool = False) -> Rendering:
-    """Pick the first media type in ``Accept`` that devcluster can produce (406 when none).
-
-    The 406 names what kube-apiserver offers (a collection also streams), not what devcluster does.
-    """
-    if not header.strip():
-        return Rendering("object")
-    for entry in header.split(","):
-        parts = [p.strip() for p in entry.split(";")]
-        media = parts[0].lower()
-        params = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
-        as_kind, group, version = params.get("as"), params.get("g"), params.get("v")
-        if media in ("application/json", "application/*", "*/*", "application/yaml"):
-            if as_kind is None:
-                return Rendering("object", yaml=media == "application/yaml")
-            if group == "meta.k8s.io" and version in ("v1", "v1beta1"):
-                if as_kind == "Table":
-                    return Rendering("Table", f"meta.k8s.io/{version}", yaml=media == "application/yaml")
-                if as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-                    return Rendering("PartialObjectMetadata", f"meta.k8s.io/{version}", yaml=media == "application/yaml")
-    raise errors.not_acceptable(_REPRESENTATIONS + (_STREAMS if collection else []))
-
-
-def _dry_run_causes(values: list[str]) -> list[errors.Cause]:
-    """ValidateDryRun: only "All"; the value is rendered as a JSON list (field.NotSupported of the []string)."""
-    if all(v == "All" for v in values):
-        return []
-    listed = ",".join(orjson.dumps(v).decode() for v in values)
-    return [errors.Cause("dryRun", "FieldValueNotSupported", f'Unsupported value: [{listed}]: supported values: "All"')]
-
-
-def _validate_watch_options(send_initial: str | None, match: str) -> None:
-    """ValidateListOptions for a watch: resourceVersionMatch only with sendInitialEvents, and then
-    only NotOlderThan."""
-    causes: list[errors.Cause] = []
-    if send_initial is not None and match != "NotOlderThan":
-        causes.append(errors.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
-    elif send_initial is None and match:
-        detail = "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
-        causes.append(errors.forbidden("resourceVersionMatch", detail))
-    if match and match != "NotOlderThan":
-        causes.append(errors.not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
-    if causes:
-        raise errors.invalid("ListOptions", "meta.k8s.io", "", causes)
-
-
-def _list_items(resource: ResourceType, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Items as a list carries them: a typed (built-in) list's items have no apiVersion/kind, an
-    unstructured (custom resource) list's items keep theirs."""
-    if resource.is_custom:
-        return items
-    return [{k: v for k, v in item.items() if k != "apiVersion" and k != "kind"} for item in items]
-
-
-def _with_body_dry_run(opts: WriteOptions, options: dict[str, Any], *, from_body: bool) -> WriteOptions:
-    """A DELETE's dryRun as kube-apiserver reads it: from the DeleteOptions body when there is one (kubectl
-    and client libraries send it there: ``kubectl delete --dry-run=server``, ``V1DeleteOptions(dry_run=["All"])``),
-    and then the query's ``dryRun`` is ignored like every other query option; from the query otherwise."""
-    dry_run = bool(options.get("dryRun")) if from_body else opts.dry_run
-    if dry_run == opts.dry_run:
-        return opts
-    return WriteOptions(opts.manager, dry_run, opts.field_validation, opts.subresource)
-
-
-def _boolean(value: str | None) -> bool:
-    return (value or "").lower() in ("true", "1")
-
-
-def _int_param(request: web.Request, name: str) -> int:
-    raw = request.query.get(name, "")
-    if not raw:
-        return 0
-    try:
-        return int(raw)
-    except ValueError as e:  # the query parameter codec's strconv error, verbatim
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{raw}": invalid syntax') from e
 
 
 class Api:
@@ -293,92 +186,119 @@ class Api:
 
     async def _resource_request(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
         target = self._target(group, version, rest)
-        method = request.method
-        query = request.query
-        resource = target.resource
-        watching = target.legacy_watch or _boolean(query.get("watch"))
+        watching = target.legacy_watch or _boolean(request.query.get("watch"))
         if self.audit is not None:
-            request[RECORD_KEY] = {
-                "verb": verb_of(method, named=bool(target.name), watching=watching),
-                "apiGroup": resource.group,
-                "resource": resource.plural,
-                "subresource": target.subresource,
-                "namespace": target.namespace or "",
-                "name": target.name,
-                "userAgent": request.headers.get("User-Agent", ""),
-                "dryRun": "All" in query.getall("dryRun", []),
-            }
-        if method == "GET":
-            rendering = _accepts(request.headers.get("Accept", ""), collection=not target.name)
-            if target.subresource == "scale":
-                return self._render(rendering, resource, scaling.read_scale(self.store, resource, target.namespace or "", target.name))
-            if watching:
-                return await self._watch(request, target, rendering)
-            if target.name:
-                obj = self.store.get(resource.storage_key, target.namespace or "", target.name)
-                if obj is None:
-                    raise errors.not_found(resource.plural, resource.group, target.name)
-                return self._render(rendering, resource, at_version(obj, resource), include_object=query.get("includeObject", "Metadata"))
-            items, meta = list_objects(self.store, resource, self._list_query(request, target))
-            return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
+            request[RECORD_KEY] = self._audit_record(request, target, watching=watching)
+        if request.method == "GET":
+            return await self._read(request, target, watching=watching)
         if watching:
             raise errors.method_not_allowed()
         opts = self._write_options(request, target)
-        crd_terminating = self._crd_terminating(resource)
+        method, named = request.method, bool(target.name)
+        result: WriteResult | web.StreamResponse
         if method == "POST":
-            if target.name or target.namespace is None or (resource.namespaced and not target.namespace):
-                raise errors.method_not_allowed() if target.name else _NOT_FOUND
-            if crd_terminating:
-                name = str(((await self._body(request)) or {}).get("metadata", {}).get("name", ""))
-                raise errors.forbidden_error(
-                    resource.plural, resource.group, name, "create not allowed while custom resource definition is terminating"
-                )
-            body = await self._body(request)
-            result = self.writer.create(resource, target.namespace, body, opts, duplicates=request.get(_DUPLICATES_KEY))
-        elif method == "PUT" and target.name:
-            body = await self._body(request)
-            if target.subresource == "scale":
-                scale = scaling.update_scale(self.writer, resource, target.namespace or "", target.name, body, opts)
-                return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
-            if target.subresource == "finalize":  # an update of the namespace, recorded under the finalize subresource
-                body = {**(body if isinstance(body, dict) else {})}
-                opts = WriteOptions(opts.manager, opts.dry_run, opts.field_validation, "finalize")
-            result = self.writer.update(resource, target.namespace or "", target.name, body, opts, duplicates=request.get(_DUPLICATES_KEY))
-        elif method == "PATCH" and target.name:
-            content_type = request.content_type
-            raw = await request.read()
-            if target.subresource == "scale":
-                scale = scaling.patch_scale(self.writer, resource, target.namespace or "", target.name, content_type, raw, opts)
-                return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
-            result = self.writer.patch(
-                resource, target.namespace or "", target.name, content_type, raw, opts, force=_boolean(query.get("force"))
-            )
-        elif method == "DELETE" and target.name:
-            options, from_body = await self._delete_options(request)
-            opts = _with_body_dry_run(opts, options, from_body=from_body)
-            if opts.dry_run and request.get(RECORD_KEY):
-                request[RECORD_KEY]["dryRun"] = True
-            if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
-                raise errors.forbidden_error("namespaces", "", target.name, "this namespace may not be deleted")
-            result = self.writer.delete(resource, target.namespace or "", target.name, options, opts)
-            if result.deleted and not resource.returns_deleted_object:
-                meta = result.obj["metadata"]
-                details = {
-                    "name": meta["name"],
-                    **({"group": resource.group} if resource.group else {}),
-                    "kind": resource.plural,
-                    "uid": meta.get("uid"),
-                }
-                return self._json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+            result = await self._create(request, target, opts)
+        elif method == "PUT" and named:
+            result = await self._put(request, target, opts)
+        elif method == "PATCH" and named:
+            result = await self._patch(request, target, opts)
+        elif method == "DELETE" and named:
+            result = await self._delete_one(request, target, opts)
         elif method == "DELETE":
             return await self._delete_collection(request, target, opts)
         else:
             raise errors.method_not_allowed()
-        response = self._render(_accepts(request.headers.get("Accept", "")), resource, result.obj, status=result.code)
+        if isinstance(result, web.StreamResponse):
+            return result
+        response = self._render(_accepts(request.headers.get("Accept", "")), target.resource, result.obj, status=result.code)
         for warning in result.warnings:
             escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
             response.headers.add("Warning", f'299 - "{escaped}"')
         return response
+
+    def _audit_record(self, request: web.Request, target: Target, *, watching: bool) -> dict[str, Any]:
+        resource = target.resource
+        return {
+            "verb": verb_of(request.method, named=bool(target.name), watching=watching),
+            "apiGroup": resource.group,
+            "resource": resource.plural,
+            "subresource": target.subresource,
+            "namespace": target.namespace or "",
+            "name": target.name,
+            "userAgent": request.headers.get("User-Agent", ""),
+            "dryRun": "All" in request.query.getall("dryRun", []),
+        }
+
+    async def _read(self, request: web.Request, target: Target, *, watching: bool) -> web.StreamResponse:
+        """GET: a /scale, a watch, one object or a list."""
+        resource = target.resource
+        rendering = _accepts(request.headers.get("Accept", ""), collection=not target.name)
+        if target.subresource == "scale":
+            return self._render(rendering, resource, scaling.read_scale(self.store, resource, target.namespace or "", target.name))
+        if watching:
+            return await self._watch(request, target, rendering)
+        if target.name:
+            obj = self.store.get(resource.storage_key, target.namespace or "", target.name)
+            if obj is None:
+                raise errors.not_found(resource.plural, resource.group, target.name)
+            include_object = request.query.get("includeObject", "Metadata")
+            return self._render(rendering, resource, at_version(obj, resource), include_object=include_object)
+        items, meta = list_objects(self.store, resource, self._list_query(request, target))
+        return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
+
+    async def _create(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult:
+        resource = target.resource
+        crd_terminating = self._crd_terminating(resource)
+        if target.name or target.namespace is None or (resource.namespaced and not target.namespace):
+            raise errors.method_not_allowed() if target.name else _NOT_FOUND
+        if crd_terminating:
+            name = str(((await self._body(request)) or {}).get("metadata", {}).get("name", ""))
+            raise errors.forbidden_error(
+                resource.plural, resource.group, name, "create not allowed while custom resource definition is terminating"
+            )
+        body = await self._body(request)
+        return self.writer.create(resource, target.namespace, body, opts, duplicates=request.get(_DUPLICATES_KEY))
+
+    async def _put(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult | web.StreamResponse:
+        resource, namespace = target.resource, target.namespace or ""
+        body = await self._body(request)
+        if target.subresource == "scale":
+            scale = scaling.update_scale(self.writer, resource, namespace, target.name, body, opts)
+            return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
+        if target.subresource == "finalize":  # an update of the namespace, recorded under the finalize subresource
+            body = {**(body if isinstance(body, dict) else {})}
+            opts = WriteOptions(opts.manager, opts.dry_run, opts.field_validation, "finalize")
+        return self.writer.update(resource, namespace, target.name, body, opts, duplicates=request.get(_DUPLICATES_KEY))
+
+    async def _patch(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult | web.StreamResponse:
+        resource, namespace = target.resource, target.namespace or ""
+        content_type = request.content_type
+        raw = await request.read()
+        if target.subresource == "scale":
+            scale = scaling.patch_scale(self.writer, resource, namespace, target.name, content_type, raw, opts)
+            return self._render(_accepts(request.headers.get("Accept", "")), resource, scale)
+        force = _boolean(request.query.get("force"))
+        return self.writer.patch(resource, namespace, target.name, content_type, raw, opts, force=force)
+
+    async def _delete_one(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult | web.StreamResponse:
+        resource = target.resource
+        options, from_body = await self._delete_options(request)
+        opts = _with_body_dry_run(opts, options, from_body=from_body)
+        if opts.dry_run and request.get(RECORD_KEY):
+            request[RECORD_KEY]["dryRun"] = True
+        if resource.plural == "namespaces" and not resource.group and target.name in ("default", "kube-system", "kube-public"):
+            raise errors.forbidden_error("namespaces", "", target.name, "this namespace may not be deleted")
+        result = self.writer.delete(resource, target.namespace or "", target.name, options, opts)
+        if result.deleted and not resource.returns_deleted_object:
+            meta = result.obj["metadata"]
+            details = {
+                "name": meta["name"],
+                **({"group": resource.group} if resource.group else {}),
+                "kind": resource.plural,
+                "uid": meta.get("uid"),
+            }
+            return self._json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+        return result
 
     def _crd_terminating(self, resource: ResourceType) -> bool:
         if not resource.is_custom:
@@ -657,9 +577,3 @@ class Api:
         finally:
             self.store.unsubscribe(target.resource.storage_key, watch)
         return response
-
-
-def build_app(api: Api, *, max_request_bytes: int) -> web.Application:
-    app = web.Application(client_max_size=max_request_bytes + 1024)
-    app.router.add_route("*", "/{tail:.*}", api.handle)
-    return app

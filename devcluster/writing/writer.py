@@ -1,28 +1,15 @@
-"""The write verbs with kube-apiserver semantics: create, update, patch (four kinds), delete.
-
-Bodies of built-in kinds are first decoded against their Go types (``decoding.py``: unknown and
-duplicate fields per ``fieldValidation``, type errors, normalised values; apply configurations
-through ``typedpatch.py``). Then one pipeline for every write (``_commit_write``): kind checks and
-defaulting (``admission.py`` for built-ins, the CRD schema for custom resources: prune → default →
-validate), metadata rules
-(``naming.py``), optimistic concurrency, generation, finalizers and graceful deletion,
-managedFields (``fieldmanagement.py``), what the registry and admission plugins set after that
-(``preparing.py``), "no change → no write", dry-run, then
-:meth:`Store.put`. The HTTP layer (``serving.py``) and the built-in controllers
-(``controllers.py``) both call :class:`Writer`, so controller writes look like any client's.
+"""The :class:`Writer`: create, update, patch (all four formats), apply, delete and deletecollection with
+kube-apiserver's order of decoding, admission, validation, managedFields, preconditions and storage.
 """
 
 from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import orjson
-import yaml
 
 from devcluster import decoding, errors, typedpatch
 from devcluster.admission import admit
@@ -30,101 +17,39 @@ from devcluster.catalog import Catalog
 from devcluster.duplicates import Duplicates, loads
 from devcluster.errors import Cause, StatusError
 from devcluster.fieldmanagement import ApplyConflict, apply, record_update
-from devcluster.golang import format_value
+from devcluster.gofmt import format_value
 from devcluster.naming import validate_object_meta
 from devcluster.patching import PatchError, json_patch, merge_patch, strategic_merge_patch
 from devcluster.preparing import prepare
 from devcluster.resources import ResourceType
 from devcluster.schemas import apply_defaults, prune, validate
 from devcluster.store import Store
-
-JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
-# libyaml's loader when PyYAML was built with it (the pure-Python one is ~10x slower).
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-APPLY_PATCH_CBOR = "application/apply-patch+cbor"
-
-_OBJECT_META_FIELDS = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
+from devcluster.writing.options import (
+    _NAME_CHARS,
+    _OBJECT_META_FIELDS,
+    _SYSTEM_META,
+    APPLY_PATCH,
+    FOREGROUND_FINALIZER,
+    JSON_PATCH,
+    MERGE_PATCH,
+    ORPHAN_FINALIZER,
+    STRATEGIC_PATCH,
+    WriteOptions,
+    WriteResult,
+    _decode_error_context,
+    _patch_error_context,
+    _spec_view,
+    at_version,
+    copy,
 )
-_SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
-ORPHAN_FINALIZER = "orphan"
-FOREGROUND_FINALIZER = "foregroundDeletion"
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    manager: str
-    dry_run: bool = False
-    field_validation: str = "Warn"  # Ignore | Warn | Strict
-    subresource: str = ""
-
-
-@dataclass
-class WriteResult:
-    obj: dict[str, Any]
-    code: int = 200
-    warnings: list[str] = field(default_factory=list)
-    # delete only: the object is gone (not merely marked for deletion)
-    deleted: bool = False
-
-
-def copy(obj: Any) -> Any:
-    """Deep copy of a JSON value (orjson round trip: fast and exact for JSON data)."""
-    return orjson.loads(orjson.dumps(obj))
-
-
-def at_version(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
-    """``obj`` as served at ``resource``'s version (conversion strategy None: only apiVersion changes)."""
-    if obj.get("apiVersion") == resource.group_version:
-        return obj
-    return {**obj, "apiVersion": resource.group_version}
-
-
-@contextmanager
-def _decode_error_context(resource: ResourceType) -> Iterator[None]:
-    """Create/update decode the body, so decoding errors get ``transformDecodeError``'s prefix there."""
-    try:
-        yield
-    except decoding.DecodeError as e:
-        kind = resource.kind
-        raise errors.bad_request(f'{kind} in version "{resource.version}" cannot be handled as a {kind}: {e.message}') from e
-
-
-@contextmanager
-def _patch_error_context(rendered: Callable[[], str]) -> Iterator[None]:
-    """A patch decodes the patched object: kube reports decoding errors as 422 Invalid on field ``patch``,
-    showing ``rendered()`` (the patched object's JSON; for a strategic merge patch the patch, Go's ``%v``)."""
-    try:
-        yield
-    except decoding.DecodeError as e:
-        detail = f"Invalid value: {orjson.dumps(rendered()).decode()}: {e.message}"
-        causes = [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]
-        raise StatusError(422, "Invalid", f' "" is invalid: patch: {detail}', {"causes": causes}) from e
-
-
-def _spec_view(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
-    skip = {"metadata", "status"} if resource.status_subresource else {"metadata"}
-    return {k: v for k, v in obj.items() if k not in skip}
+from devcluster.writing.registry import (
+    _check_applied_fields,
+    _drop_empty_metadata,
+    _parse_apply_body,
+    _registry_prefix,
+    _same_but_managed_times,
+    _set_condition,
+)
 
 
 class Writer:
@@ -389,65 +314,13 @@ class Writer:
     def delete(self, resource: ResourceType, namespace: str, name: str, options: dict[str, Any], opts: WriteOptions) -> WriteResult:
         old = self._existing(resource, namespace, name)
         old_meta = old["metadata"]
-        preconditions = options.get("preconditions") or {}
-        # The registry checks delete preconditions itself and reports them under the kind (not the resource).
-        if preconditions.get("uid") and preconditions["uid"] != old_meta.get("uid"):
-            detail = f"the UID in the precondition ({preconditions['uid']}) does not match the UID in record ({old_meta.get('uid')})"
-            raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been deleted and then recreated")
-        if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != old_meta["resourceVersion"]:
-            detail = (
-                f"the ResourceVersion in the precondition ({preconditions['resourceVersion']}) does not match the ResourceVersion "
-                f"in record ({old_meta['resourceVersion']})"
-            )
-            raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been modified")
-        policy = options.get("propagationPolicy")
-        if policy is None and options.get("orphanDependents") is not None:
-            policy = "Orphan" if options["orphanDependents"] else "Background"
-        if policy not in (None, "Orphan", "Background", "Foreground"):
-            raise errors.invalid(
-                "DeleteOptions",
-                "meta.k8s.io",
-                "",
-                [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
-            )
-        finalizers = list(old_meta.get("finalizers") or [])
-        extra = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy or "")
-        if extra and extra not in finalizers:
-            finalizers.append(extra)
-        if policy in ("Orphan", "Foreground", "Background"):
-            finalizers = [f for f in finalizers if f not in ({ORPHAN_FINALIZER, FOREGROUND_FINALIZER} - {extra})]
+        _check_delete_preconditions(resource, name, old_meta, options.get("preconditions") or {})
+        finalizers = _finalizers_on_delete(resource, old_meta, _propagation_policy(options))
         pending_spec = resource.plural == "namespaces" and not resource.group and bool((old.get("spec") or {}).get("finalizers"))
-        crd_cleanup = resource.plural == "customresourcedefinitions" and resource.group == "apiextensions.k8s.io"
-        if crd_cleanup and "customresourcecleanup.apiextensions.k8s.io" not in finalizers:
-            finalizers.append("customresourcecleanup.apiextensions.k8s.io")
         if finalizers or pending_spec:
             if old_meta.get("deletionTimestamp") and finalizers == list(old_meta.get("finalizers") or []):
                 return WriteResult(at_version(old, resource))
-            new = copy(old)
-            meta = new["metadata"]
-            meta.setdefault("deletionTimestamp", self.clock())
-            if finalizers:
-                meta["finalizers"] = finalizers
-            else:
-                meta.pop("finalizers", None)
-            # Namespaces and CRDs have their own Delete: no grace period, no generation bump.
-            if not (pending_spec or crd_cleanup or (resource.plural == "namespaces" and not resource.group)):
-                meta.setdefault("deletionGracePeriodSeconds", 0)
-                if resource.tracks_generation and not old_meta.get("deletionTimestamp"):
-                    meta["generation"] = int(meta.get("generation") or 0) + 1
-            if pending_spec:
-                new.setdefault("status", {})["phase"] = "Terminating"
-            if crd_cleanup and not old_meta.get("deletionTimestamp"):
-                _set_condition(
-                    new,
-                    {
-                        "type": "Terminating",
-                        "status": "True",
-                        "lastTransitionTime": meta["deletionTimestamp"],
-                        "reason": "InstanceDeletionPending",
-                        "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
-                    },
-                )
+            new = self._marked_deleted(resource, old, finalizers, pending_spec=pending_spec)
             if opts.dry_run:
                 return WriteResult(at_version(new, resource))
             change = self.store.put(resource.storage_key, new)
@@ -456,6 +329,37 @@ class Writer:
             return WriteResult(at_version(old, resource), deleted=True)
         change = self.store.delete(resource.storage_key, old_meta.get("namespace", ""), name)
         return WriteResult(at_version(change.obj, resource), deleted=True)
+
+    def _marked_deleted(self, resource: ResourceType, old: dict[str, Any], finalizers: list[str], *, pending_spec: bool) -> dict[str, Any]:
+        """``old`` with a deletionTimestamp and ``finalizers``: what a delete that must wait stores."""
+        old_meta = old["metadata"]
+        new = copy(old)
+        meta = new["metadata"]
+        meta.setdefault("deletionTimestamp", self.clock())
+        if finalizers:
+            meta["finalizers"] = finalizers
+        else:
+            meta.pop("finalizers", None)
+        crd_cleanup = _is_crd(resource)
+        # Namespaces and CRDs have their own Delete: no grace period, no generation bump.
+        if not (pending_spec or crd_cleanup or (resource.plural == "namespaces" and not resource.group)):
+            meta.setdefault("deletionGracePeriodSeconds", 0)
+            if resource.tracks_generation and not old_meta.get("deletionTimestamp"):
+                meta["generation"] = int(meta.get("generation") or 0) + 1
+        if pending_spec:
+            new.setdefault("status", {})["phase"] = "Terminating"
+        if crd_cleanup and not old_meta.get("deletionTimestamp"):
+            _set_condition(
+                new,
+                {
+                    "type": "Terminating",
+                    "status": "True",
+                    "lastTransitionTime": meta["deletionTimestamp"],
+                    "reason": "InstanceDeletionPending",
+                    "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+                },
+            )
+        return new
 
     # -- the shared pipeline -----------------------------------------------------------------
 
@@ -626,67 +530,47 @@ class Writer:
         return decoding.field_validation(problems, opts.field_validation)
 
 
-# Where kube-apiserver keeps each built-in resource in etcd (its storage prefixes differ from the resource
-# name for a few); custom resources live under ``<group>/<plural>``.
-_REGISTRY_PREFIXES = {
-    ("", "services"): "services/specs",
-    ("networking.k8s.io", "ingresses"): "ingress",
-    ("apiextensions.k8s.io", "customresourcedefinitions"): "apiextensions.k8s.io/customresourcedefinitions",
-}
-
-
-def _registry_prefix(resource: ResourceType) -> str:
-    if resource.is_custom:
-        return f"{resource.group}/{resource.plural}"
-    return _REGISTRY_PREFIXES.get((resource.group, resource.plural), resource.plural)
-
-
-def _check_applied_fields(config: dict[str, Any], resource: ResourceType) -> None:
-    """Server-side apply converts the configuration to a typed value first: a field the CRD's schema
-    does not declare fails the request with a 500, whatever fieldValidation says (structured-merge-diff)."""
-    meta = config.get("metadata") or {}
-    unknown = sorted([f"metadata.{k}" for k in meta if k not in _OBJECT_META_FIELDS] + prune(copy(config), resource.schema or {})[1])
-    if unknown:
-        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-        raise errors.internal(
-            f"failed to create typed patch object ({where}; {resource.group_version}, Kind={resource.kind}): "
-            f".{unknown[0]}: field not declared in schema"
+def _check_delete_preconditions(resource: ResourceType, name: str, old_meta: dict[str, Any], preconditions: dict[str, Any]) -> None:
+    """DeleteOptions.preconditions: the registry checks them itself and reports them under the kind (not the resource)."""
+    if preconditions.get("uid") and preconditions["uid"] != old_meta.get("uid"):
+        detail = f"the UID in the precondition ({preconditions['uid']}) does not match the UID in record ({old_meta.get('uid')})"
+        raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been deleted and then recreated")
+    if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != old_meta["resourceVersion"]:
+        detail = (
+            f"the ResourceVersion in the precondition ({preconditions['resourceVersion']}) does not match the ResourceVersion "
+            f"in record ({old_meta['resourceVersion']})"
         )
+        raise errors.conflict(resource.kind, resource.group, name, f"{detail}. The object might have been modified")
 
 
-def _drop_empty_metadata(meta: dict[str, Any]) -> None:
-    """ObjectMeta's collections are ``omitempty``: an empty (or null) one is not stored."""
-    for key in ("labels", "annotations", "finalizers", "ownerReferences"):
-        if key in meta and not meta[key]:
-            del meta[key]
+def _propagation_policy(options: dict[str, Any]) -> str | None:
+    """DeleteOptions.propagationPolicy (or the deprecated orphanDependents); 422 for an unknown one."""
+    policy = options.get("propagationPolicy")
+    if policy is None and options.get("orphanDependents") is not None:
+        policy = "Orphan" if options["orphanDependents"] else "Background"
+    if policy not in (None, "Orphan", "Background", "Foreground"):
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
+        )
+    return policy
 
 
-def _set_condition(obj: dict[str, Any], condition: dict[str, Any]) -> None:
-    status = obj.setdefault("status", {})
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-    status["conditions"] = [*conditions, condition]
+def _is_crd(resource: ResourceType) -> bool:
+    return resource.plural == "customresourcedefinitions" and resource.group == "apiextensions.k8s.io"
 
 
-def _parse_apply_body(raw: bytes) -> Any:
-    """An apply body: JSON (what clients send almost always; also valid YAML) or YAML.
-
-    Like kube-apiserver (sigs.k8s.io/yaml), JSON is read with JSON semantics; only what is not JSON
-    goes through the YAML parser. Parsing JSON first is also ~100x cheaper than YAML.
-    """
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return yaml.load(raw.decode("utf-8"), Loader=_YAML_LOADER)  # a safe loader (CSafeLoader/SafeLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise errors.bad_request(f"error decoding YAML: {e}") from e
-
-
-def _same_but_managed_times(new: dict[str, Any], old: dict[str, Any]) -> bool:
-    def untimed(obj: dict[str, Any]) -> dict[str, Any]:
-        meta = dict(obj["metadata"])
-        meta["managedFields"] = [{k: v for k, v in entry.items() if k != "time"} for entry in meta.get("managedFields") or ()]
-        return {**obj, "metadata": meta}
-
-    return untimed(new) == untimed(old)
+def _finalizers_on_delete(resource: ResourceType, old_meta: dict[str, Any], policy: str | None) -> list[str]:
+    """The object's finalizers once deletion is asked for: the policy's (orphan / foregroundDeletion) added,
+    the other one's removed, and a CRD's customresourcecleanup."""
+    finalizers = list(old_meta.get("finalizers") or [])
+    extra = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy or "")
+    if extra and extra not in finalizers:
+        finalizers.append(extra)
+    if policy in ("Orphan", "Foreground", "Background"):
+        finalizers = [f for f in finalizers if f not in ({ORPHAN_FINALIZER, FOREGROUND_FINALIZER} - {extra})]
+    if _is_crd(resource) and "customresourcecleanup.apiextensions.k8s.io" not in finalizers:
+        finalizers.append("customresourcecleanup.apiextensions.k8s.io")
+    return finalizers
