@@ -175,6 +175,7 @@ def install(blueprint: Blueprint) -> None:
     blueprint.add_app_template_global(condition_tone, "condition_tone")
     blueprint.add_app_template_global(darkrooms.domain_url, "domain_url")
     blueprint.add_app_template_global(returning.list_href, "list_href")
+    blueprint.add_app_template_global(lambda: returning.REFRESH_HEADER, "refresh_header")
 
     @blueprint.before_request
     def _note_live_cursor() -> None:

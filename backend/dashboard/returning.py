@@ -2,7 +2,8 @@
 
 A list page remembers its query (namespace filter — also "All namespaces" —, name filter, sorting: every
 argument but the page number and the one-off notice arguments) in a cookie per list, set by the
-after-request hook :func:`install` adds for the paths given to it. :func:`list_url` is the list a create
+after-request hook :func:`install` adds for the paths given to it — not by the list's own live refreshes
+(header :data:`REFRESH_HEADER`). :func:`list_url` is the list a create
 or a delete redirects to: the remembered query plus the notice's argument (``created=<name>``, with
 ``in=<namespace>`` when the remembered list is not that namespace's); without a remembered list, the
 object's namespace (as before lists were remembered). :func:`notice` reads those arguments back
@@ -28,6 +29,9 @@ NOTICES = (
 )
 NOT_REMEMBERED = frozenset({"page", "in", *(key for key, _ in NOTICES)})
 COOKIE_MAX = 1024  # a query longer than this is not remembered
+# Sent by a list's own live refresh (_macros.html live_refresh): the page's old filters, no choice of the user's;
+# such a refresh can answer after the user changed the filter, so it must not overwrite what they chose.
+REFRESH_HEADER = "X-Dashboard-Refresh"
 
 
 def cookie_name(list_path: str) -> str:
@@ -75,7 +79,7 @@ def install(blueprint: Blueprint, list_paths: Iterable[str]) -> None:
 
     @blueprint.after_request
     def _remember(response: Response) -> Response:
-        if request.method == "GET" and request.path in paths and response.status_code == 200:
+        if request.method == "GET" and request.path in paths and response.status_code == 200 and REFRESH_HEADER not in request.headers:
             query = urlencode([(k, v) for k, v in request.args.items(multi=True) if k not in NOT_REMEMBERED and v])
             if len(query) <= COOKIE_MAX:
                 response.set_cookie(cookie_name(request.path), query, httponly=True, samesite="Strict", secure=request.is_secure, path="/")

@@ -4,10 +4,10 @@ Behaviours: the YAML view of a Darkroom (S3, with its credentials Secret) and of
 children — ``?view=yaml`` opens it, ``managedFields`` and a Secret's data never appear (not its keys'
 values, not in the page, not in a fragment), the Postgresql's password Secret is named only; a
 create or delete goes back to the list as the user last had it ("All namespaces" stays, a namespace
-filter stays, the notice names the object's namespace), and without a remembered list to the object's
-namespace as before; the live block of an object deleted elsewhere says so and brings the actions back
-disabled, out of band; ``/docs`` orders its groups Darkrooms, Tasks, then the rest and shows no raw
-code spans or RST.
+filter stays, a list's own live refresh changes nothing, the notice names the object's namespace),
+and without a remembered list to the object's namespace as before; the live block of an object
+deleted elsewhere says so and brings the actions back disabled, out of band; ``/docs`` orders its
+groups Darkrooms, Tasks, then the rest and shows no raw code spans or RST.
 """
 
 from __future__ import annotations
@@ -112,6 +112,9 @@ def test_a_create_or_delete_goes_back_to_the_list_the_user_had(http: Client, cus
     # A filter of another namespace and a name filter (changed through htmx) stay too.
     wait_for(lambda: http.get(f"/ui/tasks/{namespace}/second").status_code == 200, timeout_s=10)
     http.get("/ui/tasks?namespace=default&q=sec", headers={"HX-Request": "true", "HX-Target": "task-list"})
+    # an older page's live refresh (all namespaces) answering after that is no choice of the user's
+    refresh = http.get("/ui/tasks", headers={"HX-Request": "true", "HX-Target": "task-list", "X-Dashboard-Refresh": "live"})
+    assert refresh.status_code == 200 and 'hx-headers=\'{"X-Dashboard-Refresh": "live"}\'' in refresh.get_data(as_text=True)
     deleted = http.post(f"/ui/tasks/{namespace}/second/delete", {})
     assert re.fullmatch(rf"/ui/tasks\?namespace=default&q=sec&in={namespace}&(deleted|terminating)=second", deleted.headers["Location"])
 
