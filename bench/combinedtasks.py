@@ -41,9 +41,11 @@ Method
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -241,9 +243,8 @@ def all_combined(table: dict[str, Any], opts: argparse.Namespace) -> bool:
     return len(rows) == opts.tasks and all(r["cells"][events_column] == opts.events for r in rows)
 
 
-def watch_lines(endpoint: Endpoint, path: str) -> Iterator[bytes]:
-    """The lines of a chunked streaming response (one JSON watch event each)."""
-    sock = endpoint.connect(60.0)
+def watch_lines(endpoint: Endpoint, sock: socket.socket, path: str) -> Iterator[bytes]:
+    """The lines of a chunked streaming response on ``sock`` (one JSON watch event each); ends when ``sock`` is shut down."""
     auth = f"Authorization: Bearer {endpoint.token}\r\n"
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\nAccept: application/json\r\n{auth}\r\n".encode())
     buf = bytearray()
@@ -285,9 +286,11 @@ def watch_latencies(aggregator: Endpoint, cluster: Endpoint, tasks: list[dict[st
     arrived = threading.Condition()
     ready = threading.Event()
 
+    sock = aggregator.connect(60.0)
+
     def reader() -> None:
         ready.set()
-        for line in watch_lines(aggregator, f"{COMBINED}?watch=1&resourceVersion={rv}&timeoutSeconds=600"):
+        for line in watch_lines(aggregator, sock, f"{COMBINED}?watch=1&resourceVersion={rv}&timeoutSeconds=600"):
             now = time.perf_counter()
             event = json.loads(line)
             if event["type"] != "MODIFIED":
@@ -316,6 +319,9 @@ def watch_latencies(aggregator: Endpoint, cluster: Endpoint, tasks: list[dict[st
                 latencies.append(seen[name] - started)
     finally:
         writer.close()
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)  # ends the reader
+        thread.join(10)
     return latencies
 
 
