@@ -17,7 +17,9 @@ Behaviours covered (rendered as an overlay adds the components to the base):
 - RBAC: the aggregator's ServiceAccount gets exactly list/watch of tasks and events, the delegation
   role (system:auth-delegator) cluster-wide and the requestheader reader Role in kube-system; readers
   of combinedtasks come through the aggregated ``view`` role; the base's components gain nothing;
-- NetworkPolicies open 8443 to the aggregator and its egress to DNS and the API server ports only.
+- NetworkPolicies open 8443 to the aggregator and its egress to DNS and the API server ports only;
+- the real control plane (``--cluster=real|both``) accepts every object of the component in a
+  server-side dry run (the cert-manager kinds are not served there: checked by shape above).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from support import Kubectl, RealclusterProcess, install_crds
 
 from .manifests import (
     AGGREGATOR_SA,
@@ -222,3 +226,16 @@ def test_network_policies_open_the_serving_port_and_the_api_server_only(with_agg
     assert {p["port"] for p in dns["ports"]} == {53} and dns["to"][0]["podSelector"] == {"matchLabels": {"k8s-app": "kube-dns"}}
     assert "to" not in apiserver and {p["port"] for p in apiserver["ports"]} == {443, 6443}
     assert one(with_aggregator, "NetworkPolicy", "default-deny")["spec"]["podSelector"] == {}
+
+
+@pytest.mark.kubectl
+def test_the_component_passes_a_server_side_dry_run_on_the_real_control_plane(
+    realcluster_required: None, realcluster: RealclusterProcess, with_aggregator: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """kube-apiserver (with its aggregation layer, RBAC and admission) accepts every object the component adds."""
+    kubectl = Kubectl(realcluster.kubeconfig, tmp_path / "kubectl-cache")
+    install_crds(realcluster.kubeconfig)
+    kubectl.run("create", "namespace", NAMESPACE, check=False)
+    docs = [d for d in with_aggregator if ident(d) in COMPONENT_OBJECTS]
+    applied = kubectl.run("apply", "--server-side", "--dry-run=server", "-f", "-", input_text=yaml.safe_dump_all(docs))
+    assert applied.stdout.count("(server dry run)") == len(COMPONENT_OBJECTS), applied.stdout
