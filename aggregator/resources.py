@@ -1,4 +1,4 @@
-"""What this server serves: the group, version and resource, and the discovery documents naming them.
+"""What this server serves: the group, version and resource (named in :mod:`kinds.combinedtasks`), and the discovery documents naming them.
 
 ``search.task.example.example.com/v1`` ``combinedtasks`` (namespaced, kind ``CombinedTask``, short name
 ``ct``, categories ``tasks`` and ``example``), read-only (get, list, watch). Used by the routes
@@ -11,17 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-GROUP = "search.task.example.example.com"
-VERSION = "v1"
-GROUP_VERSION = f"{GROUP}/{VERSION}"
-PLURAL = "combinedtasks"
-SINGULAR = "combinedtask"
-KIND = "CombinedTask"
-LIST_KIND = "CombinedTaskList"
-SHORT_NAMES = ("ct",)
-# Not "all": `kubectl get all` should not grow a second copy of every Task.
-CATEGORIES = ("tasks", "example")
-VERBS = ("get", "list", "watch")
+from kinds.combinedtasks import CATEGORIES, GROUP, GROUP_VERSION, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERBS, VERSION
+
+__all__ = ["CATEGORIES", "GROUP", "GROUP_VERSION", "KIND", "LIST_KIND", "PLURAL", "SHORT_NAMES", "SINGULAR", "VERBS", "VERSION"]
 BASE_PATH = f"/apis/{GROUP}/{VERSION}"
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from aggregator import combining
+from cluster import taskevents
 from cluster.bodies import FrozenDict, object_key, resource_version
 from cluster.indexers import IndexFunction
 from cluster.informers import Informer
@@ -99,7 +99,7 @@ class View:
             for task in self.tasks.store.list():
                 signature, events, version = self._inputs(task)
                 key = object_key(task)
-                self._objects[key] = combining.combined(task, events, resource_version=str(version))
+                self._objects[key] = taskevents.combined(task, events, resource_version=str(version))
                 self._signatures[key] = signature
                 top = max(top, version)
             self.highwater = self.oldest = top
@@ -145,7 +145,7 @@ class View:
             if old is not None and self._signatures.get(key) == signature:
                 return
             version = self._next(max(caused_by, inputs))
-            new = combining.combined(task, events, resource_version=str(version))
+            new = taskevents.combined(task, events, resource_version=str(version))
             self._objects[key] = new
             self._signatures[key] = signature
             self._record(Change(version, "ADDED" if old is None else "MODIFIED", new, old))

@@ -1,18 +1,18 @@
-"""Task: friendly payload ↔ ``example.example.com/v1`` Task CR, and a Task's Events.
+"""Task: friendly payload ↔ ``example.example.com/v1`` Task CR.
 
 Friendly ``state`` is ``spec.taskState``; ``deadline`` is written in UTC (``...Z``);
 ``status.overdue`` is the reconciler's ``Overdue`` condition. Called by :mod:`backend.tasks` and
-:mod:`backend.combinedtasks`.
+:mod:`backend.dashboard`. A Task with its Events is not a friendly payload: it is the CombinedTask
+(:func:`cluster.taskevents.combined`, served by :mod:`backend.combinedtasks`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from backend.conversions import condition, conditions, object_fields
-from cluster import taskevents
 from kinds import tasks as kind
 
 RENAMES = {"taskState": "state"}
@@ -56,22 +56,3 @@ def to_spec(friendly: Mapping[str, Any]) -> dict[str, Any]:
     if friendly.get("state") is not None:
         spec["taskState"] = friendly["state"]
     return spec
-
-
-def event_of(event: Mapping[str, Any]) -> dict[str, Any]:
-    """One Event as shown with its Task (core/v1 fields, falling back to events.k8s.io series/eventTime)."""
-    series = event.get("series") or {}
-    first = event.get("firstTimestamp") or event.get("eventTime")
-    return {
-        "reason": event.get("reason"),
-        "message": event.get("message"),
-        "type": event.get("type"),
-        "count": event.get("count") or series.get("count") or 1,
-        "firstTimestamp": first,
-        "lastTimestamp": event.get("lastTimestamp") or series.get("lastObservedTime") or first,
-    }
-
-
-def events_of(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Events oldest first (by first timestamp, then name)."""
-    return [event_of(e) for e in taskevents.ordered(events)]

@@ -172,6 +172,7 @@ def install(blueprint: Blueprint) -> None:
     blueprint.add_app_template_filter(duration, "duration")
     blueprint.add_app_template_filter(iso_time, "iso_time")
     blueprint.add_app_template_global(state_of, "state_of")
+    blueprint.add_app_template_global(tasks.state, "task_state")  # of a Task or its CombinedTask (a stored object, not a friendly one)
     blueprint.add_app_template_global(condition_tone, "condition_tone")
     blueprint.add_app_template_global(darkrooms.domain_url, "domain_url")
     blueprint.add_app_template_global(returning.list_href, "list_href")

@@ -5,8 +5,9 @@ Installed by :mod:`backend.dashboard`. Routes:
 - ``GET /ui/tasks`` — the list (``?namespace=&q=&sort=&page=``; target ``task-list``: that block);
   rows pushed live by :mod:`.liverows` (views :data:`LIVE`, :data:`COMBINED_LIVE`);
   ``GET /ui/tasks/<ns>/<name>/row`` one row on demand (also the answer of "Mark finished").
-- ``GET /ui/combinedtasks`` — each Task of the page with its Events (the Events informer's
-  indexes, as ``/combinedtasks`` does); ``GET /ui/tasks/<ns>/<name>`` one Task with its Events (its
+- ``GET /ui/combinedtasks`` — each Task of the page as its CombinedTask (``metadata``, ``spec``,
+  ``status.events``: :func:`backend.combinedtasks.combined_task`, the object ``/combinedtasks`` and the
+  aggregated API serve); ``GET /ui/tasks/<ns>/<name>`` one Task with its CombinedTask's Events (its
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`).
 - ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.formgen` builds from
   the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
@@ -48,8 +49,9 @@ def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
     return endpoints.renderer(KIND).friendly(obj)
 
 
-def with_events(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return {**friendly(obj), "events": conversion.events_of(combinedtasks.events(obj))}
+def combined(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The CombinedTask of ``obj`` — the object ``GET /combinedtasks`` and ``kubectl get ct`` show (same code)."""
+    return combinedtasks.combined_task(obj)
 
 
 def _notice() -> str | None:
@@ -58,7 +60,7 @@ def _notice() -> str | None:
 
 SORTS = browsing.sorts(state=task_kind.state, extra=browsing.TASK_SORTS)
 LIVE = liverows.RowView("tasks", kind=KIND.title, template=LIST, var="t", item=friendly)
-COMBINED_LIVE = liverows.RowView("combinedtasks", kind=KIND.title, template=COMBINED, var="t", item=with_events)
+COMBINED_LIVE = liverows.RowView("combinedtasks", kind=KIND.title, template=COMBINED, var="t", item=combined)
 
 
 def list_page() -> Response:
@@ -66,7 +68,7 @@ def list_page() -> Response:
 
 
 def combined_page() -> Response:
-    return browsing.list_page(KIND.resource, COMBINED, target="task-list", item=with_events, notice=_notice(), sorts=SORTS)
+    return browsing.list_page(KIND.resource, COMBINED, target="task-list", item=combined, notice=_notice(), sorts=SORTS)
 
 
 def row(namespace: str, name: str) -> Response:
@@ -75,21 +77,21 @@ def row(namespace: str, name: str) -> Response:
     except Problem:
         return Response("", status=200, mimetype="text/html")
     if request.args.get("combined"):
-        return rendering.block(COMBINED, "row", {"t": with_events(obj)})
+        return rendering.block(COMBINED, "row", {"t": combined(obj)})
     return rendering.block(LIST, "row", {"t": friendly(obj)})
 
 
 def detail(namespace: str, name: str) -> Response:
     target = rendering.fragment_wanted()
     try:
-        raw = endpoints.fetch(KIND, namespace, name)
+        obj = endpoints.fetch(KIND, namespace, name)
     except Problem as problem:
         if target == "task-live":
             return rendering.block(DETAIL, "live", {"t": None, "namespace": namespace, "name": name})
         return browsing.problem_page(problem)
-    context = {"t": with_events(raw), "namespace": namespace, "name": name, "notice": _notice()}
+    context = {"t": friendly(obj), "events": combined(obj)["status"]["events"], "namespace": namespace, "name": name, "notice": _notice()}
     if target != "task-live":
-        context.update(yamlview.context(raw))
+        context.update(yamlview.context(obj))
     return rendering.page_or_block(DETAIL, context, block_name="live", target="task-live")
 
 

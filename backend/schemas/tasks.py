@@ -4,7 +4,8 @@ Friendly field ``state`` is the CR's ``spec.taskState``. For the seed's clients 
 accepted as an alias of ``state`` in create, replace and patch bodies (:data:`ALIASES`; both with
 different values: 422 naming both); responses carry ``state`` only. ``deadline`` must be an RFC 3339 timestamp
 with a timezone and is stored in UTC. ``status.overdue`` mirrors the reconciler's ``Overdue``
-condition. A CombinedTask is a Task plus its Events (from the events informer, no extra API calls).
+condition. A CombinedTask is the aggregated API's object (a Task's metadata and spec, its Events in
+``status.events``; from the events informer, no extra API calls), not a friendly payload.
 Used by :mod:`backend.tasks`, :mod:`backend.combinedtasks` and the OpenAPI document.
 """
 
@@ -28,6 +29,7 @@ from backend.schemas.common import (
     state_fields,
     timestamp,
 )
+from kinds import combinedtasks as combined_kind
 from kinds import tasks as kind
 from kinds.tasks import TASK_STATES
 
@@ -97,21 +99,40 @@ class TaskSchema(ObjectFields):
 TaskListSchema = Schema.from_dict(list_schema(TaskSchema, "Tasks sorted by namespace, then name."), name="TaskListSchema")
 
 
-class TaskEventSchema(Schema):
-    """One Kubernetes Event about a Task."""
+class CombinedTaskSpecSchema(Schema):
+    """The Task's ``spec`` as stored (the CRD's field names)."""
 
-    reason = fields.String(required=True, allow_none=True)
-    message = fields.String(required=True, allow_none=True)
-    type = fields.String(required=True, allow_none=True, metadata={"description": "Normal or Warning."})
-    count = integer(required=True)
-    firstTimestamp = fields.String(required=True, allow_none=True)
-    lastTimestamp = fields.String(required=True, allow_none=True)
+    priority = integer(required=True, metadata={"description": "0 (lowest) to 10 (highest)."})
+    deadline = fields.String(required=True, metadata={"description": "RFC 3339 timestamp as stored."})
+    details = fields.String(metadata={"description": "What has to be done."})
+    taskState = fields.String(validate=validate.OneOf(TASK_STATES), metadata={"description": "Pending (absent: Pending) or Finished."})
 
 
-class CombinedTaskSchema(TaskSchema):
-    """A Task with its Events, oldest first."""
+class CombinedTaskStatusSchema(Schema):
+    """The Task's Events, and its own conditions and observedGeneration (so the object tells the Task's state)."""
 
-    events = fields.List(fields.Nested(TaskEventSchema), required=True)
+    events = fields.List(
+        fields.Dict(),
+        required=True,
+        metadata={
+            "description": "The Task's Events (core/v1 Event objects as stored), oldest first (firstTimestamp or eventTime, then name)."
+        },
+    )
+    conditions = fields.List(fields.Nested(ConditionSchema))
+    observedGeneration = integer()
+
+
+class CombinedTaskSchema(Schema):
+    """A Task with its Events: the CombinedTask of the aggregated API (``search.task.example.example.com/v1``)."""
+
+    apiVersion = fields.String(required=True, validate=validate.Equal(combined_kind.GROUP_VERSION))
+    kind = fields.String(required=True, validate=validate.Equal(combined_kind.KIND))
+    metadata = fields.Dict(
+        required=True,
+        metadata={"description": "The Task's metadata (ObjectMeta); resourceVersion: the newest of the Task's and its Events'."},
+    )
+    spec = fields.Nested(CombinedTaskSpecSchema, required=True)
+    status = fields.Nested(CombinedTaskStatusSchema, required=True)
 
 
 CombinedTaskListSchema = Schema.from_dict(

@@ -11,6 +11,7 @@ binding's namespace; a rule matches when its apiGroups, resources (``resource`` 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -26,8 +27,10 @@ OVERLAYS = {"base": DEPLOY / "base", "dev": DEPLOY / "overlays" / "dev", "produc
 NAMESPACE = "darkroom-system"
 PART_OF = ("app.kubernetes.io/part-of", "darkroom-control-panel")
 OPERATOR_SA, API_SA = "darkroom-operator", "darkroom-api"
+AGGREGATOR_SA = "darkroom-aggregator"
 CLUSTER_SCOPED = {
     "Namespace",
+    "APIService",
     "CustomResourceDefinition",
     "ClusterRole",
     "ClusterRoleBinding",
@@ -55,6 +58,25 @@ def _rendered_text(overlay: str) -> str:
 def render(overlay: str) -> list[dict[str, Any]]:
     """The objects ``kubectl kustomize deploy/<overlay>`` renders (fresh copies: callers may mutate)."""
     return [doc for doc in yaml.safe_load_all(_rendered_text(overlay)) if doc]
+
+
+def render_with_components(tmp: Path, *components: str) -> list[dict[str, Any]]:
+    """What the base renders with ``deploy/components/<name>`` added, the way an overlay adds them
+    (namespace darkroom-system, the shared transformers)."""
+    overlay = tmp / "overlay"
+    overlay.mkdir()
+    rel = {part: os.path.relpath(DEPLOY / part, overlay) for part in ("base", "transformers", *(f"components/{c}" for c in components))}
+    listed = "".join(f"  - {rel[f'components/{c}']}\n" for c in components)
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        f"namespace: {NAMESPACE}\nresources:\n  - {rel['base']}\ncomponents:\n{listed}transformers:\n  - {rel['transformers']}\n"
+    )
+    result = subprocess.run(
+        [kubectl(), "kustomize", "--load-restrictor=LoadRestrictionsNone", str(overlay)], capture_output=True, text=True, timeout=60
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"kubectl kustomize with components {components} failed:\n{result.stderr}")
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
 
 def rendered_yaml(overlay: str) -> str:

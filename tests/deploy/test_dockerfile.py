@@ -1,4 +1,4 @@
-"""deploy/Dockerfile and .dockerignore: linted, pinned, non-root, multi-stage, and the image holds what both entry points need.
+"""deploy/Dockerfile and .dockerignore: linted, pinned, non-root, multi-stage, and the image holds what every entry point needs.
 
 No Docker engine here, so the image is checked three ways:
 
@@ -15,7 +15,8 @@ No Docker engine here, so the image is checked three ways:
   kubeconfigs out of the context while every COPY source stays in; copying what the runtime
   stage copies into a temporary /app reproduces the image's tree, where — with only third-party
   packages besides (``python -S``: no editable install of the checkout) — the API app and its
-  gunicorn configuration import, ``python -m darkroom_operator --help`` and the CRD installer run,
+  gunicorn configuration import, ``python -m darkroom_operator --help``, ``python -m aggregator --help``
+  (the aggregated API server's Deployment in deploy/components/aggregator) and the CRD installer run,
   and no first-party module imports something the image lacks (e.g. devcluster).
 """
 
@@ -39,7 +40,7 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 PINNED_PYTHON = re.compile(r"^python:3\.11\.\d+-slim-(bookworm|trixie)(@sha256:[0-9a-f]{64})?$")
 SECRETISH = re.compile(r"(?i)(token|secret|passw|api[_-]?key|credential|private[_-]?key)")
 BUILD_TOOLS = re.compile(r"\b(apt-get|apt|apk|yum|dnf|gcc|g\+\+|make|build-essential|pip|curl|wget)\b")
-FIRST_PARTY = {"backend", "cluster", "darkroom_operator", "devcluster", "scripts", "frontend", "tests", "bench"}
+FIRST_PARTY = {"aggregator", "backend", "cluster", "kinds", "darkroom_operator", "devcluster", "scripts", "frontend", "tests", "bench"}
 
 
 @dataclass
@@ -201,6 +202,7 @@ def test_dockerignore_keeps_the_context_small_and_clean() -> None:
         "requirements/runtime.txt",
         "backend/app.py",
         "operator/darkroom_operator/__main__.py",
+        "aggregator/__main__.py",
         "crds/tasks.example.example.com.yaml",
     ):
         assert in_context(inside, rules), inside
@@ -253,7 +255,7 @@ def image_python(app: Path, *args: str, env: dict[str, str] | None = None) -> su
     )
 
 
-def test_the_image_layout_runs_both_entry_points(tmp_path: Path) -> None:
+def test_the_image_layout_runs_every_entry_point(tmp_path: Path) -> None:
     app = build_layout(tmp_path)
     assert (app / "frontend" / "templates").is_dir()
     env = {"DARKROOM_API_HOST": "0.0.0.0", "DARKROOM_API_TOKEN": "layout-test", "PORT": "5000"}
@@ -268,6 +270,8 @@ def test_the_image_layout_runs_both_entry_points(tmp_path: Path) -> None:
     assert result.stdout.split() == [str(app / "backend" / "app.py"), "0.0.0.0:5000"]
     operator = image_python(app, "-m", "darkroom_operator", "--help")
     assert operator.returncode == 0 and "darkroom_operator" in operator.stdout, operator.stderr
+    aggregator = image_python(app, "-m", "aggregator", "--help")
+    assert aggregator.returncode == 0 and "--tls-cert-file" in aggregator.stdout, aggregator.stderr
     installer = image_python(app, "scripts/install_crds.py", "--help")
     assert installer.returncode == 0 and "--write-kubeconfig" in installer.stdout, installer.stderr
     assert sorted(p.name for p in (app / "crds").glob("*.yaml")) == sorted(p.name for p in (ROOT / "crds").glob("*.yaml"))

@@ -18,15 +18,12 @@ Whether these rules cover what the processes really do is tests/deploy/test_rbac
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from .manifests import API_SA, DEPLOY, NAMESPACE, OPERATOR_SA, OVERLAYS, Request, grants, kubectl, of_kind, verb_table
+from .manifests import API_SA, NAMESPACE, OPERATOR_SA, OVERLAYS, Request, grants, of_kind, render_with_components, verb_table
 
 NONE: frozenset[str] = frozenset()
 READ = {"get", "list", "watch"}
@@ -142,17 +139,7 @@ def test_the_model_answers_like_the_rbac_authorizer(rendered: dict[str, list[dic
 @pytest.mark.kubectl
 def test_the_show_password_component_adds_only_get_secrets(tmp_path: Path) -> None:
     """deploy/components/show-password: opt-in read of Secrets for the dashboard's "Show password", nothing more."""
-    overlay = tmp_path / "overlay"
-    overlay.mkdir()
-    base, component = (os.path.relpath(DEPLOY / part, overlay) for part in ("base", "components/show-password"))
-    (overlay / "kustomization.yaml").write_text(
-        f"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {base}\ncomponents:\n  - {component}\n"
-    )
-    rendered = subprocess.run(
-        [kubectl(), "kustomize", "--load-restrictor=LoadRestrictionsNone", str(overlay)], capture_output=True, text=True, timeout=60
-    )
-    assert rendered.returncode == 0, rendered.stderr
-    docs = [d for d in yaml.safe_load_all(rendered.stdout) if d]
+    docs = render_with_components(tmp_path, "show-password")
     with_component = as_sets(verb_table(list(grants(docs, API_SA).cluster)))
     assert with_component == {**API_CLUSTER, ("", "secrets", NONE): API_CLUSTER[("", "secrets", NONE)] | {"get"}}
     assert as_sets(verb_table(list(grants(docs, OPERATOR_SA).cluster))) == OPERATOR_CLUSTER

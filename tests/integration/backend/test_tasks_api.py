@@ -1,8 +1,9 @@
 """``/tasks``, ``/combinedtasks`` and ``/namespaces`` against devcluster: Task CRUD with friendly fields
 (``state`` ↔ ``spec.taskState``, deadline in UTC; the seed's ``taskState`` accepted as an alias of
 ``state``, 422 naming both when they differ), 202 while a finalizer holds a Task, Events joined from the
-cache by label and involvedObject with zero API requests, the namespace list, and an API limited to one
-namespace.
+cache by label and involvedObject with zero API requests into the aggregated API's CombinedTask (the
+Task's metadata and spec, the stored Events in status.events), the namespace list, and an API limited
+to one namespace.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from unit.backend import conformance
 from backend.access import ClusterAccess
 from backend.app import create_app
 from backend.settings import ApiSettings
-from cluster import EVENTS
+from cluster import EVENTS, TASKS
 
 from .conftest import task, webfolder
 
@@ -142,29 +143,34 @@ def test_combined_tasks_join_events_from_the_cache(
     event(access, namespace, "one.updated", one, reason="TaskUpdated", first="2027-01-02T00:00:00Z", labelled=True)
     event(access, namespace, "one.other-tool", one, reason="Noticed", first="2027-01-01T12:00:00Z", labelled=False)
     url = f"/combinedtasks?namespace={namespace}"
-    wait_for(lambda: sum(len(t["events"]) for t in http.get(url).get_json()["items"]) == 3, timeout_s=10, message="events reach the cache")
+
+    def joined() -> int:
+        return sum(len(t["status"]["events"]) for t in http.get(url).get_json()["items"])
+
+    wait_for(lambda: joined() == 3, timeout_s=10, message="events reach the cache")
     counted_requests.clear()
     listed = http.get(url).get_json()
     single = http.get(f"/combinedtasks/{namespace}/one")
     assert counted_requests == []  # N tasks with their events: zero API requests
     conformance.validate(listed, "CombinedTaskList")
-    assert [t["name"] for t in listed["items"]] == ["one", "two"]
-    assert [e["reason"] for e in listed["items"][0]["events"]] == ["TaskCreated", "Noticed", "TaskUpdated"]
-    assert listed["items"][0]["events"][0] == {
-        "reason": "TaskCreated",
-        "message": "TaskCreated one",
-        "type": "Normal",
-        "count": 1,
-        "firstTimestamp": "2027-01-01T00:00:00Z",
-        "lastTimestamp": "2027-01-01T00:00:00Z",
-    }
-    assert listed["items"][1]["events"] == []
-    assert listed["items"][1]["uid"] == two["uid"]
-    assert single.get_json() == listed["items"][0]
+    first, second = listed["items"]
+    assert [t["metadata"]["name"] for t in listed["items"]] == ["one", "two"]
+    assert (first["apiVersion"], first["kind"]) == ("search.task.example.example.com/v1", "CombinedTask")  # kubectl get ct's object
+    stored_task = next(t for t in access.client.list(TASKS, namespace=namespace) if t["metadata"]["name"] == "one")
+    assert first["spec"] == stored_task["spec"] and first["metadata"]["uid"] == stored_task["metadata"]["uid"]
+    shown = first["status"]["events"]
+    assert [e["reason"] for e in shown] == ["TaskCreated", "Noticed", "TaskUpdated"]
+    stored = {e["metadata"]["name"]: e for e in access.client.list(EVENTS, namespace=namespace)}
+    assert shown == [stored[name] for name in ("one.created", "one.other-tool", "one.updated")]  # the Events as stored
+    newest = max(int(v) for v in (first["metadata"]["resourceVersion"], *(e["metadata"]["resourceVersion"] for e in shown)))
+    assert int(first["metadata"]["resourceVersion"]) == newest  # the combination changes when an Event does
+    assert second["status"]["events"] == []
+    assert second["metadata"]["uid"] == two["uid"]
+    assert single.get_json() == first
     conformance.validate(single.get_json(), "CombinedTask")
     assert http.get(f"/combinedtasks/{namespace}/nothing").status_code == 404
     page = http.get(f"{url}&limit=1").get_json()
-    assert ([t["name"] for t in page["items"]], page["total"]) == (["one"], 2)
+    assert ([t["metadata"]["name"] for t in page["items"]], page["total"]) == (["one"], 2)
 
 
 def test_namespaces_for_the_switcher(http: FlaskClient, namespace: str) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 from flask import Flask
 from support import wait_for
 
+from backend.access import ClusterAccess
 from backend.security import SESSION_COOKIE
+from cluster import EVENTS
 from integration.dashboard.conftest import Client
 
 DARKROOMS = ("deployments.example.com", "v1alpha1")
@@ -254,3 +256,39 @@ def test_sort_orders_are_kept_in_the_url(http: Client, custom: Any, namespace: s
     assert header and header.group(1) == f"/ui/tasks?namespace={namespace}&amp;sort=-priority", html
     assert html.count("aria-sort=") == 1
     assert '<input type="hidden" name="sort" value="priority">' in html  # the filter form keeps it
+
+
+def test_the_combined_page_shows_the_combined_task_the_json_api_serves(
+    http: Client, custom: Any, dashboard_access: ClusterAccess, namespace: str
+) -> None:
+    """/ui/combinedtasks renders GET /combinedtasks' object (metadata, spec, status.events), newest Event first;
+    an Event recorded the events.k8s.io way (eventTime, series) shows its series count; the detail page the same Events."""
+    make_task(custom, namespace, "chore", priority=7, details="Sweep.")
+    uid = custom.get_namespaced_custom_object(*TASKS, namespace, "tasks", "chore")["metadata"]["uid"]
+    involved = {"apiVersion": "example.example.com/v1", "kind": "Task", "name": "chore", "namespace": namespace, "uid": uid}
+    record = dashboard_access.client.create
+    record(EVENTS, {
+        "apiVersion": "v1", "kind": "Event", "involvedObject": involved,
+        "metadata": {"name": "chore.created", "namespace": namespace, "labels": {"example.example.com/task-uid": uid}},
+        "reason": "TaskCreated", "message": "created", "type": "Normal", "count": 2,
+        "firstTimestamp": "2030-01-01T00:00:00Z", "lastTimestamp": "2030-01-01T00:10:00Z",
+    })  # fmt: skip
+    record(EVENTS, {
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "chore.noticed", "namespace": namespace}, "involvedObject": involved,
+        "reason": "Noticed", "message": "seen by a tool", "type": "Warning", "eventTime": "2030-01-02T00:00:00.000000Z",
+        "series": {"count": 4, "lastObservedTime": "2030-01-02T01:00:00.000000Z"},
+        "action": "Notice", "reportingComponent": "tool", "reportingInstance": "tool-1",
+    })  # fmt: skip
+    url = f"/combinedtasks?namespace={namespace}"
+    wait_for(lambda: len(http.get(url).get_json()["items"][0]["status"]["events"]) == 2, timeout_s=10, message="events reach the cache")
+    (served,) = http.get(url).get_json()["items"]
+    assert [e["reason"] for e in served["status"]["events"]] == ["TaskCreated", "Noticed"]
+
+    html = http.get(f"/ui/combinedtasks?namespace={namespace}").get_data(as_text=True)
+    card = html[html.index('<article class="card task-card"') : html.index("</article>")]
+    assert f'sse-swap="Task/{namespace}/chore"' in card and "Priority 7" in card and "Sweep." in card
+    assert "seen by a tool" in card and "created" in card
+    assert card.index("Noticed") < card.index("TaskCreated")  # newest first, as the detail page
+    assert re.findall(r'data-label="Count">(\d+)<', card) == ["4", "2"]
+    detail = http.get(f"/ui/tasks/{namespace}/chore").get_data(as_text=True)
+    assert re.findall(r'data-label="Count">(\d+)<', detail) == ["4", "2"] and detail.index("Noticed") < detail.index("TaskCreated")

@@ -1,5 +1,5 @@
 """Task payloads: validation with friendly field paths, deadline normalised to UTC, ``state`` ↔
-``spec.taskState``, overdue from the Overdue condition, Events of a CombinedTask, output matching
+``spec.taskState``, overdue from the Overdue condition, the CombinedTask (its Events oldest first, as stored), output matching
 the published schemas.
 """
 
@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from marshmallow import ValidationError
 
 from backend.conversions import tasks as conversion
 from backend.payloads import flatten
 from backend.schemas.tasks import TaskCreateSchema, TaskUpdateSchema
+from cluster import taskevents
 from unit.backend import conformance
 
 TASK = {"name": "write-release-notes", "priority": 5, "deadline": "2027-03-31T19:00:00+02:00", "details": "Notes.", "state": "Pending"}
@@ -76,27 +78,21 @@ def test_each_rule_reports_on_its_friendly_path(change: dict[str, Any], path: st
     assert path in flatten(caught.value.messages)
 
 
-def test_events_oldest_first_with_series_fallbacks() -> None:
-    updated = {"reason": "TaskUpdated", "message": "m2", "type": "Normal", "count": 2}
-    created = {"reason": "TaskCreated", "message": "m1", "type": "Normal"}
+def test_the_combined_task_is_the_aggregated_apis_object_with_events_oldest_first() -> None:
+    task = cr_of(TaskCreateSchema().load(TASK), conditions=[{"type": "Overdue", "status": "False"}], observedGeneration=1)
+    updated = {"reason": "TaskUpdated", "message": "m2", "type": "Normal", "count": 2, "involvedObject": {"uid": "t-1"}}
+    created = {"reason": "TaskCreated", "message": "m1", "type": "Normal", "involvedObject": {"uid": "t-1"}}
     events: list[dict[str, Any]] = [
-        {"metadata": {"name": "b"}, **updated, "firstTimestamp": "2027-01-02T00:00:00Z", "lastTimestamp": "2027-01-03T00:00:00Z"},
-        {
-            "metadata": {"name": "a"},
-            **created,
-            "eventTime": "2027-01-01T00:00:00.000000Z",
-            "series": {"count": 3, "lastObservedTime": "2027-01-01T01:00:00.000000Z"},
-        },
+        {"metadata": {"name": "b", "resourceVersion": "9"}, **updated, "firstTimestamp": "2027-01-02T00:00:00Z"},
+        {"metadata": {"name": "a", "resourceVersion": "7"}, **created, "eventTime": "2027-01-01T00:00:00.000000Z", "series": {"count": 3}},
     ]
-    shown = conversion.events_of(events)
-    assert [e["reason"] for e in shown] == ["TaskCreated", "TaskUpdated"]
-    assert shown[0] == {
-        "reason": "TaskCreated",
-        "message": "m1",
-        "type": "Normal",
-        "count": 3,
-        "firstTimestamp": "2027-01-01T00:00:00.000000Z",
-        "lastTimestamp": "2027-01-01T01:00:00.000000Z",
-    }
-    task = {**conversion.to_friendly(cr_of(TaskCreateSchema().load(TASK))), "events": shown}
-    conformance.validate(task, "CombinedTask")
+    ordered = taskevents.ordered(events)
+    combined = taskevents.combined(task, ordered, resource_version=taskevents.latest_version(task, ordered))
+    assert [e["reason"] for e in combined["status"]["events"]] == ["TaskCreated", "TaskUpdated"]
+    assert combined["status"]["events"][0] == events[1]  # the Event as stored, not a summary of it
+    assert (combined["apiVersion"], combined["kind"]) == ("search.task.example.example.com/v1", "CombinedTask")
+    assert combined["metadata"] == {**task["metadata"], "resourceVersion": "9"}  # the newest of the Task and its Events
+    assert combined["spec"] == task["spec"]
+    assert combined["status"]["conditions"] == task["status"]["conditions"] and combined["status"]["observedGeneration"] == 1
+    conformance.validate(orjson.loads(orjson.dumps(combined)), "CombinedTask")  # as the API sends it
+    assert taskevents.latest_version(task, []) == "3"
