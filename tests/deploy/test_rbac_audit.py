@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
+from support import ROOT, ClusterProcess, Kubectl, as_dict, free_port, read_audit_log, wait_for
 
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, grants, one, render
 from .running import UNREADABLE_CHILD, Process, http, login_cookie, page, resolve_env, service_account_kubeconfig, status_of
@@ -172,7 +172,7 @@ def test_real_requests_stay_within_the_rendered_rbac(
 
         def darkroom(name: str) -> dict[str, Any] | None:
             try:
-                found: dict[str, Any] = custom.get_namespaced_custom_object("deployments.example.com", "v1alpha1", TEAM, "darkrooms", name)
+                found = as_dict(custom.get_namespaced_custom_object("deployments.example.com", "v1alpha1", TEAM, "darkrooms", name))
                 return found
             except client.ApiException:
                 return None
@@ -225,7 +225,7 @@ def test_real_requests_stay_within_the_rendered_rbac(
 
         def task_object() -> dict[str, Any] | None:
             try:
-                found: dict[str, Any] = custom.get_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", "notes")
+                found = as_dict(custom.get_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", "notes"))
                 return found
             except client.ApiException:
                 return None
@@ -248,13 +248,13 @@ def test_real_requests_stay_within_the_rendered_rbac(
         # reconciler generates and the API then replaces (a JSON patch of the reconciler's Secret).
         def postgresql(name: str) -> dict[str, Any] | None:
             try:
-                found: dict[str, Any] = custom.get_namespaced_custom_object("database.db.example.com", "v1", TEAM, "postgresqls", name)
+                found = as_dict(custom.get_namespaced_custom_object("database.db.example.com", "v1", TEAM, "postgresqls", name))
                 return found
             except client.ApiException:
                 return None
 
         def running(name: str) -> bool:
-            return ((postgresql(name) or {}).get("status") or {}).get("phase") == "Running"
+            return bool(((postgresql(name) or {}).get("status") or {}).get("phase") == "Running")
 
         code, body = http("POST", base + "/postgresqls", token, {"name": "given", "namespace": TEAM, "password": "pw-given-123"})
         assert code == 201, body

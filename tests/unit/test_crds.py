@@ -38,12 +38,14 @@ def crd(name: str) -> dict[str, Any]:
 
 
 def only_version(doc: dict[str, Any]) -> dict[str, Any]:
+    version: dict[str, Any]
     (version,) = doc["spec"]["versions"]
     return version
 
 
 def schema(doc: dict[str, Any]) -> dict[str, Any]:
-    return only_version(doc)["schema"]["openAPIV3Schema"]
+    found: dict[str, Any] = only_version(doc)["schema"]["openAPIV3Schema"]
+    return found
 
 
 def at(node: dict[str, Any], path: str) -> dict[str, Any]:
