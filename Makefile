@@ -72,8 +72,11 @@ lint: venv
 	@$(PY) -m ruff format --check .
 	@PYTHONPATH=.:operator $(VENV)/bin/lint-imports --no-cache --config pyproject.toml
 
+# mypy --strict (pyproject [tool.mypy]): product code and tests, then bench/ on its own (its scripts import each
+# other as top-level modules, and bench/devcluster.py would clash with the devcluster package).
 typecheck: venv
 	@$(PY) -m mypy
+	@$(PY) -m mypy bench
 
 unit: venv
 	@$(PY) -m pytest tests/unit $(PYTEST_ARGS)

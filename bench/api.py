@@ -338,7 +338,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"command: .venv/bin/python bench/api.py{' --quick' if args.quick else ''} (median of {args.runs} runs x {args.duration:g} s)\n")
     print("| Darkrooms | server | req/s | p50 ms | p99 ms | server CPU | API server CPU | vs baseline | target | result |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
-    verdicts = []
+    verdicts = _print_rows(sizes, results)
+    return 0 if all(verdicts) else 1
+
+
+def _print_rows(sizes: list[int], results: dict[tuple[int, str], Run]) -> list[bool]:
+    """The table's rows (product and baseline per size); the verdict of each size that has a target."""
+    verdicts: list[bool] = []
     for size in sizes:
         ours, theirs = results[(size, "product")], results[(size, "baseline")]
         ratio = ours.rps / theirs.rps if theirs.rps else float("inf")
@@ -364,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("PASS" if ok else "MISS") if is_product and ok is not None else "",
             ]
             print("| " + " | ".join(cells) + " |")
-    return 0 if all(verdicts) else 1
+    return verdicts
 
 
 if __name__ == "__main__":

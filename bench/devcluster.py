@@ -470,6 +470,40 @@ def watcher_proc(endpoint: Endpoint, ns: str, rv: str, count: int, deadline_s: f
     results.put([(s.rvs.tobytes(), s.times.tobytes(), s.error, s.resumes) for s in streams])
 
 
+def _watch_writes(conn: Conn, ns: str, duration_s: float, rate: float) -> tuple[int, dict[int, float], dict[int, float], float]:
+    """A watch run's writes (create, then patch, of ConfigMaps) for ``duration_s`` at ``rate``/s (0 = back to back):
+    how many, when each resourceVersion was sent and acknowledged, and the seconds they took."""
+    sent: dict[int, float] = {}
+    acked: dict[int, float] = {}
+    clock = time.perf_counter
+    start = clock()
+    end = start + duration_s
+    writes = 0
+    for k in range(MAX_WATCH_WRITES):
+        if rate > 0:
+            delay = start + k / rate - clock()
+            if delay > 0:
+                time.sleep(delay)
+        if clock() >= end:
+            break
+        name = f"{WRITTEN}{k // 2}"
+        t0 = clock()
+        if k % 2 == 0:
+            body = b'{"metadata":{"name":"%s"},"data":{"v":"0"}}' % name.encode()
+            status, data = conn.request("POST", cm_path(ns), body)
+            expected = 201
+        else:
+            status, data = conn.request("PATCH", cm_path(ns, name), b'{"data":{"v":"1"}}', MERGE_PATCH)
+            expected = 200
+        t1 = clock()
+        if status != expected:
+            raise RuntimeError(f"watch writer: {status}: {data[:300]!r}")
+        written = int(json.loads(data)["metadata"]["resourceVersion"])
+        sent[written], acked[written] = t0, t1
+        writes += 1
+    return writes, sent, acked, clock() - start
+
+
 def watch_run(
     server: ApiServer, run: int, opts: argparse.Namespace, conn: Conn, duration_s: float, rate: float
 ) -> tuple[RunResult, RunResult]:
@@ -489,36 +523,8 @@ def watch_run(
     try:
         if not all(ready.get(timeout=60) for _ in procs):
             raise RuntimeError("some watches failed to connect")
-        sent: dict[int, float] = {}
-        acked: dict[int, float] = {}
-        clock = time.perf_counter
         meter = CpuMeter(server)
-        start = clock()
-        end = start + duration_s
-        writes = 0
-        for k in range(MAX_WATCH_WRITES):
-            if rate > 0:
-                delay = start + k / rate - clock()
-                if delay > 0:
-                    time.sleep(delay)
-            if clock() >= end:
-                break
-            name = f"{WRITTEN}{k // 2}"
-            t0 = clock()
-            if k % 2 == 0:
-                body = b'{"metadata":{"name":"%s"},"data":{"v":"0"}}' % name.encode()
-                status, data = conn.request("POST", cm_path(ns), body)
-                expected = 201
-            else:
-                status, data = conn.request("PATCH", cm_path(ns, name), b'{"data":{"v":"1"}}', MERGE_PATCH)
-                expected = 200
-            t1 = clock()
-            if status != expected:
-                raise RuntimeError(f"watch writer: {status}: {data[:300]!r}")
-            written = int(json.loads(data)["metadata"]["resourceVersion"])
-            sent[written], acked[written] = t0, t1
-            writes += 1
-        write_elapsed = clock() - start
+        writes, sent, acked, write_elapsed = _watch_writes(conn, ns, duration_s, rate)
         cpu, controllers_cpu = meter.read()
         conn.expect(201, "POST", cm_path(ns), {"metadata": {"name": SENTINEL}})
         outs = [results.get(timeout=deadline_s + 30) for _ in procs]

@@ -47,12 +47,17 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api as apibench
-from common import log, nearest_rank, stop_process
+from common import HOST, ROOT, log, nearest_rank, stop_process
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Request
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TARGET_P99_S = 0.100
@@ -83,7 +88,7 @@ OBSERVER = """
 def patch_status(port: int, name: str, marker: int) -> None:
     body = json.dumps({"status": {"domains": [f"marker-{marker}.example.com", f"cdn.{name}.example.com"]}}).encode()
     request = urllib.request.Request(
-        f"http://{apibench.HOST}:{port}{apibench.DARKROOMS_PATH}/{name}/status",
+        f"http://{HOST}:{port}{apibench.DARKROOMS_PATH}/{name}/status",
         data=body,
         method="PATCH",
         headers={"Content-Type": "application/merge-patch+json"},
@@ -94,7 +99,7 @@ def patch_status(port: int, name: str, marker: int) -> None:
 
 def renders_so_far(port: int) -> float | None:
     """The product's row render counter (None: a product without one)."""
-    with urllib.request.urlopen(f"http://{apibench.HOST}:{port}/metrics", timeout=10) as response:
+    with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
     for line in text.splitlines():
         if line.startswith(RENDERS_METRIC):
@@ -123,7 +128,7 @@ def live_runs(url: str, port: int, cluster: apibench.Cluster, *, tabs: int, chan
         fetches = [0] * tabs
         for i in range(tabs):
             page = browser.new_context().new_page()
-            page.on("request", lambda request, i=i: fetches.__setitem__(i, fetches[i] + ("/row" in request.url)))
+            page.on("request", _row_fetch_counter(fetches, i))
             page.goto(f"{url}/?namespace={apibench.NAMESPACE}")
             page.wait_for_selector("#live-indicator[data-state=live]", timeout=60_000)
             page.evaluate(OBSERVER)
@@ -186,6 +191,15 @@ def render_times(port: int, path: str, *, renders: int, headers: dict[str, str] 
     return times
 
 
+def _row_fetch_counter(fetches: list[int], tab: int) -> Callable[[Request], None]:
+    """A request listener counting the row fetches (``/row``) tab ``tab`` makes."""
+
+    def count(request: Request) -> None:
+        fetches[tab] += "/row" in request.url
+
+    return count
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--size", type=int, default=1000, help="Darkrooms in the cluster (default 1,000)")
@@ -194,7 +208,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs; the table shows their median (default 3)")
     parser.add_argument("--gap", type=float, default=0.1, help="seconds between changes (default 0.1)")
     parser.add_argument("--renders", type=int, default=30, help="timed GETs per page variant (default 30; 0: skip)")
-    parser.add_argument("--product", type=Path, default=apibench.ROOT, help="the checkout whose product is served (default: this one)")
+    parser.add_argument("--product", type=Path, default=ROOT, help="the checkout whose product is served (default: this one)")
     args = parser.parse_args()
     if not os.path.exists(CHROMIUM):
         print(f"chromium not found at {CHROMIUM} (apt-get install -y chromium, or set CHROMIUM)", file=sys.stderr)
@@ -209,7 +223,7 @@ def main() -> int:
             cluster.install()
             cluster.populate(0, args.size)
             server = apibench.Gunicorn("product", "backend.wsgi:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir, root=args.product)
-            url = f"http://{apibench.HOST}:{server.port}"
+            url = f"http://{HOST}:{server.port}"
             runs = live_runs(url, server.port, cluster, tabs=args.tabs, changes=args.changes, runs=args.runs, gap_s=args.gap)
             renders = []
             if args.renders:
@@ -243,7 +257,7 @@ def main() -> int:
     missing = sum(r.missing for r in runs)
     verdict = "PASS" if worst <= TARGET_P99_S and per_change <= TARGET_RENDERS and not missing else "MISS"
     load = os.getloadavg()[0]
-    product = "this checkout" if args.product == apibench.ROOT else str(args.product)
+    product = "this checkout" if args.product == ROOT else str(args.product)
     print(
         f"UI benchmark — {product} · {args.size:,} Darkrooms · {args.tabs} tabs · {args.changes} changes x {args.runs} runs"
         f" (median) · nproc {os.cpu_count()} · Python {platform.python_version()} · load {load:.2f}"

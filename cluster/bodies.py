@@ -42,7 +42,8 @@ class FrozenDict(dict[str, Any]):
         return self  # immutable: a shallow copy is the object itself
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return thaw(self)  # a deep copy is for editing: hand out plain, mutable containers
+        thawed: dict[str, Any] = thaw(self)  # a deep copy is for editing: hand out plain, mutable containers
+        return thawed
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenDict, (dict(self),))

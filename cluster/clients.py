@@ -77,7 +77,8 @@ class CachedClient:
             if not informer.label_selector:
                 raise errors.NotFound(f'{resource} "{name}" not found', status=404, reason="NotFound")
         # No informer (or one whose selector may have filtered this object out): ask the server.
-        return freeze(strip_managed_fields(self.transport.request("GET", resource.path(namespace=namespace, name=name))))
+        fetched: FrozenDict = freeze(strip_managed_fields(self.transport.request("GET", resource.path(namespace=namespace, name=name))))
+        return fetched
 
     def list(
         self, resource: Resource, *, namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None

@@ -111,6 +111,11 @@ class Controllers:
             log.exception("controller %s crashed", work[0])
 
     def _on_change(self, change: Change) -> None:
+        self._schedule_kind_controllers(change)
+        self._schedule_garbage_collector(change)
+
+    def _schedule_kind_controllers(self, change: Change) -> None:
+        """The per-kind controllers a change concerns: CRDs, namespaces, service accounts, Deployments, StatefulSets."""
         obj, meta = change.obj, change.obj["metadata"]
         if change.resource == _CRDS:
             if change.type == "DELETED":
@@ -131,6 +136,10 @@ class Controllers:
             ns = self.store.get(_NAMESPACES, "", change.namespace)
             if ns is not None and ns["metadata"].get("deletionTimestamp"):
                 self._schedule("namespace", change.namespace)
+
+    def _schedule_garbage_collector(self, change: Change) -> None:
+        """The garbage collector's work a change makes: dependents of a deleted owner, owners waiting on it, new references."""
+        meta = change.obj["metadata"]
         uid = meta.get("uid", "")
         if change.type == "DELETED":
             for ref in self.store.dependents(uid):

@@ -99,7 +99,7 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
 
 def _round_away(unscaled: int, scale: int, target: int) -> int:
     """``unscaled * 10**scale`` at ``10**target`` (target > scale), rounded away from zero."""
-    factor = 10 ** (target - scale)
+    factor: int = 10 ** (target - scale)
     magnitude = -(-abs(unscaled) // factor)
     return magnitude if unscaled >= 0 else -magnitude
 
@@ -152,7 +152,8 @@ def parse(text: str) -> Quantity:
 
 def _compare(a: int, a_scale: int, b: int, b_scale: int) -> int:
     low = min(a_scale, b_scale)
-    x, y = a * 10 ** (a_scale - low), b * 10 ** (b_scale - low)
+    x: int = a * 10 ** (a_scale - low)
+    y: int = b * 10 ** (b_scale - low)
     return (x > y) - (x < y)
 
 

@@ -78,26 +78,31 @@ def _item_name(item: Any, node: Node, index: int) -> str:
     return f"[{index}]"
 
 
+def _walk_map(value: Any, node: Node, path: str, found: list[str]) -> None:
+    """A struct's or map's entries, in key order; the first field the schema does not declare ends the walk."""
+    if not isinstance(value, dict):
+        found.append(f"{path}: expected map, got {_held(value)}")
+        return
+    for key in sorted(value):
+        if node.kind == MAP:
+            assert node.elem is not None
+            _walk(value[key], node.elem, f"{path}.{key}", found)
+            continue
+        field = node.fields.get(key)
+        if field is None:
+            if not node.preserve:
+                found.append(f"{path}.{key}: field not declared in schema")
+                return
+            continue
+        _walk(value[key], field.node, f"{path}.{key}", found)
+
+
 def _walk(value: Any, node: Node, path: str, found: list[str]) -> None:
     if value is None:
         return
     kind = node.kind
     if kind in (STRUCT, MAP):
-        if not isinstance(value, dict):
-            found.append(f"{path}: expected map, got {_held(value)}")
-            return
-        for key in sorted(value):
-            if kind == MAP:
-                assert node.elem is not None
-                _walk(value[key], node.elem, f"{path}.{key}", found)
-                continue
-            field = node.fields.get(key)
-            if field is None:
-                if not node.preserve:
-                    found.append(f"{path}.{key}: field not declared in schema")
-                    return
-                continue
-            _walk(value[key], field.node, f"{path}.{key}", found)
+        _walk_map(value, node, path, found)
     elif kind == LIST:
         if not isinstance(value, list):
             found.append(f"{path}: expected list, got {_held(value)}")

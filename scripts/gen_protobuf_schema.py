@@ -246,16 +246,15 @@ def _camel(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-def main() -> None:
-    path = sys.argv[1] if len(sys.argv) > 1 else shutil.which("kubectl")
-    if not path:
-        raise SystemExit("no kubectl binary")
-    binary = open(path, "rb").read()  # noqa: SIM115
-    version = subprocess.run([path, "version", "--client", "-o", "yaml"], capture_output=True, text=True, check=False).stdout
-    git_version = re.search(r"gitVersion: (\S+)", version)
-    tags = _struct_tags(binary)
-    messages: dict[str, list[dict[str, Any]]] = {}
-    map_entries: dict[str, tuple[str, str]] = {}
+Messages = dict[str, list[dict[str, Any]]]
+MapEntries = dict[str, tuple[str, str]]
+Tables = dict[str, dict[int, tuple[str, str, str, bool, bool]]]
+
+
+def _messages(binary: bytes) -> tuple[Messages, MapEntries]:
+    """Every message of kubectl's FileDescriptorProtos (its fields) and every map entry type (key, value)."""
+    messages: Messages = {}
+    map_entries: MapEntries = {}
     for file_bytes in _descriptors(binary).values():
         fd = _fields(file_bytes)
         package = PROTO_PACKAGES[next(v.decode() for n, v in fd if n == 2)]
@@ -291,8 +290,11 @@ def main() -> None:
                     }
                 )
             messages[f"{package}.{name}"] = fields
+    return messages, map_entries
 
-    # reachable messages
+
+def _reachable(messages: Messages, map_entries: MapEntries) -> list[str]:
+    """The messages reachable from ROOTS, in the order found."""
     reachable: list[str] = []
     todo = list(dict.fromkeys(ROOTS.values()))
     while todo:
@@ -310,9 +312,15 @@ def main() -> None:
                     continue
             if f["message"] and target not in reachable:
                 todo.append(target)
+    return reachable
 
+
+def _tables(
+    messages: Messages, map_entries: MapEntries, reachable: list[str], tags: dict[tuple[str, str], dict[str, tuple[str, bool]]]
+) -> Tables:
+    """The field table of every reachable message (JSON names and options from the Go struct tags ``tags``)."""
     problems: list[str] = [f"{name}: reachable but not supported by protobuf.py" for name in reachable if name in UNSUPPORTED]
-    out: dict[str, dict[int, tuple[str, str, str, bool, bool]]] = {}
+    out: Tables = {}
     for name in sorted(reachable):
         if name in SPECIAL:
             continue
@@ -343,6 +351,18 @@ def main() -> None:
         out[name] = table
     if problems:
         raise SystemExit("\n".join(problems))
+    return out
+
+
+def main() -> None:
+    path = sys.argv[1] if len(sys.argv) > 1 else shutil.which("kubectl")
+    if not path:
+        raise SystemExit("no kubectl binary")
+    binary = open(path, "rb").read()  # noqa: SIM115
+    version = subprocess.run([path, "version", "--client", "-o", "yaml"], capture_output=True, text=True, check=False).stdout
+    git_version = re.search(r"gitVersion: (\S+)", version)
+    messages, map_entries = _messages(binary)
+    out = _tables(messages, map_entries, _reachable(messages, map_entries), _struct_tags(binary))
 
     build = git_version.group(1) if git_version else "(unknown)"
     release = build.split("-", 1)[0]

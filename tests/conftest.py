@@ -77,7 +77,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    lines = [f"clusters: {', '.join(config.stash[_KINDS])}"]
+    kinds: tuple[ClusterKind, ...] = config.stash[_KINDS]
+    lines = [f"clusters: {', '.join(kinds)}"]
     if config.stash[_LEFT_OUT]:
         lines.append(config.stash[_LEFT_OUT])
     return lines
@@ -192,7 +193,7 @@ def namespace(api_client: object) -> Iterator[str]:
     from kubernetes import client
 
     name = f"t-{uuid.uuid4().hex[:10]}"
-    core = client.CoreV1Api(api_client)  # type: ignore[arg-type]
+    core = client.CoreV1Api(api_client)
     core.create_namespace({"metadata": {"name": name}})
     yield name
     try:

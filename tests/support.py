@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 REALCLUSTER_BIN = ROOT / "realcluster" / "bin" / "realcluster"
@@ -291,7 +291,16 @@ def install_crds(kubeconfig: Path, timeout_s: float = 30.0) -> None:
         api.close()
 
 
-def wait_for(predicate: Callable[[], object], timeout_s: float = 10.0, interval_s: float = 0.05, message: str = "condition") -> object:
+def as_dict(answer: object) -> dict[str, Any]:
+    """A CustomObjectsApi answer: the client annotates it ``object``; it is the decoded JSON object."""
+    assert isinstance(answer, dict), answer
+    return answer
+
+
+_T = TypeVar("_T")
+
+
+def wait_for(predicate: Callable[[], _T | None], timeout_s: float = 10.0, interval_s: float = 0.05, message: str = "condition") -> _T:
     deadline = time.monotonic() + timeout_s
     while True:
         value = predicate()

@@ -199,7 +199,7 @@ class ObjectFields(Schema):
     labels = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
 
 
-def list_schema(item: type[Schema], description: str) -> dict[str, fields.Field]:
+def list_schema(item: type[Schema], description: str) -> dict[str, fields.Field[Any]]:
     """The fields of a paginated list response of ``item``."""
     return {
         "items": fields.List(fields.Nested(item), required=True, metadata={"description": description}),
@@ -247,7 +247,7 @@ def all_optional(base: type[Schema], name: str, *, nested: Mapping[str, type[Sch
     carry the same field paths — and the input form of a response status, which a client may send
     back (ignored). ``nested`` replaces nested fields by (already relaxed) schemas.
     """
-    declared: dict[str, fields.Field] = {}
+    declared: dict[str, fields.Field[Any]] = {}
     for field_name, field in base._declared_fields.items():
         if nested and field_name in nested:
             description = {k: v for k, v in field.metadata.items() if k == "description"}

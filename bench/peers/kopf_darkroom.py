@@ -67,6 +67,8 @@ from darkroom_operator import children  # noqa: E402  (the reconciler's pure chi
 from darkroom_operator.readiness import readiness  # noqa: E402  (the reconciler's Ready decision)
 from darkroom_operator.settings import OperatorSettings  # noqa: E402
 
+from kinds.names import MANAGED_BY_LABEL  # noqa: E402
+
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 MANAGER = "kopf-peer"
 APPLY = "application/apply-patch+yaml"
@@ -202,7 +204,7 @@ def darkroom_readiness(namespace: str | None, name: str, status: kopf.Status, **
     return {(namespace, name): (ready, int(status.get("readyReplicas") or 0))}
 
 
-@kopf.on.event("apps", "v1", "deployments", labels={children.MANAGED_BY_LABEL: MANAGER})  # type: ignore[arg-type]  # index kwarg
+@kopf.on.event("apps", "v1", "deployments", labels={MANAGED_BY_LABEL: MANAGER})  # type: ignore[arg-type]  # index kwarg
 def deployment_changed(
     event: kopf.RawEvent, body: kopf.Body, namespace: str | None, memo: Any, darkroom_readiness: kopf.Index[Any, Any], **_: Any
 ) -> None:

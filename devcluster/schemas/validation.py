@@ -239,20 +239,7 @@ def _embedded_checks(x: Any, s: Any, path: str, *, root: bool = False) -> list[C
         return causes
     if isinstance(x, dict):
         if s.get(EMBEDDED) and not root:
-            if "apiVersion" not in x:
-                causes.append(required(_child(path, "apiVersion"), "must not be empty"))
-            if "kind" not in x:
-                causes.append(required(_child(path, "kind"), "must not be empty"))
-            for key in ("apiVersion", "kind"):
-                if key not in x:
-                    continue
-                v = x[key]
-                if not isinstance(v, str):
-                    causes.append(invalid_value(_child(path, key), v, "must be a string"))
-                elif not v:
-                    causes.append(invalid_value(_child(path, key), v, "must not be empty"))
-                elif key == "kind" and (errs := dns1035_label_errors(v.lower())):
-                    causes.append(invalid_value(_child(path, key), v, "may have mixed case, but should otherwise match: " + ",".join(errs)))
+            causes.extend(_embedded_type_meta(x, path))
         props = s.get("properties") or {}
         extra = _additional(s)
         for key, value in x.items():
@@ -265,6 +252,26 @@ def _embedded_checks(x: Any, s: Any, path: str, *, root: bool = False) -> list[C
     elif isinstance(x, list):
         for i, item in enumerate(x):
             causes.extend(_embedded_checks(item, s.get("items"), _index(path, i)))
+    return causes
+
+
+def _embedded_type_meta(x: dict[str, Any], path: str) -> list[Cause]:
+    """An embedded object's apiVersion and kind: present, non-empty strings, and kind a DNS-1035 label (any case)."""
+    causes: list[Cause] = []
+    if "apiVersion" not in x:
+        causes.append(required(_child(path, "apiVersion"), "must not be empty"))
+    if "kind" not in x:
+        causes.append(required(_child(path, "kind"), "must not be empty"))
+    for key in ("apiVersion", "kind"):
+        if key not in x:
+            continue
+        v = x[key]
+        if not isinstance(v, str):
+            causes.append(invalid_value(_child(path, key), v, "must be a string"))
+        elif not v:
+            causes.append(invalid_value(_child(path, key), v, "must not be empty"))
+        elif key == "kind" and (errs := dns1035_label_errors(v.lower())):
+            causes.append(invalid_value(_child(path, key), v, "may have mixed case, but should otherwise match: " + ",".join(errs)))
     return causes
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import yaml
@@ -67,9 +67,13 @@ class WriteResult:
     deleted: bool = False
 
 
-def copy(obj: Any) -> Any:
-    """Deep copy of a JSON value (orjson round trip: fast and exact for JSON data)."""
-    return orjson.loads(orjson.dumps(obj))
+_Json = TypeVar("_Json")
+
+
+def copy(obj: _Json) -> _Json:
+    """Deep copy of a JSON value (orjson round trip: fast and exact for JSON data, so the copy has the original's type)."""
+    copied: _Json = orjson.loads(orjson.dumps(obj))
+    return copied
 
 
 def at_version(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:

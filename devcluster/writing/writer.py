@@ -203,27 +203,7 @@ class Writer:
             return self._apply(resource, namespace, name, raw, opts, force=force)
         patch, patch_duplicates = self._decode_json(raw)
         old = self._existing(resource, namespace, name)
-        current = copy(at_version(old, resource))
-        try:
-            if content_type == JSON_PATCH:
-                new = json_patch(current, patch)
-            elif content_type == MERGE_PATCH:
-                if patch is not None and not isinstance(patch, dict):  # decoded into a map[string]interface{} first
-                    kind = {list: "array", str: "string", bool: "bool"}.get(type(patch), "number")
-                    go_type = "map[string]interface {}"
-                    raise errors.bad_request(f"error decoding patch: json: cannot unmarshal {kind} into Go value of type {go_type}")
-                new = merge_patch(current, patch)
-            else:
-                if not isinstance(patch, dict):
-                    raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
-                new = strategic_merge_patch(current, patch, resource.structure)
-        except PatchError as e:
-            if e.code == 400:
-                raise errors.bad_request(e.message) from e
-            if e.code == 500:
-                raise errors.internal(e.message) from e
-            # kube-apiserver answers NewGenericServerResponse(422, ...), which drops the patch library's text
-            raise StatusError(422, "Invalid", "the server rejected our request due to an error in our request", empty_details=True) from e
+        new = _patched(resource, content_type, copy(at_version(old, resource)), patch)
         if not isinstance(new, dict):
             raise errors.bad_request("the patched object is not a JSON object")
         patched = new
@@ -574,3 +554,26 @@ def _finalizers_on_delete(resource: ResourceType, old_meta: dict[str, Any], poli
     if _is_crd(resource) and "customresourcecleanup.apiextensions.k8s.io" not in finalizers:
         finalizers.append("customresourcecleanup.apiextensions.k8s.io")
     return finalizers
+
+
+def _patched(resource: ResourceType, content_type: str, current: dict[str, Any], patch: Any) -> Any:
+    """``current`` with a JSON, merge or strategic merge ``patch`` applied; the patch library's errors as kube answers them."""
+    try:
+        if content_type == JSON_PATCH:
+            return json_patch(current, patch)
+        if content_type == MERGE_PATCH:
+            if patch is not None and not isinstance(patch, dict):  # decoded into a map[string]interface{} first
+                kind = {list: "array", str: "string", bool: "bool"}.get(type(patch), "number")
+                go_type = "map[string]interface {}"
+                raise errors.bad_request(f"error decoding patch: json: cannot unmarshal {kind} into Go value of type {go_type}")
+            return merge_patch(current, patch)
+        if not isinstance(patch, dict):
+            raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+        return strategic_merge_patch(current, patch, resource.structure)
+    except PatchError as e:
+        if e.code == 400:
+            raise errors.bad_request(e.message) from e
+        if e.code == 500:
+            raise errors.internal(e.message) from e
+        # kube-apiserver answers NewGenericServerResponse(422, ...), which drops the patch library's text
+        raise StatusError(422, "Invalid", "the server rejected our request due to an error in our request", empty_details=True) from e

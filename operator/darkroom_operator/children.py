@@ -49,7 +49,8 @@ Body = dict[str, Any]
 
 
 def _meta(darkroom: Mapping[str, Any]) -> Mapping[str, Any]:
-    return darkroom["metadata"]
+    meta: Mapping[str, Any] = darkroom["metadata"]
+    return meta
 
 
 def _spec(darkroom: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -69,7 +69,8 @@ def same(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
 
 def transitioned(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether ``new`` changes the status of ``old`` (absent counts as Unknown)."""
-    return (old.get("status") if old else UNKNOWN) != new["status"]
+    status: object = new["status"]
+    return (old.get("status") if old else UNKNOWN) != status
 
 
 def newly_failed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:

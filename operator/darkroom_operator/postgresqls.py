@@ -152,7 +152,8 @@ class PostgresqlReconciler:
             existing = self.client.get(SECRETS, kind.password_secret_name(pg["metadata"]["name"]), namespace=pg["metadata"]["namespace"])
         except NotFound:
             return False
-        return controller_uid(existing) == pg["metadata"]["uid"]
+        uid: str = pg["metadata"]["uid"]
+        return controller_uid(existing) == uid
 
     def _password(self, pg: Mapping[str, Any]) -> str | None:
         """Make sure the password exists; why it does not (a referenced Secret or key missing), or None."""

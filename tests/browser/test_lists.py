@@ -162,7 +162,7 @@ def test_live_row_once_for_two_tabs_then_add_and_delete(stack: Stack, new_page: 
     stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "live-task", {"spec": {"priority": 8}})
     for tab in tabs:
         cell = tab.locator("tr", has=tab.get_by_role("link", name="live-task", exact=True)).locator("td.num")
-        wait_for(lambda cell=cell: cell.inner_text().strip() == "8", timeout_s=10, message="the pushed row")
+        wait_for(lambda cell=cell: cell.inner_text().strip() == "8", timeout_s=10, message="the pushed row")  # type: ignore[misc]
     assert requests == [[], []]  # the row came with the event: no fetch per tab
 
     def renders_follow_changes() -> bool:

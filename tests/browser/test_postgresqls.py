@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import wait_for
+from support import as_dict, wait_for
 
 from browser.conftest import Stack, Watched, shot
 
@@ -134,7 +134,7 @@ def test_a_password_that_cannot_be_shown_is_explained_in_place(stack: Stack, pag
 
 @pytest.fixture(scope="module")
 def ready_database(stack: Stack) -> str:
-    body = {
+    body: dict[str, Any] = {
         "apiVersion": f"{PG[0]}/{PG[1]}",
         "kind": "Postgresql",
         "metadata": {"name": "analytics-warehouse-primary"},
@@ -143,8 +143,8 @@ def ready_database(stack: Stack) -> str:
     stack.custom().create_namespaced_custom_object(*PG[:2], stack.namespace, PG[2], body)
 
     def ready() -> bool:
-        status = stack.custom().get_namespaced_custom_object(*PG[:2], stack.namespace, PG[2], body["metadata"]["name"]).get("status") or {}
-        return status.get("phase") == "Running"
+        found = as_dict(stack.custom().get_namespaced_custom_object(*PG[:2], stack.namespace, PG[2], body["metadata"]["name"]))
+        return bool((found.get("status") or {}).get("phase") == "Running")
 
     wait_for(ready, timeout_s=60, message="the database never became Ready")
     return str(body["metadata"]["name"])

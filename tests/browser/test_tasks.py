@@ -54,7 +54,7 @@ def test_tasks_create_finish_delete(stack: Stack, page: Any) -> None:
 
     def events_shown() -> bool:  # the reconciler records lifecycle Events; the page polls, a reload is quicker
         page.reload()
-        return page.locator("#task-live").get_by_text("No events.").count() == 0
+        return bool(page.locator("#task-live").get_by_text("No events.").count() == 0)
 
     wait_for(events_shown, timeout_s=20, message="the Task's Events never showed")
     assert "tone-good" in (page.locator("dl.spec .badge[data-state=Finished]").get_attribute("class") or "")

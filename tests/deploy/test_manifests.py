@@ -333,6 +333,7 @@ def replicas(docs: list[dict[str, Any]], name: str) -> int:
 
 
 def container_of(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    container: dict[str, Any]
     (container,) = one(docs, "Deployment", name)["spec"]["template"]["spec"]["containers"]
     return container
 

@@ -42,11 +42,16 @@ SECCOMP_OK = {"RuntimeDefault", "Localhost"}
 
 def restricted_violations(metadata: dict[str, Any], spec: dict[str, Any]) -> list[str]:
     """Why a pod (metadata + spec) fails the PSS "restricted" profile; empty when it passes."""
-    problems: list[str] = []
     pod_sc = spec.get("securityContext") or {}
-    all_containers = containers(spec)
+    problems = _pod_violations(metadata, spec, pod_sc)
+    for container in containers(spec):
+        problems += _container_violations(container, pod_sc)
+    return problems
 
-    # baseline: host namespaces, HostProcess, host ports, hostPath, privileged, sysctls, /proc, SELinux, AppArmor
+
+def _pod_violations(metadata: dict[str, Any], spec: dict[str, Any], pod_sc: dict[str, Any]) -> list[str]:
+    """The pod-level checks: baseline (host namespaces, HostProcess, hostPath, sysctls, SELinux, AppArmor) and restricted."""
+    problems: list[str] = []
     for field in ("hostNetwork", "hostPID", "hostIPC"):
         if spec.get(field):
             problems.append(f"{field} is true")
@@ -64,60 +69,60 @@ def restricted_violations(metadata: dict[str, Any], spec: dict[str, Any]) -> lis
     for key, value in (metadata.get("annotations") or {}).items():
         if key.startswith("container.apparmor.security.beta.kubernetes.io/") and not value.startswith(APPARMOR_OK):
             problems.append(f"AppArmor annotation {key}={value}")
+    problems += _selinux(pod_sc, "pod") + _apparmor(pod_sc, "pod")
 
-    def selinux(sc: dict[str, Any], where: str) -> None:
-        options = sc.get("seLinuxOptions") or {}
-        if options.get("type", "") not in SELINUX_TYPES:
-            problems.append(f"{where} seLinuxOptions.type {options['type']}")
-        for field in ("user", "role"):
-            if options.get(field):
-                problems.append(f"{where} seLinuxOptions.{field} is set")
-
-    def apparmor(sc: dict[str, Any], where: str) -> None:
-        profile = sc.get("appArmorProfile") or {}
-        if profile and profile.get("type") not in SECCOMP_OK:
-            problems.append(f"{where} appArmorProfile.type {profile.get('type')}")
-
-    selinux(pod_sc, "pod")
-    apparmor(pod_sc, "pod")
-
-    # restricted: seccomp, runAsNonRoot, runAsUser, allowPrivilegeEscalation, capabilities
+    # restricted: seccomp, runAsUser
     pod_seccomp = (pod_sc.get("seccompProfile") or {}).get("type")
     if pod_seccomp is not None and pod_seccomp not in SECCOMP_OK:
         problems.append(f"pod seccompProfile.type {pod_seccomp}")
     if pod_sc.get("runAsUser") == 0:
         problems.append("pod runAsUser is 0")
-    for container in all_containers:
-        where = f"container {container['name']}"
-        sc = container.get("securityContext") or {}
-        if sc.get("privileged"):
-            problems.append(f"{where} is privileged")
-        if (sc.get("windowsOptions") or {}).get("hostProcess"):
-            problems.append(f"{where} windowsOptions.hostProcess is true")
-        if sc.get("procMount", "Default") != "Default":
-            problems.append(f"{where} procMount {sc['procMount']}")
-        selinux(sc, where)
-        apparmor(sc, where)
-        for port in container.get("ports", []):
-            if port.get("hostPort"):
-                problems.append(f"{where} uses hostPort {port['hostPort']}")
-        if sc.get("allowPrivilegeEscalation") is not False:
-            problems.append(f"{where} allowPrivilegeEscalation is not false")
-        non_root = sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot"))
-        if non_root is not True:
-            problems.append(f"{where} runAsNonRoot is not true (pod or container)")
-        if sc.get("runAsUser") == 0:
-            problems.append(f"{where} runAsUser is 0")
-        seccomp = (sc.get("seccompProfile") or {}).get("type", pod_seccomp)
-        if seccomp not in SECCOMP_OK:
-            problems.append(f"{where} seccompProfile.type is {seccomp} (pod or container must be RuntimeDefault or Localhost)")
-        capabilities = sc.get("capabilities") or {}
-        if "ALL" not in capabilities.get("drop", []):
-            problems.append(f"{where} does not drop ALL capabilities")
-        added = set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}
-        if added:
-            problems.append(f"{where} adds capabilities {sorted(added)}")
     return problems
+
+
+def _container_violations(container: dict[str, Any], pod_sc: dict[str, Any]) -> list[str]:
+    """One container's checks, baseline then restricted (seccomp, runAsNonRoot, runAsUser, allowPrivilegeEscalation, capabilities)."""
+    problems: list[str] = []
+    where = f"container {container['name']}"
+    sc = container.get("securityContext") or {}
+    if sc.get("privileged"):
+        problems.append(f"{where} is privileged")
+    if (sc.get("windowsOptions") or {}).get("hostProcess"):
+        problems.append(f"{where} windowsOptions.hostProcess is true")
+    if sc.get("procMount", "Default") != "Default":
+        problems.append(f"{where} procMount {sc['procMount']}")
+    problems += _selinux(sc, where) + _apparmor(sc, where)
+    for port in container.get("ports", []):
+        if port.get("hostPort"):
+            problems.append(f"{where} uses hostPort {port['hostPort']}")
+    if sc.get("allowPrivilegeEscalation") is not False:
+        problems.append(f"{where} allowPrivilegeEscalation is not false")
+    non_root = sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot"))
+    if non_root is not True:
+        problems.append(f"{where} runAsNonRoot is not true (pod or container)")
+    if sc.get("runAsUser") == 0:
+        problems.append(f"{where} runAsUser is 0")
+    seccomp = (sc.get("seccompProfile") or {}).get("type", (pod_sc.get("seccompProfile") or {}).get("type"))
+    if seccomp not in SECCOMP_OK:
+        problems.append(f"{where} seccompProfile.type is {seccomp} (pod or container must be RuntimeDefault or Localhost)")
+    capabilities = sc.get("capabilities") or {}
+    if "ALL" not in capabilities.get("drop", []):
+        problems.append(f"{where} does not drop ALL capabilities")
+    added = set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}
+    if added:
+        problems.append(f"{where} adds capabilities {sorted(added)}")
+    return problems
+
+
+def _selinux(sc: dict[str, Any], where: str) -> list[str]:
+    options = sc.get("seLinuxOptions") or {}
+    problems = [f"{where} seLinuxOptions.type {options['type']}"] if options.get("type", "") not in SELINUX_TYPES else []
+    return problems + [f"{where} seLinuxOptions.{field} is set" for field in ("user", "role") if options.get(field)]
+
+
+def _apparmor(sc: dict[str, Any], where: str) -> list[str]:
+    profile = sc.get("appArmorProfile") or {}
+    return [f"{where} appArmorProfile.type {profile.get('type')}"] if profile and profile.get("type") not in SECCOMP_OK else []
 
 
 def all_pods(rendered: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:

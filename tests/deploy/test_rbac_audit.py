@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
+from kubernetes import client
+from support import ROOT, ClusterProcess, Kubectl, as_dict, free_port, read_audit_log, wait_for
 
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, grants, one, render
 from .running import UNREADABLE_CHILD, Process, http, login_cookie, page, resolve_env, service_account_kubeconfig, status_of
@@ -99,12 +100,21 @@ def processes() -> Iterator[list[Process]]:
         process.stop()
 
 
+def _custom_object(custom: client.CustomObjectsApi, kind: tuple[str, str, str], name: str) -> dict[str, Any] | None:
+    """One of TEAM's custom objects of ``kind`` (group, version, plural); None while the server answers an error."""
+    group, version, plural = kind
+    try:
+        return as_dict(custom.get_namespaced_custom_object(group, version, TEAM, plural, name))
+    except client.ApiException:
+        return None
+
+
 @pytest.mark.kubectl
 @pytest.mark.slow
 def test_real_requests_stay_within_the_rendered_rbac(
     fresh_kube: Callable[..., ClusterProcess], tmp_path: Path, processes: list[Process]
 ) -> None:
-    from kubernetes import client, config
+    from kubernetes import config
 
     audit = tmp_path / "audit.jsonl"
     cluster = fresh_kube(audit_log=audit)
@@ -171,11 +181,7 @@ def test_real_requests_stay_within_the_rendered_rbac(
         wait_for(lambda: holder() == POD_NAMES["darkroom-operator"], timeout_s=30, message="the reconciler to lead")
 
         def darkroom(name: str) -> dict[str, Any] | None:
-            try:
-                found: dict[str, Any] = custom.get_namespaced_custom_object("deployments.example.com", "v1alpha1", TEAM, "darkrooms", name)
-                return found
-            except client.ApiException:
-                return None
+            return _custom_object(custom, ("deployments.example.com", "v1alpha1", "darkrooms"), name)
 
         def ready(name: str) -> bool:
             found = darkroom(name)
@@ -224,11 +230,7 @@ def test_real_requests_stay_within_the_rendered_rbac(
         assert code == 201, body
 
         def task_object() -> dict[str, Any] | None:
-            try:
-                found: dict[str, Any] = custom.get_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", "notes")
-                return found
-            except client.ApiException:
-                return None
+            return _custom_object(custom, ("example.example.com", "v1", "tasks"), "notes")
 
         def reasons() -> set[str]:
             return {e.reason for e in core.list_namespaced_event(TEAM).items}
@@ -247,14 +249,10 @@ def test_real_requests_stay_within_the_rendered_rbac(
         # Postgresqls: one with a given password (the API writes its Secret), one whose password the
         # reconciler generates and the API then replaces (a JSON patch of the reconciler's Secret).
         def postgresql(name: str) -> dict[str, Any] | None:
-            try:
-                found: dict[str, Any] = custom.get_namespaced_custom_object("database.db.example.com", "v1", TEAM, "postgresqls", name)
-                return found
-            except client.ApiException:
-                return None
+            return _custom_object(custom, ("database.db.example.com", "v1", "postgresqls"), name)
 
         def running(name: str) -> bool:
-            return ((postgresql(name) or {}).get("status") or {}).get("phase") == "Running"
+            return bool(((postgresql(name) or {}).get("status") or {}).get("phase") == "Running")
 
         code, body = http("POST", base + "/postgresqls", token, {"name": "given", "namespace": TEAM, "password": "pw-given-123"})
         assert code == 201, body

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, ClusterProcess, Kubectl, free_port, read_audit_log, wait_for
+from support import ROOT, ClusterProcess, Kubectl, as_dict, free_port, read_audit_log, wait_for
 
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, one, render
 from .running import UNREADABLE_CHILD, Process, http, login_cookie, page, resolve_env, service_account_kubeconfig, status_of
@@ -51,7 +51,10 @@ SHORT_LEASE = {
     "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "3",
     "DARKROOM_OPERATOR_RETRY_PERIOD_S": "0.5",
 }
-ROLES = (("ClusterRole", "darkroom-operator", OPERATOR_SA), ("Role", "darkroom-operator-leader-election", OPERATOR_SA))
+ROLES: tuple[tuple[str, str, str], ...] = (
+    ("ClusterRole", "darkroom-operator", OPERATOR_SA),
+    ("Role", "darkroom-operator-leader-election", OPERATOR_SA),
+)
 ROLES += (("ClusterRole", "darkroom-api", API_SA),)
 
 
@@ -175,14 +178,14 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
 
     def conditions(group: str, version: str, plural: str, name: str) -> dict[str, str]:
         try:
-            found = custom.get_namespaced_custom_object(group, version, TEAM, plural, name)
+            found = as_dict(custom.get_namespaced_custom_object(group, version, TEAM, plural, name))
         except client.ApiException:
             return {}
         return {c["type"]: c["status"] for c in (found.get("status") or {}).get("conditions") or []}
 
     def task() -> dict[str, Any] | None:
         try:
-            found: dict[str, Any] = custom.get_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", f"t-{suffix}")
+            found = as_dict(custom.get_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", f"t-{suffix}"))
             return found
         except client.ApiException:
             return None
@@ -215,7 +218,7 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float) -> list[str]:
         steps.wait(
             "the Task's finalizer and labels",
             lambda: (task() or {}).get("metadata", {}).get("finalizers") and task()["metadata"].get("labels"),
-        )  # type: ignore[index]
+        )
         steps.wait("the Task Overdue", lambda: conditions("example.example.com", "v1", "tasks", f"t-{suffix}").get("Overdue") == "True")
         steps.wait("TaskCreated", lambda: "TaskCreated" in reasons(f"t-{suffix}"))
         custom.delete_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", f"t-{suffix}")
@@ -394,7 +397,7 @@ def test_the_api_can_touch_no_secret_but_its_own(rbac: RbacCluster) -> None:
     as_api = config.new_client_from_config(config_file=str(rbac.kubeconfigs[API_SA]))
     try:
         core = client.CoreV1Api(as_api)
-        attempts = {
+        attempts: dict[str, Callable[[], object]] = {
             "patch": lambda: core.patch_namespaced_secret(
                 "payments-db", TEAM, [{"op": "test", "path": "/metadata/name", "value": "payments-db"}]
             ),

@@ -139,7 +139,7 @@ def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(kube: Clus
             _, headers, item = _curl("GET", f"{base}/darkrooms/{namespace}/photos")
             return (headers, item) if item["status"]["ready"] else None
 
-        headers, item = wait_for(ready, timeout_s=60, message="photos Ready")  # type: ignore[misc]
+        headers, item = wait_for(ready, timeout_s=60, message="photos Ready")
         assert item["status"]["domains"] == ["photos.darkroom.example.com"]
         # The reconciler's status writes change the version, so If-Match uses the ETag of this latest read.
 

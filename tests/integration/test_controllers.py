@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client, watch
-from support import wait_for
+from support import as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
@@ -97,7 +97,7 @@ def darkroom(custom: client.CustomObjectsApi, namespace: str, name: str) -> dict
         "metadata": {"name": name},
         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com"}, "subDomains": ["a"]},
     }
-    return custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    return as_dict(custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body))
 
 
 def remove_finalizers(core: client.CoreV1Api, namespace: str, name: str) -> None:
@@ -490,10 +490,12 @@ def test_crd_lifecycle(api_client: client.ApiClient, custom: client.CustomObject
     assert "customresourcecleanup.apiextensions.k8s.io" in deleting.metadata.finalizers
 
     def remaining() -> list[str]:
-        return sorted(w["metadata"]["name"] for w in custom.list_namespaced_custom_object(group, "v1", namespace, "widgets")["items"])
+        return sorted(
+            w["metadata"]["name"] for w in as_dict(custom.list_namespaced_custom_object(group, "v1", namespace, "widgets"))["items"]
+        )
 
     wait_for(lambda: remaining() == ["w0"], message="unheld custom resources deleted")
-    held = custom.get_namespaced_custom_object(group, "v1", namespace, "widgets", "w0")
+    held = as_dict(custom.get_namespaced_custom_object(group, "v1", namespace, "widgets", "w0"))
     assert held["metadata"]["deletionTimestamp"]
     assert ext.read_custom_resource_definition(name).metadata.deletion_timestamp is not None
 

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
-from support import wait_for
+from support import as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
@@ -63,10 +63,11 @@ def call(
 def invalid(
     api: client.ApiClient, path: str, body: dict[str, Any], *, method: str = "POST", content_type: str = "application/json"
 ) -> dict[str, Any]:
-    status, _, reply = call(api, method, path, body, content_type=content_type)
-    assert status == 422, reply
+    code, _, reply = call(api, method, path, body, content_type=content_type)
+    assert code == 422, reply
     assert reply["kind"] == "Status" and reply["status"] == "Failure" and reply["reason"] == "Invalid" and reply["code"] == 422
-    return reply
+    status: dict[str, Any] = reply
+    return status
 
 
 def dr_path(namespace: str, name: str = "") -> str:
@@ -207,7 +208,7 @@ def test_several_violations_are_reported_together(api_client: client.ApiClient, 
 def test_validation_applies_to_updates_and_patches(
     api_client: client.ApiClient, custom: client.CustomObjectsApi, crds_installed: None, namespace: str
 ) -> None:
-    created = custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("upd"))
+    created = as_dict(custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("upd")))
     reply = invalid(
         api_client, dr_path(namespace, "upd"), {"spec": {"replicas": 101}}, method="PATCH", content_type="application/merge-patch+json"
     )
@@ -218,7 +219,7 @@ def test_validation_applies_to_updates_and_patches(
     reply = invalid(api_client, dr_path(namespace, "upd"), body, method="PUT")
     assert [(f, r) for f, r, _ in causes(reply)] == [("spec.subDomains", "FieldValueInvalid")]
     assert "should have at least 1 items" in reply["message"]
-    stored = custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "upd")
+    stored = as_dict(custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "upd"))
     assert stored["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
 
 
@@ -226,19 +227,19 @@ def test_validation_applies_to_updates_and_patches(
 
 
 def test_defaults_are_applied(api_client: client.ApiClient, custom: client.CustomObjectsApi, crds_installed: None, namespace: str) -> None:
-    created = custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("defaults"))
+    created = as_dict(custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("defaults")))
     assert created["spec"]["replicas"] == 1 and created["spec"]["cacheTime"] == 31536000
-    explicit = custom.create_namespaced_custom_object(
-        DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("explicit", replicas=0, cacheTime=60)
+    explicit = as_dict(
+        custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("explicit", replicas=0, cacheTime=60))
     )
     assert explicit["spec"]["replicas"] == 0 and explicit["spec"]["cacheTime"] == 60
-    made = custom.create_namespaced_custom_object(TASK_GROUP, TASK_VERSION, namespace, TASK_PLURAL, task("t"))
+    made = as_dict(custom.create_namespaced_custom_object(TASK_GROUP, TASK_VERSION, namespace, TASK_PLURAL, task("t")))
     assert made["spec"]["taskState"] == "Pending"
     # removing a defaulted field puts the default back
     ops = [{"op": "remove", "path": "/spec/cacheTime"}]
     status, _, patched = call(api_client, "PATCH", dr_path(namespace, "explicit"), ops, content_type="application/json-patch+json")
     assert status == 200 and patched["spec"]["cacheTime"] == 31536000
-    stored = custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "defaults")
+    stored = as_dict(custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "defaults"))
     assert stored["spec"] == created["spec"]
 
 
@@ -258,7 +259,7 @@ def test_unknown_fields_are_pruned_per_field_validation(
     assert status == 201, created
     assert "unknown" not in created["spec"]
     assert _warnings(headers) == ['299 - "unknown field \\"spec.unknown\\""']
-    assert "unknown" not in custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "warn")["spec"]
+    assert "unknown" not in as_dict(custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "warn"))["spec"]
 
     status, headers, created = call(api_client, "POST", dr_path(namespace), with_unknown("warn2"), query=[("fieldValidation", "Warn")])
     assert status == 201 and _warnings(headers) == ['299 - "unknown field \\"spec.unknown\\""']
@@ -294,7 +295,7 @@ def test_custom_resource_names_must_be_dns_subdomains(
         'Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters'
     )
     # dots are fine in a subdomain (not in a label)
-    created = custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("cdn.example"))
+    created = as_dict(custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, darkroom("cdn.example")))
     assert created["metadata"]["name"] == "cdn.example"
     reply = invalid(api_client, dr_path(namespace), darkroom("x" * 254))
     assert [f for f, _, _ in causes(reply)] == ["metadata.name"]

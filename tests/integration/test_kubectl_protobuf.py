@@ -71,11 +71,13 @@ def create_via_protobuf(kubectl: Kubectl, *args: str) -> None:
 
 
 def get_json(kubectl: Kubectl, *args: str) -> dict[str, Any]:
-    return json.loads(kubectl.run("get", *args, "-o", "json").stdout)
+    got: dict[str, Any] = json.loads(kubectl.run("get", *args, "-o", "json").stdout)
+    return got
 
 
 def dry_run(kubectl: Kubectl, *args: str) -> dict[str, Any]:
-    return json.loads(kubectl.run(*args, "--dry-run=client", "-o", "json").stdout)
+    printed: dict[str, Any] = json.loads(kubectl.run(*args, "--dry-run=client", "-o", "json").stdout)
+    return printed
 
 
 def test_create_deployment_then_scale_and_set_image(kubectl: Kubectl, namespace: str) -> None:

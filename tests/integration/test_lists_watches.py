@@ -31,6 +31,7 @@ Covers:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import uuid
@@ -98,7 +99,8 @@ def _watch_raw(api: client.ApiClient, path: str, query: Sequence[tuple[str, str]
 
 
 def _error(e: client.ApiException) -> dict[str, Any]:
-    return json.loads(e.body)
+    status: dict[str, Any] = json.loads(e.body)
+    return status
 
 
 def _expect_error(call: Callable[[], object], code: int, reason: str) -> dict[str, Any]:
@@ -166,7 +168,7 @@ def test_label_selectors_every_operator(api_client: client.ApiClient, namespace:
     for selector, expected in cases.items():
         assert _names(core.list_namespaced_config_map(namespace, label_selector=selector).items) == expected, selector
     for bad in ("env in prod", "env in (prod", "=prod", "env=bad value", "env=-bad-"):
-        body = _expect_error(lambda bad=bad: core.list_namespaced_config_map(namespace, label_selector=bad), 400, "BadRequest")
+        body = _expect_error(functools.partial(core.list_namespaced_config_map, namespace, label_selector=bad), 400, "BadRequest")
         assert body["message"], bad
 
 
@@ -315,7 +317,7 @@ def test_pagination_returns_every_object_once_from_a_consistent_snapshot(api_cli
 def test_malformed_continue_token_is_bad_request(api_client: client.ApiClient, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
     for token in ("garbage", "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ=="):  # not base64 JSON; JSON without rv/start
-        body = _expect_error(lambda token=token: core.list_namespaced_config_map(namespace, limit=1, _continue=token), 400, "BadRequest")
+        body = _expect_error(functools.partial(core.list_namespaced_config_map, namespace, limit=1, _continue=token), 400, "BadRequest")
         assert body["message"].startswith("invalid continue token: continue key is not valid")
     core.create_namespaced_config_map(namespace, _cm("a"))
     core.create_namespaced_config_map(namespace, _cm("b"))
@@ -402,7 +404,7 @@ def test_list_at_resource_version(api_client: client.ApiClient, namespace: str) 
     future = str(int(newer.metadata.resource_version) + 1000)
     for match in ("Exact", "NotOlderThan", None):
         body = _expect_error(
-            lambda match=match: core.list_namespaced_config_map(namespace, resource_version=future, resource_version_match=match),
+            functools.partial(core.list_namespaced_config_map, namespace, resource_version=future, resource_version_match=match),
             504,
             "Timeout",
         )

@@ -19,6 +19,7 @@ Covers:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -29,7 +30,7 @@ import pytest
 import urllib3
 import yaml
 from kubernetes import client, config
-from support import ROOT, DevclusterProcess, wait_for
+from support import ROOT, DevclusterProcess, as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
@@ -81,7 +82,7 @@ def _state(api: client.ApiClient) -> dict[str, dict[str, Any]]:
         out[f"cm/{cm.metadata.name}"] = api.sanitize_for_serialization(cm)
     for secret in core.list_namespaced_secret(NS).items:
         out[f"secret/{secret.metadata.name}"] = api.sanitize_for_serialization(secret)
-    for dr in custom.list_namespaced_custom_object(DR_GROUP, DR_VERSION, NS, DR_PLURAL)["items"]:
+    for dr in as_dict(custom.list_namespaced_custom_object(DR_GROUP, DR_VERSION, NS, DR_PLURAL))["items"]:
         out[f"dr/{dr['metadata']['name']}"] = dr
     crd = ext.read_custom_resource_definition("darkrooms.deployments.example.com")
     out["crd/darkrooms"] = api.sanitize_for_serialization(crd)
@@ -110,7 +111,8 @@ def _first_event(resp: Any) -> dict[str, Any] | None:
     for chunk in resp.stream(65536):
         buffer += chunk
         if b"\n" in buffer:
-            return json.loads(buffer.split(b"\n", 1)[0])
+            event: dict[str, Any] = json.loads(buffer.split(b"\n", 1)[0])
+            return event
     return None
 
 
@@ -136,9 +138,7 @@ def test_objects_survive_graceful_restart_and_kill(fresh_devcluster: Callable[..
         _install_darkroom_crd(api)
         for name, version in (("alpha", "0.4.2"), ("beta", "0.5.0")):
             wait_for(
-                lambda name=name, version=version: custom.create_namespaced_custom_object(
-                    DR_GROUP, DR_VERSION, NS, DR_PLURAL, _darkroom(name, version)
-                )
+                functools.partial(custom.create_namespaced_custom_object, DR_GROUP, DR_VERSION, NS, DR_PLURAL, _darkroom(name, version))
             )
         custom.patch_namespaced_custom_object_status(
             DR_GROUP,
@@ -200,7 +200,7 @@ def test_objects_survive_graceful_restart_and_kill(fresh_devcluster: Callable[..
         assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "after-restart")
         # resourceVersions keep increasing across the restart.
         assert int(created.metadata.resource_version) > _max_rv(before)
-        dr = custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, NS, DR_PLURAL, _darkroom("gamma", "1.0.0"))
+        dr = as_dict(custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, NS, DR_PLURAL, _darkroom("gamma", "1.0.0")))
         assert int(dr["metadata"]["resourceVersion"]) > int(created.metadata.resource_version)
         before_kill = _state(api)
 

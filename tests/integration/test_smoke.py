@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 from kubernetes import client
+from support import as_dict
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
 
 def test_default_namespaces_exist(api_client: client.ApiClient) -> None:
-    names = {ns.metadata.name for ns in client.CoreV1Api(api_client).list_namespace().items}
+    names = {ns.metadata.name for ns in client.CoreV1Api(api_client).list_namespace().items if ns.metadata}
     assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= names
 
 
@@ -21,7 +22,7 @@ def test_crds_serve_custom_resources(api_client: client.ApiClient, crds_installe
         "metadata": {"name": "smoke"},
         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com"}, "subDomains": ["a"]},
     }
-    created = custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", body)
+    created = as_dict(custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", body))
     assert created["spec"]["replicas"] == 1
     assert created["spec"]["cacheTime"] == 31536000
     assert created["metadata"]["generation"] == 1

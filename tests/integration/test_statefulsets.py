@@ -95,7 +95,8 @@ def claim(core: client.CoreV1Api, namespace: str, name: str) -> Any:
 
 def unused(core: client.CoreV1Api, namespace: str, name: str) -> str | None:
     conditions = (claim(core, namespace, name).status.conditions) or []
-    return next((c.status for c in conditions if c.type == "Unused"), None)
+    status: str | None = next((c.status for c in conditions if c.type == "Unused"), None)
+    return status
 
 
 def default_storage_class(api_client: client.ApiClient) -> str | None:

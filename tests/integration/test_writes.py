@@ -46,7 +46,7 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 from kubernetes.dynamic import DynamicClient
-from support import wait_for
+from support import as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
@@ -83,8 +83,8 @@ def call(
     method, url, headers, _, _ = api.param_serialize(method, path, query_params=query or [], header_params=headers)
     if isinstance(body, bytes):
         # Exact bytes (e.g. malformed JSON): the REST layer would re-encode them as a JSON string.
-        response = api.rest_client.pool_manager.request(method, url, body=body, headers=headers, preload_content=True)
-        status, response_headers, data = response.status, response.headers, response.data
+        raw = api.rest_client.pool_manager.request(method, url, body=body, headers=headers, preload_content=True)
+        status, response_headers, data = raw.status, raw.headers, raw.data
     else:
         response = api.call_api(method, url, header_params=headers, body=body)
         response.read()
@@ -103,15 +103,18 @@ def failure(reply: Reply, code: int, reason: str) -> dict[str, Any]:
     assert body["kind"] == "Status" and body["apiVersion"] == "v1", body
     assert body["status"] == "Failure", body
     assert body["code"] == code and body["reason"] == reason, body
-    return body
+    status: dict[str, Any] = body
+    return status
 
 
 def as_json(api: client.ApiClient, obj: Any) -> dict[str, Any]:
-    return api.sanitize_for_serialization(obj)
+    serialised: dict[str, Any] = api.sanitize_for_serialization(obj)
+    return serialised
 
 
 def api_error(e: client.ApiException) -> dict[str, Any]:
-    return json.loads(e.body)
+    status: dict[str, Any] = json.loads(e.body)
+    return status
 
 
 def cm_path(namespace: str, name: str = "") -> str:
@@ -428,7 +431,7 @@ def test_unsupported_patch_media_types(
         status["message"]
         == f"the body of the request was in an unknown format - accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}"
     )
-    assert custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "smp")["spec"]["replicas"] == 1
+    assert as_dict(custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "smp"))["spec"]["replicas"] == 1
 
     assert call(api_client, "POST", cm_path(namespace), configmap("cm")).status == 201
     # built-in kinds are routed by go-restful, whose Consumes() check answers before the handler
@@ -475,7 +478,7 @@ def test_custom_resource_update_requires_resource_version(
             }
         ],
     }
-    current = custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "norv")
+    current = as_dict(custom.get_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, "norv"))
     assert current["spec"]["replicas"] == 1
     current["spec"]["replicas"] = 2
     replaced = call(api_client, "PUT", dr_path(namespace, "norv"), current)
@@ -934,7 +937,7 @@ def test_custom_resource_status_subresource(
 ) -> None:
     body = darkroom("crst")
     body["status"] = {"readyReplicas": 5}
-    created = custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, body)
+    created = as_dict(custom.create_namespaced_custom_object(DR_GROUP, DR_VERSION, namespace, DR_PLURAL, body))
     assert "status" not in created  # status is ignored on create when it is a subresource
     assert created["metadata"]["generation"] == 1
 

@@ -38,12 +38,14 @@ def crd(name: str) -> dict[str, Any]:
 
 
 def only_version(doc: dict[str, Any]) -> dict[str, Any]:
+    version: dict[str, Any]
     (version,) = doc["spec"]["versions"]
     return version
 
 
 def schema(doc: dict[str, Any]) -> dict[str, Any]:
-    return only_version(doc)["schema"]["openAPIV3Schema"]
+    found: dict[str, Any] = only_version(doc)["schema"]["openAPIV3Schema"]
+    return found
 
 
 def at(node: dict[str, Any], path: str) -> dict[str, Any]:
@@ -67,7 +69,6 @@ _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
 
 
 def validate(value: Any, node: dict[str, Any], path: str = "") -> list[str]:
-    errors: list[str] = []
     kind = node.get("type")
     if kind == "integer":
         if not isinstance(value, int) or isinstance(value, bool):
@@ -77,33 +78,49 @@ def validate(value: Any, node: dict[str, Any], path: str = "") -> list[str]:
             return [f"{path}: want number, got {value!r}"]
     elif kind in _TYPES and not isinstance(value, _TYPES[kind]):
         return [f"{path}: want {kind}, got {value!r}"]
+    errors: list[str] = []
     if "enum" in node and value not in node["enum"]:
         errors.append(f"{path}: {value!r} not in {node['enum']}")
     if isinstance(value, str):
-        if "pattern" in node and not re.search(node["pattern"], value):
-            errors.append(f"{path}: {value!r} does not match {node['pattern']}")
-        if len(value) > node.get("maxLength", len(value)):
-            errors.append(f"{path}: too long")
-        if node.get("format") == "date-time" and not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$", value):
-            errors.append(f"{path}: {value!r} is not a date-time")
+        errors += _string_errors(value, node, path)
     if isinstance(value, int) and not isinstance(value, bool) and not node.get("minimum", value) <= value <= node.get("maximum", value):
         errors.append(f"{path}: {value} out of range")
     if isinstance(value, list):
-        if len(value) < node.get("minItems", 0) or len(value) > node.get("maxItems", len(value)):
-            errors.append(f"{path}: wrong number of items")
-        if node.get("x-kubernetes-list-type") == "set" and len(set(map(str, value))) != len(value):
-            errors.append(f"{path}: duplicate set items")
-        for i, item in enumerate(value):
-            errors += validate(item, node["items"], f"{path}[{i}]")
+        errors += _list_errors(value, node, path)
     if isinstance(value, dict) and "properties" in node:
-        for key in node.get("required", []):
-            if key not in value:
-                errors.append(f"{path}.{key}: required")
-        for key, item in value.items():
-            if key in node["properties"]:
-                errors += validate(item, node["properties"][key], f"{path}.{key}")
-            elif path not in (".metadata",) and not node.get("x-kubernetes-preserve-unknown-fields"):
-                errors.append(f"{path}.{key}: unknown field")
+        errors += _object_errors(value, node, path)
+    return errors
+
+
+def _string_errors(value: str, node: dict[str, Any], path: str) -> list[str]:
+    errors: list[str] = []
+    if "pattern" in node and not re.search(node["pattern"], value):
+        errors.append(f"{path}: {value!r} does not match {node['pattern']}")
+    if len(value) > node.get("maxLength", len(value)):
+        errors.append(f"{path}: too long")
+    if node.get("format") == "date-time" and not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$", value):
+        errors.append(f"{path}: {value!r} is not a date-time")
+    return errors
+
+
+def _list_errors(value: list[Any], node: dict[str, Any], path: str) -> list[str]:
+    errors: list[str] = []
+    if len(value) < node.get("minItems", 0) or len(value) > node.get("maxItems", len(value)):
+        errors.append(f"{path}: wrong number of items")
+    if node.get("x-kubernetes-list-type") == "set" and len(set(map(str, value))) != len(value):
+        errors.append(f"{path}: duplicate set items")
+    for i, item in enumerate(value):
+        errors += validate(item, node["items"], f"{path}[{i}]")
+    return errors
+
+
+def _object_errors(value: dict[str, Any], node: dict[str, Any], path: str) -> list[str]:
+    errors = [f"{path}.{key}: required" for key in node.get("required", []) if key not in value]
+    for key, item in value.items():
+        if key in node["properties"]:
+            errors += validate(item, node["properties"][key], f"{path}.{key}")
+        elif path not in (".metadata",) and not node.get("x-kubernetes-preserve-unknown-fields"):
+            errors.append(f"{path}.{key}: unknown field")
     return errors
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from support import wait_for
+from support import as_dict, wait_for
 
 from kinds.tasks import TASK_UID_LABEL
 
@@ -23,8 +23,8 @@ def create_task(
         "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
         "spec": {"priority": priority, "deadline": "2030-01-01T00:00:00Z", "details": f"{name} details", "taskState": state},
     }
-    created: dict[str, Any] = client.CustomObjectsApi(server.admin).create_namespaced_custom_object(
-        "example.example.com", "v1", namespace, "tasks", body
+    created = as_dict(
+        client.CustomObjectsApi(server.admin).create_namespaced_custom_object("example.example.com", "v1", namespace, "tasks", body)
     )
     return created
 
@@ -32,8 +32,8 @@ def create_task(
 def patch_task(server: Aggregator, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
     from kubernetes import client
 
-    patched: dict[str, Any] = client.CustomObjectsApi(server.admin).patch_namespaced_custom_object(
-        "example.example.com", "v1", namespace, "tasks", name, patch
+    patched = as_dict(
+        client.CustomObjectsApi(server.admin).patch_namespaced_custom_object("example.example.com", "v1", namespace, "tasks", name, patch)
     )
     return patched
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ClusterProcess
+from support import ClusterProcess, as_dict
 
 from backend.access import ClusterAccess
 from backend.app import create_app
@@ -131,13 +131,13 @@ def test_a_retry_completes_a_create_the_server_cut_short(proxied_app: tuple[Any,
     from kubernetes import client
 
     custom = client.CustomObjectsApi(core.api_client)
-    stranded = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "halfway")
+    stranded = as_dict(custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "halfway"))
     assert stranded["metadata"]["annotations"][CREDENTIALS_PENDING] == "true"
     retry = http.post("/darkrooms", json=s3("halfway", namespace))
     assert retry.status_code == 201, retry.get_data(as_text=True)
     assert retry.get_json()["uid"] == stranded["metadata"]["uid"]  # completed, not replaced
     assert secret_data(core, namespace, "halfway-s3-credentials") == {"accessKey": SENTINEL_ACCESS, "secretKey": SENTINEL_SECRET}
-    done = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "halfway")
+    done = as_dict(custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "halfway"))
     assert CREDENTIALS_PENDING not in (done["metadata"].get("annotations") or {})
     again = http.post("/darkrooms", json=s3("halfway", namespace))
     assert again.status_code == 409  # a complete Darkroom is an ordinary name conflict

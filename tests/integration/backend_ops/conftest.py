@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from support import ClusterProcess, free_port, wait_for
+from support import ClusterProcess, as_dict, free_port, wait_for
 from werkzeug.serving import make_server
 
 from backend import state, watching
@@ -127,12 +127,12 @@ class Darkrooms:
             "metadata": {"name": name, "namespace": self.namespace},
             "spec": {"replicas": replicas, "source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}, "subDomains": [name]},
         }
-        created: dict[str, Any] = self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
+        created = as_dict(self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body))
         return created
 
     def scale(self, name: str, replicas: int) -> dict[str, Any]:
-        patched: dict[str, Any] = self.api.patch_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL, name, {"spec": {"replicas": replicas}}
+        patched = as_dict(
+            self.api.patch_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name, {"spec": {"replicas": replicas}})
         )
         return patched
 
@@ -200,7 +200,7 @@ class SseStream:
 
     def until(self, predicate: Callable[[dict[str, Any]], bool], *, limit: int = 200) -> list[dict[str, Any]]:
         """Blocks up to and including the first one matching ``predicate``."""
-        seen = []
+        seen: list[dict[str, Any]] = []
         for _ in range(limit):
             block = self.next()
             assert block is not None, f"stream ended; saw {seen}"

@@ -169,14 +169,14 @@ def test_cached_objects_are_plain_looking_and_immutable(
         lambda: obj["metadata"]["labels"].clear(),
         lambda: obj["metadata"].setdefault("x", 1),
         lambda: obj.__delitem__("data"),
-        lambda: obj["metadata"]["ownerReferences"].append({}),  # type: ignore[attr-defined]
+        lambda: obj["metadata"]["ownerReferences"].append({}),
         lambda: obj["metadata"]["ownerReferences"][0].__setitem__("uid", "x"),
     ]
     for attempt in attempts:
         with pytest.raises((TypeError, AttributeError)):
             attempt()
     with pytest.raises(TypeError):
-        obj |= {"x": 1}  # type: ignore[misc]
+        obj |= {"x": 1}
     mutable = thaw(obj)
     mutable["metadata"]["labels"]["a"] = "2"
     mutable["metadata"]["ownerReferences"].append({})

@@ -62,7 +62,9 @@ def test_cache_selects_what_the_server_selects(listed: CachedClient, namespace: 
     core = k8s.CoreV1Api(api_client)
     for selector in SELECTORS:
         served = sorted(
-            i.metadata.name for i in core.list_namespaced_config_map(namespace, label_selector=selector).items if i.metadata.name in LABELS
+            i.metadata.name
+            for i in core.list_namespaced_config_map(namespace, label_selector=selector).items
+            if i.metadata and i.metadata.name in LABELS
         )
         assert ours(listed, namespace, selector) == served, selector
     assert ours(listed, namespace, "a>1") == ["two"]

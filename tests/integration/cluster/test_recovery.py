@@ -91,7 +91,7 @@ def test_gone_relists_without_lost_or_phantom_objects(fresh_devcluster: Callable
             )
         wait_for(lambda: informer.relists >= 1 and converged(core, informer, "default"), timeout_s=20, message="relist after 410")
         assert sorted(deleted) == ["drop-1", "drop-2"]
-        assert informer.store.get("default/change")["data"] == {"v": "1"}  # type: ignore[index]
+        assert informer.store.get("default/change")["data"] == {"v": "1"}
         assert set(cache_state(informer)) == {"keep", "change", *(f"new-{i}" for i in range(8))}
     finally:
         cache.stop()

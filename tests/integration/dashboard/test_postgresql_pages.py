@@ -190,6 +190,7 @@ def test_create_and_edit(http: Client, custom: Any, namespace: str, api_client: 
     assert spec["parameters"] == {"max_connections": "150"} and "password" not in str(stored)
     core = client.CoreV1Api(api_client)
     secret = core.read_namespaced_secret("orders-credentials", namespace)
+    assert secret.data is not None
     assert base64.b64decode(secret.data["password"]).decode() == PASSWORD
 
     cached(http, namespace, "orders")

@@ -81,7 +81,8 @@ def reconcile_until(
 
 
 def container(h: Harness, name: str) -> Mapping[str, Any]:
-    return h.get(DEPLOYMENTS, name)["spec"]["template"]["spec"]["containers"][0]
+    found: Mapping[str, Any] = h.get(DEPLOYMENTS, name)["spec"]["template"]["spec"]["containers"][0]
+    return found
 
 
 def reasons(h: Harness, name: str) -> list[tuple[str, str]]:

@@ -81,7 +81,8 @@ def converged(user: User, name: str) -> bool:
 
 
 def container(user: User, name: str) -> Mapping[str, Any]:
-    return user.get(DEPLOYMENTS, name)["spec"]["template"]["spec"]["containers"][0]
+    found: Mapping[str, Any] = user.get(DEPLOYMENTS, name)["spec"]["template"]["spec"]["containers"][0]
+    return found
 
 
 def test_operator_creates_heals_and_reports(run_operator: RunOperator, user: User) -> None:

@@ -132,7 +132,7 @@ def test_a_parameter_change_rewrites_the_config_and_rolls_the_pod(run_operator: 
 
     def rolled() -> bool:
         template = user.get(STATEFULSETS, "tuned")["spec"]["template"]
-        return template["metadata"]["annotations"][kind.CONFIG_HASH_ANNOTATION] != before
+        return bool(template["metadata"]["annotations"][kind.CONFIG_HASH_ANNOTATION] != before)
 
     wait_for(rolled, timeout_s=TIMEOUT_S, message="a new template digest")
     assert "work_mem = '16MB'" in user.get(CONFIGMAPS, "tuned-config")["data"]["postgresql.conf"]

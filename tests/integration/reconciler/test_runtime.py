@@ -67,7 +67,8 @@ class Api:
 
     def holder(self, namespace: str) -> str | None:
         try:
-            return self.coordination.read_namespaced_lease(LEASE, namespace).spec.holder_identity
+            spec = self.coordination.read_namespaced_lease(LEASE, namespace).spec
+            return spec.holder_identity if spec else None
         except client.ApiException as e:
             if e.status == 404:
                 return None

@@ -250,7 +250,7 @@ def test_removing_list_items() -> None:
 
 def test_list_semantics_on_merge() -> None:
     live = deploy_apply(None, deployment(), manager="alice", now=T1)
-    extra = {
+    extra: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": "web", "finalizers": ["x"]},

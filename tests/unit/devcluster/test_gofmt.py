@@ -36,7 +36,8 @@ def test_s_flags_what_is_not_a_string() -> None:
 def test_type_and_kind_names() -> None:
     assert [type_name(v) for v in (DECODED, DECODED["b"], 1.0, None)] == ["map[string]interface {}", "[]interface {}", "float64", "<nil>"]
     assert type_name(3, "int64") == "int64" and type_name(3) == "float64"
-    assert [kind_name(v) for v in ("s", True, 1, 1.5, [], {})] == ["string", "bool", "int64", "float64", "slice", "map"]
+    values: tuple[object, ...] = ("s", True, 1, 1.5, [], {})
+    assert [kind_name(v) for v in values] == ["string", "bool", "int64", "float64", "slice", "map"]
 
 
 def test_sharp_v_quotes_strings_as_go_does() -> None:
