@@ -28,7 +28,7 @@ import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
@@ -96,7 +96,7 @@ class ApiServer:
     def log_path(self) -> Path:
         raise NotImplementedError
 
-    def start(self) -> ApiServer:
+    def start(self) -> Self:
         raise NotImplementedError
 
     def cpu_seconds(self) -> float:
@@ -119,7 +119,7 @@ class ApiServer:
             stop_process(self.proc, timeout_s=60)
             self.proc = None
 
-    def __enter__(self) -> ApiServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -144,7 +144,7 @@ class DevServer(ApiServer):
     def log_path(self) -> Path:
         return self.work / "devcluster.log"
 
-    def start(self) -> DevServer:
+    def start(self) -> Self:
         extra = ["--kubeconfig", str(self.kubeconfig), *self.extra_args]
         if self.ready_delay_s is not None:
             extra += ["--deployment-ready-delay", str(self.ready_delay_s)]
@@ -197,7 +197,7 @@ class RealServer(ApiServer):
                 return fields[0]
         raise RuntimeError(f"no admin token in {self.data_dir / 'pki' / 'tokens.csv'}")
 
-    def start(self, timeout_s: float = 180.0) -> RealServer:
+    def start(self, timeout_s: float = 180.0) -> Self:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         argv = [str(REALCLUSTER_BIN), "up", "--data-dir", str(self.data_dir), "--port", str(self.port)]
         if self.ready_delay_s is not None:

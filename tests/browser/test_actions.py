@@ -147,7 +147,9 @@ def test_yaml_view_and_copy(stack: Stack, new_page: Callable[..., Watched]) -> N
 
     def children_made() -> bool:  # the YAML panel is a snapshot of the page's load: reload until it has them
         page.goto(path)
-        return page.locator("#yaml details[data-kind=Deployment]").count() + page.locator("#yaml details[data-kind=Ingress]").count() == 2
+        return bool(
+            page.locator("#yaml details[data-kind=Deployment]").count() + page.locator("#yaml details[data-kind=Ingress]").count() == 2
+        )
 
     wait_for(children_made, timeout_s=30, message="the reconciler never made the children")
     panel = page.locator("#yaml")

@@ -8,6 +8,7 @@ taller than one line). Screenshots of each go to test-output/screenshots/phone-*
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -65,7 +66,7 @@ def objects(stack: Stack) -> Stack:
     client = stack.app.test_client()
     for path in (f"/ui/darkrooms/{stack.namespace}/{LONG_DARKROOM}", f"/ui/tasks/{stack.namespace}/{LONG_TASK}",
                  f"/ui/postgresqls/{stack.namespace}/{DATABASE}"):  # fmt: skip
-        wait_for(lambda path=path: client.get(path).status_code == 200, timeout_s=10, message=f"the dashboard never showed {path}")
+        wait_for(functools.partial(_shows, client, path), timeout_s=10, message=f"the dashboard never showed {path}")
     return stack
 
 
@@ -154,3 +155,7 @@ def test_every_page_fits_a_phone(objects: Stack, secured_url: str, new_page: Cal
 
     page.goto(secured_url + "/login")
     check(page, f"login-{scheme}")
+
+
+def _shows(client: Any, path: str) -> bool:
+    return bool(client.get(path).status_code == 200)

@@ -51,7 +51,7 @@ def test_yaml_view_of_an_s3_darkroom_hides_managed_fields_and_secrets(http: Clie
             "source.accessKey": ACCESS_KEY, "source.secretKey": SECRET_KEY, "subDomains": [f"yaml-{namespace}"]}  # fmt: skip
     assert http.post("/ui/darkrooms/new", form).status_code == 303
     core = client.CoreV1Api(api_client)
-    encoded = set(core.read_namespaced_secret("vault-s3-credentials", namespace).data.values())
+    encoded = set((core.read_namespaced_secret("vault-s3-credentials", namespace).data or {}).values())
     darkroom = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "vault")
     # The child the reconciler would make (no reconciler runs here); a ConfigMap someone else owns is no child.
     core.create_namespaced_config_map(namespace, {"metadata": {"name": "vault", "ownerReferences": owned_by(darkroom, "Darkroom")},

@@ -5,18 +5,25 @@ children without an object of their own (missing, someone else's) are left out.
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from backend.dashboard import yamlview
 from cluster import freeze
 
-DARKROOM = {
+DARKROOM: dict[str, Any] = {
     "apiVersion": "deployments.example.com/v1alpha1",
     "kind": "Darkroom",
     "metadata": {"name": "shop", "namespace": "ns", "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
     "spec": {"subDomains": ["a", "b"]},
 }
-SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "shop-s3-credentials"}, "data": {"secretKey": "c2VjcmV0"}}
+SECRET: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "shop-s3-credentials"},
+    "data": {"secretKey": "c2VjcmV0"},
+}
 
 
 def test_managed_fields_are_dropped_and_the_rest_kept_in_order() -> None:
@@ -29,7 +36,7 @@ def test_managed_fields_are_dropped_and_the_rest_kept_in_order() -> None:
 
 def test_a_secret_is_never_dumped() -> None:
     assert yamlview.text(SECRET) is None
-    children = [
+    children: list[dict[str, Any]] = [
         {"kind": "Secret", "name": "shop-s3-credentials", "object": SECRET},
         {"kind": "ConfigMap", "name": "shop", "object": {"kind": "ConfigMap", "metadata": {"name": "shop"}, "data": {"k": "v"}}},
         {"kind": "Service", "name": "shop"},  # not there, or someone else's: no object, no entry
