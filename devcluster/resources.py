@@ -261,6 +261,7 @@ def from_crd(crd: dict[str, Any]) -> list[ResourceType]:
                 schema=(version.get("schema") or {}).get("openAPIV3Schema")
                 or {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                 printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+                field_labels=tuple(str(f.get("jsonPath", "")).removeprefix(".") for f in version.get("selectableFields") or ()),
                 crd_name=crd["metadata"]["name"],
             )
         )
