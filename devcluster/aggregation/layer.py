@@ -7,6 +7,7 @@ routing; ``None`` from it means "not mine".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -31,8 +32,6 @@ _REVIEWS = {
 
 def _version_key(version: str) -> tuple[int, int, int, str]:
     """kube's version priority: GA > beta > alpha, higher numbers first, then others alphabetically."""
-    import re
-
     match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
     if not match:
         return (3, 0, 0, version)
@@ -96,7 +95,7 @@ class AggregationLayer:
         review = _REVIEWS.get((group, version, parts[3] if len(parts) == 4 else ""))
         if review is not None:
             if request.method != "POST":
-                raise StatusError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource")
+                raise StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
             try:
                 body = orjson.loads(await request.read())
             except orjson.JSONDecodeError as e:

@@ -93,7 +93,7 @@ class Proxy:
                 url,
                 headers=forwarded_headers(request, user),
                 data=body,
-                ssl=backend.ssl,
+                ssl=backend.ssl if backend.ssl is not None else True,
                 server_hostname=backend.server_hostname if backend.ssl is not None and backend.ssl.check_hostname else None,
                 allow_redirects=False,
             )

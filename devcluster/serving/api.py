@@ -120,7 +120,7 @@ class Api:
                 resources = [r for r in self.catalog.all() if r.group]
                 groups = discovery.api_group_list(resources, preferred=self.catalog.preferred_versions())
                 if self.aggregation is not None:
-                    groups["groups"] += self.aggregation.groups({r.group for r in resources})
+                    groups["groups"] = discovery.sort_groups(groups["groups"] + self.aggregation.groups({r.group for r in resources}))
                 return self._json(groups)
             group = parts[1]
             resources = [r for r in self.catalog.all() if r.group == group]
