@@ -8,7 +8,8 @@ and ``X-Remote-*`` headers, or with nothing. Real control plane only (``realclus
 tests need several users with RBAC (alice's ``view`` role, tokens kube issues per user), which devcluster
 does not have — it authenticates its own admin token only and allows its own users. devcluster's
 aggregation layer (TokenReview, SubjectAccessReview, the requestheader ConfigMap, proxying) is tested
-with this server behind it in ``test_devcluster.py``. ``team`` gives a test a namespace where ``alice`` has the built-in ``view`` role (which the
+with this server behind it in ``test_devcluster.py``. ``team`` gives a test a namespace where ``alice``
+has the built-in ``view`` role (which the
 component's ClusterRole extends to combinedtasks).
 """
 
