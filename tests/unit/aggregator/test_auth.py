@@ -5,8 +5,9 @@ for client auth, whose CN is allowed (any CN when the allowed list is empty); th
 header, percent-decoded lower-cased extra keys and the UID header are read; a certificate from another
 CA, an expired one, a server-only one or a disallowed CN makes the headers mean nothing; client-CA
 certificates give CN and O; a token goes to TokenReview once per TTL (the key is a hash; failures are
-cached too); every authenticated user is in system:authenticated; SubjectAccessReviews skip health paths and system:masters, carry resource or non-resource
-attributes, and are cached per decision TTL; request attributes follow kube's RequestInfoFactory.
+cached too); every authenticated user is in system:authenticated; SubjectAccessReviews skip health
+paths and system:masters, carry resource or non-resource attributes, and are cached per decision TTL;
+request attributes follow kube's RequestInfoFactory.
 """
 
 from __future__ import annotations
