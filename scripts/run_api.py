@@ -42,11 +42,13 @@ import ctypes
 import errno
 import logging
 import os
+import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -368,6 +370,7 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
     children: list[Child] = []
     code = 0
     registered = False
+    cleanups: list[Callable[[], object]] = []
     try:
         crds = install_crds(kubeconfig)
         health_port = free_port("127.0.0.1")
@@ -397,7 +400,13 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
                     why="; choose another with AGGREGATOR_PORT=<port> make api",
                 )
             )
-        cert_dir = (Path(args.data_dir) if cluster is not None else log_dir) / "aggregator-certs"
+        # On devcluster the certificate is kept with the cluster's data (its APIService's caBundle); elsewhere
+        # it is registered nowhere, so a fresh one per run, removed on exit.
+        cert_dir = (
+            Path(args.data_dir) / "aggregator-certs" if cluster is not None else Path(tempfile.mkdtemp(prefix="darkroom-aggregator-"))
+        )
+        if cluster is None:
+            cleanups.append(lambda: shutil.rmtree(cert_dir, ignore_errors=True))
         serving_cert = aggregator_certificate(cert_dir)
         aggregator_args = ["--secure-port", str(aggregator_port), "--cert-dir", str(cert_dir)]
         aggregator = Child(
@@ -456,6 +465,8 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
         for child in reversed(children):
             child.stop()
         pid_file.unlink(missing_ok=True)
+        for cleanup in cleanups:
+            cleanup()
         if cluster is not None:
             cluster.stop()
         print("stopped.", flush=True)

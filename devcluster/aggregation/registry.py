@@ -156,13 +156,16 @@ class Registry:
                 await asyncio.wait_for(self._wake.wait(), PROBE_INTERVAL_S)
 
     async def _sync_all(self) -> None:
-        seen: dict[tuple[str, str], Backend] = {}
+        seen: set[tuple[str, str]] = set()
         for apiservice in self.store.items(APISERVICES):
             backend = await self._check(apiservice)
-            if backend is not None:
-                seen[(backend.group, backend.version)] = backend
+            if backend is not None:  # routed before its status says so, never after
+                key = (backend.group, backend.version)
+                seen.add(key)
+                self._backends[key] = backend
             self._write_condition(apiservice, backend)
-        self._backends = seen
+        for key in set(self._backends) - seen:
+            del self._backends[key]
 
     async def _check(self, apiservice: dict[str, Any]) -> Backend | None:
         spec = apiservice.get("spec") or {}
