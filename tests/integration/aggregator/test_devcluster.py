@@ -27,7 +27,6 @@ import ssl
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +40,8 @@ from support import ROOT, DevclusterProcess, Kubectl, free_port, install_crds, w
 
 from aggregator.certificates import self_signed
 from kinds.tasks import TASK_UID_LABEL
+
+from .objects import wait_for_watch_row
 
 pytestmark = pytest.mark.devcluster_only  # the aggregation layer of devcluster itself
 
@@ -155,14 +156,7 @@ def test_kubectl_through_devcluster(registered: Kubectl, team: str) -> None:
         first = {watch.stdout.readline().split()[0] for _ in range(2)}
         assert first == {"urgent", "later"}
         _event(registered, team, "urgent", uid, "TaskUpdated", at="2026-01-02T00:00:00Z")
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            row = watch.stdout.readline().split()
-            if row and row[0] == "urgent" and row[4] == "2":
-                assert row[5] == "TaskUpdated"
-                break
-        else:
-            raise AssertionError("kubectl -w through devcluster did not print the Task with its new Event")
+        wait_for_watch_row(watch.stdout, "urgent", "2", "TaskUpdated")
     finally:
         watch.kill()
         watch.communicate(timeout=10)

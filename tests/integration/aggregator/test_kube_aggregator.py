@@ -21,7 +21,6 @@ import base64
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +32,7 @@ from support import ROOT, Kubectl, wait_for
 from aggregator.certificates import self_signed
 
 from .conftest import SYSTEM_NAMESPACE, Aggregator, _service_account_kubeconfig
-from .objects import add_event, create_task, wait_for_events
+from .objects import add_event, create_task, token_kubeconfig, wait_for_events, wait_for_watch_row
 
 SERVICE = "darkroom-aggregator"
 APISERVICE = "v1.search.task.example.example.com"
@@ -135,21 +134,9 @@ def netns_server(aggregator: Aggregator, tmp_path_factory: pytest.TempPathFactor
 
 @pytest.fixture
 def kubectl_alice(aggregator: Aggregator, netns_server: Kubectl, tmp_path: Path) -> Kubectl:
-    kubeconfig = tmp_path / "alice.kubeconfig"
-    cluster = {"server": aggregator.cluster.url, "certificate-authority": str(aggregator.cluster.ca_path)}
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "real", "cluster": cluster}],
-                "users": [{"name": "alice", "user": {"token": aggregator.token("alice")}}],
-                "contexts": [{"name": "alice", "context": {"cluster": "real", "user": "alice"}}],
-                "current-context": "alice",
-            }
-        )
+    return token_kubeconfig(
+        tmp_path / "alice.kubeconfig", server=aggregator.cluster.url, ca=aggregator.cluster.ca_path, token=aggregator.token("alice")
     )
-    return Kubectl(kubeconfig, tmp_path / "cache")
 
 
 def test_kubectl_through_kube_apiserver(aggregator: Aggregator, team: str, kubectl_alice: Kubectl) -> None:
@@ -190,14 +177,7 @@ def test_kubectl_through_kube_apiserver(aggregator: Aggregator, team: str, kubec
         assert watch.stdout.readline().split()[:2] == ["NAME", "PRIORITY"]
         assert {watch.stdout.readline().split()[0] for _ in range(2)} == {"urgent", "later"}
         add_event(aggregator, urgent, "TaskUpdated", seconds_ago=5)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            row = watch.stdout.readline().split()
-            if row and row[0] == "urgent" and row[4] == "2":
-                assert row[5] == "TaskUpdated"
-                break
-        else:
-            raise AssertionError("kubectl -w through kube-apiserver did not print the Task with its new Event")
+        wait_for_watch_row(watch.stdout, "urgent", "2", "TaskUpdated")
     finally:
         watch.kill()
         watch.communicate(timeout=10)
