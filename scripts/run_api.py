@@ -17,7 +17,8 @@ stack is ready once the APIService is Available, so ``kubectl get combinedtasks 
 devcluster. The APIService goes again on a clean stop (a registered but stopped server would make every
 kubectl discovery warn). On a cluster of the user's kubeconfig nothing is registered: a loopback address
 is no Endpoint a real API server can reach (deploy/components/aggregator registers it there); the
-banner names the server's own URL instead.
+banner names the server's own URL instead, and its certificate lives in a temporary directory removed on
+exit (on devcluster: ``<data-dir>/aggregator-certs``, kept like the cluster's data).
 Prints a banner naming the cluster once the API answers ``/readyz`` (on devcluster it says that pods are
 simulated: a Darkroom turns Ready although no image is pulled), and runs until Ctrl-C, then stops
 everything it started (children first, devcluster last). If a child dies, it says which one, shows the
