@@ -1,5 +1,7 @@
 """The aggregation layer as devcluster's server uses it: start/stop, the published ConfigMap, and the
-requests it answers — TokenReview, SubjectAccessReview, discovery of aggregated groups, proxying.
+requests it answers — TokenReview, SubjectAccessReview, discovery of aggregated groups, their OpenAPI v3
+documents (listed in ``/openapi/v3`` while Available, fetched from the backend as ``system:kube-aggregator``),
+proxying.
 
 :class:`AggregationLayer` is what :class:`devcluster.serving.Api` asks (:meth:`answer`) before its own
 routing; ``None`` from it means "not mine".
@@ -14,7 +16,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from devcluster.aggregation.identity import AUTH_CONFIGMAP, Identity, authentication_configmap
+from devcluster.aggregation.identity import AUTH_CONFIGMAP, Identity, User, authentication_configmap
 from devcluster.aggregation.pki import Pki
 from devcluster.aggregation.proxy import Proxy
 from devcluster.aggregation.registry import Backend, Registry
@@ -23,6 +25,7 @@ from devcluster.errors import StatusError
 from devcluster.store import Store
 from devcluster.writing import WriteOptions, Writer
 
+AGGREGATOR = User("system:kube-aggregator", ("system:masters",))  # devcluster's own calls to aggregated servers
 _APISERVER = WriteOptions(manager="kube-apiserver", field_validation="Ignore")
 _REVIEWS = {
     ("authentication.k8s.io", "v1", "tokenreviews"): "token_review",
@@ -87,8 +90,18 @@ class AggregationLayer:
 
     # -- requests -------------------------------------------------------------------------------
 
+    def openapi_group_versions(self, local: set[str]) -> list[str]:
+        """Aggregated ``group/version``s whose OpenAPI v3 document ``/openapi/v3`` lists (Available ones)."""
+        return sorted(f"{b.group}/{b.version}" for b in self.registry.backends() if b.available and f"{b.group}/{b.version}" not in local)
+
     async def answer(self, request: web.Request, parts: list[str]) -> web.StreamResponse | None:
         """The response to a request this layer serves, else None (devcluster routes it itself)."""
+        if parts[:3] == ["openapi", "v3", "apis"] and len(parts) == 5:
+            # an aggregated group's OpenAPI v3 document, fetched as kube-aggregator's OpenAPI controller does
+            backend = self.registry.backend(parts[3], parts[4])
+            if backend is None or self.catalog.group_versions().get(f"{parts[3]}/{parts[4]}"):
+                return None
+            return await self.proxy.forward(request, backend, AGGREGATOR)
         if len(parts) < 3 or parts[0] != "apis":
             return None
         group, version = parts[1], parts[2]

@@ -156,7 +156,8 @@ class Api:
                 self._openapi_cache[key] = cached
             docs[key] = (cached[1], cached[2])
         if len(parts) == 2:
-            return self._json(openapi.root_document(sorted(gvs), {k: h for k, (_, h) in docs.items()}))
+            listed = sorted(gvs) + (self.aggregation.openapi_group_versions(set(gvs)) if self.aggregation is not None else [])
+            return self._json(openapi.root_document(listed, {k: h for k, (_, h) in docs.items()}))
         key = "/".join(parts[2:])
         if key not in docs:
             raise _EmptyNotFound

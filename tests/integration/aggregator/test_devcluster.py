@@ -5,8 +5,9 @@ Behaviours:
   APIService with the server's certificate as caBundle) becomes ``Available`` (reason Passed); ``/apis``
   lists its group after the built-in ones and ``/apis/<group>`` is an APIGroup;
 - through devcluster's proxy, kubectl: ``get combinedtasks -A`` (the server's Table), ``get ct
-  --field-selector spec.priority=9``, ``-o yaml`` (Events under status.events), ``get ct -w`` (a new
-  Event shows as a new row);
+  --field-selector spec.priority=9``, ``-o yaml`` (Events under status.events), ``explain
+  combinedtasks.status.events`` (the server's OpenAPI v3 document, listed in devcluster's), ``get ct -w``
+  (a new Event shows as a new row);
 - the proxy presents the front-proxy client certificate (CN front-proxy-client, issued by the CA the
   ``extension-apiserver-authentication`` ConfigMap names) with ``X-Remote-User``/``X-Remote-Group`` of the
   caller devcluster authenticated — the kubeconfig's token is ``kubernetes-admin`` in system:masters, no
@@ -148,6 +149,8 @@ def test_kubectl_through_devcluster(registered: Kubectl, team: str) -> None:
     listed = yaml.safe_load(registered.run("get", "combinedtasks", "-n", team, "-o", "yaml").stdout)
     urgent = next(i for i in listed["items"] if i["metadata"]["name"] == "urgent")
     assert urgent["kind"] == "CombinedTask" and [e["reason"] for e in urgent["status"]["events"]] == ["TaskCreated"]
+    explained = registered.run("explain", "combinedtasks.status.events").stdout  # the server's OpenAPI, listed by devcluster
+    assert "KIND:       CombinedTask" in explained and "FIELD: events <[]Event>" in explained
 
     watch = registered.popen("get", "ct", "-n", team, "-w")
     try:
