@@ -129,17 +129,34 @@ async def readyz(request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
 
+def _legacy_discovery_only(request: web.Request) -> None:
+    """406 unless the Accept header takes plain JSON: kube-apiserver's discovery manager asks for the
+    aggregated format (apidiscovery.k8s.io/v2) only and falls back to the group-version document on 406;
+    an APIGroupList under a 200 would leave the group Stale and kubectl without its resources."""
+    accept = request.headers.get("Accept", "")
+    if not accept.strip():
+        return
+    for media in accept.split(","):
+        kind, _, raw = media.partition(";")
+        if kind.strip().lower() in ("application/json", "application/*", "*/*") and "as=" not in raw.replace(" ", ""):
+            return
+    raise statuses.not_acceptable(accept)
+
+
 async def api_group_list(request: web.Request) -> web.Response:
+    _legacy_discovery_only(request)
     return _json(resources.api_group_list())
 
 
 async def api_group(request: web.Request) -> web.Response:
+    _legacy_discovery_only(request)
     if request.match_info["group"] != resources.GROUP:
         raise statuses.no_route()
     return _json(resources.api_group_document())
 
 
 async def api_resource_list(request: web.Request) -> web.Response:
+    _legacy_discovery_only(request)
     if (request.match_info["group"], request.match_info["version"]) != (resources.GROUP, resources.VERSION):
         raise statuses.no_route()
     return _json(resources.api_resource_list())

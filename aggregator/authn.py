@@ -23,7 +23,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
@@ -35,6 +35,9 @@ from aggregator.authconfig import AuthConfig
 from cluster import Transport
 
 TOKENREVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+
+
+AUTHENTICATED = "system:authenticated"
 
 
 @dataclass(frozen=True)
@@ -178,11 +181,15 @@ def bearer_token(headers: Headers) -> str:
 
 
 def authenticate(cert: x509.Certificate | None, headers: Headers, *, config: AuthConfig, tokens: TokenReviewer) -> User | None:
-    """The caller, or None (anonymous). Blocking when a token needs a review; ClusterError when the review fails."""
+    """The caller, or None (anonymous). Blocking when a token needs a review; ClusterError when the review fails.
+
+    Every authenticated user is in ``system:authenticated`` (k8s.io/apiserver's ``AuthenticatedGroupAdder``):
+    kube-apiserver's discovery manager calls as ``system:kube-aggregator`` with no groups, and RBAC's
+    ``system:discovery`` lets it read the group-version document only through that group."""
     user = from_request_headers(cert, headers, config) or from_client_certificate(cert, config)
-    if user is not None:
+    if user is None:
+        token = bearer_token(headers)
+        user = tokens.review(token) if token else None
+    if user is None or AUTHENTICATED in user.groups:
         return user
-    token = bearer_token(headers)
-    if not token:
-        return None
-    return tokens.review(token)
+    return replace(user, groups=(*user.groups, AUTHENTICATED))

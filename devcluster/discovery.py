@@ -117,6 +117,11 @@ def _group_sort_key(group: str, first_version: str) -> tuple[int, str]:
         return (len(_GROUP_ORDER), f"{first_version}.{group}")
 
 
+def sort_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """APIGroup documents (devcluster's and aggregated ones) in ``/apis`` order (:func:`_group_sort_key`)."""
+    return sorted(groups, key=lambda g: _group_sort_key(g["name"], g["versions"][0]["version"]))
+
+
 def _group_versions(group: str, resources: Iterable[ResourceType]) -> list[str]:
     return sort_versions(r.version for r in resources if r.group == group)
 

@@ -185,6 +185,17 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin("networking.k8s.io", "v1", "ingresses", "Ingress", short_names=("ing",), status_subresource=True, tracks_generation=True),
     _builtin("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short_names=("netpol",), tracks_generation=True),
     _builtin("coordination.k8s.io", "v1", "leases", "Lease"),
+    # The aggregation layer (devcluster/aggregation/): an APIService's Service resolves to its EndpointSlices.
+    _builtin("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+    _builtin(
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        "APIService",
+        namespaced=False,
+        categories=("api-extensions",),
+        status_subresource=True,
+    ),
     _builtin(
         "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short_names=("pdb",), status_subresource=True, tracks_generation=True
     ),
@@ -261,6 +272,7 @@ def from_crd(crd: dict[str, Any]) -> list[ResourceType]:
                 schema=(version.get("schema") or {}).get("openAPIV3Schema")
                 or {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                 printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+                field_labels=tuple(str(f.get("jsonPath", "")).removeprefix(".") for f in version.get("selectableFields") or ()),
                 crd_name=crd["metadata"]["name"],
             )
         )

@@ -4,7 +4,8 @@
 uses :meth:`DevCluster.serve_forever`; tests and ``make api`` use :meth:`DevCluster.start` /
 :meth:`DevCluster.stop` (a background thread with its own event loop). It writes a kubeconfig
 whose current context points at the server, so kubectl and the official client connect with no
-flags beyond ``--kubeconfig``.
+flags beyond ``--kubeconfig``; its user carries the admin token (``<data-dir>/pki/admin.token``), which
+the aggregation layer (``devcluster/aggregation/``) authenticates.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from types import TracebackType
 import yaml
 from aiohttp import web
 
+from devcluster.aggregation import AggregationLayer, Pki
 from devcluster.catalog import Catalog
 from devcluster.controllers import Controllers
 from devcluster.serving import Api, build_app
@@ -36,12 +38,12 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def kubeconfig_document(server_url: str, *, name: str = "devcluster") -> dict[str, object]:
+def kubeconfig_document(server_url: str, *, name: str = "devcluster", token: str = "") -> dict[str, object]:
     return {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": name, "cluster": {"server": server_url}}],
-        "users": [{"name": name, "user": {}}],
+        "users": [{"name": name, "user": {"token": token} if token else {}}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
         "current-context": name,
         "preferences": {},
@@ -59,6 +61,7 @@ class DevCluster:
         self._started = threading.Event()
         self._stop: asyncio.Event | None = None
         self._error: BaseException | None = None
+        self.admin_token = ""
 
     @property
     def url(self) -> str:
@@ -80,7 +83,11 @@ class DevCluster:
             store=store, catalog=catalog, writer=writer, clock=utc_now, ready_delay_s=settings.deployment_ready_delay_s
         )
         controllers.start(asyncio.get_running_loop())
-        api = Api(store=store, catalog=catalog, writer=writer, settings=settings)
+        pki = Pki.load_or_create(settings.data_dir / "pki")
+        self.admin_token = pki.admin_token
+        aggregation = AggregationLayer(store=store, catalog=catalog, writer=writer, pki=pki, clock=utc_now)
+        aggregation.start()
+        api = Api(store=store, catalog=catalog, writer=writer, settings=settings, aggregation=aggregation)
         app = build_app(api, max_request_bytes=settings.max_request_bytes)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
@@ -99,6 +106,7 @@ class DevCluster:
         finally:
             api.stopping.set()
             controllers.stop()
+            await aggregation.stop()
             await runner.cleanup()
             store.close()
             if api.audit is not None:
@@ -108,7 +116,8 @@ class DevCluster:
         path = self.kubeconfig_path
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(yaml.safe_dump(kubeconfig_document(self.url), sort_keys=False))
+        tmp.write_text(yaml.safe_dump(kubeconfig_document(self.url, token=self.admin_token), sort_keys=False))
+        tmp.chmod(0o600)  # it carries the admin token
         tmp.replace(path)
 
     def serve_forever(self) -> None:

@@ -19,6 +19,9 @@ DEADLINE_LABEL = "example.example.com/deadline"
 DEADLINE_LABEL_FORMAT = "%Y%m%dT%H%M%SZ"
 
 TASK_STATES = ("Pending", "Finished")  # spec.taskState
+# The CRD's selectableFields (kube 1.32+): `kubectl get tasks --field-selector spec.taskState=Pending`;
+# the aggregated combinedtasks API accepts the same field labels.
+SELECTABLE_FIELDS = ("spec.priority", "spec.taskState")
 DEFAULT_TASK_STATE = "Pending"
 FINISHED = "Finished"
 

@@ -3,8 +3,22 @@
 Uses the cluster the user chose (``--kubeconfig FILE`` or ``KUBECONFIG``) or, by default, starts an
 embedded devcluster with its data in ``.devcluster/``. Installs the CRDs from ``crds/`` with
 server-side apply (official ``kubernetes`` client), then runs the reconciler
-(``python -m darkroom_operator``) and the API + dashboard (gunicorn, ``backend.wsgi:app``) as child
-processes, exactly as they run in production, with their logs in ``--log-dir`` (default ``.logs/``).
+(``python -m darkroom_operator``), the API + dashboard (gunicorn, ``backend.wsgi:app``) and the
+``combinedtasks`` aggregated API server (``python -m aggregator`` on 127.0.0.1, ``--aggregator-port`` /
+``AGGREGATOR_PORT``, a free port by default) as child processes, exactly as they run in production,
+with their logs in ``--log-dir`` (default ``.logs/``).
+
+On the embedded devcluster the aggregated server is registered as kube does it (:func:`register_aggregator`):
+a selector-less Service ``darkroom-system/darkroom-aggregator``, its EndpointSlice at 127.0.0.1 and the
+aggregated server's port (how devcluster resolves a Service: devcluster/aggregation/registry.py), and the
+APIService ``v1.search.task.example.example.com`` whose ``caBundle`` is the server's self-signed
+certificate (made here for ``darkroom-aggregator.darkroom-system.svc``, the name devcluster checks); the
+stack is ready once the APIService is Available, so ``kubectl get combinedtasks -A`` works through
+devcluster. The APIService goes again on a clean stop (a registered but stopped server would make every
+kubectl discovery warn). On a cluster of the user's kubeconfig nothing is registered: a loopback address
+is no Endpoint a real API server can reach (deploy/components/aggregator registers it there); the
+banner names the server's own URL instead, and its certificate lives in a temporary directory removed on
+exit (on devcluster: ``<data-dir>/aggregator-certs``, kept like the cluster's data).
 Prints a banner naming the cluster once the API answers ``/readyz`` (on devcluster it says that pods are
 simulated: a Darkroom turns Ready although no image is pulled), and runs until Ctrl-C, then stops
 everything it started (children first, devcluster last). If a child dies, it says which one, shows the
@@ -29,15 +43,19 @@ import ctypes
 import errno
 import logging
 import os
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -126,6 +144,7 @@ def free_port(host: str) -> int:
 
 
 PR_SET_PDEATHSIG = 1
+_UNVERIFIED = ssl._create_unverified_context()  # readiness probes of our own children on loopback
 
 
 def _die_with_parent() -> None:
@@ -191,15 +210,130 @@ class Child:
         self._log.close()
 
 
+AGGREGATOR_NAMESPACE, AGGREGATOR_SERVICE = "darkroom-system", "darkroom-aggregator"
+APISERVICE = "v1.search.task.example.example.com"
+
+
+def aggregator_certificate(cert_dir: Path) -> Path:
+    """The aggregated server's self-signed serving certificate, valid for the Service's DNS names (kept while it exists)."""
+    from aggregator.certificates import self_signed
+
+    names = [f"{AGGREGATOR_SERVICE}.{AGGREGATOR_NAMESPACE}.svc", f"{AGGREGATOR_SERVICE}.{AGGREGATOR_NAMESPACE}.svc.cluster.local"]
+    cert, _ = self_signed(cert_dir, names=names)
+    return cert
+
+
+def _aggregator_objects(port: int, ca_bundle: bytes) -> list[dict[str, object]]:
+    import base64
+
+    from aggregator.resources import GROUP, VERSION
+
+    meta = {"name": AGGREGATOR_SERVICE, "namespace": AGGREGATOR_NAMESPACE}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": AGGREGATOR_NAMESPACE}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}},
+        {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {
+                "name": AGGREGATOR_SERVICE,
+                "namespace": AGGREGATOR_NAMESPACE,
+                "labels": {"kubernetes.io/service-name": AGGREGATOR_SERVICE, "endpointslice.kubernetes.io/managed-by": "make-api"},
+            },
+            "addressType": "IPv4",
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}],
+        },
+        {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": APISERVICE},
+            "spec": {
+                "group": GROUP,
+                "version": VERSION,
+                "groupPriorityMinimum": 1000,
+                "versionPriority": 15,
+                "caBundle": base64.b64encode(ca_bundle).decode(),
+                "service": {"name": AGGREGATOR_SERVICE, "namespace": AGGREGATOR_NAMESPACE, "port": 443},
+            },
+        },
+    ]
+
+
+def register_aggregator(kubeconfig: str, port: int, ca_bundle: bytes) -> None:
+    """Server-side apply the Service, EndpointSlice and APIService of the aggregated server (see the module docstring)."""
+    from kubernetes import config
+    from kubernetes.dynamic import DynamicClient
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    try:
+        dynamic = DynamicClient(api)
+        for body in _aggregator_objects(port, ca_bundle):
+            resource = dynamic.resources.get(api_version=str(body["apiVersion"]), kind=str(body["kind"]))
+            meta = body["metadata"]
+            assert isinstance(meta, dict)
+            resource.server_side_apply(
+                body=body, name=meta["name"], namespace=meta.get("namespace"), field_manager="darkroom-control-panel", force_conflicts=True
+            )
+    finally:
+        api.close()
+
+
+def apiservice_problem(kubeconfig: str) -> str | None:
+    """None once the APIService is Available, else its Available condition's message."""
+    from kubernetes import config
+    from kubernetes.client import ApiregistrationV1Api
+    from kubernetes.client.exceptions import ApiException
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    try:
+        status = ApiregistrationV1Api(api).read_api_service(APISERVICE).status
+    except ApiException as e:
+        return f"APIService {APISERVICE}: {e.reason}"
+    finally:
+        api.close()
+    available = next((c for c in (status.conditions if status else None) or () if c.type == "Available"), None)
+    if available is not None and available.status == "True":
+        return None
+    return f"APIService {APISERVICE} not Available: {available.message if available else 'no condition yet'}"
+
+
+def unregister_aggregator(kubeconfig: str) -> None:
+    from kubernetes import config
+    from kubernetes.client import ApiregistrationV1Api
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    try:
+        with contextlib.suppress(Exception):  # stopping anyway; a leftover APIService is only unavailable
+            ApiregistrationV1Api(api).delete_api_service(APISERVICE)
+    finally:
+        api.close()
+
+
+def wait_until(check: Callable[[], str | None], children: list[Child], stop: threading.Event, timeout_s: float) -> str | None:
+    """None once ``check`` returns None; otherwise why not (its last answer, a child died, Ctrl-C)."""
+    deadline = time.monotonic() + timeout_s
+    problem: str | None = "not checked"
+    while time.monotonic() < deadline and not stop.is_set():
+        for child in children:
+            if child.proc.poll() is not None:
+                return f"{child.name} exited with code {child.proc.returncode}; end of {child.log_path}:\n{child.tail()}"
+        problem = check()
+        if problem is None:
+            return None
+        stop.wait(0.2)
+    return "interrupted" if stop.is_set() else f"{problem} (after {timeout_s:.0f} s)"
+
+
 def wait_ready(url: str, children: list[Child], stop: threading.Event, timeout_s: float) -> str | None:
-    """None once ``url`` answers 200; otherwise why not (a child died, timeout, Ctrl-C)."""
+    """None once ``url`` answers 200 (https: the certificate is not checked); otherwise why not (a child died, timeout, Ctrl-C)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and not stop.is_set():
         for child in children:
             if child.proc.poll() is not None:
                 return f"{child.name} exited with code {child.proc.returncode}; end of {child.log_path}:\n{child.tail()}"
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:
+            with urllib.request.urlopen(url, timeout=2, context=_UNVERIFIED if url.startswith("https:") else None) as response:
                 if response.status == 200:
                     return None
         except (urllib.error.URLError, OSError):
@@ -208,19 +342,25 @@ def wait_ready(url: str, children: list[Child], stop: threading.Event, timeout_s
     return "interrupted" if stop.is_set() else f"{url} did not answer 200 within {timeout_s:.0f} s"
 
 
+def check_api_port(host: str, port: int, pid_file: Path) -> None:
+    """:class:`CannotStart` naming ``PORT`` (and a stack an earlier run left behind) when the API's port is taken."""
+    if not port_taken(host, port):
+        return
+    stale = stale_stack(pid_file)
+    why = (
+        f"; a stack an earlier run left behind is still running (pids {' '.join(map(str, stale))}): stop it with kill, "
+        "or choose another port with PORT=<port> make api"
+        if stale
+        else "; choose another with PORT=<port> make api"
+    )
+    raise CannotStart(PORT_TAKEN.format(port=port, host=host, what="the API and dashboard", why=why))
+
+
 def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
     """Start the stack and wait for Ctrl-C; :class:`CannotStart` before anything runs if the user must change something."""
     pid_file = log_dir / "stack.pids"
     check_api_settings({**os.environ, "DARKROOM_API_HOST": args.host, "PORT": str(args.port)})
-    if port_taken(args.host, args.port):
-        stale = stale_stack(pid_file)
-        why = (
-            f"; a stack an earlier run left behind is still running (pids {' '.join(map(str, stale))}): stop it with kill, "
-            "or choose another port with PORT=<port> make api"
-            if stale
-            else "; choose another with PORT=<port> make api"
-        )
-        raise CannotStart(PORT_TAKEN.format(port=args.port, host=args.host, what="the API and dashboard", why=why))
+    check_api_port(args.host, args.port, pid_file)
 
     cluster = None
     if kubeconfig:
@@ -236,6 +376,8 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     children: list[Child] = []
     code = 0
+    registered = False
+    cleanups: list[Callable[[], object]] = []
     try:
         crds = install_crds(kubeconfig)
         health_port = free_port("127.0.0.1")
@@ -255,12 +397,45 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
             log_path=log_dir / "api.log",
         )
         children.append(api)
+        aggregator_port = args.aggregator_port or free_port("127.0.0.1")
+        if port_taken("127.0.0.1", aggregator_port):
+            raise CannotStart(
+                PORT_TAKEN.format(
+                    port=aggregator_port,
+                    host="127.0.0.1",
+                    what="the aggregated API",
+                    why="; choose another with AGGREGATOR_PORT=<port> make api",
+                )
+            )
+        # On devcluster the certificate is kept with the cluster's data (its APIService's caBundle); elsewhere
+        # it is registered nowhere, so a fresh one per run, removed on exit.
+        cert_dir = (
+            Path(args.data_dir) / "aggregator-certs" if cluster is not None else Path(tempfile.mkdtemp(prefix="darkroom-aggregator-"))
+        )
+        if cluster is None:
+            cleanups.append(lambda: shutil.rmtree(cert_dir, ignore_errors=True))
+        serving_cert = aggregator_certificate(cert_dir)
+        aggregator_args = ["--secure-port", str(aggregator_port), "--cert-dir", str(cert_dir)]
+        aggregator = Child(
+            "aggregated API",
+            [sys.executable, "-m", "aggregator", "--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", *aggregator_args],
+            env=env,
+            log_path=log_dir / "aggregator.log",
+        )
+        children.append(aggregator)
         pid_file.write_text(" ".join(str(c.proc.pid) for c in children) + "\n")
         shown_host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
         url = f"http://{shown_host}:{args.port}"
-        problem = wait_ready(f"http://127.0.0.1:{health_port}/readyz", children, stop, 60) or wait_ready(
-            f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/readyz", children, stop, 60
+        aggregator_url = f"https://127.0.0.1:{aggregator_port}"
+        problem = (
+            wait_ready(f"http://127.0.0.1:{health_port}/readyz", children, stop, 60)
+            or wait_ready(f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/readyz", children, stop, 60)
+            or wait_ready(f"{aggregator_url}/readyz", children, stop, 60)
         )
+        if problem is None and cluster is not None:
+            register_aggregator(kubeconfig, aggregator_port, serving_cert.read_bytes())
+            registered = True
+            problem = wait_until(lambda: apiservice_problem(str(kubeconfig)), children, stop, 60)
         if problem == "interrupted":
             return 0
         if problem:
@@ -275,6 +450,10 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
         print(f"  CRDs:       {', '.join(crds)} (installed)")
         print(f"  reconciler: running (pid {operator.proc.pid}; health http://127.0.0.1:{health_port}/healthz; log {operator.log_path})")
         print(f"  API + dashboard: {url} (pid {api.proc.pid}; log {api.log_path})")
+        registration = f"APIService {APISERVICE}, through devcluster" if cluster is not None else "not registered"
+        print(f"  aggregated API: combinedtasks at {aggregator_url} (pid {aggregator.proc.pid}; log {aggregator.log_path}; {registration})")
+        if cluster is not None:
+            print(f"  try:        kubectl --kubeconfig {kubeconfig} get combinedtasks -A")
         print(f"  try:        curl {url}/darkrooms    ·    API docs: {url}/docs")
         print("Ctrl-C stops everything.", flush=True)
         while not stop.wait(0.5):
@@ -288,9 +467,13 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
                 code = 1
                 break
     finally:
+        if registered and kubeconfig:
+            unregister_aggregator(kubeconfig)
         for child in reversed(children):
             child.stop()
         pid_file.unlink(missing_ok=True)
+        for cleanup in cleanups:
+            cleanup()
         if cluster is not None:
             cluster.stop()
         print("stopped.", flush=True)
@@ -311,6 +494,12 @@ def main() -> int:
         "--host", default=os.environ.get("DARKROOM_API_HOST", "127.0.0.1"), help="address the API binds (default 127.0.0.1)"
     )
     parser.add_argument("--port", type=int, default=os.environ.get("PORT") or "5000", help="API + dashboard port (default 5000, PORT)")
+    parser.add_argument(
+        "--aggregator-port",
+        type=int,
+        default=os.environ.get("AGGREGATOR_PORT") or "0",
+        help="the aggregated API's HTTPS port on 127.0.0.1 (AGGREGATOR_PORT; default: a free one)",
+    )
     parser.add_argument("--log-dir", default=str(ROOT / ".logs"), help="where the reconciler's and the API's logs go (default .logs/)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")

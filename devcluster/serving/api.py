@@ -15,6 +15,7 @@ import yaml
 from aiohttp import web
 
 from devcluster import discovery, duplicates, errors, openapi, printing, protobuf, scaling
+from devcluster.aggregation import AggregationLayer
 from devcluster.auditing import RECORD_KEY, AuditLog, verb_of
 from devcluster.catalog import Catalog
 from devcluster.errors import StatusError
@@ -48,8 +49,11 @@ log = logging.getLogger("devcluster.serving")
 class Api:
     """Request handling; one instance per server, used only on its event loop."""
 
-    def __init__(self, *, store: Store, catalog: Catalog, writer: Writer, settings: ServerSettings) -> None:
+    def __init__(
+        self, *, store: Store, catalog: Catalog, writer: Writer, settings: ServerSettings, aggregation: AggregationLayer | None = None
+    ) -> None:
         self.store, self.catalog, self.writer, self.settings = store, catalog, writer, settings
+        self.aggregation = aggregation
         self._openapi_cache: dict[str, tuple[int, dict[str, Any], str]] = {}
         self.stopping = asyncio.Event()
         self.audit = AuditLog(settings.audit_log) if settings.audit_log else None
@@ -93,6 +97,10 @@ class Api:
         if not parts:
             return self._json({"paths": sorted({"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version", "/openapi/v3"})})
         head = parts[0]
+        if self.aggregation is not None:
+            answered = await self.aggregation.answer(request, parts)
+            if answered is not None:
+                return answered
         if head in ("healthz", "livez", "readyz") and len(parts) == 1:
             return web.Response(text="ok", content_type="text/plain")
         if head == "version" and len(parts) == 1:
@@ -110,10 +118,16 @@ class Api:
         if head == "apis":
             if len(parts) == 1:
                 resources = [r for r in self.catalog.all() if r.group]
-                return self._json(discovery.api_group_list(resources, preferred=self.catalog.preferred_versions()))
+                groups = discovery.api_group_list(resources, preferred=self.catalog.preferred_versions())
+                if self.aggregation is not None:
+                    groups["groups"] = discovery.sort_groups(groups["groups"] + self.aggregation.groups({r.group for r in resources}))
+                return self._json(groups)
             group = parts[1]
             resources = [r for r in self.catalog.all() if r.group == group]
             if not resources:
+                aggregated = self.aggregation.group_document(group) if self.aggregation is not None and len(parts) == 2 else None
+                if aggregated is not None:
+                    return self._json(aggregated)
                 raise _PlainNotFound
             if len(parts) == 2:
                 return self._json(discovery.api_group(group, resources, self.catalog.preferred_versions().get(group)))
@@ -142,7 +156,8 @@ class Api:
                 self._openapi_cache[key] = cached
             docs[key] = (cached[1], cached[2])
         if len(parts) == 2:
-            return self._json(openapi.root_document(sorted(gvs), {k: h for k, (_, h) in docs.items()}))
+            listed = sorted(gvs) + (self.aggregation.openapi_group_versions(set(gvs)) if self.aggregation is not None else [])
+            return self._json(openapi.root_document(listed, {k: h for k, (_, h) in docs.items()}))
         key = "/".join(parts[2:])
         if key not in docs:
             raise _EmptyNotFound

@@ -1,8 +1,9 @@
 """`make api`'s entry point (scripts/run_api.py) end to end, as a user drives it with curl.
 
 Covers: on a bare data dir it starts the embedded devcluster, installs the CRDs, runs the reconciler
-and the API, prints a banner naming the cluster and the URL (and, on devcluster only, that pods are
-simulated), keeps data across runs and stops
+the API and the aggregated API (registered with devcluster: ``kubectl get ct -A`` lists the sample Task;
+gone again after a clean stop), prints a banner naming the cluster and the URL (and, on devcluster only,
+that pods are simulated), keeps data across runs and stops
 everything cleanly on SIGINT (Ctrl-C); with KUBECONFIG set it uses that cluster instead; the
 curl-style flow create → Ready with domains → update → delete works through the whole stack (on
 devcluster and on the real control plane, with KUBECONFIG); the S3
@@ -85,10 +86,22 @@ def test_embedded_stack_starts_serves_and_stops_on_ctrl_c(tmp_path: Path) -> Non
         status, _, body = _curl("GET", f"http://127.0.0.1:{api_port}/darkrooms")
         assert status == 200
         assert "webfolder-demo" in {item["name"] for item in body["items"]}
+        # The aggregated API, registered with devcluster: kubectl reads CombinedTasks through it.
+        assert "APIService v1.search.task.example.example.com, through devcluster" in banner
+        assert f"kubectl --kubeconfig {data_dir / 'kubeconfig'} get combinedtasks -A" in banner
+        wait_for(lambda: "write-release-notes" in kubectl.run("get", "ct", "-A").stdout, message="the sample Task as a CombinedTask")
+        row = next(line.split() for line in kubectl.run("get", "ct", "-A").stdout.splitlines() if "write-release-notes" in line)
+        assert row[:5] == ["default", "write-release-notes", "5", "2027-03-31T17:00:00Z", "Pending"]  # then its Events count
     finally:
         code, out = _stop(proc)
     assert code == 0, out
     assert "stopped." in out
+    # A clean stop unregisters the aggregated API: a devcluster alone on the data dir has no APIService left.
+    alone = DevclusterProcess(data_dir).start()
+    try:
+        assert "No resources found" in Kubectl(alone.kubeconfig, tmp_path / "cache2").run("get", "apiservices").stderr
+    finally:
+        alone.stop()
     # A second run on the same data dir finds the objects again.
     proc = _start(data_dir, port, api_port, tmp_path / "logs", env={"KUBECONFIG": ""})
     try:
@@ -214,8 +227,8 @@ def test_kill_9_of_make_api_leaves_no_orphans_and_a_stale_stack_is_named(tmp_pat
     data_dir, api_port, log_dir = tmp_path / "data", free_port(), tmp_path / "logs"
     proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
     banner = _read_banner(proc)
-    children = [int(pid) for pid in re.findall(r"\(pid (\d+);", banner)]  # the reconciler's, the API's
-    assert len(children) == 2
+    children = [int(pid) for pid in re.findall(r"\(pid (\d+);", banner)]  # the reconciler's, the API's, the aggregated API's
+    assert len(children) == 3
     assert (log_dir / "stack.pids").read_text().split() == [str(p) for p in children]
     proc.kill()
     proc.communicate(timeout=30)

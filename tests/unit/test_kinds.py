@@ -5,7 +5,7 @@ Behaviours covered:
 - the Darkroom source table matches ``crds/darkrooms...yaml`` (the type enum, every variant and
   shared field is a property of ``spec.source``, descriptions say which type uses a field, keys
   never appear in the CRD), and the Task's states, default state and Overdue condition match
-  ``crds/tasks...yaml`` (taskState enum and default);
+  ``crds/tasks...yaml`` (taskState enum and default, selectableFields);
 - :func:`kinds.darkrooms.source_problems` for the API (required fields, other types' fields, key
   pairs, no keys for a public bucket) and for the reconciler (essential fields only), with precise field names;
 - TLS: :func:`kinds.darkrooms.serves_tls` (every host of an Ingress covered by ``spec.tls``),
@@ -92,6 +92,15 @@ def test_task_states_match_the_crd() -> None:
     assert tuple(task_state["enum"]) == tasks.TASK_STATES
     assert task_state["default"] == tasks.DEFAULT_TASK_STATE
     assert tasks.FINISHED in tasks.TASK_STATES
+
+
+def test_task_selectable_fields_match_the_crd() -> None:
+    (doc,) = [d for d in yaml.safe_load_all((ROOT / "crds" / "tasks.example.example.com.yaml").read_text()) if d]
+    (version,) = doc["spec"]["versions"]
+    assert tuple(f["jsonPath"] for f in version["selectableFields"]) == tuple(f".{f}" for f in tasks.SELECTABLE_FIELDS)
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    for field in tasks.SELECTABLE_FIELDS:  # kube accepts string, integer and boolean fields only
+        assert spec[field.removeprefix("spec.")]["type"] in ("string", "integer", "boolean")
 
 
 @pytest.mark.parametrize(

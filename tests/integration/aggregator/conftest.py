@@ -4,9 +4,12 @@
 the real control plane, gives its ServiceAccount a token, and runs ``python -m aggregator`` with that
 identity (a self-signed serving certificate in a temp dir, 1 s bookmarks). Tests call it directly over
 HTTPS (:class:`Aggregator`): with a bearer token, with the realcluster's front-proxy client certificate
-and ``X-Remote-*`` headers, or with nothing. Real control plane only (``realcluster_required``):
-devcluster does not serve TokenReview, SubjectAccessReview or the requestheader ConfigMap yet (issue 14
-item 3). ``team`` gives a test a namespace where ``alice`` has the built-in ``view`` role (which the
+and ``X-Remote-*`` headers, or with nothing. Real control plane only (``realcluster_required``): these
+tests need several users with RBAC (alice's ``view`` role, tokens kube issues per user), which devcluster
+does not have — it authenticates its own admin token only and allows its own users. devcluster's
+aggregation layer (TokenReview, SubjectAccessReview, the requestheader ConfigMap, proxying) is tested
+with this server behind it in ``test_devcluster.py``. ``team`` gives a test a namespace where ``alice``
+has the built-in ``view`` role (which the
 component's ClusterRole extends to combinedtasks).
 """
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
-from support import as_dict, wait_for
+import yaml
+from support import Kubectl, as_dict, wait_for
 
 from kinds.tasks import TASK_UID_LABEL
 
@@ -87,3 +89,31 @@ def wait_for_events(server: Aggregator, namespace: str, name: str, count: int) -
     found = wait_for(shown, timeout_s=15, message=f"{namespace}/{name} with {count} events")
     assert isinstance(found, dict)
     return found
+
+
+def token_kubeconfig(path: Path, *, server: str, ca: Path, token: str, user: str = "alice") -> Kubectl:
+    """A kubectl for ``user`` with a bearer token against ``server`` (cache next to the kubeconfig)."""
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "server", "cluster": {"server": server, "certificate-authority": str(ca)}}],
+                "users": [{"name": user, "user": {"token": token}}],
+                "contexts": [{"name": user, "context": {"cluster": "server", "user": user}}],
+                "current-context": user,
+            }
+        )
+    )
+    return Kubectl(path, path.with_name(path.name + ".cache"))
+
+
+def wait_for_watch_row(stdout: IO[str], name: str, events: str, last_event: str, *, timeout_s: float = 20) -> None:
+    """Read ``kubectl get ct -w`` rows until ``name`` shows ``events`` Events, the last one ``last_event``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        row = stdout.readline().split()
+        if row and row[0] == name and row[4] == events:
+            assert row[5] == last_event
+            return
+    raise AssertionError(f"kubectl -w did not print {name} with {events} Events")

@@ -9,7 +9,6 @@ when an Event is written; a bad field selector is kubectl's "Error from server (
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import yaml
 from support import Kubectl
 
 from .conftest import Aggregator
-from .objects import add_event, create_task, wait_for_events
+from .objects import add_event, create_task, token_kubeconfig, wait_for_events, wait_for_watch_row
 
 
 @pytest.fixture(scope="module")
@@ -32,20 +31,7 @@ def alice_views_everything(aggregator: Aggregator) -> Iterator[None]:
 
 @pytest.fixture
 def kubectl_alice(aggregator: Aggregator, alice_views_everything: None, tmp_path: Path) -> Kubectl:
-    kubeconfig = tmp_path / "alice.kubeconfig"
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "aggregator", "cluster": {"server": aggregator.url, "certificate-authority": str(aggregator.ca)}}],
-                "users": [{"name": "alice", "user": {"token": aggregator.token("alice")}}],
-                "contexts": [{"name": "alice", "context": {"cluster": "aggregator", "user": "alice"}}],
-                "current-context": "alice",
-            }
-        )
-    )
-    return Kubectl(kubeconfig, tmp_path / "cache")
+    return token_kubeconfig(tmp_path / "alice.kubeconfig", server=aggregator.url, ca=aggregator.ca, token=aggregator.token("alice"))
 
 
 def test_kubectl_get_yaml_field_selector_and_explain(aggregator: Aggregator, team: str, kubectl_alice: Kubectl) -> None:
@@ -93,14 +79,7 @@ def test_kubectl_watch(aggregator: Aggregator, team: str, kubectl_alice: Kubectl
         first = watch.stdout.readline().split()
         assert first[0] == "followed" and first[4] == "0"
         add_event(aggregator, task, "TaskUpdated", seconds_ago=5)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            row = watch.stdout.readline().split()
-            if row and row[0] == "followed" and row[4] == "1":
-                assert row[5] == "TaskUpdated"
-                break
-        else:
-            raise AssertionError("kubectl -w did not print the Task with its new Event")
+        wait_for_watch_row(watch.stdout, "followed", "1", "TaskUpdated")
     finally:
         watch.kill()
         watch.communicate(timeout=10)  # closes the pipes

@@ -36,7 +36,7 @@ def test_discovery(aggregator: Aggregator) -> None:
     (resource,) = aggregator.get(GROUP_PATH, token=alice).json()["resources"]
     assert resource["name"] == "combinedtasks" and resource["kind"] == "CombinedTask" and resource["namespaced"] is True
     assert resource["verbs"] == ["get", "list", "watch"]
-    assert resource["shortNames"] == ["ct"] and resource["categories"] == ["tasks", "example"]
+    assert resource["shortNames"] == ["ct"] and resource["categories"] == ["example"]
     missing = aggregator.get("/apis/other.example.com", token=alice)
     assert missing.status_code == 404 and missing.json()["reason"] == "NotFound"
 

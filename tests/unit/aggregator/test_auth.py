@@ -5,8 +5,9 @@ for client auth, whose CN is allowed (any CN when the allowed list is empty); th
 header, percent-decoded lower-cased extra keys and the UID header are read; a certificate from another
 CA, an expired one, a server-only one or a disallowed CN makes the headers mean nothing; client-CA
 certificates give CN and O; a token goes to TokenReview once per TTL (the key is a hash; failures are
-cached too); SubjectAccessReviews skip health paths and system:masters, carry resource or non-resource
-attributes, and are cached per decision TTL; request attributes follow kube's RequestInfoFactory.
+cached too); every authenticated user is in system:authenticated; SubjectAccessReviews skip health
+paths and system:masters, carry resource or non-resource attributes, and are cached per decision TTL;
+request attributes follow kube's RequestInfoFactory.
 """
 
 from __future__ import annotations
@@ -117,6 +118,19 @@ def test_client_certificates_and_tokens() -> None:
     refused = TokenReviewer(transport=FakeTransport({"status": {"authenticated": False}}), ttl_s=60)  # type: ignore[arg-type]
     assert refused.review("x") is None and refused.review("x") is None and refused.reviews == 1
     assert authn.authenticate(None, Headers([("X-Remote-User", "system:admin")]), config=CONFIG, tokens=reviewer) is None
+
+
+def test_every_authenticated_user_is_in_system_authenticated() -> None:
+    """k8s.io/apiserver's AuthenticatedGroupAdder: kube's discovery manager calls without groups."""
+    proxy = leaf(PROXY_CA, "front-proxy-client")
+    reviewer = TokenReviewer(transport=FakeTransport({}), ttl_s=60)  # type: ignore[arg-type]
+    aggregator = authn.authenticate(proxy, Headers([("X-Remote-User", "system:kube-aggregator")]), config=CONFIG, tokens=reviewer)
+    assert aggregator is not None and aggregator.groups == ("system:authenticated",)
+    alice = authn.authenticate(proxy, HEADERS, config=CONFIG, tokens=reviewer)
+    assert alice is not None and alice.groups == ("dev", "ops", "system:authenticated")
+    already = Headers([("X-Remote-User", "bob"), ("X-Remote-Group", "system:authenticated")])
+    bob = authn.authenticate(proxy, already, config=CONFIG, tokens=reviewer)
+    assert bob is not None and bob.groups == ("system:authenticated",)
 
 
 def test_subject_access_reviews() -> None:

@@ -108,6 +108,7 @@ def test_api_group_list_has_every_non_core_group_once_in_kube_order() -> None:
     assert "" not in names
     assert len(names) == len(set(names))
     assert names == [
+        "apiregistration.k8s.io",
         "apps",
         "networking.k8s.io",
         "policy",
@@ -115,9 +116,10 @@ def test_api_group_list_has_every_non_core_group_once_in_kube_order() -> None:
         "admissionregistration.k8s.io",
         "apiextensions.k8s.io",
         "coordination.k8s.io",
+        "discovery.k8s.io",
         "deployments.example.com",
     ]
-    apps = doc["groups"][0]
+    apps = doc["groups"][1]
     assert apps == {
         "name": "apps",
         "versions": [{"groupVersion": "apps/v1", "version": "v1"}],

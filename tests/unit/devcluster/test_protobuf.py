@@ -323,6 +323,8 @@ def test_every_served_builtin_kind_has_a_root() -> None:
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
         ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
         ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+        ("discovery.k8s.io/v1", "EndpointSlice"),
+        ("apiregistration.k8s.io/v1", "APIService"),
     }
 
 
