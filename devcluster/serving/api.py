@@ -108,39 +108,47 @@ class Api:
         if head == "openapi":
             return self._openapi(request, parts)
         if head == "api":
-            if len(parts) == 1:
-                return self._json(discovery.core_versions(f"{self.settings.host}:{self.settings.port}"))
-            if parts[1] != "v1":
-                raise _NOT_FOUND
-            if len(parts) == 2:
-                return self._json(discovery.api_resource_list("v1", self.catalog.group_versions().get("v1", [])))
-            return await self._resource_request(request, "", "v1", parts[2:])
+            return await self._core_group(request, parts)
         if head == "apis":
-            if len(parts) == 1:
-                resources = [r for r in self.catalog.all() if r.group]
-                groups = discovery.api_group_list(resources, preferred=self.catalog.preferred_versions())
-                if self.aggregation is not None:
-                    groups["groups"] = discovery.sort_groups(groups["groups"] + self.aggregation.groups({r.group for r in resources}))
-                return self._json(groups)
-            group = parts[1]
-            resources = [r for r in self.catalog.all() if r.group == group]
-            if not resources:
-                aggregated = self.aggregation.group_document(group) if self.aggregation is not None and len(parts) == 2 else None
-                if aggregated is not None:
-                    return self._json(aggregated)
-                raise _PlainNotFound
-            if len(parts) == 2:
-                return self._json(discovery.api_group(group, resources, self.catalog.preferred_versions().get(group)))
-            version = parts[2]
-            if len(parts) == 3:
-                served = self.catalog.group_versions().get(f"{group}/{version}")
-                if not served:
-                    raise _NOT_FOUND
-                return self._json(discovery.api_resource_list(f"{group}/{version}", served))
-            if not self.catalog.group_versions().get(f"{group}/{version}"):
-                raise _NOT_FOUND
-            return await self._resource_request(request, group, version, parts[3:])
+            return await self._named_groups(request, parts)
         raise _PlainNotFound
+
+    async def _core_group(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
+        """``/api``, ``/api/v1`` and everything below it."""
+        if len(parts) == 1:
+            return self._json(discovery.core_versions(f"{self.settings.host}:{self.settings.port}"))
+        if parts[1] != "v1":
+            raise _NOT_FOUND
+        if len(parts) == 2:
+            return self._json(discovery.api_resource_list("v1", self.catalog.group_versions().get("v1", [])))
+        return await self._resource_request(request, "", "v1", parts[2:])
+
+    async def _named_groups(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
+        """``/apis``, a group, a group-version and everything below it (aggregated groups: their discovery)."""
+        if len(parts) == 1:
+            resources = [r for r in self.catalog.all() if r.group]
+            groups = discovery.api_group_list(resources, preferred=self.catalog.preferred_versions())
+            if self.aggregation is not None:
+                groups["groups"] = discovery.sort_groups(groups["groups"] + self.aggregation.groups({r.group for r in resources}))
+            return self._json(groups)
+        group = parts[1]
+        resources = [r for r in self.catalog.all() if r.group == group]
+        if not resources:
+            aggregated = self.aggregation.group_document(group) if self.aggregation is not None and len(parts) == 2 else None
+            if aggregated is not None:
+                return self._json(aggregated)
+            raise _PlainNotFound
+        if len(parts) == 2:
+            return self._json(discovery.api_group(group, resources, self.catalog.preferred_versions().get(group)))
+        version = parts[2]
+        if len(parts) == 3:
+            served = self.catalog.group_versions().get(f"{group}/{version}")
+            if not served:
+                raise _NOT_FOUND
+            return self._json(discovery.api_resource_list(f"{group}/{version}", served))
+        if not self.catalog.group_versions().get(f"{group}/{version}"):
+            raise _NOT_FOUND
+        return await self._resource_request(request, group, version, parts[3:])
 
     def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
         if parts[1:2] != ["v3"]:
@@ -509,23 +517,22 @@ class Api:
 
     # -- watch -------------------------------------------------------------------------------
 
+    def _watch_selection(self, request: web.Request, target: Target) -> ListQuery:
+        """What a watch selects: the list's selection, and for a single object's watch its name as a field selector."""
+        list_query = self._list_query(request, target)
+        if not target.name:
+            return list_query
+        name = parse_field_selector(f"metadata.name={target.name}", target.resource)
+        return ListQuery(list_query.namespace, list_query.labels, name, resource_version=list_query.resource_version)
+
     async def _watch(self, request: web.Request, target: Target, rendering: Rendering) -> web.StreamResponse:
         query = request.query
-        list_query = self._list_query(request, target)
-        if target.name:
-            list_query = ListQuery(
-                list_query.namespace,
-                list_query.labels,
-                parse_field_selector(f"metadata.name={target.name}", target.resource),
-                resource_version=list_query.resource_version,
-            )
+        list_query = self._watch_selection(request, target)
         timeout_s = float(_int_param(request, "timeoutSeconds") or self.settings.default_watch_timeout_s)
         allow_bookmarks = _boolean(query.get("allowWatchBookmarks"))
         send_initial = query.get("sendInitialEvents")
         _validate_watch_options(send_initial, query.get("resourceVersionMatch", ""))
-        rv = list_query.resource_version
-        if rv not in ("", "0") and not rv.isdigit():  # the watch cache's ParseResourceVersion, a plain (500) error
-            raise errors.internal(f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": invalid syntax')
+        _check_watch_version(list_query.resource_version)
         opened = open_watch(
             self.store,
             target.resource,
@@ -592,3 +599,9 @@ class Api:
         finally:
             self.store.unsubscribe(target.resource.storage_key, watch)
         return response
+
+
+def _check_watch_version(rv: str) -> None:
+    """The watch cache's ParseResourceVersion: a version that is not a number is a plain (500) error."""
+    if rv not in ("", "0") and not rv.isdigit():
+        raise errors.internal(f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": invalid syntax')
