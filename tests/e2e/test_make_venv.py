@@ -10,6 +10,7 @@ Every install is hash-checked from a lock, with no dependency resolution.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -18,7 +19,11 @@ from support import ROOT
 
 
 def dry_run(target: str, venv: Path, *variables: str) -> str:
-    result = subprocess.run(["make", "-n", target, f"VENV={venv}", *variables], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    """make's plan for ``target``, as a user's top-level make prints it (under `make test` this runs inside make,
+    whose MAKELEVEL/MAKEFLAGS would add "Entering directory" lines and pass its own variables on)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
+    argv = ["make", "--no-print-directory", "-n", target, f"VENV={venv}", *variables]
+    result = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
