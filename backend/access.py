@@ -1,7 +1,8 @@
 """Cluster access of the API process: one connection, the informer cache and the cached client.
 
 :meth:`ClusterAccess.start` is called once by :func:`backend.app.create_app` (or handed in by tests
-and entry points). Reads go through informers of Darkrooms, Tasks, Postgresqls, Events and Namespaces;
+and entry points). Reads go through an informer per registered kind (:data:`backend.registry.KINDS`:
+Darkrooms, Tasks, Postgresqls) plus Events and Namespaces;
 writes go straight to the API server through :class:`cluster.CachedClient`. The API never reads
 Secrets: it only writes the credential and password Secrets it owns, so it needs no Secret informer (and no
 list/watch permission on Secrets). It also watches the one ConfigMap that lists logged-out sessions
@@ -15,14 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from backend import revocation
+from backend.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import (
     CONFIGMAPS,
-    DARKROOMS,
     EVENTS,
     NAMESPACES,
-    POSTGRESQLS,
-    TASKS,
     Cache,
     CachedClient,
     ClientSettings,
@@ -54,9 +53,8 @@ class ClusterAccess:
         )
         connection.api_client.user_agent = "darkroom-control-panel-api/0.1.0"
         cache = Cache(transport=connection.transport, settings=InformerSettings())
-        cache.add(DARKROOMS, namespace=settings.namespace)
-        cache.add(TASKS, namespace=settings.namespace)
-        cache.add(POSTGRESQLS, namespace=settings.namespace)
+        for kind in KINDS:
+            cache.add(kind.resource, namespace=settings.namespace)
         cache.add(EVENTS, namespace=settings.namespace, indexers=EVENT_INDEXERS)
         cache.add(NAMESPACES)
         # The shared list of logged-out sessions (consulted only when authentication is on; an absent

@@ -2,7 +2,7 @@
 
 :func:`document` gives a view its apispec-style docstring (summary line, ``---``, YAML keyed by the
 HTTP method) — the form :mod:`backend.openapi` reads from each view in ``app.url_map``. Schema
-names refer to ``backend.schemas.SCHEMAS``. Called by :mod:`backend.endpoints`,
+names refer to ``backend.registry.SCHEMAS``. Called by :mod:`backend.endpoints`,
 :mod:`backend.combinedtasks` and :mod:`backend.namespaces` when they build their views.
 """
 

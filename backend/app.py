@@ -1,10 +1,15 @@
 """The Flask app factory: ``create_app(settings, access=None)``.
 
-Wires, in order: error handlers (:mod:`backend.problems`), security (CORS allowlist, bearer/session
-auth, security headers: :mod:`backend.security`), read-your-writes across replicas
-(:mod:`backend.consistency`), operations endpoints and request metrics
-(:mod:`backend.operations`), the resource blueprints, live changes (:mod:`backend.watching`) and,
-last, the OpenAPI document built from every registered view (:mod:`backend.openapi`).
+Builds the app's application services once (:class:`backend.services.Services`: a
+:class:`~backend.services.KindService` per kind of :data:`backend.registry.KINDS`) and hands them, or
+the cluster client, explicitly to what needs them — no view looks its dependencies up. Wires, in
+order: error handlers (:mod:`backend.problems`), security (CORS allowlist, bearer/session auth with
+shared logout revocation, security headers: :mod:`backend.security`), read-your-writes across
+replicas (:mod:`backend.consistency`), operations endpoints and request metrics
+(:mod:`backend.operations`), a JSON blueprint per registered kind (:mod:`backend.endpoints`) and
+their namespace hints, ``/combinedtasks`` and ``/namespaces``, live changes (:mod:`backend.watching`),
+the dashboard (:func:`backend.dashboard.create_blueprint`, over the same streams) and, last, the
+OpenAPI document built from every registered view (:mod:`backend.openapi`).
 ``access`` is the cluster access to use; None starts one from ``settings`` (entry points and
 gunicorn), tests pass their own.
 """
@@ -18,17 +23,14 @@ from flask import Flask
 from backend import (
     combinedtasks,
     consistency,
-    darkrooms,
     dashboard,
     endpoints,
     namespaces,
     openapi,
     operations,
-    postgresqls,
     problems,
     security,
-    state,
-    tasks,
+    services,
     watching,
 )
 from backend.access import ClusterAccess
@@ -45,15 +47,18 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     app.config["MAX_CONTENT_LENGTH"] = settings.max_content_length_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     access = access if access is not None else ClusterAccess.start(settings)
-    state.install(app, state.AppState(settings=settings, access=access))
+    app_services = services.Services(settings, access, on_write=consistency.wrote)
+    app.extensions[services.EXTENSION] = app_services  # read only to shut the app down (backend.serving)
     problems.register(app)
-    security.register(app, settings=settings)
-    consistency.register(app, settings=settings)
+    security.register(app, settings=settings, client=access.client)
+    consistency.register(app, settings=settings, client=access.client)
     operations.register(app, settings=settings, access=access)
-    for module in (darkrooms, tasks, postgresqls, combinedtasks, namespaces):
-        app.register_blueprint(module.blueprint)
-    endpoints.register_namespace_hints(app, (darkrooms.KIND, tasks.KIND, postgresqls.KIND))
-    app.register_blueprint(dashboard.blueprint)
-    watching.register(app, settings=settings, access=access)
+    for service in app_services.kinds:
+        app.register_blueprint(endpoints.resource_blueprint(service))
+    app.register_blueprint(combinedtasks.blueprint(app_services))
+    app.register_blueprint(namespaces.blueprint(app_services))
+    endpoints.register_namespace_hints(app, app_services.kinds)
+    streams = watching.register(app, app_services)
+    app.register_blueprint(dashboard.create_blueprint(app_services, streams=streams))
     openapi.register(app, settings=settings)
     return app

@@ -15,17 +15,17 @@ SameSite=Strict). Its form is ``<plural>.<group>@<resourceVersion>`` per kind wr
 older than the client's own write. A token the server cannot use (another cluster's, a typo) is
 ignored: it can only ever make a read wait, never change its answer.
 
-Registered by :func:`backend.app.create_app`; the write endpoints call :func:`wrote`.
+Registered by :func:`backend.app.create_app` with the app's cached client; the application service
+(:mod:`backend.services`) reports each write to :func:`wrote`.
 """
 
 from __future__ import annotations
 
 from flask import Flask, Response, g, request
 
-from backend import state
 from backend.problems import Problem
 from backend.settings import ApiSettings
-from cluster import REGISTRY, Resource, Unavailable
+from cluster import REGISTRY, CachedClient, Resource, Unavailable
 from cluster.bodies import version_at_least
 
 HEADER = "X-Consistency-Token"
@@ -65,13 +65,14 @@ def _requested() -> dict[Resource, str]:
     return versions
 
 
-def register(app: Flask, *, settings: ApiSettings) -> None:
+def register(app: Flask, *, settings: ApiSettings, client: CachedClient) -> None:
+    """Wait for the versions a request's token names (in ``client``'s cache) before it runs; hand out tokens after writes."""
+
     @app.before_request
     def wait_for_the_clients_writes() -> None:
         versions = _requested()
         if not versions:
             return
-        client = state.current().access.client
         for resource, version in versions.items():
             try:
                 client.wait_for_version(resource, version, timeout_s=settings.consistency_wait_s)
@@ -88,7 +89,6 @@ def register(app: Flask, *, settings: ApiSettings) -> None:
         if not written or response.status_code >= 400:
             return response
         versions = _requested()
-        client = state.current().access.client
         for resource in written:
             try:
                 version = client.written_version(resource)

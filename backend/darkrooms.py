@@ -1,11 +1,12 @@
-"""``/darkrooms``: the Darkroom endpoints (blueprint ``darkrooms``), and what is special about Darkrooms.
+"""The Darkroom kind of the API (``/darkrooms``): what is special about Darkrooms.
 
-The generic endpoints (:mod:`backend.endpoints`) do the HTTP; :class:`DarkroomKind` adds the S3
+The application service (:mod:`backend.services`) and the generic endpoints (:mod:`backend.endpoints`) do the
+rest; :class:`DarkroomKind` adds the S3
 credentials: keys in a payload go to the Secret ``<name>-s3-credentials`` owned by the Darkroom
 (:mod:`backend.credentials`), written after the Darkroom (a failure undoes the Darkroom write);
 switching to WebFolder removes that Secret. Keys are optional (in pairs, :mod:`kinds.darkrooms`):
 an S3 Darkroom without them reads a public bucket (no Secret, no ``credentialsSecretRef``); on an
-update, omitting them keeps the stored credentials. Registered by :func:`backend.app.create_app`.
+update, omitting them keeps the stored credentials. Registered in :data:`backend.registry.KINDS`.
 
 A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING` (named in :mod:`kinds.darkrooms`), removed once its Secret
 is written. If the API server goes away between the two writes (so the undo cannot run either), the
@@ -18,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from backend import credentials, endpoints
+from backend import credentials
 from backend.conversions import darkrooms as conversion
 from backend.kinds import Kind
 from backend.problems import Problem
+from backend.schemas import darkrooms as darkrooms_schemas
 from backend.settings import ApiSettings
 from cluster import DARKROOMS, CachedClient, ClusterError
 from kinds import darkrooms as kind
@@ -32,6 +34,9 @@ class DarkroomKind(Kind):
     resource = DARKROOMS
     title = "Darkroom"
     plural = "darkrooms"
+    schemas = darkrooms_schemas.SCHEMAS
+    states = kind.STATES
+    conditions = kind.CONDITIONS
     renames = conversion.RENAMES
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
@@ -114,4 +119,3 @@ class DarkroomKind(Kind):
 
 
 KIND = DarkroomKind()
-blueprint = endpoints.resource_blueprint(KIND)

@@ -1,9 +1,11 @@
 """What the generic resource endpoints need to know about one kind: :class:`Kind`.
 
-:mod:`backend.endpoints` builds the collection and item views of any kind from one of these;
-:mod:`backend.darkrooms` and :mod:`backend.tasks` subclass it. Adding a kind means a CRD, its
-:class:`cluster.Resource`, schemas (:mod:`backend.schemas`), conversions
-(:mod:`backend.conversions`) and a ``Kind`` subclass with a blueprint — nothing generic changes.
+:class:`backend.services.KindService` reads, checks and writes any kind's objects through one of these,
+and :mod:`backend.endpoints` builds the collection and item views from that service;
+:mod:`backend.darkrooms`, :mod:`backend.tasks` and :mod:`backend.postgresqls` subclass it. Adding a kind
+means a CRD, its :class:`cluster.Resource`, schemas (:mod:`backend.schemas`), conversions
+(:mod:`backend.conversions`), a ``Kind`` subclass and its line in :data:`backend.registry.KINDS` —
+nothing generic changes.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import Any, ClassVar
 
 from marshmallow import Schema
 
-from backend.schemas import SCHEMAS
 from backend.settings import ApiSettings
 from cluster import CachedClient, Resource, thaw
+from kinds.states import ConditionMeaning, State
 
 
 class Kind:
@@ -28,23 +30,26 @@ class Kind:
     """
 
     resource: ClassVar[Resource]
-    title: ClassVar[str]  # "Darkroom": also names its schemas in SCHEMAS ("DarkroomCreate", ...)
+    title: ClassVar[str]  # "Darkroom": also prefixes its schemas' names ("DarkroomCreate", ...)
     plural: ClassVar[str]  # URL segment, "darkrooms"
+    schemas: ClassVar[Mapping[str, type[Schema]]]  # the kind's schemas by OpenAPI name (its schemas module's SCHEMAS)
+    states: ClassVar[tuple[State, ...]]  # what the dashboard shows for each state (from kinds/<plural>.py)
+    conditions: ClassVar[Mapping[str, ConditionMeaning]]  # what each condition means (from kinds/<plural>.py)
     renames: ClassVar[Mapping[str, str]] = {}  # CR spec paths whose friendly name differs
 
     # The schemas the OpenAPI document names for this kind are the ones that validate: one lookup, no drift.
     @property
     def create_schema(self) -> type[Schema]:
-        return SCHEMAS[f"{self.title}Create"]
+        return self.schemas[f"{self.title}Create"]
 
     @property
     def update_schema(self) -> type[Schema]:
-        return SCHEMAS[f"{self.title}Update"]
+        return self.schemas[f"{self.title}Update"]
 
     @property
     def patch_schema(self) -> type[Schema]:
         """Checks a merge patch itself, before it is applied."""
-        return SCHEMAS[f"{self.title}Patch"]
+        return self.schemas[f"{self.title}Patch"]
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
         """The friendly form; ``settings`` None means raw (no display defaults: the base of a PATCH)."""

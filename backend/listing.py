@@ -8,7 +8,8 @@ are added or removed (pages reflect the cache at the time each page is read). A
 whatever else the view says the rendering depends on (a Task's Events) — and keeps the encoded
 JSON, so a list response is a join of cached bytes — or, when the list has not changed since the
 same query was last answered, the very same bytes: this is what makes ``GET /darkrooms`` cheap at
-1,000 objects.
+1,000 objects. Each app's renderers belong to its application services (a kind's
+:class:`backend.services.KindService`, :class:`backend.services.CombinedTasks`), built once with the app.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from flask import Response, current_app, request
+from flask import Response, request
 
 from backend.problems import Problem
 from backend.settings import ApiSettings
 from cluster.bodies import object_key
 
 JSON = "application/json"
-RENDERERS = "darkroom_control_panel.renderers"
 
 
 @dataclass(frozen=True)
@@ -150,15 +150,6 @@ class Renderer:
         response = Response(self.encoded(obj), status=status, mimetype=JSON, headers=dict(headers or {}))
         response.set_etag(str(obj["metadata"].get("resourceVersion", "")))
         return response
-
-
-def app_renderer(name: str, make: Callable[[], Renderer]) -> Renderer:
-    """The current app's renderer called ``name`` (made on first use; each app has its own memo)."""
-    renderers: dict[str, Renderer] = current_app.extensions.setdefault(RENDERERS, {})
-    found = renderers.get(name)
-    if found is None:
-        found = renderers.setdefault(name, make())
-    return found
 
 
 def list_body(encoded_items: Sequence[bytes], *, token: str | None, total: int) -> bytes:

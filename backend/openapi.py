@@ -4,7 +4,8 @@
 request from the app's ``url_map`` (so it always matches the routes that really exist) with apispec
 and its MarshmallowPlugin: each view's docstring carries its operations as YAML after a ``---``
 line (``yaml_utils.load_operations_from_docstring``), and the marshmallow schemas that
-``backend.schemas.SCHEMAS`` exports (name → schema class) become components, so docstrings can say
+:data:`backend.registry.SCHEMAS` holds (name → schema class: the common ones and each registered kind's)
+become components, so docstrings can say
 ``schema: DarkroomSchema`` or ``$ref: "#/components/schemas/Darkroom"``. Shared components owned
 here: ``Problem`` (RFC 9457), ``Health``, ``Login``, ``WatchEvent``.
 
@@ -18,10 +19,8 @@ it. ``/docs`` is rendered server-side from the same document by :mod:`backend.do
 from __future__ import annotations
 
 import copy
-import importlib
 import re
 import threading
-from collections.abc import Mapping
 from typing import Any
 
 from apispec import APISpec
@@ -31,10 +30,10 @@ from flask import Flask, Response, jsonify
 
 import backend
 from backend import docspage
+from backend.registry import SCHEMAS
 from backend.settings import ApiSettings
 
 OPENAPI_VERSION = "3.0.3"
-SCHEMAS_MODULE = "backend.schemas"
 METHODS = ("get", "put", "post", "patch", "delete")
 RULE_VARIABLE = re.compile(r"<(?:(?P<converter>\w+)(?:\([^)]*\))?:)?(?P<name>\w+)>")
 CONVERTER_TYPES = {"int": {"type": "integer"}, "float": {"type": "number"}}
@@ -94,18 +93,6 @@ UNAUTHORIZED = {
 }
 
 
-def resource_schemas() -> Mapping[str, Any]:
-    """``SCHEMAS`` of the resources' schemas module (empty until it exists)."""
-    try:
-        module = importlib.import_module(SCHEMAS_MODULE)
-    except ModuleNotFoundError as e:
-        if e.name != SCHEMAS_MODULE:
-            raise
-        return {}
-    schemas: Mapping[str, Any] = getattr(module, "SCHEMAS", {})
-    return schemas
-
-
 def openapi_path(rule: str) -> tuple[str, list[dict[str, Any]]]:
     """Flask rule → (OpenAPI path, its path parameters)."""
     parameters = []
@@ -124,7 +111,7 @@ def build(app: Flask, *, settings: ApiSettings) -> dict[str, Any]:
         plugins=[MarshmallowPlugin()],
         info={"description": DESCRIPTION},
     )
-    schemas = resource_schemas()
+    schemas = SCHEMAS
     for name, schema in schemas.items():
         spec.components.schema(name, schema=schema)
     for name, component in OWN_COMPONENTS.items():

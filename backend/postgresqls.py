@@ -1,6 +1,7 @@
-"""``/postgresqls``: the Postgresql endpoints (blueprint ``postgresqls``), and what is special about Postgresqls.
+"""The Postgresql kind of the API (``/postgresqls``): what is special about Postgresqls.
 
-The generic endpoints (:mod:`backend.endpoints`) do the HTTP; :class:`PostgresqlKind` adds two
+The application service (:mod:`backend.services`) and the generic endpoints (:mod:`backend.endpoints`) do the
+rest; :class:`PostgresqlKind` adds two
 things. **Storage is for keeps**: on replace and patch, ``storage.size`` never shrinks, does not
 grow either yet (resizing the data volume is not implemented: the StatefulSet's volume claim
 template is immutable and expanding its PVCs needs a StorageClass that allows it — rather than
@@ -27,7 +28,7 @@ A create with a password carries the annotation :data:`kinds.postgresqls.PASSWOR
 until its Secret is written, so the reconciler does not generate a password first, and a create the
 API server cut short between the two writes is completed by the client's retry
 (:meth:`PostgresqlKind.resumable`). With ``?dryRun=All`` the Secret write is a dry run too, so a
-foreign Secret is reported without anything being written. Registered by :func:`backend.app.create_app`.
+foreign Secret is reported without anything being written. Registered in :data:`backend.registry.KINDS`.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from backend import endpoints
 from backend.conversions import postgresqls as conversion
 from backend.credentials import MANAGED_BY, REDACTED, CredentialsError
 from backend.kinds import Kind
 from backend.problems import Problem
+from backend.schemas import postgresqls as postgresqls_schemas
 from backend.settings import ApiSettings
 from cluster import POSTGRESQLS, SECRETS, AlreadyExists, CachedClient, ClusterError, Invalid
 from kinds import postgresqls as kind
@@ -126,6 +127,9 @@ class PostgresqlKind(Kind):
     resource = POSTGRESQLS
     title = "Postgresql"
     plural = "postgresqls"
+    schemas = postgresqls_schemas.SCHEMAS
+    states = kind.STATES
+    conditions = kind.CONDITIONS
     renames = conversion.RENAMES
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
@@ -201,4 +205,3 @@ class PostgresqlKind(Kind):
 
 
 KIND = PostgresqlKind()
-blueprint = endpoints.resource_blueprint(KIND)

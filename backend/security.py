@@ -60,10 +60,10 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_cors import CORS
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import state
 from backend.problems import Problem
 from backend.revocation import Revocations
 from backend.settings import ApiSettings
+from cluster import CachedClient
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +133,6 @@ def logged_in_session() -> str | None:
     return session_id if isinstance(session_id, str) else None
 
 
-def _revocations(settings: ApiSettings) -> Revocations:
-    return Revocations(client=state.current().access.client, namespace=settings.session_namespace)
-
-
 class FailedAttempts:
     """Wrong tokens per client address in a sliding window (this process's view; each replica limits on its own)."""
 
@@ -191,9 +187,10 @@ def login_url(next_path: str) -> str:
     return "/login?" + urlencode({"next": safe_next(next_path)})
 
 
-def register(app: Flask, *, settings: ApiSettings) -> None:
+def register(app: Flask, *, settings: ApiSettings, client: CachedClient) -> None:
     """Install the session, the Host check, CORS, security headers and (when a token is set) authentication
-    plus /login and /logout."""
+    plus /login and /logout; logged-out sessions are shared through ``client`` (:mod:`backend.revocation`)."""
+    revocations = Revocations(client=client, namespace=settings.session_namespace)
     secret_key = _register_session(app, settings)
     _register_host_check(app, settings)
     _register_cors(app, settings)
@@ -202,9 +199,9 @@ def register(app: Flask, *, settings: ApiSettings) -> None:
     if settings.api_token:
         sessions = Sessions(token=settings.api_token, secret_key=secret_key, lifetime_s=settings.session_lifetime_s)
     attempts = FailedAttempts(limit=settings.auth_failures_max, window_s=settings.auth_failure_window_s)
-    _register_login(app, settings=settings, sessions=sessions, attempts=attempts)
+    _register_login(app, settings=settings, sessions=sessions, attempts=attempts, revocations=revocations)
     if sessions is not None:
-        _register_authentication(app, settings=settings, sessions=sessions, attempts=attempts)
+        _register_authentication(app, settings=settings, sessions=sessions, attempts=attempts, revocations=revocations)
 
 
 PROBES = frozenset({"/healthz", "/readyz"})
@@ -318,7 +315,9 @@ def cross_site(settings: ApiSettings) -> bool:
     return origin.lower().rstrip("/") not in {allowed.lower() for allowed in settings.allowed_origins}
 
 
-def _register_authentication(app: Flask, *, settings: ApiSettings, sessions: Sessions, attempts: FailedAttempts) -> None:
+def _register_authentication(
+    app: Flask, *, settings: ApiSettings, sessions: Sessions, attempts: FailedAttempts, revocations: Revocations
+) -> None:
     @app.before_request
     def _authenticate() -> BaseResponse | None:
         if request.method == "OPTIONS":
@@ -334,7 +333,7 @@ def _register_authentication(app: Flask, *, settings: ApiSettings, sessions: Ses
             attempts.failed(request.remote_addr or "")
             return _unauthorized("the bearer token is not valid", error="invalid_token")
         current = sessions.current() if SESSION_COOKIE in request.cookies else None
-        if current is not None and not _revocations(settings).revoked(current[0]):
+        if current is not None and not revocations.revoked(current[0]):
             if request.method not in SAFE_METHODS and cross_site(settings):
                 raise Problem(403, "cross-site requests with the session cookie are refused; use a bearer token")
             return None
@@ -352,7 +351,9 @@ def _unauthorized(detail: str, *, error: str | None = None) -> Response:
     return Problem(401, detail, headers=headers).response()
 
 
-def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | None, attempts: FailedAttempts) -> None:
+def _register_login(
+    app: Flask, *, settings: ApiSettings, sessions: Sessions | None, attempts: FailedAttempts, revocations: Revocations
+) -> None:
     def login_page(*, status: int, error: str | None, next_path: str) -> Response:
         html = render_template("login.html", error=error, next=next_path)
         return Response(html, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
@@ -471,6 +472,6 @@ def _register_login(app: Flask, *, settings: ApiSettings, sessions: Sessions | N
             raise Problem(403, "logging out from another site is refused")
         current = sessions.current() if sessions is not None and SESSION_COOKIE in request.cookies else None
         if current is not None:  # every replica stops accepting this session, copies of the cookie included
-            _revocations(settings).revoke(current[0], expires_at=current[1])
+            revocations.revoke(current[0], expires_at=current[1])
         session.clear()  # Flask deletes the cookie
         return redirect("/login", 303) if _wants_html() else Response(status=204)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from werkzeug.serving import WSGIRequestHandler
 
-from backend import state, watching
+from backend import services, watching
 
 
 def close_streams(app: Any) -> None:
@@ -32,9 +32,9 @@ def close_streams(app: Any) -> None:
 def shutdown(app: Any) -> None:
     """End the streams, then stop the informer cache and the cluster connection of ``app``."""
     close_streams(app)
-    app_state = getattr(app, "extensions", {}).get(state.EXTENSION)
-    if app_state is not None:
-        app_state.access.stop()
+    found = getattr(app, "extensions", {}).get(services.EXTENSION)
+    if found is not None:
+        found.access.stop()
 
 
 def without_query(target: str) -> str:

@@ -1,7 +1,8 @@
 """Live changes: ``GET /watch`` streams Darkroom, Task and Postgresql adds, updates and deletes as Server-Sent Events.
 
-:func:`register` (called by :func:`backend.app.create_app`) subscribes a :class:`Broadcaster` to the
-Darkroom, Task and Postgresql informers of the app's cache; :func:`close` ends every stream (the gunicorn
+:func:`register` (called by :func:`backend.app.create_app` with the app's services) subscribes a
+:class:`Broadcaster` to the informer of each registered kind (:data:`backend.registry.KINDS`) in the app's
+cache; :func:`close` ends every stream (the gunicorn
 worker calls it on SIGTERM through :mod:`backend.serving`, so no thread stays blocked in a stream
 after shutdown). Each change is converted to the friendly representation and encoded once,
 on the informer's dispatcher thread, into a bounded ring buffer of the last
@@ -36,7 +37,8 @@ event loop (:mod:`backend.streaming`), so an open stream holds no request thread
 (werkzeug: tests, ``flask run``) the body is the blocking generator :func:`stream`.
 :class:`Subscription` is the one place that turns broadcaster batches into frames for both.
 :func:`open_stream` is that view's stream half; the dashboard's live rows (:mod:`backend.dashboard.liverows`)
-open their streams through it too, over the same broadcaster and caps, with their own encoding of each
+open their streams through it too, over the same broadcaster and caps (the :class:`Streams` :func:`register` returns,
+handed to the dashboard by :func:`backend.app.create_app`), with their own encoding of each
 event (made from :attr:`Event.source` at most once per encoding and kept on the event).
 """
 
@@ -47,27 +49,25 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, request
 from prometheus_client import Counter, Gauge
 
-from backend import darkrooms, operations, postgresqls, tasks
-from backend.access import ClusterAccess
-from backend.kinds import Kind
+from backend import operations
 from backend.problems import Problem
+from backend.registry import KINDS
+from backend.services import KindService, Services
 from backend.settings import ApiSettings
 from backend.streamlimits import Lease, LimitReached, StreamLimits
-from cluster import FrozenDict
+from cluster import Cache, FrozenDict
 
 EXTENSION = "darkroom_control_panel.watch"
-STREAMS = "darkroom_control_panel.streams"  # the app's Streams (broadcaster, caps): other stream views reuse them
 HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.asgi)
 RETRY_MS = 2000
-KINDS: tuple[Kind, ...] = (darkrooms.KIND, tasks.KIND, postgresqls.KIND)
 KIND_NAMES = {name: kind.title for kind in KINDS for name in (kind.title.lower(), kind.plural)}
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 
@@ -326,9 +326,10 @@ class StreamBody:
             broadcaster.attach(-1)
 
 
-def _subscribe(broadcaster: Broadcaster, kind: Kind, *, settings: ApiSettings, access: ClusterAccess, counter: Counter | None) -> None:
-    """Publish the changes the informer of ``kind`` sees, in the representation its GET returns."""
-    informer = access.cache.informer(kind.resource)
+def _subscribe(broadcaster: Broadcaster, service: KindService, *, cache: Cache, counter: Counter | None) -> None:
+    """Publish the changes the informer of the service's kind sees, in the representation its GET returns."""
+    kind = service.kind
+    informer = cache.informer(kind.resource)
     if informer is None:
         return
 
@@ -342,7 +343,7 @@ def _subscribe(broadcaster: Broadcaster, kind: Kind, *, settings: ApiSettings, a
             "namespace": meta.get("namespace"),
             "name": meta.get("name"),
             "resourceVersion": meta.get("resourceVersion"),
-            "object": kind.to_friendly(obj, settings=settings),
+            "object": service.converted(obj),
         }
         published = broadcaster.publish(
             kind=kind.title, namespace=meta.get("namespace") or "", data=data, name=meta.get("name") or "", change=change, source=obj
@@ -383,14 +384,13 @@ class Streams:
     refused: Counter | None
 
 
-def open_stream(filters: Filters, *, encode: Callable[[Event], bytes] | None = None) -> Response:
+def open_stream(streams: Streams, filters: Filters, *, encode: Callable[[Event], bytes] | None = None) -> Response:
     """The response of a stream view (in a request): the caps (503 + ``Retry-After``), the resume point
     (``Last-Event-ID`` or ``?lastEventId=``), then the stream handed to the front (or a blocking body).
 
     ``encode`` (optional) turns each matching event into this stream's frames instead of the JSON frame
     (the dashboard's live rows, :mod:`backend.dashboard.liverows`).
     """
-    streams: Streams = current_app.extensions[STREAMS]
     broadcaster, settings = streams.broadcaster, streams.settings
     last = request.headers.get("Last-Event-ID")
     if last is None:
@@ -424,8 +424,9 @@ def open_stream(filters: Filters, *, encode: Callable[[Event], bytes] | None = N
     )
 
 
-def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds: Sequence[Kind] = KINDS) -> Broadcaster:
-    """Add ``GET /watch`` and subscribe to the informers of ``kinds``."""
+def register(app: Flask, services: Services) -> Streams:
+    """Add ``GET /watch`` and subscribe to the informers of the kinds of ``services``; the app's streams."""
+    settings = services.settings
     broadcaster = Broadcaster(history=settings.sse_history)
     app.extensions[EXTENSION] = broadcaster
     limits = StreamLimits(max_total=settings.stream_max_total, max_per_client=settings.stream_max_per_client)
@@ -437,9 +438,9 @@ def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds:
         subscribers = Gauge("darkroom_api_watch_subscribers", "Open /watch streams", registry=metrics)
         subscribers.set_function(lambda: broadcaster.subscribers)
         refused = Counter("darkroom_api_watch_refused", "/watch requests refused by a stream cap", labelnames=("cap",), registry=metrics)
-    app.extensions[STREAMS] = Streams(broadcaster=broadcaster, limits=limits, settings=settings, refused=refused)
-    for kind in kinds:
-        _subscribe(broadcaster, kind, settings=settings, access=access, counter=counter)
+    streams = Streams(broadcaster=broadcaster, limits=limits, settings=settings, refused=refused)
+    for service in services.kinds:
+        _subscribe(broadcaster, service, cache=services.access.cache, counter=counter)
 
     @app.get("/watch")
     def watch() -> Response:
@@ -476,9 +477,9 @@ def register(app: Flask, *, settings: ApiSettings, access: ClusterAccess, kinds:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
         """
-        return open_stream(parse_filters())
+        return open_stream(streams, parse_filters())
 
-    return broadcaster
+    return streams
 
 
 def close(app: Flask) -> None:

@@ -1,6 +1,8 @@
-"""The write flows behind POST and PUT/PATCH, with no half-applied state left behind on failure.
+"""Writes with the objects a kind owns, undone on failure: :func:`create_with_owned` and :func:`replace_with_owned`.
 
-Called by :mod:`backend.endpoints`. The CR is written first (it is the object everything else is
+Called by the application service (:meth:`backend.services.KindService.check_and_create` and
+:meth:`~backend.services.KindService.check_and_replace`, once their checks passed). The CR is written first
+(it is the object everything else is
 owned by, and the write itself runs the API server's validation); then the kind's
 :meth:`backend.kinds.Kind.after_write` writes what belongs to it (a Darkroom's credentials
 Secret). If that fails, the CR write is undone — a created object is deleted (UID precondition),
@@ -73,7 +75,7 @@ def _write(
     return written
 
 
-def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+def create_with_owned(kind: Kind, client: CachedClient, friendly: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
     """Create the object (and what belongs to it); the server's answer. Undo: delete it (by UID).
 
     If the name is taken by a create that was cut short (the API server went away between the object
@@ -102,10 +104,12 @@ def create(kind: Kind, client: CachedClient, friendly: Mapping[str, Any], *, dry
         if not kind.resumable(existing):
             raise
         log.info("completing the cut-short create of %s %s/%s", kind.title, friendly["namespace"], friendly["name"])
-        return replace(kind, client, friendly, existing=existing, resource_version=existing["metadata"]["resourceVersion"], dry_run=dry_run)
+        return replace_with_owned(
+            kind, client, friendly, existing=existing, resource_version=existing["metadata"]["resourceVersion"], dry_run=dry_run
+        )
 
 
-def replace(
+def replace_with_owned(
     kind: Kind,
     client: CachedClient,
     friendly: Mapping[str, Any],

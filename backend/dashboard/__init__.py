@@ -1,14 +1,20 @@
 """The HTMX dashboard: server-rendered HTML pages for Darkrooms, Tasks and Postgresqls (blueprint ``dashboard``).
 
-Registered by :func:`backend.app.create_app` after the JSON API blueprints. Routes (no collision
-with the JSON API, which owns ``/darkrooms``, ``/tasks``, ...): ``/`` (the Darkrooms page, the
-landing page), ``/ui/darkrooms/...``, ``/ui/tasks/...``, ``/ui/combinedtasks`` and ``/ui/postgresqls/...``
-(see :mod:`backend.dashboard.darkroompages`, :mod:`backend.dashboard.taskpages` and
-:mod:`backend.dashboard.pgpages`, whose forms :mod:`backend.dashboard.formgen` generates from the CRDs). Templates live in
-``frontend/templates`` (a page and its fragments are blocks of one template: :mod:`.rendering`),
-static files (vendored htmx, CSS, JS) in ``frontend/static``. Writes reuse the JSON API's
-validation and write flow (:mod:`.actions`); CSRF and the Content-Security-Policy are
-:mod:`.protection`; list rows are rendered once per change and pushed live by :mod:`.liverows`.
+:func:`create_blueprint` is called by :func:`backend.app.create_app` after the JSON API blueprints,
+with the app's services and its ``/watch`` streams. Routes (no collision with the JSON API, which
+owns ``/darkrooms``, ``/tasks``, ...): ``/`` (the Darkrooms page, the landing page),
+``/ui/darkrooms/...``, ``/ui/tasks/...``, ``/ui/combinedtasks`` and ``/ui/postgresqls/...`` (see
+:mod:`backend.dashboard.darkroompages`, :mod:`backend.dashboard.taskpages` and
+:mod:`backend.dashboard.pgpages`, whose forms :mod:`backend.dashboard.formgen` generates from the CRDs).
+
+A kind's pages module is registered by one line in :data:`PAGES`; it declares its list pages
+(``LISTS``: the navigation links of ``base.html``, and the lists whose query :mod:`.returning`
+remembers) and its ``install(blueprint, services)`` adds its routes, closing over the kind's
+:class:`backend.services.KindService`, and returns its live list views (:mod:`.liverows`).
+Templates live in ``frontend/templates`` (a page and its fragments are blocks of one template:
+:mod:`.rendering`), static files (vendored htmx, CSS, JS) in ``frontend/static``. Writes go through
+the same application service as the JSON API (:mod:`.actions`); CSRF and the Content-Security-Policy
+are :mod:`.protection`; list rows are rendered once per change and pushed live by :mod:`.liverows`.
 """
 
 from __future__ import annotations
@@ -16,14 +22,23 @@ from __future__ import annotations
 from flask import Blueprint
 
 from backend.dashboard import darkroompages, liverows, pgpages, protection, rendering, returning, taskpages
+from backend.services import Services
+from backend.watching import Streams
 
-blueprint = Blueprint("dashboard", __name__)
-protection.install(blueprint)
-rendering.install(blueprint)
-darkroompages.install(blueprint)
-taskpages.install(blueprint)
-pgpages.install(blueprint)
-liverows.install(blueprint, views=(darkroompages.LIVE, taskpages.LIVE, taskpages.COMBINED_LIVE, pgpages.LIVE))
-returning.install(blueprint, ("/", "/ui/tasks", "/ui/combinedtasks", pgpages.BASE))  # the list pages
+PAGES = (darkroompages, taskpages, pgpages)  # each kind's pages module, in the navigation's order
+DOCS = rendering.NavLink("/docs", "docs", "API", wide=" docs")  # the last navigation entry (backend.openapi's page)
 
-__all__ = ["blueprint"]
+
+def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:
+    """The dashboard of one app: every registered pages module over ``services``, live rows over ``streams``."""
+    blueprint = Blueprint("dashboard", __name__)
+    lists = tuple(link for pages in PAGES for link in pages.LISTS)
+    protection.install(blueprint)
+    rendering.install(blueprint, settings=services.settings, streams=streams, nav=(*lists, DOCS))
+    live = tuple(view for pages in PAGES for view in pages.install(blueprint, services))
+    liverows.install(blueprint, views=live, streams=streams)
+    returning.install(blueprint, tuple(link.href for link in lists))  # the list pages
+    return blueprint
+
+
+__all__ = ["create_blueprint"]

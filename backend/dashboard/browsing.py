@@ -19,10 +19,11 @@ from urllib.parse import urlencode
 from flask import Response, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import endpoints, listing, state
+from backend import listing
 from backend.dashboard import rendering
 from backend.problems import Problem
-from cluster import NAMESPACES, ClusterError, FrozenDict, Resource
+from backend.services import KindService
+from cluster import NAMESPACES, ClusterError, FrozenDict
 
 PAGE_SIZE = 50
 
@@ -125,10 +126,10 @@ class Page:
     count: int  # pages
 
 
-def select(resource: Resource, filters: Filters, sorts: Mapping[str, Sort] | None = None) -> Page:
-    """The page of cached objects the filters select, in the order they ask for."""
+def select(service: KindService, filters: Filters, sorts: Mapping[str, Sort] | None = None) -> Page:
+    """The page of cached objects of the service's kind the filters select, in the order they ask for."""
     query = listing.ListQuery(namespace=filters.namespace, label_selector=None, limit=None, after=None)
-    objects = endpoints.cached_list(resource, query)
+    objects = service.list(query)
     if filters.q:
         needle = filters.q.lower()
         objects = [o for o in objects if needle in o["metadata"]["name"]]
@@ -142,7 +143,7 @@ def select(resource: Resource, filters: Filters, sorts: Mapping[str, Sort] | Non
 
 
 def list_page(
-    resource: Resource,
+    service: KindService,
     template: str,
     *,
     target: str,
@@ -152,25 +153,25 @@ def list_page(
 ) -> Response:
     """A list page of the cached objects the request's filters select, each shown as ``item(obj)`` (target: block ``list``)."""
     filters = Filters.from_request(sorts)
-    selected = select(resource, filters, sorts)
+    selected = select(service, filters, sorts)
     context = {
         "filters": filters,
         "page": selected,
         "items": [item(obj) for obj in selected.items],
-        "namespaces": namespace_names(),
+        "namespaces": namespace_names(service),
         "notice": notice,
-        "served_namespace": state.current().settings.namespace,
+        "served_namespace": service.settings.namespace,
     }
     return rendering.page_or_block(template, context, block_name="list", target=target)
 
 
-def namespace_names() -> list[str]:
+def namespace_names(service: KindService) -> list[str]:
     """Namespaces to choose from (the served one only, when the API is limited to one)."""
-    served = state.current().settings.namespace
+    served = service.settings.namespace
     if served:
         return [served]
     try:
-        return [ns["metadata"]["name"] for ns in state.current().access.client.list(NAMESPACES)]
+        return [ns["metadata"]["name"] for ns in service.client.list(NAMESPACES)]
     except ClusterError:
         return []
 

@@ -1,9 +1,10 @@
 """The Darkroom pages: list (``/``), detail, create/edit form and delete, with their live fragments.
 
-Installed by :mod:`backend.dashboard`. Routes:
+Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the Darkroom service; :data:`LISTS`
+is its navigation link). Routes:
 
 - ``GET /`` — the list (``?namespace=&q=&sort=&page=``); an htmx request targeting ``darkroom-list``
-  gets only that block. Its rows are pushed live by :mod:`.liverows` (view :data:`LIVE`);
+  gets only that block. Its rows are pushed live by :mod:`.liverows` (view ``darkrooms``);
   ``GET /ui/darkrooms/<ns>/<name>/row`` is one row on demand.
 - ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children; their
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); target ``darkroom-live`` gets the live block.
@@ -23,19 +24,17 @@ the children panel uses the Ingress it shows, judged by the same :func:`kinds.da
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from flask import Blueprint, Response, request
-from werkzeug.wrappers import Response as BaseResponse
 
-from backend import endpoints, state
 from backend.access import INVOLVED_UID
-from backend.darkrooms import KIND
 from backend.dashboard import browsing, formgen, formpages, liverows, rendering, returning, yamlview
 from backend.problems import Problem
 from backend.schemas.darkrooms import KEY_MAX_LENGTH
-from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
+from backend.services import KindService, Services
+from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, CachedClient, ClusterError, NotFound
 from cluster.resources import Resource
 from kinds import darkrooms as darkroom_kind
 
@@ -81,32 +80,29 @@ FORM_SPEC = formgen.FormSpec(
 FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
-def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return endpoints.renderer(KIND).friendly(obj)
-
-
 SORTS = browsing.sorts(state=darkroom_kind.state)
-LIVE = liverows.RowView("darkrooms", kind=KIND.title, template=LIST, var="d", item=friendly)
+LISTS = (rendering.NavLink("/", "darkrooms", "Darkrooms"),)
 
 
-def list_page() -> Response:
-    return browsing.list_page(KIND.resource, LIST, target="darkroom-list", item=friendly, notice=_notice(), sorts=SORTS)
+def list_page(service: KindService) -> Response:
+    return browsing.list_page(service, LIST, target="darkroom-list", item=service.friendly, notice=_notice(), sorts=SORTS)
 
 
 def _notice() -> str | None:
     return returning.notice("Darkroom")
 
 
-def row(namespace: str, name: str) -> Response:
+def row(service: KindService, namespace: str, name: str) -> Response:
     try:
-        obj = friendly(endpoints.fetch(KIND, namespace, name))
+        obj = service.friendly(service.fetch(namespace, name))
     except Problem:
         return Response("", status=200, mimetype="text/html")  # gone: the row disappears
     return rendering.block(LIST, "row", {"d": obj})
 
 
-def events_of(uid: str) -> list[dict[str, Any]]:
-    found = state.current().access.client.by_index(EVENTS, INVOLVED_UID, uid) if uid else []
+def events_of(client: CachedClient, uid: str) -> list[dict[str, Any]]:
+    """The newest 50 Events about the object with ``uid``, from the events informer (also for :mod:`.pgpages`)."""
+    found = client.by_index(EVENTS, INVOLVED_UID, uid) if uid else []
     events = sorted(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp") or ""), reverse=True)
     return [
         {
@@ -120,11 +116,10 @@ def events_of(uid: str) -> list[dict[str, Any]]:
     ]
 
 
-def children(namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
+def children(client: CachedClient, namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
     """ConfigMap, Deployment, Service and Ingress named after the Darkroom, read from the API server. An
     object of that name the Darkroom does not control (the reconciler's ChildConflict) is shown as such,
     never as a child."""
-    client = state.current().access.client
     found: list[dict[str, Any]] = []
     resource: Resource
     for resource in (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES):
@@ -159,21 +154,21 @@ def children(namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
     return found
 
 
-def detail(namespace: str, name: str) -> Response:
+def detail(service: KindService, namespace: str, name: str) -> Response:
     target = rendering.fragment_wanted()
     try:
-        raw = endpoints.fetch(KIND, namespace, name)
+        raw = service.fetch(namespace, name)
     except Problem as problem:
         if target == "darkroom-live":
             return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
         return browsing.problem_page(problem)
-    obj = friendly(raw)
-    owned = children(namespace, name, obj["uid"])
+    obj = service.friendly(raw)
+    owned = children(service.client, namespace, name, obj["uid"])
     context = {
         "d": obj,
         "namespace": namespace,
         "name": name,
-        "events": events_of(obj["uid"]),
+        "events": events_of(service.client, obj["uid"]),
         "children": owned,
         "saved": bool(request.args.get("saved")),
     }
@@ -194,33 +189,30 @@ PAGE = formpages.FormPage(
     name_hint='Lowercase letters, digits and "-", starting with a letter (at most 63).',
     max_name_length=63,
 )
-FLOW = formpages.generated_flow(
-    FORM_OF, PAGE, kind=KIND, saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1")
-)
 
 
-def new() -> BaseResponse:
-    return FLOW.new()
-
-
-def edit(namespace: str, name: str) -> BaseResponse:
-    return FLOW.edit(namespace, name)
-
-
-def delete(namespace: str, name: str) -> BaseResponse:
-    return FLOW.delete(namespace, name)
-
-
-def install(blueprint: Blueprint) -> None:
-    rendering.document(list_page, "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page=")
-    rendering.document(new, "New Darkroom form; POST creates", ("get", "post"))
-    rendering.document(detail, "Darkroom detail page")
-    rendering.document(row, "One Darkroom row on demand; empty when it is gone")
-    rendering.document(edit, "Edit Darkroom form; POST saves", ("get", "post"))
-    rendering.document(delete, "Delete a Darkroom", ("post",))
-    blueprint.add_url_rule("/", "darkrooms", list_page, methods=["GET"])
-    blueprint.add_url_rule("/ui/darkrooms/new", "new_darkroom", new, methods=["GET", "POST"])
-    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>", "darkroom", detail, methods=["GET"])
-    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>/row", "darkroom_row", row, methods=["GET"])
-    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>/edit", "edit_darkroom", edit, methods=["GET", "POST"])
-    blueprint.add_url_rule("/ui/darkrooms/<namespace>/<name>/delete", "delete_darkroom", delete, methods=["POST"])
+def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
+    """Add the Darkroom pages over the app's Darkroom service; their live list view."""
+    service = services["Darkroom"]
+    flow = formpages.generated_flow(
+        FORM_OF,
+        PAGE,
+        service=service,
+        saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"),
+    )
+    views: tuple[rendering.ViewDecl, ...] = (
+        ("/", "darkrooms", lambda: list_page(service), ("get",), "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page="),
+        ("/ui/darkrooms/new", "new_darkroom", flow.new, ("get", "post"), "New Darkroom form; POST creates"),
+        ("/ui/darkrooms/<namespace>/<name>", "darkroom", partial(detail, service), ("get",), "Darkroom detail page"),
+        (
+            "/ui/darkrooms/<namespace>/<name>/row",
+            "darkroom_row",
+            partial(row, service),
+            ("get",),
+            "One Darkroom row on demand; empty when it is gone",
+        ),
+        ("/ui/darkrooms/<namespace>/<name>/edit", "edit_darkroom", flow.edit, ("get", "post"), "Edit Darkroom form; POST saves"),
+        ("/ui/darkrooms/<namespace>/<name>/delete", "delete_darkroom", flow.delete, ("post",), "Delete a Darkroom"),
+    )
+    rendering.add_views(blueprint, views)
+    return (liverows.RowView("darkrooms", kind=service.title, template=LIST, var="d", item=service.friendly),)

@@ -19,10 +19,10 @@ from flask import Response, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import endpoints, problems, state
+from backend import problems
 from backend.dashboard import actions, browsing, rendering, returning
-from backend.kinds import Kind
 from backend.problems import Problem
+from backend.services import KindService
 from cluster import ClusterError
 
 Values = dict[str, Any]
@@ -58,7 +58,7 @@ def _nothing_kept(_current: Mapping[str, Any]) -> Values:
 class Flow:
     """One kind's form pages; the page modules route to :meth:`new`, :meth:`edit` and :meth:`delete`."""
 
-    kind: Kind
+    service: KindService  # the kind's application service
     template: str  # the form template; its block ``form`` is the fragment
     target: str  # the htmx target that asks for that fragment
     list_path: str  # where a create or a delete goes back to
@@ -73,22 +73,22 @@ class Flow:
     def form(
         self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
     ) -> Response:
-        context = {"mode": mode, "values": values, "errors": errors or {}, "namespaces": browsing.namespace_names(), **extra}
+        context = {"mode": mode, "values": values, "errors": errors or {}, "namespaces": browsing.namespace_names(self.service), **extra}
         return rendering.page_or_block(self.template, context, block_name="form", target=self.target, status=status)
 
     def _friendly(self, namespace: str, name: str, *, fresh: bool = False) -> dict[str, Any]:
-        return endpoints.renderer(self.kind).friendly(endpoints.fetch(self.kind, namespace, name, fresh=fresh))
+        return self.service.friendly(self.service.fetch(namespace, name, fresh=fresh))
 
     def new(self) -> BaseResponse:
         if request.method == "GET":
-            namespace = request.args.get("namespace") or state.current().settings.namespace or "default"
+            namespace = request.args.get("namespace") or self.service.settings.namespace or "default"
             return self.form(mode="create", values=self.blank(namespace))
         form = request.form
         values = self.form_values(form)
         if self.rearranged(values, form):
             return self.form(mode="create", values=values)
         try:
-            written = actions.create(self.kind, self.payload(values, form, create=True))
+            written = actions.create_from_form(self.service, self.payload(values, form, create=True))
         except ClusterError as e:
             status, errors = failure(problem_of(e))
             return self.form(mode="create", values=values, status=status, errors=errors)
@@ -112,7 +112,9 @@ class Flow:
         if self.rearranged(values, form):
             return self.form(mode="edit", values=values)
         try:
-            actions.replace(self.kind, namespace, name, self.payload(values, form, create=False), generation=values["generation"])
+            actions.replace_from_form(
+                self.service, namespace, name, self.payload(values, form, create=False), generation=values["generation"]
+            )
         except ClusterError as e:
             status, errors = failure(problem_of(e))
             return self.form(mode="edit", values=values, status=status, errors=errors)
@@ -130,7 +132,7 @@ class Flow:
 
     def delete(self, namespace: str, name: str) -> BaseResponse:
         try:
-            terminating = actions.delete(self.kind, namespace, name, uid=request.form.get("uid"))
+            terminating = actions.delete(self.service, namespace, name, uid=request.form.get("uid"))
         except (ClusterError, Problem) as error:
             return browsing.problem_page(problem_of(error))
         key = "terminating" if terminating else "deleted"

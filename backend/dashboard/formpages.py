@@ -2,7 +2,8 @@
 the :class:`.editing.Flow` that serves a :class:`.generatedforms.Form` with ``frontend/templates/form_page.html``.
 
 Each kind's pages module (:mod:`.darkroompages`, :mod:`.taskpages`, :mod:`.pgpages`) declares its
-FormPage and routes its new/edit/delete views to the flow; no kind has a form template of its own.
+FormPage and, in its ``install``, routes its new/edit/delete views to the flow over the kind's service; no
+kind has a form template of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from flask import Response
 
 from backend.dashboard import editing
 from backend.dashboard.generatedforms import Form
-from backend.kinds import Kind
+from backend.services import KindService
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,10 +52,10 @@ class GeneratedFlow(editing.Flow):
         return super().form(mode=mode, values=values, status=status, errors=errors, form=self.generated, page=self.page, **extra)
 
 
-def generated_flow(form: Form, page: FormPage, *, kind: Kind, saved_path: Callable[[str, str], str]) -> GeneratedFlow:
+def generated_flow(form: Form, page: FormPage, *, service: KindService, saved_path: Callable[[str, str], str]) -> GeneratedFlow:
     """The flow of a kind's generated form: its values, payload and buttons are the form's, its page ``form_page.html``."""
     return GeneratedFlow(
-        kind=kind,
+        service=service,
         template=TEMPLATE,
         target=page.form_id,
         list_path=page.list_path,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Blueprint, Flask, Response, request
 from flask.blueprints import BlueprintSetupState
 from prometheus_client import Counter
 
@@ -42,7 +42,6 @@ from backend.problems import Problem
 from cluster import FrozenDict
 
 log = logging.getLogger(__name__)
-EXTENSION = "darkroom_control_panel.live_rows"
 MEMBERS = b"members"
 GONE = b"<!-- deleted -->"
 
@@ -132,9 +131,11 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
     }
 
 
-def install(blueprint: Blueprint, *, views: Sequence[RowView]) -> None:
-    """Add ``GET /ui/live/<view>`` for ``views`` and, per app, the render counter."""
+def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: watching.Streams) -> None:
+    """Add ``GET /ui/live/<view>`` for ``views`` over the app's ``streams`` and, when the blueprint is registered, the
+    app's row renders with their counter."""
     by_name = {view.name: view for view in views}
+    app_renders: list[Renders] = []  # the one app's (a dashboard blueprint belongs to one app)
 
     def setup(state: BlueprintSetupState) -> None:
         app = state.app
@@ -147,7 +148,7 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView]) -> None:
                 labelnames=("view",),
                 registry=operations.registry(app),
             )
-        app.extensions[EXTENSION] = Renders(app, counter)
+        app_renders.append(Renders(app, counter))
 
     blueprint.record_once(setup)
 
@@ -159,9 +160,9 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView]) -> None:
         if namespace is not None and not watching.DNS_LABEL.match(namespace):
             raise Problem(400, "invalid live filters", errors={"namespace": ["must be a DNS label"]})
         q = (request.args.get("q") or "").strip().lower()[:253]
-        renders: Renders = current_app.extensions[EXTENSION]
+        renders = app_renders[0]
         filters = watching.Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
-        return watching.open_stream(filters, encode=lambda event: renders.encode(found, event))
+        return watching.open_stream(streams, filters, encode=lambda event: renders.encode(found, event))
 
     live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(
         _operation(by_name), sort_keys=False

@@ -1,10 +1,11 @@
 """The Postgresql pages: list, detail (with connection details), the generated create/edit form, delete,
 and the password behind "Show password".
 
-Installed by :mod:`backend.dashboard`. Routes:
+Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the Postgresql service;
+:data:`LISTS` is its navigation link). Routes:
 
 - ``GET /ui/postgresqls`` — the list (``?namespace=&q=&page=``; target ``postgresql-list``: that block);
-  ``GET /ui/postgresqls/<ns>/<name>/row`` one row on demand; rows are pushed live by :mod:`.liverows` (:data:`LIVE`).
+  ``GET /ui/postgresqls/<ns>/<name>/row`` one row on demand; rows are pushed live by :mod:`.liverows` (view ``postgresqls``).
 - ``GET /ui/postgresqls/<ns>/<name>`` — detail: connection (host, port, database, user), spec, status,
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
   PVC), Events, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only);
@@ -25,18 +26,18 @@ Installed by :mod:`backend.dashboard`. Routes:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import endpoints, state
 from backend.dashboard import browsing, darkroompages, formgen, formpages, liverows, pgpassword, rendering, returning, yamlview
-from backend.postgresqls import KIND
 from backend.problems import Problem
 from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
-from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
+from backend.services import KindService, Services
+from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, CachedClient, ClusterError, NotFound
 from cluster.resources import Resource
 from kinds import postgresqls as kind
 
@@ -90,28 +91,12 @@ FORM_SPEC = formgen.FormSpec(
 FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
-def friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return endpoints.renderer(KIND).friendly(obj)
-
-
 def _notice() -> str | None:
     return returning.notice("Database")
 
 
 SORTS = browsing.sorts(state=kind.state)
-LIVE = liverows.RowView("postgresqls", kind=KIND.title, template=LIST, var="p", item=friendly)
-
-
-def list_page() -> Response:
-    return browsing.list_page(KIND.resource, LIST, target="postgresql-list", item=friendly, notice=_notice(), sorts=SORTS)
-
-
-def row(namespace: str, name: str) -> Response:
-    try:
-        obj = friendly(endpoints.fetch(KIND, namespace, name))
-    except Problem:
-        return Response("", status=200, mimetype="text/html")  # gone: the row disappears
-    return rendering.block(LIST, "row", {"p": obj})
+LISTS = (rendering.NavLink(BASE, "postgresqls", "Databases"),)
 
 
 # -- the detail page ------------------------------------------------------------------------------
@@ -135,7 +120,7 @@ def _describe(resource: Resource, obj: Mapping[str, Any]) -> str:
     return f"{keys} key{'' if keys == 1 else 's'}"
 
 
-def children(pg: Mapping[str, Any]) -> list[dict[str, Any]]:
+def children(client: CachedClient, pg: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The password Secret (by name: it is never read here), ConfigMap, Services, StatefulSet and data PVC,
     read from the API server. A ConfigMap, Service or StatefulSet of that name the Postgresql does not
     control is shown as someone else's; the PVC is the StatefulSet controller's (kept or deleted per
@@ -152,7 +137,6 @@ def children(pg: Mapping[str, Any]) -> list[dict[str, Any]]:
         (STATEFULSETS, name, True),
         (PERSISTENTVOLUMECLAIMS, kind.claim_name(name), False),
     )
-    client = state.current().access.client
     for resource, child, owned in wanted:
         entry: dict[str, Any] = {"kind": resource.kind, "name": child, "exists": False, "detail": "not created yet"}
         try:
@@ -185,52 +169,66 @@ def _base_context(pg: Mapping[str, Any] | None, namespace: str, name: str) -> di
 BLOCKS = {"postgresql-live": "live", "postgresql-endpoint": "endpoint", "pg-password": "password"}
 
 
-def detail(namespace: str, name: str) -> Response:
-    target = rendering.fragment_wanted()
-    try:
-        raw = endpoints.fetch(KIND, namespace, name)
-    except Problem as problem:
-        if target in ("postgresql-live", "postgresql-endpoint"):
-            return rendering.block(DETAIL, BLOCKS[target], _base_context(None, namespace, name))
-        return browsing.problem_page(problem)
-    pg = friendly(raw)
-    if target in BLOCKS and target != "postgresql-live":
-        return rendering.block(DETAIL, BLOCKS[target], _base_context(pg, namespace, name))
-    return _detail_page(raw, namespace, name)
+@dataclass(frozen=True)
+class PostgresqlPages:
+    """The Postgresql views of one app, over its Postgresql service."""
 
+    service: KindService
 
-def _detail_page(raw: Mapping[str, Any], namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
-    pg = friendly(raw)
-    context = {
-        **_base_context(pg, namespace, name),
-        "events": darkroompages.events_of(pg["uid"]),
-        "children": children(pg),
-        "saved": bool(request.args.get("saved")),
-        **extra,
-    }
-    if rendering.fragment_wanted() != "postgresql-live":
-        context.update(yamlview.context(raw, context["children"]))
-    return rendering.page_or_block(DETAIL, context, block_name="live", target="postgresql-live", status=status)
+    def list_page(self) -> Response:
+        return browsing.list_page(self.service, LIST, target="postgresql-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
 
+    def row(self, namespace: str, name: str) -> Response:
+        try:
+            obj = self.service.friendly(self.service.fetch(namespace, name))
+        except Problem:
+            return Response("", status=200, mimetype="text/html")  # gone: the row disappears
+        return rendering.block(LIST, "row", {"p": obj})
 
-# -- the password ---------------------------------------------------------------------------------
+    def detail(self, namespace: str, name: str) -> Response:
+        target = rendering.fragment_wanted()
+        try:
+            raw = self.service.fetch(namespace, name)
+        except Problem as problem:
+            if target in ("postgresql-live", "postgresql-endpoint"):
+                return rendering.block(DETAIL, BLOCKS[target], _base_context(None, namespace, name))
+            return browsing.problem_page(problem)
+        pg = self.service.friendly(raw)
+        if target in BLOCKS and target != "postgresql-live":
+            return rendering.block(DETAIL, BLOCKS[target], _base_context(pg, namespace, name))
+        return self._detail_page(raw, namespace, name)
 
+    def _detail_page(self, raw: Mapping[str, Any], namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
+        pg = self.service.friendly(raw)
+        client = self.service.client
+        context = {
+            **_base_context(pg, namespace, name),
+            "events": darkroompages.events_of(client, pg["uid"]),
+            "children": children(client, pg),
+            "saved": bool(request.args.get("saved")),
+            **extra,
+        }
+        if rendering.fragment_wanted() != "postgresql-live":
+            context.update(yamlview.context(raw, context["children"]))
+        return rendering.page_or_block(DETAIL, context, block_name="live", target="postgresql-live", status=status)
 
-def password(namespace: str, name: str) -> BaseResponse:
-    try:
-        raw = endpoints.fetch(KIND, namespace, name)
-    except Problem as problem:
-        return browsing.problem_page(problem)
-    pg = friendly(raw)
-    if request.method == "GET":  # "Hide": the control again; nothing is read
+    # -- the password -----------------------------------------------------------------------------
+
+    def password(self, namespace: str, name: str) -> BaseResponse:
+        try:
+            raw = self.service.fetch(namespace, name)
+        except Problem as problem:
+            return browsing.problem_page(problem)
+        pg = self.service.friendly(raw)
+        if request.method == "GET":  # "Hide": the control again; nothing is read
+            if rendering.fragment_wanted() == "pg-password":
+                return rendering.block(DETAIL, "password", _base_context(pg, namespace, name))
+            return browsing.go(f"{BASE}/{namespace}/{name}")
+        revealed = pgpassword.read(self.service.client, pg)
+        extra = {"revealed": revealed}
         if rendering.fragment_wanted() == "pg-password":
-            return rendering.block(DETAIL, "password", _base_context(pg, namespace, name))
-        return browsing.go(f"{BASE}/{namespace}/{name}")
-    revealed = pgpassword.read(pg)
-    extra = {"revealed": revealed}
-    if rendering.fragment_wanted() == "pg-password":
-        return rendering.block(DETAIL, "password", {**_base_context(pg, namespace, name), **extra}, status=revealed.status)
-    return _detail_page(raw, namespace, name, status=revealed.status, **extra)  # without JavaScript: the page, password in place
+            return rendering.block(DETAIL, "password", {**_base_context(pg, namespace, name), **extra}, status=revealed.status)
+        return self._detail_page(raw, namespace, name, status=revealed.status, **extra)  # without JavaScript: the page, password in place
 
 
 # -- the form -------------------------------------------------------------------------------------
@@ -252,32 +250,21 @@ PAGE = formpages.FormPage(
     name_hint=f'Lowercase letters, digits and "-", starting with a letter (at most {kind.MAX_NAME_LENGTH}).',
     max_name_length=kind.MAX_NAME_LENGTH,
 )
-FLOW = formpages.generated_flow(FORM_OF, PAGE, kind=KIND, saved_path=_saved_path)
 
 
-def new() -> BaseResponse:
-    return FLOW.new()
-
-
-def edit(namespace: str, name: str) -> BaseResponse:
-    return FLOW.edit(namespace, name)
-
-
-def delete(namespace: str, name: str) -> BaseResponse:
-    return FLOW.delete(namespace, name)
-
-
-def install(blueprint: Blueprint) -> None:
-    views: tuple[tuple[str, str, Callable[..., Any], tuple[str, ...], str], ...] = (
-        ("", "postgresqls", list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
-        ("/new", "new_postgresql", new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),
-        ("/<namespace>/<name>", "postgresql", detail, ("get",), "Postgresql detail page with connection details"),
-        ("/<namespace>/<name>/row", "postgresql_row", row, ("get",), "One Postgresql row on demand; empty when it is gone"),
-        ("/<namespace>/<name>/edit", "edit_postgresql", edit, ("get", "post"), "Edit Postgresql form; POST saves"),
-        ("/<namespace>/<name>/delete", "delete_postgresql", delete, ("post",), "Delete a Postgresql"),
-        ("/<namespace>/<name>/password", "postgresql_password", password, ("get", "post"), "The password, on request"),
+def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
+    """Add the Postgresql pages over the app's Postgresql service; their live list view."""
+    pages = PostgresqlPages(services["Postgresql"])
+    flow = formpages.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
+    views: tuple[rendering.ViewDecl, ...] = (
+        (BASE, "postgresqls", pages.list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
+        (BASE + "/new", "new_postgresql", flow.new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),
+        (BASE + "/<namespace>/<name>", "postgresql", pages.detail, ("get",), "Postgresql detail page with connection details"),
+        (BASE + "/<namespace>/<name>/row", "postgresql_row", pages.row, ("get",), "One Postgresql row on demand; empty when it is gone"),
+        (BASE + "/<namespace>/<name>/edit", "edit_postgresql", flow.edit, ("get", "post"), "Edit Postgresql form; POST saves"),
+        (BASE + "/<namespace>/<name>/delete", "delete_postgresql", flow.delete, ("post",), "Delete a Postgresql"),
+        (BASE + "/<namespace>/<name>/password", "postgresql_password", pages.password, ("get", "post"), "The password, on request"),
     )
-    for suffix, endpoint, view, methods, summary in views:
-        rendering.document(view, summary, methods)
-        blueprint.add_url_rule(BASE + suffix, endpoint, view, methods=[m.upper() for m in methods])
-    password.__doc__ = pgpassword.DOC
+    added = rendering.add_views(blueprint, views)
+    added["postgresql_password"].__doc__ = pgpassword.DOC
+    return (liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly),)

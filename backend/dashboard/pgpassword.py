@@ -2,7 +2,7 @@
 
 Called by :mod:`.pgpages` (``POST /ui/postgresqls/<ns>/<name>/password``; CSRF-checked like every
 dashboard POST). :func:`read` reads the Secret ``<name>-credentials`` through the API's Kubernetes
-client (a GET to the API server each time: the API has no Secret informer) and returns its
+client (handed in by the page) (a GET to the API server each time: the API has no Secret informer) and returns its
 ``password`` only when the Secret's controller ownerReference is this Postgresql — so a Secret of
 that name someone else made, or one named in ``passwordSecretRef`` (the user's own), is never
 revealed. Each read is logged at INFO with who asked (the kind of credential; a dashboard session by
@@ -25,10 +25,9 @@ from typing import Any
 import yaml
 from flask import request
 
-from backend import state
 from backend.dashboard.rendering import WRITE_RESPONSES
 from backend.security import logged_in_session
-from cluster import SECRETS, ClusterError, NotFound
+from cluster import SECRETS, CachedClient, ClusterError, NotFound
 from kinds import postgresqls as kind
 
 log = logging.getLogger(__name__)
@@ -61,7 +60,7 @@ def requester() -> str:
     return f"{who} from {request.remote_addr or '-'}"
 
 
-def read(pg: Mapping[str, Any]) -> Revealed:
+def read(client: CachedClient, pg: Mapping[str, Any]) -> Revealed:
     """The password in this Postgresql's own Secret, read now through the API's client (never cached)."""
     namespace, name, uid = pg["namespace"], pg["name"], pg["uid"]
     secret_name = kind.password_secret_name(name)
@@ -70,7 +69,7 @@ def read(pg: Mapping[str, Any]) -> Revealed:
         ref = pg["passwordSecretRef"]
         return Revealed(secret=ref["name"], problem=f"the password is in your Secret {ref['name']}: not revealed here", status=409)
     try:
-        secret = state.current().access.client.get(SECRETS, secret_name, namespace=namespace)
+        secret = client.get(SECRETS, secret_name, namespace=namespace)
     except NotFound:
         return Revealed(
             secret=secret_name,

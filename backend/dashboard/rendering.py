@@ -12,30 +12,37 @@ autoescape is on for every ``.html`` template: cluster-provided strings are rend
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 from flask import Blueprint, Response, current_app, g, request
+from werkzeug.wrappers import Response as BaseResponse
 
-from backend import state, watching
+from backend import watching
 from backend.dashboard import returning
-from kinds import darkrooms, postgresqls, tasks
+from backend.registry import KINDS
+from backend.settings import ApiSettings
+from kinds import darkrooms, tasks
 from kinds.states import ConditionMeaning, State, Tone
 
 HTML_HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request, HX-Target"}
-# What each kind's states and conditions mean (words, tones): defined in kinds/, looked up here by kind name.
-STATES: Mapping[str, Mapping[str, State]] = {
-    "Darkroom": {s.key: s for s in darkrooms.STATES},
-    "Task": {s.key: s for s in tasks.STATES},
-    "Postgresql": {s.key: s for s in postgresqls.STATES},
-}
-CONDITIONS: Mapping[str, Mapping[str, ConditionMeaning]] = {
-    "Darkroom": darkrooms.CONDITIONS,
-    "Task": tasks.CONDITIONS,
-    "Postgresql": postgresqls.CONDITIONS,
-}
+# What each registered kind's states and conditions mean (words, tones): defined in kinds/, looked up here by kind name.
+STATES: Mapping[str, Mapping[str, State]] = {kind.title: {s.key: s for s in kind.states} for kind in KINDS}
+CONDITIONS: Mapping[str, Mapping[str, ConditionMeaning]] = {kind.title: kind.conditions for kind in KINDS}
+
+
+@dataclass(frozen=True)
+class NavLink:
+    """One entry of the main navigation in ``base.html``: a list page a pages module declares, or the API docs."""
+
+    href: str
+    nav: str  # the ``nav`` a page renders with to mark this entry aria-current
+    label: str = ""  # the text at every width
+    wide: str = ""  # text only on wide screens (``span.label-wide``)
+    narrow: str = ""  # text only on narrow screens (``span.label-narrow``)
 
 
 def _context(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,7 +173,9 @@ def condition_tone(condition: Mapping[str, Any], kind: str) -> Tone:
     return meaning.tone(condition.get("status"), condition.get("reason"))
 
 
-def install(blueprint: Blueprint) -> None:
+def install(blueprint: Blueprint, *, settings: ApiSettings, streams: watching.Streams, nav: Sequence[NavLink]) -> None:
+    """The filters and globals every template uses (the navigation ``nav_links`` among them), and the live cursor."""
+    nav_links = tuple(nav)
     blueprint.add_app_template_filter(age, "age")
     blueprint.add_app_template_filter(utc_text, "utc")
     blueprint.add_app_template_filter(duration, "duration")
@@ -183,12 +192,10 @@ def install(blueprint: Blueprint) -> None:
         # The /watch position *before* the page reads the cache: the page's live connection resumes
         # from here, so a change made between this render and the SSE connect is still delivered
         # (e.g. the object of a "Terminating" row vanishing while the page loads).
-        broadcaster = current_app.extensions.get(watching.EXTENSION)
-        g.live_cursor = broadcaster.last_id if broadcaster is not None else None
+        g.live_cursor = streams.broadcaster.last_id
 
     def _globals() -> dict[str, Any]:
-        app_state = current_app.extensions.get(state.EXTENSION)
-        return {"auth_enabled": bool(app_state and app_state.settings.api_token), "live_cursor": g.get("live_cursor")}
+        return {"auth_enabled": bool(settings.api_token), "live_cursor": g.get("live_cursor"), "nav_links": nav_links}
 
     blueprint.app_context_processor(_globals)
 
@@ -221,3 +228,22 @@ def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",)) -> No
         for method in methods
     }
     view.__doc__ = f"{summary}\n---\n{yaml.safe_dump(operations, sort_keys=False)}"
+
+
+ViewDecl = tuple[str, str, Callable[..., BaseResponse], tuple[str, ...], str]  # rule, endpoint, handler, methods, summary
+
+
+def add_views(blueprint: Blueprint, views: Sequence[ViewDecl]) -> dict[str, Callable[..., BaseResponse]]:
+    """Route each ``(rule, endpoint, handler, methods, summary)`` — the handler a closure over a page module's
+    dependencies — through a view of its own, documented with :func:`document`; the views by endpoint."""
+    added: dict[str, Callable[..., BaseResponse]] = {}
+    for rule, endpoint, handler, methods, summary in views:
+
+        def view(handler: Callable[..., BaseResponse] = handler, **arguments: str) -> BaseResponse:
+            return handler(**arguments)
+
+        view.__name__ = view.__qualname__ = endpoint
+        document(view, summary, methods)
+        blueprint.add_url_rule(rule, endpoint, view, methods=[m.upper() for m in methods])
+        added[endpoint] = view
+    return added

@@ -260,3 +260,13 @@ def all_optional(base: type[Schema], name: str, *, nested: Mapping[str, type[Sch
         declared[field_name] = copied
     relaxed: type[Schema] = type(name, (RequestSchema,), declared)
     return relaxed
+
+
+# The shared schemas the OpenAPI document names, nested ones first (apispec registers in order):
+# backend.registry.SCHEMAS joins them with each registered kind's.
+SCHEMAS: dict[str, type[Schema]] = {
+    "Problem": ProblemSchema,
+    "Condition": ConditionSchema,
+    "Namespace": NamespaceSchema,
+    "NamespaceList": NamespaceListSchema,
+}

@@ -9,7 +9,7 @@ only say ``credentialsSet``) and optional, but come in pairs: an S3 source witho
 public bucket; on an update, omitting them keeps the stored ones. The per-type rules are also published as a
 ``oneOf`` on ``source`` so the OpenAPI document says what the validation does. Both come from the
 one source table in :mod:`kinds.darkrooms`. Used by
-:mod:`backend.darkrooms` (validation) and by the OpenAPI document (``backend.schemas.SCHEMAS``).
+:mod:`backend.darkrooms` (validation) and by the OpenAPI document (``backend.registry.SCHEMAS``).
 """
 
 from __future__ import annotations
@@ -217,3 +217,18 @@ class DarkroomSchema(ObjectFields):
 DarkroomListSchema = Schema.from_dict(list_schema(DarkroomSchema, "Darkrooms sorted by namespace, then name."), name="DarkroomListSchema")
 DarkroomSourcePatchSchema = all_optional(DarkroomSourceInputSchema, "DarkroomSourcePatchSchema")
 DarkroomPatchSchema = all_optional(DarkroomUpdateSchema, "DarkroomPatchSchema", nested={"source": DarkroomSourcePatchSchema})
+
+# This kind's schemas the OpenAPI document names, nested ones first (apispec registers in order):
+# backend.registry.SCHEMAS joins them.
+SCHEMAS: dict[str, type[Schema]] = {
+    "DarkroomSourceInput": DarkroomSourceInputSchema,
+    "DarkroomSourcePatch": DarkroomSourcePatchSchema,
+    "DarkroomSource": DarkroomSourceSchema,
+    "DarkroomStatus": DarkroomStatusSchema,
+    "DarkroomStatusInput": DarkroomStatusInputSchema,
+    "DarkroomCreate": DarkroomCreateSchema,
+    "DarkroomUpdate": DarkroomUpdateSchema,
+    "DarkroomPatch": DarkroomPatchSchema,
+    "Darkroom": DarkroomSchema,
+    "DarkroomList": DarkroomListSchema,
+}

@@ -12,7 +12,7 @@ quantities must match the CRD's pattern *and* be a Kubernetes quantity; unknown 
 stores it in the Secret ``<name>-credentials`` (:mod:`backend.postgresqls`); it cannot be combined
 with ``passwordSecretRef``. Rules that need the stored object (storage never shrinks, its class
 never changes) are :meth:`backend.postgresqls.PostgresqlKind.check`. Used by
-:mod:`backend.postgresqls` (validation) and by the OpenAPI document (``backend.schemas.SCHEMAS``).
+:mod:`backend.postgresqls` (validation) and by the OpenAPI document (``backend.registry.SCHEMAS``).
 """
 
 from __future__ import annotations
@@ -339,3 +339,26 @@ PostgresqlSecretRefPatchSchema = all_optional(PostgresqlSecretRefInputSchema, "P
 PostgresqlPatchSchema = all_optional(
     PostgresqlUpdateSchema, "PostgresqlPatchSchema", nested={"passwordSecretRef": PostgresqlSecretRefPatchSchema}
 )
+
+# This kind's schemas the OpenAPI document names, nested ones first (apispec registers in order):
+# backend.registry.SCHEMAS joins them.
+SCHEMAS: dict[str, type[Schema]] = {
+    "PostgresqlStorageInput": PostgresqlStorageInputSchema,
+    "PostgresqlSecretRefInput": PostgresqlSecretRefInputSchema,
+    "PostgresqlSecretRefPatch": PostgresqlSecretRefPatchSchema,
+    "PostgresqlResourceListInput": PostgresqlResourceListInputSchema,
+    "PostgresqlResourcesInput": PostgresqlResourcesInputSchema,
+    "PostgresqlParametersInput": PostgresqlParametersInputSchema,
+    "PostgresqlEndpoint": PostgresqlEndpointSchema,
+    "PostgresqlStatus": PostgresqlStatusSchema,
+    "PostgresqlStatusInput": PostgresqlStatusInputSchema,
+    "PostgresqlStorage": PostgresqlStorageSchema,
+    "PostgresqlSecretRef": PostgresqlSecretRefSchema,
+    "PostgresqlResourceList": PostgresqlResourceListSchema,
+    "PostgresqlResources": PostgresqlResourcesSchema,
+    "PostgresqlCreate": PostgresqlCreateSchema,
+    "PostgresqlUpdate": PostgresqlUpdateSchema,
+    "PostgresqlPatch": PostgresqlPatchSchema,
+    "Postgresql": PostgresqlSchema,
+    "PostgresqlList": PostgresqlListSchema,
+}

@@ -138,3 +138,17 @@ class CombinedTaskSchema(Schema):
 CombinedTaskListSchema = Schema.from_dict(
     list_schema(CombinedTaskSchema, "Tasks with their Events, sorted by namespace, then name."), name="CombinedTaskListSchema"
 )
+
+# This kind's schemas the OpenAPI document names, nested ones first (apispec registers in order):
+# backend.registry.SCHEMAS joins them.
+SCHEMAS: dict[str, type[Schema]] = {
+    "TaskStatus": TaskStatusSchema,
+    "TaskStatusInput": TaskStatusInputSchema,
+    "TaskCreate": TaskCreateSchema,
+    "TaskUpdate": TaskUpdateSchema,
+    "TaskPatch": TaskPatchSchema,
+    "Task": TaskSchema,
+    "TaskList": TaskListSchema,
+    "CombinedTask": CombinedTaskSchema,
+    "CombinedTaskList": CombinedTaskListSchema,
+}

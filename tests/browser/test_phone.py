@@ -17,7 +17,7 @@ import pytest
 from support import free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import serving, state, watching
+from backend import services, serving, watching
 from backend.app import create_app
 from backend.settings import ApiSettings
 from browser.conftest import Stack, Watched, shot
@@ -73,7 +73,7 @@ def objects(stack: Stack) -> Stack:
 @pytest.fixture(scope="module")
 def secured_url(stack: Stack) -> Iterator[str]:
     """The same dashboard with an API token, for the login page."""
-    settings = ApiSettings(kubeconfig=stack.app.extensions[state.EXTENSION].settings.kubeconfig, api_token="phone-token")
+    settings = ApiSettings(kubeconfig=stack.app.extensions[services.EXTENSION].settings.kubeconfig, api_token="phone-token")
     app = create_app(settings)
     port = free_port()
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=serving.RequestHandler)

@@ -16,7 +16,7 @@ import pytest
 from support import free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import serving, state, watching
+from backend import services, serving, watching
 from backend.app import create_app
 from backend.security import SESSION_COOKIE
 from backend.settings import ApiSettings
@@ -105,7 +105,7 @@ TOKEN = "browser-login-token-3f9a1c"
 @pytest.fixture
 def guarded(stack: Stack) -> Iterator[str]:
     """The dashboard with a token set (on the stack's informers), served on a port of its own: its URL."""
-    app = create_app(ApiSettings(api_token=TOKEN), access=stack.app.extensions[state.EXTENSION].access)
+    app = create_app(ApiSettings(api_token=TOKEN), access=stack.app.extensions[services.EXTENSION].access)
     server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=serving.RequestHandler)
     thread = threading.Thread(target=server.serve_forever, name="guarded-dashboard", daemon=True)
     thread.start()

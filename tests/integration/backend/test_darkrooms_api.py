@@ -108,7 +108,7 @@ def test_api_server_validation_maps_onto_friendly_fields(access: ClusterAccess, 
     # Our schema mirrors the CRD, so reach the server's own checks with a payload that skipped it.
     friendly = {**webfolder("server-checked", namespace), "replicas": 500, "subDomains": ["a", "a"]}
     with pytest.raises(Problem) as caught:
-        writing.create(darkrooms.KIND, access.client, friendly)
+        writing.create_with_owned(darkrooms.KIND, access.client, friendly)
     assert caught.value.status == 422
     assert set(caught.value.errors) == {"replicas", "subDomains.1"}
     assert "replicas in body should be less than or equal to 100" in caught.value.errors["replicas"][0]

@@ -317,7 +317,7 @@ def test_api_server_validation_maps_onto_friendly_fields(access: ClusterAccess, 
     # Our schema mirrors the CRD, so reach the server's own checks with a friendly object that skipped it.
     friendly = {**pg("server-checked", namespace), "version": "12", "deletionPolicy": "Keep", "storage": {"size": "lots"}}
     with pytest.raises(Problem) as caught:
-        writing.create(postgresqls.KIND, access.client, friendly)
+        writing.create_with_owned(postgresqls.KIND, access.client, friendly)
     assert caught.value.status == 422
     # kube-apiserver adds a cause without a field ("some validation rules were not checked ..."): the body as a whole
     assert set(caught.value.errors) - {"$"} == {"version", "deletionPolicy", "storage.size"}

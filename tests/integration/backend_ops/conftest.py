@@ -21,7 +21,7 @@ from flask import Flask
 from support import ClusterProcess, as_dict, free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import state, watching
+from backend import services, watching
 from backend.access import ClusterAccess
 from backend.app import create_app
 from backend.asgi import Front
@@ -83,7 +83,7 @@ def serve_front() -> Iterator[Callable[[Flask], str]]:
     servers: list[tuple[Any, threading.Thread, Flask]] = []
 
     def start(app: Flask) -> str:
-        settings = app.extensions[state.EXTENSION].settings
+        settings = app.extensions[services.EXTENSION].settings
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         config = uvicorn.Config(

@@ -17,7 +17,7 @@ import schemathesis
 from flask import Flask
 
 from backend import openapi
-from backend.schemas import SCHEMAS
+from backend.registry import SCHEMAS
 
 OPEN_OPERATIONS = {("get", "/healthz"), ("get", "/readyz"), ("get", "/login"), ("post", "/login"), ("post", "/logout")}
 
