@@ -1,8 +1,8 @@
-"""The Darkroom kind of the API (``/darkrooms``): what is special about Darkrooms.
+"""The Darkroom kind of the API (``/darkrooms``): its friendly shape and what is special about Darkrooms.
 
-The application service (:mod:`backend.services`) and the generic endpoints (:mod:`backend.endpoints`) do the
-rest; :class:`DarkroomKind` adds the S3
-credentials: keys in a payload go to the Secret ``<name>-s3-credentials`` owned by the Darkroom
+The application service (:mod:`backend.services`) and the generic endpoints (:mod:`backend.endpoints`)
+do the rest; :class:`DarkroomKind` adds the S3 credentials: keys in a payload go to the Secret
+``<name>-s3-credentials`` owned by the Darkroom
 (:mod:`backend.credentials`), written after the Darkroom (a failure undoes the Darkroom write);
 switching to WebFolder removes that Secret. Keys are optional (in pairs, :mod:`kinds.darkrooms`):
 an S3 Darkroom without them reads a public bucket (no Secret, no ``credentialsSecretRef``); on an
@@ -12,6 +12,14 @@ A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING` (na
 is written. If the API server goes away between the two writes (so the undo cannot run either), the
 annotation marks the Darkroom as a create cut short, and the client's retry of the same POST
 completes it (:meth:`DarkroomKind.resumable`) instead of answering 409.
+
+**Friendly payload ↔ CR** (``deployments.example.com/v1alpha1`` Darkroom: :func:`to_friendly`,
+:func:`to_spec`; shared helpers in :mod:`backend.conversions`): S3 keys never enter the CR: a payload's
+``accessKey``/``secretKey`` go to the Secret
+``<name>-s3-credentials`` (:mod:`backend.credentials`) and the spec only names it in
+``source.credentialsSecretRef``; responses say ``credentialsSet``. ``status.tls`` is the
+reconciler's (its Ingress serves the domains over TLS: link them with
+:func:`kinds.darkrooms.domain_url`); absent (an older reconciler) reads as false.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from backend import credentials
-from backend.conversions import darkrooms as conversion
+from backend.conversions import conditions, current_and_true, object_fields
 from backend.kinds import Kind
 from backend.problems import Problem
 from backend.schemas import darkrooms as darkrooms_schemas
@@ -28,6 +36,91 @@ from backend.settings import ApiSettings
 from cluster import DARKROOMS, CachedClient, ClusterError
 from kinds import darkrooms as kind
 from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
+from kinds.darkrooms import READY, SOURCE_SPEC_FIELDS, credentials_secret_name
+
+# -- friendly payload ↔ CR ----------------------------------------------------------------------
+
+
+# Server paths below spec that have no friendly field of their own.
+RENAMES = {"source.credentialsSecretRef.name": "source", "source.credentialsSecretRef": "source"}  # first match wins
+
+
+def credentials_ref(obj: Mapping[str, Any] | None) -> str | None:
+    """Name of the Secret a Darkroom's spec refers to (None: no credentials)."""
+    if obj is None:
+        return None
+    ref = ((obj.get("spec") or {}).get("source") or {}).get("credentialsSecretRef") or {}
+    name = ref.get("name")
+    return str(name) if name else None
+
+
+def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The friendly Darkroom (``version``: the CRD default when a stored object predates it, as kube does on read)."""
+    spec = obj.get("spec") or {}
+    source = spec.get("source") or {}
+    status = obj.get("status") or {}
+    return {
+        **object_fields(obj),
+        "version": spec.get("version") or kind.DEFAULT_VERSION,
+        "replicas": spec.get("replicas"),
+        "source": {
+            "type": source.get("type") or kind.DEFAULT_SOURCE_TYPE,
+            **{k: source.get(k) for k in SOURCE_SPEC_FIELDS},
+            "credentialsSet": credentials_ref(obj) is not None,
+        },
+        "subDomains": list(spec.get("subDomains") or ()),
+        "cacheTime": spec.get("cacheTime"),
+        "status": {
+            "state": (state := kind.state(obj)).key,
+            "stateMessage": state.detail,
+            "ready": current_and_true(obj, READY),
+            "domains": list(status.get("domains") or ()),
+            "tls": status.get("tls") is True,
+            "readyReplicas": status.get("readyReplicas") or 0,
+            "conditions": conditions(status),
+            "observedGeneration": status.get("observedGeneration"),
+        },
+    }
+
+
+def to_spec(friendly: Mapping[str, Any], *, secret_name: str | None) -> dict[str, Any]:
+    """The CR spec of a validated friendly Darkroom; ``secret_name`` goes into credentialsSecretRef."""
+    given = friendly["source"]
+    source: dict[str, Any] = {"type": given["type"]}
+    for key in SOURCE_SPEC_FIELDS:
+        if given.get(key) is not None:
+            source[key] = given[key]
+    if secret_name:
+        source["credentialsSecretRef"] = {"name": secret_name}
+    spec: dict[str, Any] = {"source": source, "subDomains": list(friendly["subDomains"])}
+    for key in ("version", "replicas", "cacheTime"):
+        if friendly.get(key) is not None:
+            spec[key] = friendly[key]
+    return spec
+
+
+def keys_of(friendly: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The S3 keys a payload carries (both or none: the schema enforces pairs)."""
+    source = friendly.get("source") or {}
+    keys = kind.variant(source.get("type")).keys
+    if source.get("type") in kind.SOURCES and keys and all(source.get(k) is not None for k in keys):
+        access_key, secret_key = (str(source[k]) for k in keys)
+        return access_key, secret_key
+    return None
+
+
+def rebase_for_type_change(base: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """Before merging a PATCH that switches the source type, drop the old type's fields from the base.
+
+    So ``{"source": {"type": "S3", "bucket": ..., ...}}`` on a WebFolder Darkroom does not also
+    need ``"baseUrl": null``.
+    """
+    new_type = patch.get("source", {}).get("type") if isinstance(patch, Mapping) and isinstance(patch.get("source"), Mapping) else None
+    source = base.get("source")
+    if not new_type or not isinstance(source, dict) or new_type == source.get("type"):
+        return base
+    drop = set(kind.foreign_fields(new_type))
+    return {**base, "source": {k: v for k, v in source.items() if k not in drop}}
 
 
 class DarkroomKind(Kind):
@@ -37,24 +130,24 @@ class DarkroomKind(Kind):
     schemas = darkrooms_schemas.SCHEMAS
     states = kind.STATES
     conditions = kind.CONDITIONS
-    renames = conversion.RENAMES
+    renames = RENAMES
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
-        return conversion.to_friendly(obj)
+        return to_friendly(obj)
 
     def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
         secret_name = None
         if kind.variant(friendly["source"]["type"]).keys:
-            keys = conversion.keys_of(friendly)
-            secret_name = conversion.credentials_secret_name(friendly["name"]) if keys else conversion.credentials_ref(existing)
-        return conversion.to_spec(friendly, secret_name=secret_name)
+            keys = keys_of(friendly)
+            secret_name = credentials_secret_name(friendly["name"]) if keys else credentials_ref(existing)
+        return to_spec(friendly, secret_name=secret_name)
 
     def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
-        return conversion.rebase_for_type_change(base, patch)
+        return rebase_for_type_change(base, patch)
 
     def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
         body = super().new_object(friendly)
-        if conversion.keys_of(friendly):
+        if keys_of(friendly):
             body["metadata"]["annotations"] = {CREDENTIALS_PENDING: "true"}
         return body
 
@@ -105,15 +198,15 @@ class DarkroomKind(Kind):
     ) -> tuple[str, str] | None:
         """Store the payload's S3 keys in our Secret, or remove our Secret when the source no longer uses it
         (as dry runs when ``dry_run``: a taken Secret name is the same 409 a real write would get); the keys."""
-        ours = conversion.credentials_secret_name(written["metadata"]["name"])
-        keys = conversion.keys_of(friendly)
+        ours = credentials_secret_name(written["metadata"]["name"])
+        keys = keys_of(friendly)
         if keys:
             try:
                 credentials.store(client, name=ours, owner=written, keys=keys, dry_run=dry_run)
             except credentials.CredentialsError as e:
                 undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
                 raise Problem(e.status, f"{e.detail}; {undone}") from None
-        elif conversion.credentials_ref(previous) == ours and conversion.credentials_ref(written) != ours:
+        elif credentials_ref(previous) == ours and credentials_ref(written) != ours:
             credentials.remove(client, name=ours, owner=written, dry_run=dry_run)
         return keys
 

@@ -61,7 +61,7 @@ class Kind:
     def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
         """Errors by friendly path that depend on the stored object (``existing`` None on create).
 
-        Also called with a partly valid ``friendly`` (the fields that passed the schema, :func:`backend.endpoints.problems`)
+        Also called with a partly valid ``friendly`` (the fields that passed the schema, :meth:`backend.services.KindService.problems`)
         to report its problems beside the schema's: read fields with ``.get``; errors on failed fields are dropped."""
         return {}
 

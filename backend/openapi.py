@@ -30,7 +30,7 @@ from flask import Flask, Response, jsonify
 
 import backend
 from backend import docspage
-from backend.registry import SCHEMAS
+from backend.registry import SCHEMAS, TITLES, listed
 from backend.settings import ApiSettings
 
 OPENAPI_VERSION = "3.0.3"
@@ -38,7 +38,7 @@ METHODS = ("get", "put", "post", "patch", "delete")
 RULE_VARIABLE = re.compile(r"<(?:(?P<converter>\w+)(?:\([^)]*\))?:)?(?P<name>\w+)>")
 CONVERTER_TYPES = {"int": {"type": "integer"}, "float": {"type": "number"}}
 DESCRIPTION = (
-    "Friendly JSON for Darkroom, Task and Postgresql custom resources. Errors are RFC 9457 problem details "
+    f"Friendly JSON for {listed(TITLES)} custom resources. Errors are RFC 9457 problem details "
     "(`application/problem+json`); `ETag` is the object's resourceVersion and `If-Match` guards updates; "
     "`?dryRun=All` checks a write without storing it. A Postgresql's `password` is write-only and goes only "
     "into its Secret `<name>-credentials`; postgres applies it when it first initialises its data directory, "
@@ -75,10 +75,10 @@ LOGIN = {
 }
 WATCH_EVENT = {
     "type": "object",
-    "description": "The data of a `darkroom`, `task` or `postgresql` event on /watch.",
+    "description": f"The data of a {listed([f'`{title.lower()}`' for title in TITLES], 'or')} event on /watch.",
     "properties": {
         "type": {"type": "string", "enum": ["ADDED", "MODIFIED", "DELETED"]},
-        "kind": {"type": "string", "enum": ["Darkroom", "Task", "Postgresql"]},
+        "kind": {"type": "string", "enum": list(TITLES)},
         "namespace": {"type": "string"},
         "name": {"type": "string"},
         "resourceVersion": {"type": "string"},

@@ -1,7 +1,7 @@
-"""The Postgresql kind of the API (``/postgresqls``): what is special about Postgresqls.
+"""The Postgresql kind of the API (``/postgresqls``): its friendly shape and what is special about Postgresqls.
 
-The application service (:mod:`backend.services`) and the generic endpoints (:mod:`backend.endpoints`) do the
-rest; :class:`PostgresqlKind` adds two
+The application service (:mod:`backend.services`) and the generic endpoints (:mod:`backend.endpoints`)
+do the rest; :class:`PostgresqlKind` adds two
 things. **Storage is for keeps**: on replace and patch, ``storage.size`` never shrinks, does not
 grow either yet (resizing the data volume is not implemented: the StatefulSet's volume claim
 template is immutable and expanding its PVCs needs a StorageClass that allows it — rather than
@@ -29,6 +29,14 @@ until its Secret is written, so the reconciler does not generate a password firs
 API server cut short between the two writes is completed by the client's retry
 (:meth:`PostgresqlKind.resumable`). With ``?dryRun=All`` the Secret write is a dry run too, so a
 foreign Secret is reported without anything being written. Registered in :data:`backend.registry.KINDS`.
+
+**Friendly payload ↔ CR** (``database.db.example.com/v1`` Postgresql: :func:`to_friendly`,
+:func:`to_spec`; shared helpers in :mod:`backend.conversions`): the friendly shape is the spec's own
+(``version``, ``storage``, ``databaseName``, ``user``, ``passwordSecretRef``, ``resources``, ``parameters``,
+``deletionPolicy``) with every CRD default shown (the API server stores them on write, so what is shown is
+what is stored), plus ``status`` with the one ``state`` of :func:`kinds.postgresqls.state`. A payload's
+``password`` never enters the CR: :func:`password_of` hands it to the Secret write, :func:`to_spec` leaves
+it out.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from backend.conversions import postgresqls as conversion
+from backend.conversions import conditions, current_and_true, object_fields
 from backend.credentials import MANAGED_BY, REDACTED, CredentialsError
 from backend.kinds import Kind
 from backend.problems import Problem
@@ -48,6 +56,7 @@ from backend.settings import ApiSettings
 from cluster import POSTGRESQLS, SECRETS, AlreadyExists, CachedClient, ClusterError, Invalid
 from kinds import postgresqls as kind
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION as PASSWORD_PENDING
+from kinds.postgresqls import READY
 from kinds.quantities import quantity_value
 
 log = logging.getLogger(__name__)
@@ -120,6 +129,91 @@ def store_password(client: CachedClient, *, owner: Mapping[str, Any], user: str,
         raise CredentialsError(503 if e.status == 0 or e.status >= 500 else 409, detail) from None
 
 
+# -- friendly payload ↔ CR ----------------------------------------------------------------------
+
+
+# The friendly shape is the spec's: no server path needs renaming.
+RENAMES: Mapping[str, str] = {}
+RESOURCE_NAMES = ("cpu", "memory")
+LIMITS = ("requests", "limits")
+
+
+def to_friendly(obj: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
+    """The friendly Postgresql. ``raw``: the spec as stored, without falling back on the defaults (a PATCH's base)."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    storage = spec.get("storage") or {}
+    ref = spec.get("passwordSecretRef")
+    resources = spec.get("resources") or {}
+
+    def stored(value: Any, default: Any) -> Any:
+        return value if value is not None or raw else default
+
+    return {
+        **object_fields(obj),
+        "version": stored(spec.get("version"), kind.DEFAULT_VERSION),
+        "storage": {"size": stored(storage.get("size"), kind.DEFAULT_STORAGE), "storageClassName": storage.get("storageClassName")},
+        "databaseName": stored(spec.get("databaseName"), kind.DEFAULT_DATABASE),
+        "user": stored(spec.get("user"), kind.DEFAULT_USER),
+        "passwordSecretRef": {"name": ref.get("name"), "key": stored(ref.get("key"), kind.PASSWORD_KEY)} if ref else None,
+        "resources": {group: {r: (resources.get(group) or {}).get(r) for r in RESOURCE_NAMES} for group in LIMITS},
+        "parameters": dict(spec.get("parameters") or {}),
+        "deletionPolicy": stored(spec.get("deletionPolicy"), kind.DEFAULT_DELETION_POLICY),
+        "status": {
+            "state": (state := kind.state(obj)).key,
+            "stateMessage": state.detail,
+            "phase": status.get("phase"),
+            "ready": current_and_true(obj, READY),
+            "readyReplicas": status.get("readyReplicas") or 0,
+            "endpoint": _endpoint(status.get("endpoint")),
+            "conditions": conditions(status),
+            "observedGeneration": status.get("observedGeneration"),
+        },
+    }
+
+
+def _endpoint(endpoint: Any) -> dict[str, Any] | None:
+    """``{host, port}`` once the reconciler has written both, else None."""
+    if not isinstance(endpoint, Mapping) or endpoint.get("host") is None or endpoint.get("port") is None:
+        return None
+    return {"host": endpoint["host"], "port": endpoint["port"]}
+
+
+def _present(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (values or {}).items() if v is not None}
+
+
+def to_spec(friendly: Mapping[str, Any]) -> dict[str, Any]:
+    """The CR spec of a validated friendly Postgresql (absent and null fields left to the CRD's defaults; never the password)."""
+    spec: dict[str, Any] = {}
+    for key in ("version", "databaseName", "user", "deletionPolicy"):
+        if friendly.get(key) is not None:
+            spec[key] = friendly[key]
+    if friendly.get("storage") is not None:
+        spec["storage"] = _present(friendly["storage"])
+    if friendly.get("passwordSecretRef") is not None:
+        spec["passwordSecretRef"] = _present(friendly["passwordSecretRef"])
+    resources = {group: _present(values) for group, values in (friendly.get("resources") or {}).items() if _present(values)}
+    if resources:
+        spec["resources"] = resources
+    parameters = _present(friendly.get("parameters"))
+    if parameters:
+        spec["parameters"] = parameters
+    return spec
+
+
+def password_of(friendly: Mapping[str, Any]) -> str | None:
+    """The password a payload carries for the Secret ``<name>-credentials`` (None: none given)."""
+    password = friendly.get("password")
+    return str(password) if password is not None else None
+
+
+def stored_storage(obj: Mapping[str, Any] | None) -> tuple[str, str | None]:
+    """The stored object's ``storage.size`` (the CRD's default when absent) and ``storageClassName``."""
+    storage = ((obj or {}).get("spec") or {}).get("storage") or {}
+    return str(storage.get("size") or kind.DEFAULT_STORAGE), storage.get("storageClassName")
+
+
 # -- the kind ---------------------------------------------------------------------------------------
 
 
@@ -130,20 +224,20 @@ class PostgresqlKind(Kind):
     schemas = postgresqls_schemas.SCHEMAS
     states = kind.STATES
     conditions = kind.CONDITIONS
-    renames = conversion.RENAMES
+    renames = RENAMES
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
-        return conversion.to_friendly(obj, raw=settings is None)
+        return to_friendly(obj, raw=settings is None)
 
     def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
-        return conversion.to_spec(friendly)
+        return to_spec(friendly)
 
     def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
         """The data volume of a stored Postgresql keeps its size (never shrinks; growing is not supported yet) and StorageClass."""
         if existing is None:
             return {}
         errors: dict[str, list[str]] = {}
-        old_size, old_class = conversion.stored_storage(existing)
+        old_size, old_class = stored_storage(existing)
         storage = friendly.get("storage") or {}
         new_size = storage.get("size") or kind.DEFAULT_STORAGE
         try:
@@ -162,7 +256,7 @@ class PostgresqlKind(Kind):
 
     def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
         body = super().new_object(friendly)
-        if conversion.password_of(friendly) is not None:
+        if password_of(friendly) is not None:
             body["metadata"]["annotations"] = {PASSWORD_PENDING: "true"}
         return body
 
@@ -172,7 +266,7 @@ class PostgresqlKind(Kind):
     def after_write(
         self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
     ) -> Mapping[str, Any]:
-        password = conversion.password_of(friendly)
+        password = password_of(friendly)
         if password is not None:
             self._store(client, written, password, previous=previous, dry_run=False)
         if not self.resumable(written):  # pending: a create with a password (or one cut short, now completed)
@@ -188,7 +282,7 @@ class PostgresqlKind(Kind):
     def after_dry_run(
         self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
     ) -> Mapping[str, Any]:
-        password = conversion.password_of(friendly)
+        password = password_of(friendly)
         if password is not None:
             self._store(client, written, password, previous=previous, dry_run=True)
         return written

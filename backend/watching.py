@@ -51,6 +51,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
+from string import Template
 from typing import Any
 
 import orjson
@@ -59,7 +60,7 @@ from prometheus_client import Counter, Gauge
 
 from backend import operations
 from backend.problems import Problem
-from backend.registry import KINDS
+from backend.registry import KINDS, TITLES, listed
 from backend.services import KindService, Services
 from backend.settings import ApiSettings
 from backend.streamlimits import Lease, LimitReached, StreamLimits
@@ -69,6 +70,45 @@ EXTENSION = "darkroom_control_panel.watch"
 HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.asgi)
 RETRY_MS = 2000
 KIND_NAMES = {name: kind.title for kind in KINDS for name in (kind.title.lower(), kind.plural)}
+# The OpenAPI operation of GET /watch (backend.openapi reads the YAML after ---), naming every registered kind.
+WATCH_DOC = Template("""\
+Live changes of $plurals (Server-Sent Events).
+---
+get:
+  tags: [live]
+  summary: Stream changes as Server-Sent Events
+  description: >
+    Named events $events (data: a WatchEvent), ``ready`` first, ``reset`` when the
+    requested resume point is gone (reload, then keep listening), heartbeat comments when idle.
+    Resume with the ``Last-Event-ID`` header or ``lastEventId``.
+  parameters:
+    - {name: kind, in: query, required: false, schema: {type: string, example: "Darkroom,Task"},
+       description: "Comma-separated kinds: $kinds (default: all)."}
+    - {name: namespace, in: query, required: false, schema: {type: string}, description: Only this namespace.}
+    - {name: lastEventId, in: query, required: false, schema: {type: string}, description: Resume after this event id.}
+    - {name: Last-Event-ID, in: header, required: false, schema: {type: string}, description: Resume after this event id.}
+  responses:
+    "200":
+      description: An endless event stream (ends when the server shuts down).
+      content:
+        text/event-stream:
+          schema: {type: string}
+    "400":
+      description: Unknown kind or invalid namespace.
+      content:
+        application/problem+json:
+          schema: {$$ref: "#/components/schemas/Problem"}
+    "503":
+      description: >
+        Too many open streams (from this client, or in total); try again after ``Retry-After`` seconds.
+      content:
+        application/problem+json:
+          schema: {$$ref: "#/components/schemas/Problem"}
+""").substitute(
+    plurals=listed([f"{title}s" for title in TITLES]),
+    events=listed([f"``{title.lower()}``" for title in TITLES]),
+    kinds=", ".join(TITLES),
+)
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 
 
@@ -444,40 +484,9 @@ def register(app: Flask, services: Services) -> Streams:
 
     @app.get("/watch")
     def watch() -> Response:
-        """Live changes of Darkrooms, Tasks and Postgresqls (Server-Sent Events).
-        ---
-        get:
-          tags: [live]
-          summary: Stream changes as Server-Sent Events
-          description: >
-            Named events ``darkroom``, ``task`` and ``postgresql`` (data: a WatchEvent), ``ready`` first, ``reset`` when the
-            requested resume point is gone (reload, then keep listening), heartbeat comments when idle.
-            Resume with the ``Last-Event-ID`` header or ``lastEventId``.
-          parameters:
-            - {name: kind, in: query, required: false, schema: {type: string, example: "Darkroom,Task"},
-               description: "Comma-separated kinds: Darkroom, Task, Postgresql (default: all)."}
-            - {name: namespace, in: query, required: false, schema: {type: string}, description: Only this namespace.}
-            - {name: lastEventId, in: query, required: false, schema: {type: string}, description: Resume after this event id.}
-            - {name: Last-Event-ID, in: header, required: false, schema: {type: string}, description: Resume after this event id.}
-          responses:
-            "200":
-              description: An endless event stream (ends when the server shuts down).
-              content:
-                text/event-stream:
-                  schema: {type: string}
-            "400":
-              description: Unknown kind or invalid namespace.
-              content:
-                application/problem+json:
-                  schema: {$ref: "#/components/schemas/Problem"}
-            "503":
-              description: >
-                Too many open streams (from this client, or in total); try again after ``Retry-After`` seconds.
-              content:
-                application/problem+json:
-                  schema: {$ref: "#/components/schemas/Problem"}
-        """
         return open_stream(streams, parse_filters())
+
+    watch.__doc__ = WATCH_DOC
 
     return streams
 

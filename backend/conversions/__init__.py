@@ -1,6 +1,6 @@
 """Conversion between friendly payloads and CR objects: the parts every kind shares.
 
-Kinds (:mod:`backend.conversions.darkrooms`, :mod:`backend.conversions.tasks`) build their
+Each kind's module (:mod:`backend.darkrooms`, :mod:`backend.tasks`, :mod:`backend.postgresqls`) builds its
 friendly shape from :func:`object_fields` (metadata a client sees) and :func:`conditions`, and map
 the API server's field paths back to friendly ones with :func:`friendly_path` — so a server-side
 validation error on ``spec.subDomains[1]`` is reported on ``subDomains.1``, exactly where our own

@@ -45,7 +45,7 @@ LIST = "postgresqls.html"
 DETAIL = "postgresql_detail.html"
 BASE = "/ui/postgresqls"
 TAKES_EFFECT = "It is the database's password unless it was changed inside the database (ALTER ROLE) after the first start."
-RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.conversions.postgresqls)
+RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.postgresqls)
 
 
 def _takes(what: str) -> str:

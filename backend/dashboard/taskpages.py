@@ -25,7 +25,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.conversions import tasks as conversion
+from backend import tasks as conversion
 from backend.dashboard import actions, browsing, editing, formgen, formpages, liverows, rendering, returning, yamlview
 from backend.problems import Problem
 from backend.services import CombinedTasks, KindService, Services

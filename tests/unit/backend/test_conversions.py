@@ -10,10 +10,10 @@ import pytest
 
 from backend import listing
 from backend.conversions import friendly_path, invalid_errors
-from backend.conversions.darkrooms import RENAMES as DARKROOM_RENAMES
-from backend.conversions.tasks import RENAMES as TASK_RENAMES
+from backend.darkrooms import RENAMES as DARKROOM_RENAMES
 from backend.payloads import flatten, merge_patch
 from backend.problems import Problem
+from backend.tasks import RENAMES as TASK_RENAMES
 from cluster import Invalid
 
 

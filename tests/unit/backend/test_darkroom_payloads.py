@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from marshmallow import ValidationError
 
-from backend.conversions import darkrooms as conversion
+from backend import darkrooms as conversion
 from backend.payloads import flatten
 from backend.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
 from kinds import darkrooms as darkroom_kind
@@ -91,7 +91,7 @@ def test_a_response_can_be_sent_back_as_a_put_body() -> None:
 @pytest.mark.parametrize("payload", [SEED_CREATE, S3], ids=["webfolder", "s3"])
 def test_friendly_to_cr_to_friendly_round_trips(payload: dict[str, Any]) -> None:
     friendly = DarkroomCreateSchema().load(payload)
-    secret = conversion.credentials_secret_name(friendly["name"]) if conversion.keys_of(friendly) else None
+    secret = darkroom_kind.credentials_secret_name(friendly["name"]) if conversion.keys_of(friendly) else None
     back = conversion.to_friendly(as_cr(friendly, secret_name=secret))
     sent = {"namespace": "default", **{k: v for k, v in payload.items() if k != "source"}}
     assert {k: back[k] for k in sent} == sent

@@ -24,7 +24,7 @@ import pytest
 from marshmallow import ValidationError
 from werkzeug.datastructures import MultiDict
 
-from backend.conversions import postgresqls as conversion
+from backend import postgresqls as conversion
 from backend.dashboard import darkroompages, formgen, pgpages
 from backend.payloads import flatten
 from backend.problems import Problem

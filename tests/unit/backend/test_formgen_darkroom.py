@@ -16,7 +16,7 @@ from typing import Any
 
 from werkzeug.datastructures import MultiDict
 
-from backend.conversions import darkrooms as conversion
+from backend import darkrooms as conversion
 from backend.dashboard import darkroompages, formgen, pgpages
 from backend.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
 from kinds import darkrooms as kind

@@ -18,7 +18,7 @@ import yaml
 from marshmallow import ValidationError
 
 from backend import postgresqls
-from backend.conversions import postgresqls as conversion
+from backend import postgresqls as conversion
 from backend.payloads import flatten
 from backend.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlPatchSchema, PostgresqlUpdateSchema
 from kinds import postgresqls as kind

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from marshmallow import ValidationError
 
-from backend.conversions import tasks as conversion
+from backend import tasks as conversion
 from backend.payloads import flatten
 from backend.schemas.tasks import TaskCreateSchema, TaskUpdateSchema
 from cluster import taskevents
