@@ -2,9 +2,10 @@
 
 Called by :func:`backend.openapi.register` (which serves the document itself). What this module decides:
 
-- **Order**: operations are grouped by their first tag, Darkrooms and Tasks first, then the other
-  resources (:data:`GROUP_ORDER`), then any other tag alphabetically, the dashboard's HTML routes
-  last; schemas follow the same order by their name's kind prefix.
+- **Order**: operations are grouped by their first tag, the registered kinds first
+  (:data:`backend.registry.TITLES`), then the other resources (:data:`GROUP_ORDER`), then any other
+  tag alphabetically, the dashboard's HTML routes last; schemas follow the same order by their
+  name's kind prefix.
 - **Prose**: descriptions are written for both OpenAPI viewers and Python docstrings, so they carry
   Markdown code spans (`` `x` ``) and reStructuredText markup (``` ``x`` ```, ``:func:`x```, ``**x**``).
   :func:`prose` turns them into text with ``<code>``/``<strong>`` (everything else escaped); nothing
@@ -25,10 +26,12 @@ from typing import Any
 from flask import render_template
 from markupsafe import Markup, escape
 
+from backend.registry import TITLES
+
 METHODS = ("get", "put", "post", "patch", "delete")
-GROUP_ORDER = ("Darkrooms", "Tasks", "Postgresqls", "CombinedTasks", "Namespaces")
+GROUP_ORDER = (*(f"{title}s" for title in TITLES), "CombinedTasks", "Namespaces")  # the registered kinds' tags first
 LAST_GROUPS = ("Dashboard (HTML)",)
-SCHEMA_PREFIXES = ("Darkroom", "Task", "Postgresql", "CombinedTask", "Namespace")
+SCHEMA_PREFIXES = (*TITLES, "CombinedTask", "Namespace")
 # One inline markup at a time, first match wins: ``code`` (RST), :role:`target` (RST), `code` (Markdown), **strong**.
 INLINE = re.compile(r"``(?P<rst>.+?)``|:[\w:.-]+:`~?(?P<role>[^`]+)`|`(?P<md>[^`]+)`|\*\*(?P<strong>[^*]+)\*\*")
 
