@@ -24,7 +24,7 @@ the children panel uses the Ingress it shows, judged by the same :func:`kinds.da
 
 from __future__ import annotations
 
-from functools import partial
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Response, request
@@ -84,20 +84,8 @@ SORTS = browsing.sorts(state=darkroom_kind.state)
 LISTS = (rendering.NavLink("/", "darkrooms", "Darkrooms"),)
 
 
-def list_page(service: KindService) -> Response:
-    return browsing.list_page(service, LIST, target="darkroom-list", item=service.friendly, notice=_notice(), sorts=SORTS)
-
-
 def _notice() -> str | None:
     return returning.notice("Darkroom")
-
-
-def row(service: KindService, namespace: str, name: str) -> Response:
-    try:
-        obj = service.friendly(service.fetch(namespace, name))
-    except Problem:
-        return Response("", status=200, mimetype="text/html")  # gone: the row disappears
-    return rendering.block(LIST, "row", {"d": obj})
 
 
 def events_of(client: CachedClient, uid: str) -> list[dict[str, Any]]:
@@ -154,27 +142,43 @@ def children(client: CachedClient, namespace: str, name: str, uid: str) -> list[
     return found
 
 
-def detail(service: KindService, namespace: str, name: str) -> Response:
-    target = rendering.fragment_wanted()
-    try:
-        raw = service.fetch(namespace, name)
-    except Problem as problem:
-        if target == "darkroom-live":
-            return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
-        return browsing.problem_page(problem)
-    obj = service.friendly(raw)
-    owned = children(service.client, namespace, name, obj["uid"])
-    context = {
-        "d": obj,
-        "namespace": namespace,
-        "name": name,
-        "events": events_of(service.client, obj["uid"]),
-        "children": owned,
-        "saved": bool(request.args.get("saved")),
-    }
-    if target != "darkroom-live":
-        context.update(yamlview.context(raw, owned))
-    return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
+@dataclass(frozen=True)
+class DarkroomPages:
+    """The Darkroom views of one app, over its Darkroom service."""
+
+    service: KindService
+
+    def list_page(self) -> Response:
+        return browsing.list_page(self.service, LIST, target="darkroom-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
+
+    def row(self, namespace: str, name: str) -> Response:
+        try:
+            obj = self.service.friendly(self.service.fetch(namespace, name))
+        except Problem:
+            return Response("", status=200, mimetype="text/html")  # gone: the row disappears
+        return rendering.block(LIST, "row", {"d": obj})
+
+    def detail(self, namespace: str, name: str) -> Response:
+        target = rendering.fragment_wanted()
+        try:
+            raw = self.service.fetch(namespace, name)
+        except Problem as problem:
+            if target == "darkroom-live":
+                return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
+            return browsing.problem_page(problem)
+        obj = self.service.friendly(raw)
+        owned = children(self.service.client, namespace, name, obj["uid"])
+        context = {
+            "d": obj,
+            "namespace": namespace,
+            "name": name,
+            "events": events_of(self.service.client, obj["uid"]),
+            "children": owned,
+            "saved": bool(request.args.get("saved")),
+        }
+        if target != "darkroom-live":
+            context.update(yamlview.context(raw, owned))
+        return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
 
 
 PAGE = formpages.FormPage(
@@ -193,21 +197,21 @@ PAGE = formpages.FormPage(
 
 def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
     """Add the Darkroom pages over the app's Darkroom service; their live list view."""
-    service = services["Darkroom"]
+    pages = DarkroomPages(services["Darkroom"])
     flow = formpages.generated_flow(
         FORM_OF,
         PAGE,
-        service=service,
+        service=pages.service,
         saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"),
     )
     views: tuple[rendering.ViewDecl, ...] = (
-        ("/", "darkrooms", lambda: list_page(service), ("get",), "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page="),
+        ("/", "darkrooms", pages.list_page, ("get",), "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page="),
         ("/ui/darkrooms/new", "new_darkroom", flow.new, ("get", "post"), "New Darkroom form; POST creates"),
-        ("/ui/darkrooms/<namespace>/<name>", "darkroom", partial(detail, service), ("get",), "Darkroom detail page"),
+        ("/ui/darkrooms/<namespace>/<name>", "darkroom", pages.detail, ("get",), "Darkroom detail page"),
         (
             "/ui/darkrooms/<namespace>/<name>/row",
             "darkroom_row",
-            partial(row, service),
+            pages.row,
             ("get",),
             "One Darkroom row on demand; empty when it is gone",
         ),
@@ -215,4 +219,4 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         ("/ui/darkrooms/<namespace>/<name>/delete", "delete_darkroom", flow.delete, ("post",), "Delete a Darkroom"),
     )
     rendering.add_views(blueprint, views)
-    return (liverows.RowView("darkrooms", kind=service.title, template=LIST, var="d", item=service.friendly),)
+    return (liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),)
