@@ -131,6 +131,7 @@ def _third_party_imports(*directories: str) -> set[str]:
         "aggregator",
         "labelselectors",
         "mergepatch",
+        "envsettings",
         "scripts",
         "frontend",
     }
