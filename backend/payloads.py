@@ -18,6 +18,7 @@ from marshmallow import Schema, ValidationError
 
 from backend.conversions import ROOT
 from backend.problems import Problem
+from mergepatch import merge_patch as merge_patch  # re-export: the resource views apply a PATCH body with it
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -127,16 +128,3 @@ def merged(first: Mapping[str, list[str]], *more: Mapping[str, list[str]], besid
                 continue
             found[path] = list(dict.fromkeys([*found.get(path, ()), *messages]))
     return found
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch: objects merge recursively, ``null`` removes, anything else replaces."""
-    if not isinstance(patch, Mapping):
-        return patch
-    result = dict(target) if isinstance(target, Mapping) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result

@@ -9,38 +9,17 @@ entry points (:mod:`backend.wsgi`, ``scripts/run_api.py``) call it and pass the 
 from __future__ import annotations
 
 import ipaddress
-import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+import envsettings
+from envsettings import variable
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 ENV_PREFIX = "DARKROOM_API_"
 TOKEN_ENV = "DARKROOM_API_TOKEN"
-# Fields whose variable is not ENV_PREFIX + FIELD: the token is one name everywhere (README, deploy/, compose).
-ENV_NAMES = {"api_token": TOKEN_ENV}
-# Old names still read, with a FutureWarning (a deprecation meant for whoever runs the product): old -> new.
-DEPRECATED_ENV_NAMES = {"DARKROOM_API_API_TOKEN": TOKEN_ENV}
-
-
-def env_name(field_name: str) -> str:
-    """The environment variable that sets ``field_name``."""
-    return ENV_NAMES.get(field_name, ENV_PREFIX + field_name.upper())
-
-
-def _with_deprecated_names(environ: Mapping[str, str]) -> Mapping[str, str]:
-    """``environ`` with each old name's value under its new name (the new name wins), warning once per old name used."""
-    renamed = dict(environ)
-    for old, new in DEPRECATED_ENV_NAMES.items():
-        if old not in environ:
-            continue
-        if new in environ:
-            warnings.warn(f"{old} is deprecated and ignored because {new} is set: remove {old}", FutureWarning, stacklevel=3)
-        else:
-            warnings.warn(f"{old} is deprecated: rename it {new} (the old name will stop working)", FutureWarning, stacklevel=3)
-            renamed[new] = environ[old]
-    return renamed
 
 
 class UnsafeSettings(ValueError):
@@ -49,64 +28,130 @@ class UnsafeSettings(ValueError):
 
 @dataclass(frozen=True)
 class ApiSettings:
-    """Everything the API process can be told.
-
-    Serving: ``host`` (default loopback) and ``port``. Off loopback, ``api_token`` is required and
-    every endpoint but ``/healthz`` and ``/readyz`` demands ``Authorization: Bearer <token>`` (or the
-    dashboard's session cookie). ``secret_key`` signs session cookies and CSRF tokens (random per
-    process when unset; replicas must share it: :mod:`backend.security`); a session ends
-    ``session_lifetime_s`` after login. ``cors_origins``: comma-separated exact origins allowed to call the API from
-    a browser (default: none). ``max_content_length_bytes``: larger request bodies get 413.
-    Cluster: ``kubeconfig`` (None: KUBECONFIG, ~/.kube/config, in-cluster); ``namespace``: serve one
-    namespace only (None: all); ``field_manager`` of our writes; ``cache_sync_timeout_s`` how long
-    startup waits for the informers (the app starts anyway; /readyz says 503 until synced).
-    Live updates: ``sse_heartbeat_s`` between SSE comments on an idle ``/watch``; ``sse_history``
-    events kept for ``Last-Event-ID`` resume.
-    Pagination: ``page_size_max`` largest ``limit`` accepted.
-    Sessions and abuse: ``session_namespace`` holds the shared list of logged-out sessions
-    (:mod:`backend.revocation`; the API's own namespace); after ``auth_failures_max`` wrong tokens
-    from one client within ``auth_failure_window_s`` its further attempts get 429 until the window
-    has passed. ``allowed_hosts``: comma-separated host names the ``Host`` header may name (DNS
-    rebinding protection); empty: the loopback names while bound to loopback, any host when a token
-    is required (then the token protects). Probes (``/healthz``, ``/readyz``) answer any host.
-    Across replicas: ``consistency_wait_s`` how long a read carrying a consistency token waits for
-    this replica's cache to reach the client's own write (:mod:`backend.consistency`), then 503.
-    Serving limits (production server, :mod:`backend.asgi`): ``request_threads`` run the Flask
-    views (streams and probes hold none of them); ``stream_max_per_client`` /
-    ``stream_max_total`` open ``/watch`` streams, over which ``/watch`` answers 503 with
-    ``Retry-After: stream_retry_after_s``; ``header_timeout_s``: a request's headers must be in
-    within this time of its first byte (of the connection, for the first request), else the
-    connection is closed; ``body_timeout_s``: its body within this time of the headers, else 408.
-    ``hsts_max_age_s``: ``Strict-Transport-Security`` max-age on responses served over https (0: no header).
+    """Everything the API process can be told; each field's variable and meaning are in its metadata
+    (:func:`envsettings.variable`). Groups: serving (host, port, token, signing key, sessions, CORS, body size),
+    the cluster (kubeconfig, namespace, field manager, cache sync), live updates (SSE), pagination, sessions and
+    abuse (logged-out sessions, wrong-token limit, allowed Host names), across replicas (consistency wait) and the
+    production server's limits (:mod:`backend.asgi`: threads, /watch caps, header/body deadlines, HSTS).
     """
 
-    host: str = "127.0.0.1"
-    port: int = 5000
-    api_token: str | None = None
-    secret_key: str | None = None
-    session_lifetime_s: int = 12 * 3600
-    cors_origins: str = ""
-    max_content_length_bytes: int = 1_048_576
-    kubeconfig: Path | None = None
-    namespace: str | None = None
-    field_manager: str = "darkroom-control-panel"
-    cache_sync_timeout_s: float = 30.0
-    sse_heartbeat_s: float = 15.0
-    sse_history: int = 1000
-    page_size_max: int = 1000
-    consistency_wait_s: float = 5.0
-    session_namespace: str = "darkroom-system"
-    auth_failures_max: int = 10
-    auth_failure_window_s: float = 60.0
-    allowed_hosts: str = ""
-    log_level: str = "INFO"
-    request_threads: int = 32
-    stream_max_per_client: int = 32
-    stream_max_total: int = 2000
-    stream_retry_after_s: int = 10
-    header_timeout_s: float = 10.0
-    body_timeout_s: float = 30.0
-    hsts_max_age_s: int = 31_536_000
+    host: str = field(default="127.0.0.1", metadata=variable(f"{ENV_PREFIX}HOST", doc="Address to serve on (default loopback)."))
+    port: int = field(default=5000, metadata=variable(f"{ENV_PREFIX}PORT", "PORT", doc="TCP port to serve on."))
+    api_token: str | None = field(
+        default=None,
+        metadata=variable(
+            TOKEN_ENV,
+            deprecated=("DARKROOM_API_API_TOKEN",),
+            doc="Bearer token. Required off loopback, where every endpoint but /healthz and /readyz demands"
+            " `Authorization: Bearer <token>` (or the dashboard's session cookie).",
+        ),
+    )
+    secret_key: str | None = field(
+        default=None,
+        metadata=variable(
+            f"{ENV_PREFIX}SECRET_KEY",
+            doc="Signs session cookies and CSRF tokens (random per process when unset; replicas must share it: backend.security).",
+        ),
+    )
+    session_lifetime_s: int = field(
+        default=12 * 3600, metadata=variable(f"{ENV_PREFIX}SESSION_LIFETIME_S", doc="A session ends this long after login.")
+    )
+    cors_origins: str = field(
+        default="",
+        metadata=variable(
+            f"{ENV_PREFIX}CORS_ORIGINS", doc="Comma-separated exact origins allowed to call the API from a browser (default: none)."
+        ),
+    )
+    max_content_length_bytes: int = field(
+        default=1_048_576, metadata=variable(f"{ENV_PREFIX}MAX_CONTENT_LENGTH_BYTES", doc="Larger request bodies get 413.")
+    )
+    kubeconfig: Path | None = field(
+        default=None,
+        metadata=variable(f"{ENV_PREFIX}KUBECONFIG", doc="Cluster credentials (None: KUBECONFIG, ~/.kube/config, in-cluster)."),
+    )
+    namespace: str | None = field(default=None, metadata=variable(f"{ENV_PREFIX}NAMESPACE", doc="Serve one namespace only (None: all)."))
+    field_manager: str = field(
+        default="darkroom-control-panel", metadata=variable(f"{ENV_PREFIX}FIELD_MANAGER", doc="The field manager of our writes.")
+    )
+    cache_sync_timeout_s: float = field(
+        default=30.0,
+        metadata=variable(
+            f"{ENV_PREFIX}CACHE_SYNC_TIMEOUT_S",
+            doc="How long startup waits for the informers (the app starts anyway; /readyz says 503 until synced).",
+        ),
+    )
+    sse_heartbeat_s: float = field(
+        default=15.0, metadata=variable(f"{ENV_PREFIX}SSE_HEARTBEAT_S", doc="Between SSE comments on an idle /watch.")
+    )
+    sse_history: int = field(default=1000, metadata=variable(f"{ENV_PREFIX}SSE_HISTORY", doc="Events kept for Last-Event-ID resume."))
+    page_size_max: int = field(default=1000, metadata=variable(f"{ENV_PREFIX}PAGE_SIZE_MAX", doc="Largest `limit` accepted."))
+    consistency_wait_s: float = field(
+        default=5.0,
+        metadata=variable(
+            f"{ENV_PREFIX}CONSISTENCY_WAIT_S",
+            doc="How long a read carrying a consistency token waits for this replica's cache to reach the client's own write"
+            " (backend.consistency), then 503.",
+        ),
+    )
+    session_namespace: str = field(
+        default="darkroom-system",
+        metadata=variable(
+            f"{ENV_PREFIX}SESSION_NAMESPACE",
+            doc="Holds the shared list of logged-out sessions (backend.revocation; the API's own namespace).",
+        ),
+    )
+    auth_failures_max: int = field(
+        default=10,
+        metadata=variable(
+            f"{ENV_PREFIX}AUTH_FAILURES_MAX",
+            doc="Wrong tokens from one client within auth_failure_window_s after which its further attempts get 429.",
+        ),
+    )
+    auth_failure_window_s: float = field(
+        default=60.0, metadata=variable(f"{ENV_PREFIX}AUTH_FAILURE_WINDOW_S", doc="The window auth_failures_max counts in.")
+    )
+    allowed_hosts: str = field(
+        default="",
+        metadata=variable(
+            f"{ENV_PREFIX}ALLOWED_HOSTS",
+            doc="Comma-separated host names the Host header may name (DNS rebinding protection); empty: the loopback names while"
+            " bound to loopback, any host when a token is required. Probes answer any host.",
+        ),
+    )
+    log_level: str = field(default="INFO", metadata=variable(f"{ENV_PREFIX}LOG_LEVEL", doc="Logging level."))
+    request_threads: int = field(
+        default=32,
+        metadata=variable(
+            f"{ENV_PREFIX}REQUEST_THREADS", doc="Threads running the Flask views in the production server (streams and probes hold none)."
+        ),
+    )
+    stream_max_per_client: int = field(
+        default=32, metadata=variable(f"{ENV_PREFIX}STREAM_MAX_PER_CLIENT", doc="Open /watch streams per client; over it, 503.")
+    )
+    stream_max_total: int = field(
+        default=2000, metadata=variable(f"{ENV_PREFIX}STREAM_MAX_TOTAL", doc="Open /watch streams in all; over it, 503.")
+    )
+    stream_retry_after_s: int = field(
+        default=10, metadata=variable(f"{ENV_PREFIX}STREAM_RETRY_AFTER_S", doc="The Retry-After of a /watch refused for the caps.")
+    )
+    header_timeout_s: float = field(
+        default=10.0,
+        metadata=variable(
+            f"{ENV_PREFIX}HEADER_TIMEOUT_S",
+            doc="A request's headers must be in within this time of its first byte (of the connection, for the first request),"
+            " else the connection is closed.",
+        ),
+    )
+    body_timeout_s: float = field(
+        default=30.0,
+        metadata=variable(f"{ENV_PREFIX}BODY_TIMEOUT_S", doc="A request's body must be in within this time of the headers, else 408."),
+    )
+    hsts_max_age_s: int = field(
+        default=31_536_000,
+        metadata=variable(
+            f"{ENV_PREFIX}HSTS_MAX_AGE_S", doc="Strict-Transport-Security max-age on responses served over https (0: no header)."
+        ),
+    )
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:
@@ -150,26 +195,5 @@ class ApiSettings:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], **overrides: Any) -> ApiSettings:
-        """Settings from ``DARKROOM_API_<FIELD>`` variables (:func:`env_name`) and ``PORT``, then ``overrides``."""
-        environ = _with_deprecated_names(environ)
-        values: dict[str, Any] = {}
-        if environ.get("PORT"):
-            values["port"] = int(environ["PORT"])
-        for f in fields(cls):
-            raw = environ.get(env_name(f.name))
-            if raw is None:
-                continue
-            type_name = str(f.type)
-            try:
-                if type_name.startswith("int"):
-                    values[f.name] = int(raw)
-                elif type_name.startswith("float"):
-                    values[f.name] = float(raw)
-                elif type_name.startswith("Path"):
-                    values[f.name] = Path(raw) if raw else None
-                else:
-                    values[f.name] = raw or (None if "None" in type_name else raw)
-            except ValueError as e:
-                raise ValueError(f"{env_name(f.name)}: {e}") from e
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        """Settings from the fields' variables (``DARKROOM_API_<FIELD>``, ``PORT``, ``DARKROOM_API_TOKEN``), then ``overrides``."""
+        return envsettings.from_environ(cls, environ, **overrides)

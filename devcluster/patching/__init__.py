@@ -3,7 +3,8 @@
 This module owns the *patch arithmetic* of devcluster: the request handlers apply a PATCH body to
 the stored object with it, then validate and persist the result themselves.
 
-* :func:`merge_patch` -- ``application/merge-patch+json`` (RFC 7386; ``null`` deletes a key).
+* :func:`merge_patch` -- ``application/merge-patch+json`` (RFC 7386; ``null`` deletes a key): the shared
+  leaf package ``mergepatch``, the one implementation the API's PATCH uses too.
 * :func:`json_patch` -- ``application/json-patch+json`` (RFC 6902, through the ``jsonpatch``
   library). kube-apiserver answers 400 when the body is not a list of operation objects and 422
   (with the patch library's text) when an operation cannot be applied.
@@ -33,7 +34,7 @@ Where apimachinery would store a directive verbatim (its typed decoding drops it
 which stores unstructured objects, drops it instead: a ``{"$patch": "delete"}`` map removes the
 field, and directive keys or ``null`` values inside newly added values are not kept.
 
-The package: ``common`` (PatchError), ``rfc7386`` (merge patch), ``rfc6902`` (JSON patch), and the
+The package: ``common`` (PatchError), ``rfc6902`` (JSON patch), and the
 strategic merge patch in ``directives``, ``ordering`` and ``strategic``.
 """
 
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 from devcluster.patching.common import PatchError
 from devcluster.patching.rfc6902 import json_patch
-from devcluster.patching.rfc7386 import merge_patch
 from devcluster.patching.strategic import strategic_merge_patch
+from mergepatch import merge_patch
 
 __all__ = ["PatchError", "json_patch", "merge_patch", "strategic_merge_patch"]

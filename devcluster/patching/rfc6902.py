@@ -7,7 +7,8 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from devcluster.patching.common import PatchError, _copy
+from devcluster.patching.common import PatchError
+from mergepatch import copy_json
 
 # --------------------------------------------------------------------------------------------
 # RFC 6902 JSON patch
@@ -24,7 +25,7 @@ def json_patch(target: Any, operations: Any) -> Any:
     the patch library's message. A ``null`` body is an empty patch, as in Go.
     """
     if operations is None:
-        return _copy(target)
+        return copy_json(target)
     if not isinstance(operations, list):
         kind = _JSON_KIND.get(type(operations), "value")
         raise PatchError(400, f"error decoding patch: json: cannot unmarshal {kind} into Go value of type []handlers.jsonPatchOp")
@@ -35,8 +36,8 @@ def json_patch(target: Any, operations: Any) -> Any:
     if any(op is None for op in operations):
         raise PatchError(422, "Unexpected kind: unknown")
     try:
-        document = _copy(target)
-        for op in _copy(operations):
+        document = copy_json(target)
+        for op in copy_json(operations):
             if op.get("op") == "replace" and _missing_map_key(document, op.get("path")):
                 # evanphx/json-patch v4 (kube's) replaces a missing key of an object: it adds it
                 op = {**op, "op": "add"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from devcluster import gofmt
-from devcluster.patching.common import PatchError, _copy
+from devcluster.patching.common import PatchError
 from devcluster.patching.directives import (
     _DELETE,
     _DELETE_FROM_PRIMITIVE_LIST,
@@ -40,6 +40,7 @@ from devcluster.patching.ordering import (
 )
 from devcluster.patching.rfc6902 import _JSON_KIND
 from devcluster.structure import Path, Structure, TableStructure
+from mergepatch import copy_json
 
 # ---- the merge itself -------------------------------------------------------------------------
 
@@ -330,9 +331,9 @@ def strategic_merge_patch(target: dict[str, Any], patch: dict[str, Any], structu
     patch is an empty patch; any other non-object patch is a 400, as kube-apiserver cannot decode it.
     """
     if patch is None:
-        return _copy(target) if isinstance(target, dict) else {}
+        return copy_json(target) if isinstance(target, dict) else {}
     if not isinstance(patch, dict):
         kind = _JSON_KIND.get(type(patch), "value")
         raise PatchError(400, f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}")
-    original = _copy(target) if isinstance(target, dict) else {}
+    original = copy_json(target) if isinstance(target, dict) else {}
     return _StrategicMerger(structure).merge_map(original, patch, ())

@@ -8,7 +8,8 @@ to the verb functions of ``reading.py`` / ``writing/`` / ``watching.py`` (``/sca
 :func:`build_app`; run by ``server.py``.
 
 The package: ``negotiation`` (targets, Accept negotiation, query options), ``api`` (the Api's
-handlers) and ``app`` (the aiohttp application).
+routing and resource handlers), ``discovering`` (discovery and OpenAPI documents) and ``app`` (the
+aiohttp application).
 """
 
 from __future__ import annotations

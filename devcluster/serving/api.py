@@ -1,5 +1,6 @@
-"""The :class:`Api`: kube-apiserver's routes over the store (discovery, OpenAPI, get/list/watch, the
-write verbs, subresources), each answering with kube's status codes, headers and bodies.
+"""The :class:`Api`: kube-apiserver's routes over the store (get/list/watch, the write verbs, subresources),
+each answering with kube's status codes, headers and bodies; discovery and OpenAPI documents are
+:mod:`devcluster.serving.discovering`'s.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from devcluster import discovery, duplicates, errors, openapi, printing, protobuf, scaling
+from devcluster import discovery, duplicates, errors, printing, protobuf, scaling
 from devcluster.aggregation import AggregationLayer
 from devcluster.auditing import RECORD_KEY, AuditLog, verb_of
 from devcluster.catalog import Catalog
@@ -22,6 +23,7 @@ from devcluster.errors import StatusError
 from devcluster.reading import ListQuery, list_objects
 from devcluster.resources import ResourceType
 from devcluster.selectors import parse_field_selector, parse_label_selector
+from devcluster.serving.discovering import Discovery, json_response
 from devcluster.serving.negotiation import (
     _DUPLICATES_KEY,
     _NOT_FOUND,
@@ -54,7 +56,7 @@ class Api:
     ) -> None:
         self.store, self.catalog, self.writer, self.settings = store, catalog, writer, settings
         self.aggregation = aggregation
-        self._openapi_cache: dict[str, tuple[int, dict[str, Any], str]] = {}
+        self.discovery = Discovery(catalog=catalog, settings=settings, aggregation=aggregation)
         self.stopping = asyncio.Event()
         self.audit = AuditLog(settings.audit_log) if settings.audit_log else None
 
@@ -95,7 +97,7 @@ class Api:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         parts = [p for p in request.path.split("/") if p]
         if not parts:
-            return self._json({"paths": sorted({"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version", "/openapi/v3"})})
+            return self.discovery.root()
         head = parts[0]
         if self.aggregation is not None:
             answered = await self.aggregation.answer(request, parts)
@@ -106,74 +108,14 @@ class Api:
         if head == "version" and len(parts) == 1:
             return self._json(discovery.version_info())
         if head == "openapi":
-            return self._openapi(request, parts)
+            return self.discovery.openapi(request, parts)
         if head == "api":
-            return await self._core_group(request, parts)
+            document = self.discovery.core_group(parts)
+            return document if document is not None else await self._resource_request(request, "", "v1", parts[2:])
         if head == "apis":
-            return await self._named_groups(request, parts)
+            document = self.discovery.named_groups(parts)
+            return document if document is not None else await self._resource_request(request, parts[1], parts[2], parts[3:])
         raise _PlainNotFound
-
-    async def _core_group(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
-        """``/api``, ``/api/v1`` and everything below it."""
-        if len(parts) == 1:
-            return self._json(discovery.core_versions(f"{self.settings.host}:{self.settings.port}"))
-        if parts[1] != "v1":
-            raise _NOT_FOUND
-        if len(parts) == 2:
-            return self._json(discovery.api_resource_list("v1", self.catalog.group_versions().get("v1", [])))
-        return await self._resource_request(request, "", "v1", parts[2:])
-
-    async def _named_groups(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
-        """``/apis``, a group, a group-version and everything below it (aggregated groups: their discovery)."""
-        if len(parts) == 1:
-            resources = [r for r in self.catalog.all() if r.group]
-            groups = discovery.api_group_list(resources, preferred=self.catalog.preferred_versions())
-            if self.aggregation is not None:
-                groups["groups"] = discovery.sort_groups(groups["groups"] + self.aggregation.groups({r.group for r in resources}))
-            return self._json(groups)
-        group = parts[1]
-        resources = [r for r in self.catalog.all() if r.group == group]
-        if not resources:
-            aggregated = self.aggregation.group_document(group) if self.aggregation is not None and len(parts) == 2 else None
-            if aggregated is not None:
-                return self._json(aggregated)
-            raise _PlainNotFound
-        if len(parts) == 2:
-            return self._json(discovery.api_group(group, resources, self.catalog.preferred_versions().get(group)))
-        version = parts[2]
-        if len(parts) == 3:
-            served = self.catalog.group_versions().get(f"{group}/{version}")
-            if not served:
-                raise _NOT_FOUND
-            return self._json(discovery.api_resource_list(f"{group}/{version}", served))
-        if not self.catalog.group_versions().get(f"{group}/{version}"):
-            raise _NOT_FOUND
-        return await self._resource_request(request, group, version, parts[3:])
-
-    def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
-        if parts[1:2] != ["v3"]:
-            raise _NOT_FOUND
-        gvs = self.catalog.group_versions()
-        docs: dict[str, tuple[dict[str, Any], str]] = {}
-        for gv, resources in gvs.items():
-            key = f"api/{gv}" if "/" not in gv else f"apis/{gv}"
-            cached = self._openapi_cache.get(key)
-            if cached is None or cached[0] != self.catalog.generation:
-                document = openapi.group_version_document(gv, resources)
-                cached = (self.catalog.generation, document, openapi.document_hash(document))
-                self._openapi_cache[key] = cached
-            docs[key] = (cached[1], cached[2])
-        if len(parts) == 2:
-            listed = sorted(gvs) + (self.aggregation.openapi_group_versions(set(gvs)) if self.aggregation is not None else [])
-            return self._json(openapi.root_document(listed, {k: h for k, (_, h) in docs.items()}))
-        key = "/".join(parts[2:])
-        if key not in docs:
-            raise _EmptyNotFound
-        document, digest = docs[key]
-        response = self._json(document)
-        response.headers["ETag"] = f'"{digest}"'
-        response.headers["Cache-Control"] = "public, immutable" if request.query.get("hash") == digest else "no-cache, private"
-        return response
 
     # -- resource requests -------------------------------------------------------------------
 
@@ -448,9 +390,7 @@ class Api:
 
     # -- rendering ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _json(document: Any, status: int = 200) -> web.Response:
-        return web.Response(status=status, body=orjson.dumps(document), content_type=JSON)
+    _json = staticmethod(json_response)
 
     def _encode(self, rendering: Rendering, document: Any, status: int = 200) -> web.Response:
         if rendering.yaml:  # as bytes: kube's Content-Type has no charset parameter

@@ -10,10 +10,12 @@ import logging
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import envsettings
+from envsettings import variable
 from kinds.darkrooms import DEFAULT_VERSION
 from kinds.quantities import canonical_quantity
 
@@ -23,55 +25,98 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class OperatorSettings:
-    """Everything the reconciler process can be told.
-
-    Cluster: ``kubeconfig`` (None: KUBECONFIG, ~/.kube/config, then in-cluster); ``namespace``:
-    watch one namespace only (None: all namespaces).
-    Runtime: ``workers`` reconcile threads; ``resync_s`` period after which every cached primary
-    object is reconciled again; ``shutdown_timeout_s`` how long in-flight reconciles may finish.
-    Leader election (client-go defaults): ``leader_election`` on/off, Lease
-    ``lease_namespace``/``lease_name``, ``identity`` of this replica, ``lease_duration_s`` 15,
-    ``renew_deadline_s`` 10, ``retry_period_s`` 2.
-    Probes/metrics: ``health_host``/``health_port`` serve ``/healthz``, ``/readyz``, ``/metrics``
-    (port 0 picks a free port, -1 disables).
-    Darkroom children: ``image_repository`` (image is ``<repository>:v<version>``; an absent
-    ``spec.version`` is the CRD default ``kinds.darkrooms.DEFAULT_VERSION``), ``domain`` (hosts are ``<subDomain>.<domain>``),
-    ``ingress_class`` and ``tls_secret`` (None: not set on the Ingress), container resources.
-    Postgresql children: ``postgres_image`` (image is ``<postgres_image>:<spec.version>``, the
-    official image by default).
-    Identity on the cluster: ``field_manager`` of every server-side apply, ``managed_by`` the
-    ``app.kubernetes.io/managed-by`` label of children, ``component`` the Events' source.
-    ``log_level``/``log_json``: logging.
+    """Everything the reconciler process can be told; each field's variable (``DARKROOM_OPERATOR_<FIELD>``) and
+    meaning are in its metadata (:func:`envsettings.variable`). Groups: the cluster, the runtime (workers, resync,
+    shutdown), leader election (client-go's timings), probes/metrics, Darkroom and Postgresql children, our identity
+    on the cluster (field manager, managed-by label, Events' source) and logging.
     """
 
-    kubeconfig: Path | None = None
-    namespace: str | None = None
-    workers: int = 4
-    resync_s: float = 300.0
-    shutdown_timeout_s: float = 10.0
-    leader_election: bool = True
-    lease_namespace: str = "default"
-    lease_name: str = "darkroom-operator"
-    identity: str = ""
-    lease_duration_s: float = 15.0
-    renew_deadline_s: float = 10.0
-    retry_period_s: float = 2.0
-    health_host: str = "127.0.0.1"
-    health_port: int = 8081
-    image_repository: str = "gojektech/darkroom"
-    domain: str = "darkroom.example.com"
-    ingress_class: str | None = None
-    tls_secret: str | None = None
-    cpu_request: str = "100m"
-    memory_request: str = "128Mi"
-    cpu_limit: str = "1"
-    memory_limit: str = "512Mi"
-    postgres_image: str = "postgres"
-    field_manager: str = "darkroom-operator"
-    managed_by: str = "darkroom-operator"
-    component: str = "darkroom-operator"
-    log_level: str = "INFO"
-    log_json: bool = True
+    kubeconfig: Path | None = field(
+        default=None,
+        metadata=variable(f"{ENV_PREFIX}KUBECONFIG", doc="Cluster credentials (None: KUBECONFIG, ~/.kube/config, then in-cluster)."),
+    )
+    namespace: str | None = field(
+        default=None, metadata=variable(f"{ENV_PREFIX}NAMESPACE", doc="Watch one namespace only (None: all namespaces).")
+    )
+    workers: int = field(default=4, metadata=variable(f"{ENV_PREFIX}WORKERS", doc="Reconcile threads."))
+    resync_s: float = field(
+        default=300.0, metadata=variable(f"{ENV_PREFIX}RESYNC_S", doc="Period after which every cached primary object is reconciled again.")
+    )
+    shutdown_timeout_s: float = field(
+        default=10.0, metadata=variable(f"{ENV_PREFIX}SHUTDOWN_TIMEOUT_S", doc="How long in-flight reconciles may finish on shutdown.")
+    )
+    leader_election: bool = field(
+        default=True, metadata=variable(f"{ENV_PREFIX}LEADER_ELECTION", doc="Leader election on/off (off: run a single replica).")
+    )
+    lease_namespace: str = field(default="default", metadata=variable(f"{ENV_PREFIX}LEASE_NAMESPACE", doc="The leader Lease's namespace."))
+    lease_name: str = field(default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}LEASE_NAME", doc="The leader Lease's name."))
+    identity: str = field(
+        default="", metadata=variable(f"{ENV_PREFIX}IDENTITY", doc="Identity of this replica in the Lease (empty: hostname-pid).")
+    )
+    lease_duration_s: float = field(
+        default=15.0,
+        metadata=variable(f"{ENV_PREFIX}LEASE_DURATION_S", doc="How long a Lease holds without renewal (client-go default 15)."),
+    )
+    renew_deadline_s: float = field(
+        default=10.0,
+        metadata=variable(
+            f"{ENV_PREFIX}RENEW_DEADLINE_S", doc="How long the leader retries renewing before it steps down (client-go default 10)."
+        ),
+    )
+    retry_period_s: float = field(
+        default=2.0, metadata=variable(f"{ENV_PREFIX}RETRY_PERIOD_S", doc="Between acquire/renew attempts (client-go default 2).")
+    )
+    health_host: str = field(
+        default="127.0.0.1", metadata=variable(f"{ENV_PREFIX}HEALTH_HOST", doc="Address of /healthz, /readyz and /metrics.")
+    )
+    health_port: int = field(
+        default=8081,
+        metadata=variable(f"{ENV_PREFIX}HEALTH_PORT", doc="Port of /healthz, /readyz and /metrics (0 picks a free port, -1 disables)."),
+    )
+    image_repository: str = field(
+        default="gojektech/darkroom",
+        metadata=variable(
+            f"{ENV_PREFIX}IMAGE_REPOSITORY",
+            doc="Darkroom image repository: the image is <repository>:v<version> (an absent spec.version is the CRD"
+            " default, kinds.darkrooms.DEFAULT_VERSION).",
+        ),
+    )
+    domain: str = field(
+        default="darkroom.example.com", metadata=variable(f"{ENV_PREFIX}DOMAIN", doc="Darkroom hosts are <subDomain>.<domain>.")
+    )
+    ingress_class: str | None = field(
+        default=None, metadata=variable(f"{ENV_PREFIX}INGRESS_CLASS", doc="The Ingress class (None: not set on the Ingress).")
+    )
+    tls_secret: str | None = field(
+        default=None, metadata=variable(f"{ENV_PREFIX}TLS_SECRET", doc="The Ingress's TLS secret (None: not set).")
+    )
+    cpu_request: str = field(
+        default="100m", metadata=variable(f"{ENV_PREFIX}CPU_REQUEST", doc="Darkroom container CPU request (a Kubernetes quantity).")
+    )
+    memory_request: str = field(
+        default="128Mi", metadata=variable(f"{ENV_PREFIX}MEMORY_REQUEST", doc="Darkroom container memory request (a Kubernetes quantity).")
+    )
+    cpu_limit: str = field(
+        default="1", metadata=variable(f"{ENV_PREFIX}CPU_LIMIT", doc="Darkroom container CPU limit (a Kubernetes quantity).")
+    )
+    memory_limit: str = field(
+        default="512Mi", metadata=variable(f"{ENV_PREFIX}MEMORY_LIMIT", doc="Darkroom container memory limit (a Kubernetes quantity).")
+    )
+    postgres_image: str = field(
+        default="postgres",
+        metadata=variable(
+            f"{ENV_PREFIX}POSTGRES_IMAGE", doc="Postgresql image: <postgres_image>:<spec.version> (the official image by default)."
+        ),
+    )
+    field_manager: str = field(
+        default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}FIELD_MANAGER", doc="The field manager of every server-side apply.")
+    )
+    managed_by: str = field(
+        default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}MANAGED_BY", doc="The app.kubernetes.io/managed-by label of children.")
+    )
+    component: str = field(default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}COMPONENT", doc="The Events' source component."))
+    log_level: str = field(default="INFO", metadata=variable(f"{ENV_PREFIX}LOG_LEVEL", doc="Logging level."))
+    log_json: bool = field(default=True, metadata=variable(f"{ENV_PREFIX}LOG_JSON", doc="Log JSON lines (false: plain text)."))
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -91,7 +136,6 @@ class OperatorSettings:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], **overrides: Any) -> OperatorSettings:
         """Settings from ``DARKROOM_OPERATOR_<FIELD>`` variables (e.g. ``DARKROOM_OPERATOR_WORKERS=8``), then ``overrides``."""
-        values: dict[str, Any] = {}
         if ENV_PREFIX + "DEFAULT_VERSION" in environ:
             _log.warning(
                 "%sDEFAULT_VERSION is ignored: a Darkroom without spec.version runs the CRD's default (%r), which the"
@@ -99,27 +143,4 @@ class OperatorSettings:
                 ENV_PREFIX,
                 DEFAULT_VERSION,
             )
-        for f in fields(cls):
-            raw = environ.get(ENV_PREFIX + f.name.upper())
-            if raw is None:
-                continue
-            values[f.name] = _parse(f.name, str(f.type), raw)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
-
-
-def _parse(name: str, type_name: str, raw: str) -> Any:
-    try:
-        if type_name.startswith("bool"):
-            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(f"expected true/false, got {raw!r}")
-            return raw.lower() in ("1", "true", "yes", "on")
-        if type_name.startswith("int"):
-            return int(raw)
-        if type_name.startswith("float"):
-            return float(raw)
-        if type_name.startswith("Path"):
-            return Path(raw) if raw else None
-        return raw or None if "None" in type_name else raw
-    except ValueError as e:
-        raise ValueError(f"{ENV_PREFIX}{name.upper()}: {e}") from e
+        return envsettings.from_environ(cls, environ, **overrides)

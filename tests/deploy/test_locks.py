@@ -122,7 +122,19 @@ def test_the_image_lock_holds_neither_devcluster_nor_the_toolchain() -> None:
 
 
 def _third_party_imports(*directories: str) -> set[str]:
-    ours = {"backend", "cluster", "kinds", "darkroom_operator", "devcluster", "aggregator", "labelselectors", "scripts", "frontend"}
+    ours = {
+        "backend",
+        "cluster",
+        "kinds",
+        "darkroom_operator",
+        "devcluster",
+        "aggregator",
+        "labelselectors",
+        "mergepatch",
+        "envsettings",
+        "scripts",
+        "frontend",
+    }
     modules: set[str] = set()
     for directory in directories:
         for path in (ROOT / directory).rglob("*.py"):

@@ -1,5 +1,5 @@
 """Shared conversion pieces: API server field paths → friendly paths (and messages), marshmallow error
-flattening, RFC 7386 merge patch, continue tokens and pagination, per-version memoized rendering.
+flattening, continue tokens and pagination, per-version memoized rendering.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from backend import listing
 from backend.conversions import friendly_path, invalid_errors
 from backend.darkrooms import RENAMES as DARKROOM_RENAMES
-from backend.payloads import flatten, merge_patch
+from backend.payloads import flatten
 from backend.problems import Problem
 from backend.tasks import RENAMES as TASK_RENAMES
 from cluster import Invalid
@@ -59,24 +59,6 @@ def test_invalid_causes_are_keyed_and_worded_with_friendly_paths() -> None:
 def test_flatten_nested_marshmallow_errors() -> None:
     messages = {"source": {"baseUrl": ["bad"], "_schema": ["whole source"]}, "subDomains": {1: ["dup"]}, "_schema": ["root"]}
     assert flatten(messages) == {"source.baseUrl": ["bad"], "source": ["whole source"], "subDomains.1": ["dup"], "$": ["root"]}
-
-
-@pytest.mark.parametrize(
-    ("target", "patch", "result"),
-    [  # RFC 7386 appendix A
-        ({"a": "b"}, {"a": "c"}, {"a": "c"}),
-        ({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}),
-        ({"a": "b"}, {"a": None}, {}),
-        ({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}),
-        ({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}),
-        (["a", "b"], ["c", "d"], ["c", "d"]),
-        ({"a": "foo"}, "bar", "bar"),
-        ({"e": None}, {"a": 1}, {"e": None, "a": 1}),
-        ({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}),
-    ],
-)
-def test_merge_patch(target: Any, patch: Any, result: Any) -> None:
-    assert merge_patch(target, patch) == result
 
 
 def objects(*keys: str) -> list[dict[str, Any]]:

@@ -1,0 +1,117 @@
+"""The API's and the reconciler's settings: every variable declared on its field, and the README's table says the same.
+
+Behaviours covered:
+
+- every field of ``ApiSettings`` and ``OperatorSettings`` declares its variable and a doc (``envsettings.variable``),
+  the API's under ``DARKROOM_API_`` (the port also under ``PORT``), the reconciler's as ``DARKROOM_OPERATOR_<FIELD>``;
+- the README's Configuration table names exactly the declared variables (an abbreviated ``_NAME`` after a full
+  ``DARKROOM_API_...``/``DARKROOM_OPERATOR_...`` in the same row is that prefix's), and the deprecated token name
+  only as deprecated;
+- an empty environment gives the defaults; ``DARKROOM_API_PORT`` wins over ``PORT``;
+- a bad value stops with the variable's name and why (an integer, a number, a boolean), as a ValueError the
+  entry points report (``bad settings: ...``, ``cannot start: ...``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+from darkroom_operator.settings import OperatorSettings
+
+from backend.settings import ApiSettings
+from envsettings import variables
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFIXES = ("DARKROOM_API_", "DARKROOM_OPERATOR_")
+
+
+def _declared() -> set[str]:
+    return {name for cls in (ApiSettings, OperatorSettings) for _, v in variables(cls) for name in v.names}
+
+
+def _readme_rows() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    table = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in table.splitlines() if line.startswith("| ") and not line.startswith(("| setting", "| ---"))]
+
+
+def _named(row: str) -> set[str]:
+    """The settings variables a row names: full names, and ``_SUFFIX`` abbreviations of the last full name's prefix."""
+    cell = row.split(" | ")[1]
+    names, prefix = set(), None
+    for token in re.findall(r"`([A-Z_][A-Z0-9_]*)`", cell):
+        full = next((p for p in PREFIXES if token.startswith(p)), None)
+        if full is not None:
+            names.add(token)
+            prefix = full
+        elif token.startswith("_") and prefix is not None:
+            names.add(prefix + token[1:])
+        elif token == "PORT":
+            names.add(token)
+    return names
+
+
+def test_every_field_declares_its_variable_and_a_doc() -> None:
+    for cls, prefix in ((ApiSettings, "DARKROOM_API_"), (OperatorSettings, "DARKROOM_OPERATOR_")):
+        for f, v in variables(cls):
+            assert v.doc.strip().endswith("."), f"{cls.__name__}.{f.name}: a one-sentence doc"
+            assert v.name.startswith(prefix), (f.name, v.name)
+    assert {f.name: v.name for f, v in variables(OperatorSettings)} == {
+        f.name: f"DARKROOM_OPERATOR_{f.name.upper()}" for f, _ in variables(OperatorSettings)
+    }
+    api = {f.name: v.names for f, v in variables(ApiSettings)}
+    assert api["port"] == ("DARKROOM_API_PORT", "PORT")
+    assert api["api_token"] == ("DARKROOM_API_TOKEN",)
+    assert {name for name, names in api.items() if names != (f"DARKROOM_API_{name.upper()}",)} == {"port", "api_token"}
+
+
+def test_the_readme_table_names_exactly_the_declared_variables() -> None:
+    rows = _readme_rows()
+    named = set().union(*(_named(row) for row in rows))
+    deprecated = {"DARKROOM_API_API_TOKEN"}
+    assert named - deprecated == _declared(), (
+        f"only in README: {sorted(named - deprecated - _declared())}; missing: {sorted(_declared() - named)}"
+    )
+    assert all("deprecated" in row for row in rows if any(name in _named(row) for name in deprecated))
+
+
+def test_an_empty_environment_gives_the_defaults() -> None:
+    assert ApiSettings.from_environ({}) == ApiSettings()
+    defaults = OperatorSettings(identity="me")
+    assert OperatorSettings.from_environ({}, identity="me") == defaults
+    assert ApiSettings.from_environ({"PORT": "8080"}).port == 8080
+    assert ApiSettings.from_environ({"PORT": "8080", "DARKROOM_API_PORT": "9090"}).port == 9090
+    assert ApiSettings.from_environ({"PORT": ""}).port == 5000
+
+
+@pytest.mark.parametrize(
+    ("build", "environ", "message"),
+    [
+        (ApiSettings.from_environ, {"PORT": "http"}, "PORT: invalid literal for int() with base 10: 'http'"),
+        (
+            ApiSettings.from_environ,
+            {"DARKROOM_API_SSE_HEARTBEAT_S": "15s"},
+            "DARKROOM_API_SSE_HEARTBEAT_S: could not convert string to float: '15s'",
+        ),
+        (
+            OperatorSettings.from_environ,
+            {"DARKROOM_OPERATOR_WORKERS": "four"},
+            "DARKROOM_OPERATOR_WORKERS: invalid literal for int() with base 10: 'four'",
+        ),
+        (
+            OperatorSettings.from_environ,
+            {"DARKROOM_OPERATOR_LOG_JSON": "maybe"},
+            "DARKROOM_OPERATOR_LOG_JSON: 'maybe' is not a boolean (true/false, yes/no, on/off, 1/0)",
+        ),
+        (OperatorSettings.from_environ, {"DARKROOM_OPERATOR_WORKERS": "0"}, "workers must be at least 1"),
+    ],
+)
+def test_a_bad_value_names_the_variable_and_why(
+    build: Callable[[Mapping[str, str]], object], environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        build(environ)
+    assert str(caught.value) == message
