@@ -44,6 +44,11 @@ def test_cluster_strings_render_as_text(stack: Stack, page: Any) -> None:
          "spec": {"priority": 1, "deadline": "2031-01-01T00:00:00Z", "details": XSS}},
     )  # fmt: skip
 
+    def cached() -> bool:  # the pages read the API's informer cache: wait until it has seen all three writes
+        darkroom, task = page.request.get(f"/darkrooms/{other}/xss"), page.request.get(f"/tasks/{other}/xss-task")
+        return darkroom.ok and task.ok and XSS in darkroom.json()["status"]["domains"] and other in page.request.get("/namespaces").text()
+
+    wait_for(cached, message="the API's cache to see the new Darkroom, its status, the Task and the namespace")
     for path in (f"/?namespace={other}", f"/ui/darkrooms/{other}/xss", f"/ui/tasks?namespace={other}", f"/ui/tasks/{other}/xss-task",
                  f"/ui/combinedtasks?namespace={other}", f"/?namespace={other}&q={XSS}"):  # fmt: skip
         page.goto(path)
