@@ -1,8 +1,9 @@
 """Settings dataclasses built from environment variables, each variable declared once on its field.
 
 The API (``backend.settings.ApiSettings``), the reconciler (``darkroom_operator.settings.OperatorSettings``) and the
-aggregated API server (``aggregator.settings.AggregatorSettings``) are configured the same way: one frozen dataclass whose every field says, in its metadata, which variable
-sets it, what it means, and (when its type does not say) how to parse it::
+aggregated API server (``aggregator.settings.AggregatorSettings``) are configured the same way: one frozen dataclass
+whose every field says, in its metadata, which variable sets it, what it means, and (when its type does not say) how
+to parse it::
 
     port: int = field(default=5000, metadata=variable("DARKROOM_API_PORT", "PORT", doc="TCP port to serve on."))
 
