@@ -6,6 +6,8 @@ whose mutating methods raise ``TypeError``) and lists become tuples. The cache c
 the same object to every reader with no copying — which is what makes cached lists cheap — while no
 caller can change what other readers see. Callers that want to edit an object call :func:`thaw`
 (or ``copy.deepcopy``) to get plain, mutable dicts and lists. Both serialise with orjson and json.
+:func:`thaw` is :func:`mergepatch.copy_json` (the product's one deep copy of a JSON value) under the name
+the cache's callers know.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from typing import Any, NoReturn
+
+from mergepatch import copy_json
 
 # Short strings repeat across objects (apiVersion, kind, namespace, label values): interning shares them.
 _INTERN_MAX_LEN = 64
@@ -67,13 +71,8 @@ def _intern(value: str) -> str:
     return sys.intern(value) if len(value) <= _INTERN_MAX_LEN else value
 
 
-def thaw(value: Any) -> Any:
-    """A deep, mutable copy: plain dicts and lists all the way down."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [thaw(v) for v in value]
-    return value
+thaw = copy_json
+"""A deep, mutable copy of a (frozen) body: plain dicts and lists all the way down (``FrozenDict`` is a dict)."""
 
 
 def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:

@@ -1,15 +1,17 @@
 """Settings dataclasses built from environment variables, each variable declared once on its field.
 
-The API (``backend.settings.ApiSettings``) and the reconciler (``darkroom_operator.settings.OperatorSettings``)
-are configured the same way: one frozen dataclass whose every field says, in its metadata, which variable
-sets it, what it means, and (when its type does not say) how to parse it::
+The API (``backend.settings.ApiSettings``), the reconciler (``darkroom_operator.settings.OperatorSettings``) and the
+aggregated API server (``aggregator.settings.AggregatorSettings``) are configured the same way: one frozen dataclass
+whose every field says, in its metadata, which variable sets it, what it means, and (when its type does not say) how
+to parse it::
 
     port: int = field(default=5000, metadata=variable("DARKROOM_API_PORT", "PORT", doc="TCP port to serve on."))
 
 :func:`from_environ` builds the dataclass from an environ mapping; :func:`variables` lists the declarations
 (what the README's Configuration table is checked against). A leaf package: it imports nothing else of ours
-(the standard library only). Backend and the reconciler are independent and both sit above ``cluster/``, whose
-job is Kubernetes access, not process configuration; so the one helper both may import is a leaf of its own.
+(the standard library only). Backend, the reconciler and the aggregator are independent and all sit above
+``cluster/``, whose job is Kubernetes access, not process configuration; so the one helper they may all import is a
+leaf of its own.
 
 Parsing, by the field's type (``X | None`` is optional ``X``):
 
@@ -26,20 +28,26 @@ A value that does not parse raises :class:`SettingError` (a ``ValueError``) nami
 'maybe' is not a boolean (true/false, yes/no, on/off, 1/0)``. Only numbers and booleans are quoted back (strings,
 which may be secrets, never fail to parse). Keyword overrides (command-line flags) win over the environment;
 a ``None`` override means "not given".
+
+Command-line flags come from the same declarations: :func:`add_flags` gives an ``argparse`` parser one
+``--field-name`` option per field (``resync_s`` -> ``--resync-s``), parsed as the variable is (a boolean as
+``--name``/``--no-name``), defaulting to ``None`` (so the environment or the field's default applies), with the
+field's doc, variable and default as its help; ``vars(parser.parse_args())`` are then :func:`from_environ`'s overrides.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import types
 import typing
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["SettingError", "Variable", "from_environ", "variable", "variables"]
+__all__ = ["SettingError", "Variable", "add_flags", "from_environ", "variable", "variables"]
 
 _KEY = "envsettings"
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -126,13 +134,62 @@ def _unwrap(hint: Any) -> tuple[bool, Any]:
 
 
 def _parse(declaration: Variable, kind: Any, name: str, raw: str, cls: type[Any]) -> Any:
-    parse = declaration.parse or _PARSERS.get(kind)
-    if parse is None:
-        raise TypeError(f"{cls.__name__}: {name} has a field of type {kind!r}: declare variable(..., parse=...)")
     try:
-        return parse(raw)
+        return _parser(declaration, kind, cls)(raw)
     except ValueError as e:
         raise SettingError(f"{name}: {e}") from None
+
+
+def _parser(declaration: Variable, kind: Any, cls: type[Any]) -> Callable[[str], Any]:
+    parse = declaration.parse or _PARSERS.get(kind)
+    if parse is None:
+        raise TypeError(f"{cls.__name__}: {declaration.name} has a field of type {kind!r}: declare variable(..., parse=...)")
+    return parse
+
+
+def add_flags(parser: argparse.ArgumentParser, cls: type[Any], names: Iterable[str] | None = None) -> None:
+    """Add a ``--field-name`` option to ``parser`` for each field of ``cls`` named in ``names`` (None: every field)."""
+    hints = typing.get_type_hints(cls)
+    declared = {f.name: (f, declaration) for f, declaration in variables(cls)}
+    for name in declared if names is None else names:
+        f, declaration = declared[name]
+        kind = _unwrap(hints[name])[1]
+        flag = "--" + name.replace("_", "-")
+        text = _help(f, declaration).replace("%", "%%")  # argparse %-formats help texts
+        if kind is bool and declaration.parse is None:
+            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=text)
+        else:
+            parse = _flag_type(_parser(declaration, kind, cls))
+            parser.add_argument(flag, dest=name, type=parse, default=None, metavar=_metavar(name, kind), help=text)
+
+
+def _metavar(name: str, kind: Any) -> str:
+    if kind is float and name.endswith("_s"):
+        return "SECONDS"
+    return {int: "N", float: "NUMBER", Path: "PATH"}.get(kind, "VALUE")
+
+
+def _help(f: dataclasses.Field[Any], declaration: Variable) -> str:
+    default = "" if f.default is None or f.default is dataclasses.MISSING else f", default {_shown(f.default)}"
+    return f"{declaration.doc} (env {declaration.name}{default})"
+
+
+def _shown(default: Any) -> str:
+    if isinstance(default, bool):
+        return "on" if default else "off"
+    return repr(default) if default == "" else str(default)
+
+
+def _flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` for argparse: its ValueError's message becomes the usage error (``argument --workers: ...``)."""
+
+    def flag_value(raw: str) -> Any:
+        try:
+            return parse(raw)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    return flag_value
 
 
 def _boolean(raw: str) -> bool:

@@ -152,8 +152,11 @@ class Registry:
                 await self._sync_all()
             except Exception:  # a bug must not stop the controller
                 log.exception("APIService availability check failed")
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for drops a cancel that arrives while the wait it wraps
+            # has just finished (a change and stop() in the same tick), and this loop then never ends (CPython gh-86296).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), PROBE_INTERVAL_S)
+                async with asyncio.timeout(PROBE_INTERVAL_S):
+                    await self._wake.wait()
 
     async def _sync_all(self) -> None:
         seen: set[tuple[str, str]] = set()

@@ -19,10 +19,10 @@ import signal
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import envsettings
 from cluster import (
     LEASES,
     AlreadyExists,
@@ -53,29 +53,38 @@ EXIT_USAGE = 2
 USER_AGENT = f"darkroom-operator/{__version__}"
 
 
+FLAGS = (
+    "kubeconfig",
+    "namespace",
+    "workers",
+    "resync_s",
+    "shutdown_timeout_s",
+    "leader_election",
+    "lease_namespace",
+    "lease_name",
+    "identity",
+    "lease_duration_s",
+    "renew_deadline_s",
+    "retry_period_s",
+    "health_host",
+    "health_port",
+    "image_repository",
+    "domain",
+    "ingress_class",
+    "tls_secret",
+    "log_level",
+)
+"""The settings with a flag (``--resync-s`` for ``resync_s``; help from the field's doc). The children's resources, the
+Postgresql image and our names on the cluster are set by their variables only; ``log_json`` is ``--log-format``."""
+
+
 def parse_args(argv: Sequence[str] | None) -> dict[str, Any]:
     """Flags as :class:`OperatorSettings` overrides (None: not given, the environment or default applies)."""
     p = argparse.ArgumentParser(prog="python -m darkroom_operator", description="The Darkroom Control Panel reconciler.")
-    p.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)")
-    p.add_argument("--namespace", help="watch only this namespace (default: all)")
-    p.add_argument("--workers", type=int, help="reconcile threads per controller (default 4)")
-    p.add_argument("--resync-s", type=float, help="seconds between full resyncs (default 300)")
-    p.add_argument("--shutdown-timeout-s", type=float, help="how long in-flight reconciles may finish on shutdown (default 10)")
-    p.add_argument("--leader-election", action=argparse.BooleanOptionalAction, default=None, help="campaign for a Lease (default on)")
-    p.add_argument("--lease-namespace", help="namespace of the leader Lease (must exist; default 'default')")
-    p.add_argument("--lease-name", help="name of the leader Lease (default darkroom-operator)")
-    p.add_argument("--identity", help="this replica's Lease holder identity (default hostname-pid)")
-    p.add_argument("--lease-duration-s", type=float)
-    p.add_argument("--renew-deadline-s", type=float)
-    p.add_argument("--retry-period-s", type=float)
-    p.add_argument("--health-host", help="bind address of /healthz /readyz /metrics (default 127.0.0.1)")
-    p.add_argument("--health-port", type=int, help="port of /healthz /readyz /metrics (0: a free port, -1: off; default 8081)")
-    p.add_argument("--image-repository", help="Darkroom image repository (default gojektech/darkroom)")
-    p.add_argument("--domain", help="Ingress host domain (default darkroom.example.com)")
-    p.add_argument("--ingress-class", help="ingressClassName of Ingresses")
-    p.add_argument("--tls-secret", help="TLS Secret of Ingresses")
-    p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR (default INFO)")
-    p.add_argument("--log-format", choices=("json", "text"), help="log lines as JSON (default) or text")
+    envsettings.add_flags(p, OperatorSettings, FLAGS)
+    p.add_argument(
+        "--log-format", choices=("json", "text"), help="Log lines as JSON or text (env DARKROOM_OPERATOR_LOG_JSON, default json)"
+    )
     ns = vars(p.parse_args(argv))
     log_format = ns.pop("log_format")
     ns["log_json"] = None if log_format is None else log_format == "json"

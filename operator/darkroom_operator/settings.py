@@ -38,7 +38,7 @@ class OperatorSettings:
     namespace: str | None = field(
         default=None, metadata=variable(f"{ENV_PREFIX}NAMESPACE", doc="Watch one namespace only (None: all namespaces).")
     )
-    workers: int = field(default=4, metadata=variable(f"{ENV_PREFIX}WORKERS", doc="Reconcile threads."))
+    workers: int = field(default=4, metadata=variable(f"{ENV_PREFIX}WORKERS", doc="Reconcile threads per controller."))
     resync_s: float = field(
         default=300.0, metadata=variable(f"{ENV_PREFIX}RESYNC_S", doc="Period after which every cached primary object is reconciled again.")
     )
@@ -48,7 +48,9 @@ class OperatorSettings:
     leader_election: bool = field(
         default=True, metadata=variable(f"{ENV_PREFIX}LEADER_ELECTION", doc="Leader election on/off (off: run a single replica).")
     )
-    lease_namespace: str = field(default="default", metadata=variable(f"{ENV_PREFIX}LEASE_NAMESPACE", doc="The leader Lease's namespace."))
+    lease_namespace: str = field(
+        default="default", metadata=variable(f"{ENV_PREFIX}LEASE_NAMESPACE", doc="The leader Lease's namespace (it must exist).")
+    )
     lease_name: str = field(default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}LEASE_NAME", doc="The leader Lease's name."))
     identity: str = field(
         default="", metadata=variable(f"{ENV_PREFIX}IDENTITY", doc="Identity of this replica in the Lease (empty: hostname-pid).")
@@ -115,7 +117,7 @@ class OperatorSettings:
         default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}MANAGED_BY", doc="The app.kubernetes.io/managed-by label of children.")
     )
     component: str = field(default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}COMPONENT", doc="The Events' source component."))
-    log_level: str = field(default="INFO", metadata=variable(f"{ENV_PREFIX}LOG_LEVEL", doc="Logging level."))
+    log_level: str = field(default="INFO", metadata=variable(f"{ENV_PREFIX}LOG_LEVEL", doc="Logging level (DEBUG, INFO, WARNING, ERROR)."))
     log_json: bool = field(default=True, metadata=variable(f"{ENV_PREFIX}LOG_JSON", doc="Log JSON lines (false: plain text)."))
 
     def __post_init__(self) -> None:

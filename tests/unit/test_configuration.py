@@ -1,9 +1,14 @@
-"""The API's and the reconciler's settings: every variable declared on its field, and the README's table says the same.
+"""The API's, the reconciler's and the aggregator's settings: every variable declared on its field, and the READMEs'
+tables say the same.
 
 Behaviours covered:
 
-- every field of ``ApiSettings`` and ``OperatorSettings`` declares its variable and a doc (``envsettings.variable``),
-  the API's under ``DARKROOM_API_`` (the port also under ``PORT``), the reconciler's as ``DARKROOM_OPERATOR_<FIELD>``;
+- every field of ``ApiSettings``, ``OperatorSettings`` and ``AggregatorSettings`` declares its variable and a doc
+  (``envsettings.variable``), the API's under ``DARKROOM_API_`` (the port also under ``PORT``), the reconciler's as
+  ``DARKROOM_OPERATOR_<FIELD>``, the aggregator's as ``AGGREGATOR_<FIELD>``;
+- aggregator/README.md's flag table names exactly the aggregator's flags (``--<field>``), each with its default;
+- the reconciler's flags are its settings' overrides: ``--<field>`` for the fields in ``FLAGS``, ``--no-leader-election``,
+  ``--log-format text`` for ``log_json``, nothing when not given;
 - the README's Configuration table names exactly the declared variables (an abbreviated ``_NAME`` after a full
   ``DARKROOM_API_...``/``DARKROOM_OPERATOR_...`` in the same row is that prefix's), and the deprecated token name
   only as deprecated;
@@ -19,8 +24,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+from darkroom_operator.__main__ import FLAGS, parse_args
 from darkroom_operator.settings import OperatorSettings
 
+from aggregator.settings import AggregatorSettings, from_args
 from backend.settings import ApiSettings
 from envsettings import variables
 
@@ -55,13 +62,12 @@ def _named(row: str) -> set[str]:
 
 
 def test_every_field_declares_its_variable_and_a_doc() -> None:
-    for cls, prefix in ((ApiSettings, "DARKROOM_API_"), (OperatorSettings, "DARKROOM_OPERATOR_")):
+    for cls, prefix in ((ApiSettings, "DARKROOM_API_"), (OperatorSettings, "DARKROOM_OPERATOR_"), (AggregatorSettings, "AGGREGATOR_")):
         for f, v in variables(cls):
             assert v.doc.strip().endswith("."), f"{cls.__name__}.{f.name}: a one-sentence doc"
             assert v.name.startswith(prefix), (f.name, v.name)
-    assert {f.name: v.name for f, v in variables(OperatorSettings)} == {
-        f.name: f"DARKROOM_OPERATOR_{f.name.upper()}" for f, _ in variables(OperatorSettings)
-    }
+    for cls, prefix in ((OperatorSettings, "DARKROOM_OPERATOR_"), (AggregatorSettings, "AGGREGATOR_")):
+        assert {f.name: v.names for f, v in variables(cls)} == {f.name: (f"{prefix}{f.name.upper()}",) for f, _ in variables(cls)}
     api = {f.name: v.names for f, v in variables(ApiSettings)}
     assert api["port"] == ("DARKROOM_API_PORT", "PORT")
     assert api["api_token"] == ("DARKROOM_API_TOKEN",)
@@ -115,3 +121,53 @@ def test_a_bad_value_names_the_variable_and_why(
     with pytest.raises(ValueError) as caught:
         build(environ)
     assert str(caught.value) == message
+
+
+def _aggregator_table() -> dict[str, str]:
+    """aggregator/README.md's flag table: each flag with its default cell (``a``, ``b`` for two flags in a row)."""
+    text = (ROOT / "aggregator" / "README.md").read_text()
+    table = text.split("\n## Flags", 1)[1].split("\n## ", 1)[0]
+    defaults: dict[str, str] = {}
+    for row in (line for line in table.splitlines() if line.startswith("| `--")):
+        flag_cell, default_cell = row.split(" | ")[:2]
+        flags = re.findall(r"`(--[a-z0-9-]+)`", flag_cell)
+        values = re.findall(r"`([^`]*)`", default_cell) or [default_cell.strip()] * len(flags)  # "unset" says it for the row
+        assert len(values) == len(flags), row
+        defaults.update(zip(flags, values, strict=True))
+    return defaults
+
+
+def test_the_aggregator_readme_table_names_each_flag_with_its_default() -> None:
+    table = _aggregator_table()
+    flags = {"--" + f.name.replace("_", "-"): f.default for f, _ in variables(AggregatorSettings)}
+    assert set(table) == set(flags), f"only in README: {sorted(set(table) - set(flags))}; missing: {sorted(set(flags) - set(table))}"
+    for flag, default in flags.items():
+        shown = table[flag]
+        if default is None:
+            assert shown == "unset", flag
+        elif isinstance(default, int | float):
+            assert float(shown) == default, flag
+        else:
+            assert shown == str(default), flag
+
+
+def test_the_aggregator_reads_its_flags_and_variables() -> None:
+    settings = from_args(
+        ["--history-size", "5", "--cert-dir", "/certs"], {"AGGREGATOR_SECURE_PORT": "9443", "AGGREGATOR_HISTORY_SIZE": "7"}
+    )
+    assert (settings.history_size, settings.cert_dir, settings.secure_port) == (5, Path("/certs"), 9443)
+
+
+def test_the_reconcilers_flags_are_its_settings_overrides() -> None:
+    assert set(FLAGS) <= {f.name for f, _ in variables(OperatorSettings)}
+    assert parse_args([]) == dict.fromkeys([*FLAGS, "log_json"])
+    given = parse_args(["--workers", "8", "--resync-s", "1.5", "--no-leader-election", "--log-format", "text", "--kubeconfig", "/k"])
+    assert {k: v for k, v in given.items() if v is not None} == {
+        "workers": 8,
+        "resync_s": 1.5,
+        "leader_election": False,
+        "log_json": False,
+        "kubeconfig": Path("/k"),
+    }
+    settings = OperatorSettings.from_environ({"DARKROOM_OPERATOR_WORKERS": "2", "DARKROOM_OPERATOR_DOMAIN": "d.example"}, **given)
+    assert (settings.workers, settings.domain, settings.leader_election, settings.log_json) == (8, "d.example", False, False)

@@ -7,12 +7,15 @@ kubeconfig's token is ``kubernetes-admin``, no credentials ``system:unsecured``,
 TokenReview authenticates issued tokens only; SubjectAccessReview allows known users and system:masters,
 needs a user or group and exactly one kind of attributes (422); forwarded headers drop the caller's
 credentials and X-Remote-*/Impersonate-* and carry the authenticated user; the published ConfigMap names
-the front proxy; aggregated versions sort in kube's priority order.
+the front proxy; aggregated versions sort in kube's priority order; the availability controller stops when a
+change and the stop arrive together.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,9 +27,9 @@ from devcluster.aggregation import Identity, Pki
 from devcluster.aggregation.identity import authentication_configmap
 from devcluster.aggregation.layer import _version_key
 from devcluster.aggregation.proxy import forwarded_headers
-from devcluster.aggregation.registry import ENDPOINT_SLICES, SERVICES, resolve
+from devcluster.aggregation.registry import APISERVICES, ENDPOINT_SLICES, SERVICES, Registry, resolve
 from devcluster.errors import StatusError
-from devcluster.store import Store
+from devcluster.store import Change, Store
 
 
 class _Store:
@@ -38,6 +41,9 @@ class _Store:
 
     def items(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
         return [o for o in self.objects.get(resource, []) if namespace is None or o["metadata"].get("namespace") == namespace]
+
+    def add_listener(self, listener: Callable[[Change], None]) -> None:
+        self.listeners = [*getattr(self, "listeners", []), listener]
 
 
 SERVICE = {"metadata": {"name": "agg", "namespace": "sys"}, "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 8443}]}}
@@ -153,3 +159,24 @@ def test_versions_sort_in_kube_priority_order() -> None:
         "v1alpha1",
         "foo",
     ]
+
+
+def test_the_availability_controller_stops_when_a_change_and_the_stop_arrive_together() -> None:
+    """devcluster's shutdown awaits Registry.stop(); a change in the same tick used to leave it looping forever."""
+
+    async def scenario(ticks: int) -> None:
+        store = _Store({})
+        registry = Registry(store=cast(Store, store), catalog=cast(Any, None), writer=cast(Any, None), pki=cast(Any, None), clock=str)
+        registry.start()
+        await asyncio.sleep(0.01)  # the controller has synced (no APIServices) and waits for a change
+        change = Change(1, "ADDED", APISERVICES, "", "v1.example.com", {}, None)
+        for listener in store.listeners:
+            listener(change)
+        for _ in range(ticks):
+            await asyncio.sleep(0)
+        stopping = asyncio.ensure_future(registry.stop())
+        await asyncio.wait({stopping}, timeout=10)  # a generous deadline: stopping takes one tick, the bug never ends
+        assert stopping.done(), f"the controller ignored the stop ({ticks} ticks after the change)"
+
+    for ticks in range(4):  # 0-2: the change's wait has finished, the controller has not resumed yet
+        asyncio.run(scenario(ticks))

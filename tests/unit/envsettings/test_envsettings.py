@@ -11,18 +11,22 @@ Behaviours covered:
 - a value that does not parse raises SettingError (a ValueError) naming the variable and why;
 - keyword overrides win over the environment, ``None`` overrides are "not given";
 - a field without a declaration, a declaration without a name or doc, and a type without a parser are
-  programming errors (TypeError); :func:`variables` lists the declarations in field order.
+  programming errors (TypeError); :func:`variables` lists the declarations in field order;
+- :func:`add_flags` gives a parser one ``--field-name`` per field (or per named field): parsed as the variable is
+  (a boolean as ``--name``/``--no-name``), ``None`` when not given (so the flags are from_environ's overrides), a bad
+  value a usage error (exit 2) in the parser's words, the help the field's doc, variable and default.
 """
 
 from __future__ import annotations
 
+import argparse
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from envsettings import SettingError, from_environ, variable, variables
+from envsettings import SettingError, add_flags, from_environ, variable, variables
 
 
 def _upper(raw: str) -> str:
@@ -131,3 +135,48 @@ def test_programming_errors_are_type_errors() -> None:
         from_environ(Unparsable, {"X_ITEMS": "a,b"})
     with pytest.raises(TypeError, match="needs at least one variable name and a doc"):
         variable("X_UNDOCUMENTED", doc=" ")
+
+
+def _flags(names: list[str] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="example")
+    add_flags(parser, Example, names)
+    return parser
+
+
+def test_flags_are_parsed_like_the_variables_and_none_when_not_given() -> None:
+    parser = _flags()
+    given = vars(parser.parse_args(["--count", "12", "--no-enabled", "--path", "/k", "--word", "abc", "--ratio", "2.5"]))
+    assert given == {
+        "name": None,
+        "count": 12,
+        "ratio": 2.5,
+        "enabled": False,
+        "path": Path("/k"),
+        "label": None,
+        "secret": None,
+        "word": "ABC",
+    }
+    assert vars(parser.parse_args(["--enabled"]))["enabled"] is True
+    assert from_environ(Example, {"X_COUNT": "5", "X_NAME": "env"}, **given) == Example(
+        "env", 12, 2.5, False, Path("/k"), "kept", None, "ABC"
+    )
+    assert set(vars(_flags(["count", "enabled"]).parse_args([]))) == {"count", "enabled"}
+
+
+def test_a_bad_flag_is_a_usage_error_in_the_parsers_words(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in [
+        (["--count", "twelve"], "argument --count: invalid literal for int() with base 10: 'twelve'"),
+        (["--word", "a1"], "argument --word: 'a1' is not a word"),
+    ]:
+        with pytest.raises(SystemExit) as exited:
+            _flags().parse_args(argv)
+        assert exited.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1] == f"example: error: {message}"
+
+
+def test_a_flags_help_is_its_doc_variable_and_default() -> None:
+    helps = {a.dest: a.help for a in _flags()._actions if a.dest != "help"}
+    assert helps["count"] == "An integer; COUNT is its short name. (env X_COUNT, default 3)"
+    assert helps["enabled"] == "A boolean. (env X_ENABLED, default on)"
+    assert helps["path"] == "An optional path. (env X_PATH)"
+    assert helps["name"] == "A string. (env X_NAME, default n)"
