@@ -83,8 +83,9 @@ class Watch:
         """The next event, or None when ``timeout_s`` passes first."""
         if not self.pending:
             self.wakeup.clear()
-            try:
-                await asyncio.wait_for(self.wakeup.wait(), timeout=max(0.0, timeout_s))
+            try:  # asyncio.timeout, not wait_for: Python 3.11's wait_for can drop a cancel (CPython gh-86296; see aggregation/registry.py)
+                async with asyncio.timeout(max(0.0, timeout_s)):
+                    await self.wakeup.wait()
             except TimeoutError:
                 return None
         return self.pending.popleft() if self.pending else None
