@@ -26,6 +26,8 @@ import threading
 import time
 from pathlib import Path
 
+from common import cpu_seconds
+
 MARKER = re.compile(rb"marker-(\d+)\.")
 
 
@@ -79,14 +81,6 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _cpu(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _kind(pid: int, named: dict[int, str]) -> str:
     if pid in named:
         return named[pid]
@@ -116,5 +110,5 @@ def cpu_by_kind(named: dict[int, str]) -> dict[str, float]:
             inside[child] = kind
     for pid in _descendants(os.getpid()):
         kind = _kind(pid, inside)
-        totals[kind] = totals.get(kind, 0.0) + _cpu(pid)
+        totals[kind] = totals.get(kind, 0.0) + cpu_seconds(pid)
     return totals
