@@ -3,6 +3,7 @@
 Never run by the test suite; run it with::
 
     .venv/bin/python bench/ui.py                       # 1,000 Darkrooms, 20 tabs, 100 changes, 3 runs (~3 min)
+    .venv/bin/python bench/ui.py --gap 0.5 --renders 0 # 2 changes/s instead of 10
     .venv/bin/python bench/ui.py --tabs 5 --changes 20 --runs 1 --size 200 --renders 0
     .venv/bin/python bench/ui.py --product /tmp/main   # the same against another checkout (e.g. main, for a before/after)
 
@@ -24,6 +25,17 @@ Method
   latency = DOM time minus the time before the PATCH (the API server write, the watch event to the
   informer, the server's render, the SSE frame, the swap in the tab; before issue 15 item 11 also each
   tab's fetch of the row), for every (tab, change). Targets (issue 15): p99 ≤ 100 ms in every tab.
+* Server delivery, measured apart first (``--streams``, default: as many as tabs; 0 skips it): the same
+  changes (markers of their own) to that many raw SSE streams on ``/ui/live/darkrooms?namespace=bench`` —
+  what each tab opens — read by plain sockets in threads, no browser (bench/ui_costs.py): the time from
+  before the PATCH to the frame read on each stream. What the tabs add to that is the browser side.
+* Where the CPU goes (bench/ui_costs.py): per run, the CPU seconds of each kind of process (chromium's
+  renderers, GPU process (the display compositor; software here), network service and browser process;
+  the Playwright driver; the product's gunicorn tree; devcluster), from /proc, divided by the changes
+  (and by the tabs, for "per change and tab"); and the tabs' main threads (all tasks, and script, style
+  and layout among them) from the DevTools Performance domain (thread time). Before the runs, ``--idle``
+  seconds with the tabs open and nothing changing give each kind's idle share (100% = one core). Each
+  tab waits for the run's last marker by polling every 100 ms (every frame would add frames to measure).
 * Renders per change: ``darkroom_dashboard_row_renders_total`` from ``/metrics`` (its increase over the
   run divided by the changes); a product without it (before) re-rendered the row once per tab that
   fetched it, so there the count is the row fetches the tabs made (``/ui/darkrooms/<ns>/<name>/row``),
