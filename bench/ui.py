@@ -3,6 +3,7 @@
 Never run by the test suite; run it with::
 
     .venv/bin/python bench/ui.py                       # 1,000 Darkrooms, 20 tabs, 100 changes, 3 runs (~3 min)
+    .venv/bin/python bench/ui.py --gap 0.5 --renders 0 # 2 changes/s instead of 10
     .venv/bin/python bench/ui.py --tabs 5 --changes 20 --runs 1 --size 200 --renders 0
     .venv/bin/python bench/ui.py --product /tmp/main   # the same against another checkout (e.g. main, for a before/after)
 
@@ -24,6 +25,17 @@ Method
   latency = DOM time minus the time before the PATCH (the API server write, the watch event to the
   informer, the server's render, the SSE frame, the swap in the tab; before issue 15 item 11 also each
   tab's fetch of the row), for every (tab, change). Targets (issue 15): p99 ≤ 100 ms in every tab.
+* Server delivery, measured apart first (``--streams``, default: as many as tabs; 0 skips it): the same
+  changes (markers of their own) to that many raw SSE streams on ``/ui/live/darkrooms?namespace=bench`` —
+  what each tab opens — read by plain sockets in threads, no browser (bench/ui_costs.py): the time from
+  before the PATCH to the frame read on each stream. What the tabs add to that is the browser side.
+* Where the CPU goes (bench/ui_costs.py): per run, the CPU seconds of each kind of process (chromium's
+  renderers, GPU process (the display compositor; software here), network service and browser process;
+  the Playwright driver; the product's gunicorn tree; devcluster), from /proc, divided by the changes
+  (and by the tabs, for "per change and tab"); and the tabs' main threads (all tasks, and script, style
+  and layout among them) from the DevTools Performance domain (thread time). Before the runs, ``--idle``
+  seconds with the tabs open and nothing changing give each kind's idle share (100% = one core). Each
+  tab waits for the run's last marker by polling every 100 ms (every frame would add frames to measure).
 * Renders per change: ``darkroom_dashboard_row_renders_total`` from ``/metrics`` (its increase over the
   run divided by the changes); a product without it (before) re-rendered the row once per tab that
   fetched it, so there the count is the row fetches the tabs made (``/ui/darkrooms/<ns>/<name>/row``),
@@ -48,21 +60,24 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api as apibench
-from common import HOST, ROOT, log, nearest_rank, stop_process
+from common import HOST, ROOT, log, nearest_rank, stop_process, wait_until
+from ui_costs import RawStreams, cpu_by_kind
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Request
+    from playwright.sync_api import CDPSession, Request
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TARGET_P99_S = 0.100
 TARGET_RENDERS = 1.0
 SHOWN = 50  # rows on the first page: the changes go to these, so every tab shows every change
+STREAM_MARKERS = 1_000_000  # the raw streams' markers: never one a tab waits for
 RENDERS_METRIC = 'darkroom_dashboard_row_renders_total{view="darkrooms"}'
 
 OBSERVER = """
@@ -109,14 +124,95 @@ def renders_so_far(port: int) -> float | None:
 
 @dataclass
 class Run:
-    latencies: list[float]  # every (tab, change), seconds, ascending
+    latencies: list[float]  # every (tab or stream, change), seconds, ascending
     worst_tab_p99: float
     renders_per_change: float
     fetches_per_change: float
     missing: int
+    cpu_ms: dict[str, float] = field(default_factory=dict)  # per process kind: CPU ms per change
 
 
-def live_runs(url: str, port: int, cluster: apibench.Cluster, *, tabs: int, changes: int, runs: int, gap_s: float) -> list[Run]:
+def send_changes(cluster: apibench.Cluster, first: int, changes: int, gap_s: float) -> dict[int, float]:
+    """``changes`` status patches of the shown Darkrooms (round robin), markers from ``first``: marker → ms before its PATCH."""
+    sent: dict[int, float] = {}
+    for n in range(changes):
+        marker = first + n
+        sent[marker] = time.time() * 1000.0
+        patch_status(cluster.port, f"dr-{n % SHOWN:05}", marker)
+        time.sleep(gap_s)
+    return sent
+
+
+def summarize(sent: dict[int, float], seen: list[dict[str, float]], *, renders: float, fetches: float, cpu_ms: dict[str, float]) -> Run:
+    per_tab = [sorted((tab[str(m)] - t) / 1000.0 for m, t in sent.items() if str(m) in tab) for tab in seen]
+    every = sorted(x for tab in per_tab for x in tab)
+    return Run(
+        latencies=every,
+        worst_tab_p99=max(nearest_rank(tab, 99) for tab in per_tab),
+        renders_per_change=renders,
+        fetches_per_change=fetches,
+        missing=len(seen) * len(sent) - len(every),
+        cpu_ms=cpu_ms,
+    )
+
+
+def cpu_per_change(before: dict[str, float], after: dict[str, float], changes: int) -> dict[str, float]:
+    return {kind: (after[kind] - before.get(kind, 0.0)) * 1000.0 / changes for kind in sorted(after)}
+
+
+def delivered(raw: RawStreams, sent: dict[int, float]) -> bool:
+    return all(all(m in seen for m in sent) for seen in raw.seen)
+
+
+def stream_runs(
+    port: int, cluster: apibench.Cluster, servers: dict[int, str], *, streams: int, changes: int, runs: int, gap_s: float
+) -> list[Run]:
+    """Server delivery: the same changes to ``streams`` raw SSE streams (ui_costs.RawStreams), no browser."""
+    results = []
+    raw = RawStreams(HOST, port, f"/ui/live/darkrooms?namespace={apibench.NAMESPACE}", streams)
+    try:
+        for run in range(runs):
+            log(f"server delivery, run {run + 1}/{runs}: {changes} changes, {streams} raw SSE streams ...")
+            renders_before, cpu_before = renders_so_far(port), cpu_by_kind(servers)
+            sent = send_changes(cluster, STREAM_MARKERS + run * changes, changes, gap_s)
+            wait_until(partial(delivered, raw, sent), 30, "every stream to read every change")
+            renders_after, cpu_after = renders_so_far(port), cpu_by_kind(servers)
+            renders = (renders_after or 0.0) - (renders_before or 0.0)
+            seen = [{str(m): t for m, t in stream.items()} for stream in raw.seen]
+            results.append(
+                summarize(sent, seen, renders=renders / changes, fetches=0.0, cpu_ms=cpu_per_change(cpu_before, cpu_after, changes))
+            )
+    finally:
+        raw.close()
+    return results
+
+
+MAIN_THREAD = {"TaskDuration": "all tasks", "ScriptDuration": "script", "RecalcStyleDuration": "style", "LayoutDuration": "layout"}
+
+
+def main_threads(sessions: list[CDPSession]) -> dict[str, float]:
+    """CPU seconds so far of the tabs' main threads (all tasks; script, style and layout among them), summed over the tabs."""
+    totals = dict.fromkeys((f"tabs' main threads: {what}" for what in MAIN_THREAD.values()), 0.0)
+    for session in sessions:
+        for metric in session.send("Performance.getMetrics")["metrics"]:
+            if metric["name"] in MAIN_THREAD:
+                totals[f"tabs' main threads: {MAIN_THREAD[metric['name']]}"] += float(metric["value"])
+    return totals
+
+
+def live_runs(
+    url: str,
+    port: int,
+    cluster: apibench.Cluster,
+    servers: dict[int, str],
+    *,
+    tabs: int,
+    changes: int,
+    runs: int,
+    gap_s: float,
+    idle_s: float,
+) -> tuple[list[Run], dict[str, float]]:
+    """The browser side: ``tabs`` chromium tabs on the list; also each process kind's CPU share (%) while they idle."""
     from playwright.sync_api import sync_playwright
 
     results = []
@@ -133,43 +229,41 @@ def live_runs(url: str, port: int, cluster: apibench.Cluster, *, tabs: int, chan
             page.wait_for_selector("#live-indicator[data-state=live]", timeout=60_000)
             page.evaluate(OBSERVER)
             pages.append(page)
-        marker = 0
+        sessions = [page.context.new_cdp_session(page) for page in pages]
+        for session in sessions:
+            session.send("Performance.enable", {"timeDomain": "threadTicks"})
+        idle = {}
+        if idle_s:
+            log(f"{tabs} tabs open: {idle_s:g} s without changes (idle CPU) ...")
+            before = cpu_by_kind(servers)
+            time.sleep(idle_s)
+            after = cpu_by_kind(servers)
+            idle = {kind: (after[kind] - before.get(kind, 0.0)) * 100.0 / idle_s for kind in sorted(after)}
         for run in range(runs):
             log(f"run {run + 1}/{runs}: {changes} changes, {tabs} tabs ...")
             fetched_before, renders_before = sum(fetches), renders_so_far(port)
-            sent: dict[int, float] = {}
-            for n in range(changes):
-                sent[marker] = time.time() * 1000.0
-                patch_status(cluster.port, f"dr-{n % SHOWN:05}", marker)
-                marker += 1
-                time.sleep(gap_s)
+            cpu_before = cpu_by_kind(servers) | main_threads(sessions)
+            sent = send_changes(cluster, run * changes, changes, gap_s)
             deadline = time.monotonic() + 60
             wanted = [str(m) for m in sent]
             seen = []
             for page in pages:
                 check = f"() => {json.dumps(wanted)}.every((m) => m in window.__seen)"
                 with contextlib.suppress(Exception):
-                    page.wait_for_function(check, timeout=max(1, (deadline - time.monotonic()) * 1000))
+                    page.wait_for_function(check, timeout=max(1, (deadline - time.monotonic()) * 1000), polling=100)
                 seen.append(page.evaluate("window.__seen"))
+            cpu_after = cpu_by_kind(servers) | main_threads(sessions)
             time.sleep(0.5)  # renders of the last changes are counted
             renders_after = renders_so_far(port)
-            per_tab = [sorted((tab[str(m)] - t) / 1000.0 for m, t in sent.items() if str(m) in tab) for tab in seen]
-            every = sorted(x for tab in per_tab for x in tab)
             row_fetches = (sum(fetches) - fetched_before) / changes
             renders = (
                 (renders_after - renders_before) / changes if renders_after is not None and renders_before is not None else row_fetches
             )
             results.append(
-                Run(
-                    latencies=every,
-                    worst_tab_p99=max(nearest_rank(tab, 99) for tab in per_tab),
-                    renders_per_change=renders,
-                    fetches_per_change=row_fetches,
-                    missing=tabs * changes - len(every),
-                )
+                summarize(sent, seen, renders=renders, fetches=row_fetches, cpu_ms=cpu_per_change(cpu_before, cpu_after, changes))
             )
         browser.close()
-    return results
+    return results, idle
 
 
 def render_times(port: int, path: str, *, renders: int, headers: dict[str, str] | None = None) -> list[float]:
@@ -204,15 +298,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--size", type=int, default=1000, help="Darkrooms in the cluster (default 1,000)")
     parser.add_argument("--tabs", type=int, default=20, help="open tabs on the Darkrooms list (default 20)")
+    parser.add_argument("--streams", type=int, default=None, help="raw SSE streams for server delivery (default: --tabs; 0: skip)")
     parser.add_argument("--changes", type=int, default=100, help="status changes per run (default 100)")
     parser.add_argument("--runs", type=int, default=3, help="runs; the table shows their median (default 3)")
     parser.add_argument("--gap", type=float, default=0.1, help="seconds between changes (default 0.1)")
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds the open tabs idle first, for idle CPU (default 10; 0: skip)")
     parser.add_argument("--renders", type=int, default=30, help="timed GETs per page variant (default 30; 0: skip)")
     parser.add_argument("--product", type=Path, default=ROOT, help="the checkout whose product is served (default: this one)")
     args = parser.parse_args()
     if not os.path.exists(CHROMIUM):
         print(f"chromium not found at {CHROMIUM} (apt-get install -y chromium, or set CHROMIUM)", file=sys.stderr)
         return 2
+    streams = args.tabs if args.streams is None else args.streams
 
     with tempfile.TemporaryDirectory(prefix="ui-bench-") as tmp:
         data_dir = Path(tmp)
@@ -223,60 +320,21 @@ def main() -> int:
             cluster.install()
             cluster.populate(0, args.size)
             server = apibench.Gunicorn("product", "backend.wsgi:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir, root=args.product)
+            servers = {server.proc.pid: "product (gunicorn)", cluster.proc.pid: "devcluster"}
             url = f"http://{HOST}:{server.port}"
-            runs = live_runs(url, server.port, cluster, tabs=args.tabs, changes=args.changes, runs=args.runs, gap_s=args.gap)
-            renders = []
-            if args.renders:
-                log("timing page renders ...")
-                pages = args.size // 50 + (1 if args.size % 50 else 0)
-                # A name prefix that matches the last ~10% of the Darkrooms (q=dr-009 at 1,000) and never nothing.
-                prefix = f"dr-{args.size * 9 // 10:05}"[:-2]
-                ns = apibench.NAMESPACE
-                variants = [
-                    ("first page (50 rows)", f"/?namespace={ns}", None),
-                    (f"last page ({pages})", f"/?namespace={ns}&page={pages}", None),
-                    (f"name filter q={prefix}", f"/?namespace={ns}&q={prefix}", None),
-                    ("sorted by age, descending", f"/?namespace={ns}&sort=-age", None),
-                    ("htmx list fragment", f"/?namespace={ns}", {"HX-Request": "true", "HX-Target": "darkroom-list"}),
-                    ("all namespaces", "/", None),
-                ]
-                renders = [
-                    (label, sorted(render_times(server.port, path, renders=args.renders, headers=headers)))
-                    for label, path, headers in variants
-                ]
+            delivery = []
+            if streams:
+                delivery = stream_runs(server.port, cluster, servers, streams=streams, changes=args.changes, runs=args.runs, gap_s=args.gap)
+            runs, idle = live_runs(
+                url, server.port, cluster, servers, tabs=args.tabs, changes=args.changes, runs=args.runs, gap_s=args.gap, idle_s=args.idle
+            )
+            renders = render_variants(server.port, args.size, args.renders) if args.renders else []
         finally:
             if server is not None:
                 stop_process(server.proc)
             stop_process(cluster.proc)
 
-    p50 = statistics.median(nearest_rank(r.latencies, 50) for r in runs)
-    p99 = statistics.median(nearest_rank(r.latencies, 99) for r in runs)
-    worst = statistics.median(r.worst_tab_p99 for r in runs)
-    per_change = statistics.median(r.renders_per_change for r in runs)
-    fetches = statistics.median(r.fetches_per_change for r in runs)
-    missing = sum(r.missing for r in runs)
-    verdict = "PASS" if worst <= TARGET_P99_S and per_change <= TARGET_RENDERS and not missing else "MISS"
-    load = os.getloadavg()[0]
-    product = "this checkout" if args.product == ROOT else str(args.product)
-    print(
-        f"UI benchmark — {product} · {args.size:,} Darkrooms · {args.tabs} tabs · {args.changes} changes x {args.runs} runs"
-        f" (median) · nproc {os.cpu_count()} · Python {platform.python_version()} · load {load:.2f}"
-    )
-    print()
-    print(
-        "| status change → every tab | renders / change | row fetches / change | p50 | p99 (all tabs) | worst tab's p99 | missed | target |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    print(
-        f"| PATCH status → row updated | {per_change:.2f} | {fetches:.2f} | {p50 * 1000:.0f} ms | {p99 * 1000:.0f} ms"
-        f" | {worst * 1000:.0f} ms"
-        f" | {missing} | 1 render, p99 ≤ {TARGET_P99_S * 1000:.0f} ms: {verdict} |"
-    )
-    for number, run in enumerate(runs, 1):
-        log(
-            f"run {number}: renders/change {run.renders_per_change:.2f}, p50 {nearest_rank(run.latencies, 50) * 1000:.0f} ms,"
-            f" p99 {nearest_rank(run.latencies, 99) * 1000:.0f} ms, worst tab p99 {run.worst_tab_p99 * 1000:.0f} ms, missed {run.missing}"
-        )
+    verdict = report(args, streams, delivery, runs, idle)
     if renders:
         print()
         print(f"| Darkrooms page render ({args.size:,} objects) | median | p95 |")
@@ -284,6 +342,68 @@ def main() -> int:
         for label, times in renders:
             print(f"| {label} | {statistics.median(times) * 1000:.1f} ms | {nearest_rank(times, 95) * 1000:.1f} ms |")
     return 0 if verdict == "PASS" else 1
+
+
+def render_variants(port: int, size: int, renders: int) -> list[tuple[str, list[float]]]:
+    log("timing page renders ...")
+    pages = size // 50 + (1 if size % 50 else 0)
+    # A name prefix that matches the last ~10% of the Darkrooms (q=dr-009 at 1,000) and never nothing.
+    prefix = f"dr-{size * 9 // 10:05}"[:-2]
+    ns = apibench.NAMESPACE
+    variants = [
+        ("first page (50 rows)", f"/?namespace={ns}", None),
+        (f"last page ({pages})", f"/?namespace={ns}&page={pages}", None),
+        (f"name filter q={prefix}", f"/?namespace={ns}&q={prefix}", None),
+        ("sorted by age, descending", f"/?namespace={ns}&sort=-age", None),
+        ("htmx list fragment", f"/?namespace={ns}", {"HX-Request": "true", "HX-Target": "darkroom-list"}),
+        ("all namespaces", "/", None),
+    ]
+    return [(label, sorted(render_times(port, path, renders=renders, headers=headers))) for label, path, headers in variants]
+
+
+def report(args: argparse.Namespace, streams: int, delivery: list[Run], runs: list[Run], idle: dict[str, float]) -> str:
+    """Print the tables (stdout) and each run (stderr); the verdict."""
+    worst = statistics.median(r.worst_tab_p99 for r in runs)
+    per_change = statistics.median(r.renders_per_change for r in runs)
+    missing = sum(r.missing for r in runs)
+    verdict = "PASS" if worst <= TARGET_P99_S and per_change <= TARGET_RENDERS and not missing else "MISS"
+    product = "this checkout" if args.product == ROOT else str(args.product)
+    print(
+        f"UI benchmark — {product} · {args.size:,} Darkrooms · {args.tabs} tabs · {args.changes} changes x {args.runs} runs"
+        f" {args.gap:g} s apart (median) · nproc {os.cpu_count()} · Python {platform.python_version()} · load {os.getloadavg()[0]:.2f}"
+    )
+    print()
+    print("| status change → | renders / change | row fetches / change | p50 | p99 (all) | worst tab's / stream's p99 | missed | target |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    rows = [(f"frame read on each of {streams} raw SSE streams (server delivery, no browser)", delivery, "")]
+    rows.append((f"row updated in each of {args.tabs} tabs (DOM)", runs, f"1 render, p99 ≤ {TARGET_P99_S * 1000:.0f} ms: {verdict}"))
+    for label, measured, target in rows:
+        if not measured:
+            continue
+        print(
+            f"| {label} | {statistics.median(r.renders_per_change for r in measured):.2f}"
+            f" | {statistics.median(r.fetches_per_change for r in measured):.2f}"
+            f" | {statistics.median(nearest_rank(r.latencies, 50) for r in measured) * 1000:.0f} ms"
+            f" | {statistics.median(nearest_rank(r.latencies, 99) for r in measured) * 1000:.0f} ms"
+            f" | {statistics.median(r.worst_tab_p99 for r in measured) * 1000:.0f} ms | {sum(r.missing for r in measured)} | {target} |"
+        )
+    print()
+    print(f"| CPU by process kind | per change, {streams} raw streams | per change, {args.tabs} tabs", end="")
+    print(f" | per change and tab | idle, {args.tabs} tabs open |")
+    print("|---|---:|---:|---:|---:|")
+    kinds = sorted({kind for r in (*delivery, *runs) for kind in r.cpu_ms} | set(idle))
+    for kind in kinds:
+        raw = f"{statistics.median(r.cpu_ms.get(kind, 0.0) for r in delivery):.1f} ms" if delivery else ""
+        tabs = statistics.median(r.cpu_ms.get(kind, 0.0) for r in runs)
+        print(f"| {kind} | {raw} | {tabs:.1f} ms | {tabs / args.tabs:.2f} ms | {idle.get(kind, 0.0):.1f}% |")
+    for label, measured in (("server delivery", delivery), ("tabs", runs)):
+        for number, run in enumerate(measured, 1):
+            log(
+                f"{label} run {number}: renders/change {run.renders_per_change:.2f}, p50 {nearest_rank(run.latencies, 50) * 1000:.0f} ms,"
+                f" p99 {nearest_rank(run.latencies, 99) * 1000:.0f} ms, worst p99 {run.worst_tab_p99 * 1000:.0f} ms, missed {run.missing},"
+                f" CPU ms/change {', '.join(f'{k} {v:.1f}' for k, v in run.cpu_ms.items())}"
+            )
+    return verdict
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@
 //    (or an SSE `reset`) those regions are re-fetched, as changes may have been missed.
 // 3. The live indicator: Live / Reconnecting… (a list section replaced by a filter change is no outage).
 // 4. Ages tick: <time data-age datetime="..."> shows the age in kubectl's style (as the server rendered
-//    it), recomputed every second in the browser from the timestamp (no request, no server render).
+//    it), recomputed in the browser from the timestamp (no request, no server render) when its text changes.
 // 5. Row menus (popovers): a pushed row whose menu is open waits until the menu closes, so a status
-//    change does not close a menu under the user's pointer; a closed menu folds its delete confirmation.
+//    change does not close a menu under the user's pointer (its Delete… opens the list's one dialog: dialogs.js).
 // 6. Errors of htmx requests (403, 404, 5xx, network) are shown in the #flash region — except for a
 //    request from inside [data-swap-errors] that answered HTML: that fragment explains the error
 //    in place (e.g. "Show password" refused by the cluster's RBAC), so it is swapped in instead.
@@ -153,40 +153,112 @@
   });
 
   // -- ticking ages --------------------------------------------------------------------------
+  // Each <time data-age> is written only when its text changes (a "5m" age next changes in up to a minute, not
+  // every second), by one timer set for the earliest of those moments; a swapped-in row schedules only its own
+  // ages (htmx:load); a hidden tab keeps no timer and catches up when it is shown again.
   // The server's clock, as the page's list section says it was when rendered: ages agree with the server's.
   var skewMs = null;
+  var ages = new Map(); // <time> -> the moment (ms, the server's clock) its text changes next
+  var timer = null;
+  var timerAt = Infinity;
+  var UNITS = [["d", 86400, 2], ["h", 3600, 2], ["m", 60, 1], ["s", 1, 0]];
 
-  function ageOf(seconds) {
-    var units = [["d", 86400, 2], ["h", 3600, 2], ["m", 60, 1]];
-    for (var i = 0; i < units.length; i++) {
-      if (seconds >= units[i][1] * units[i][2]) {
-        return Math.floor(seconds / units[i][1]) + units[i][0];
+  function unitOf(seconds) {
+    for (var i = 0; i < UNITS.length; i++) {
+      if (seconds >= UNITS[i][1] * UNITS[i][2]) {
+        return UNITS[i];
       }
     }
-    return seconds + "s";
+    return UNITS[UNITS.length - 1];
+  }
+
+  function serverNow() {
+    if (skewMs === null) {
+      var stamped = document.querySelector("[data-server-now]");
+      var stampedAt = stamped ? Date.parse(stamped.getAttribute("data-server-now")) : NaN;
+      skewMs = isNaN(stampedAt) ? 0 : stampedAt - Date.now();
+    }
+    return Date.now() + skewMs;
+  }
+
+  // Writes the element's age as of `now` if it differs; returns when it next changes (Infinity: never).
+  function showAge(element, now) {
+    var moment = Date.parse(element.getAttribute("datetime"));
+    if (isNaN(moment)) {
+      return Infinity;
+    }
+    var elapsedMs = now - moment;
+    var seconds = Math.round(elapsedMs / 1000);
+    var magnitude = Math.abs(seconds);
+    var unit = unitOf(magnitude);
+    var text = (seconds < 0 ? "in " : "") + Math.floor(magnitude / unit[1]) + unit[0];
+    if (element.textContent !== text) {
+      element.textContent = text;
+    }
+    // The text changes when the rounded seconds reach the next multiple of the unit (an age) or drop below
+    // this one (a moment to come: "in 5m" until 299 s are left); Math.round reaches n at n - 0.5 s.
+    var whole = Math.floor(magnitude / unit[1]) * unit[1];
+    var nextSeconds = seconds >= 0 ? whole + unit[1] : 1 - whole;
+    return moment + (nextSeconds - 0.5) * 1000 + 1;
+  }
+
+  function schedule() {
+    if (document.visibilityState === "hidden") {
+      return;
+    }
+    var earliest = Infinity;
+    ages.forEach(function (at) {
+      earliest = Math.min(earliest, at);
+    });
+    if (earliest === Infinity || earliest >= timerAt) {
+      return;
+    }
+    window.clearTimeout(timer);
+    timerAt = earliest;
+    timer = window.setTimeout(tick, Math.max(0, earliest - serverNow()));
   }
 
   function tick() {
-    if (skewMs === null) {
-      var stamped = document.querySelector("[data-server-now]");
-      var serverNow = stamped ? Date.parse(stamped.getAttribute("data-server-now")) : NaN;
-      skewMs = isNaN(serverNow) ? 0 : serverNow - Date.now();
-    }
-    var now = Date.now() + skewMs;
-    document.querySelectorAll("time[data-age]").forEach(function (element) {
-      var moment = Date.parse(element.getAttribute("datetime"));
-      if (isNaN(moment)) {
-        return;
-      }
-      var seconds = Math.round((now - moment) / 1000);
-      var text = seconds < 0 ? "in " + ageOf(-seconds) : ageOf(seconds);
-      if (element.textContent !== text) {
-        element.textContent = text;
+    timer = null;
+    timerAt = Infinity;
+    var now = serverNow();
+    ages.forEach(function (at, element) {
+      if (!element.isConnected) {
+        ages.delete(element);
+      } else if (at <= now) {
+        ages.set(element, showAge(element, now));
       }
     });
+    schedule();
   }
 
-  window.setInterval(tick, 1000);
+  function track(root) {
+    if (!root.querySelectorAll) {
+      return;
+    }
+    var now = serverNow();
+    var found = root.matches && root.matches("time[data-age]") ? [root] : root.querySelectorAll("time[data-age]");
+    for (var i = 0; i < found.length; i++) {
+      ages.set(found[i], showAge(found[i], now));
+    }
+    if (found.length) {
+      schedule();
+    }
+  }
+
+  document.addEventListener("htmx:load", function (evt) {
+    track(evt.target); // the page once, then each swapped-in row or list
+  });
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") {
+      window.clearTimeout(timer);
+      timer = null;
+      timerAt = Infinity;
+    } else {
+      tick();
+    }
+  });
 
   // -- row menus -----------------------------------------------------------------------------
   var waiting = new WeakMap(); // row -> the HTML pushed while its menu was open
@@ -206,9 +278,6 @@
       if (!menu.hasAttribute || !menu.hasAttribute("popover") || evt.newState !== "closed") {
         return;
       }
-      menu.querySelectorAll("details[open]").forEach(function (details) {
-        details.open = false;
-      });
       var row = menu.closest("[sse-swap]");
       if (row && waiting.has(row) && window.htmx) {
         var html = waiting.get(row);

@@ -2,7 +2,9 @@
 //
 // 1. Dialogs: a <button commandfor="ID" command="show-modal|close"> opens or closes <dialog id="ID">
 //    (invoker commands; the same is done here where the browser lacks them). Escape closes a modal
-//    dialog natively; when it closes, focus goes back to the button that opened it.
+//    dialog natively; when it closes, focus goes back to the button that opened it (or to the button
+//    of the row menu it was in). A list page's one delete dialog is filled in from the row's Delete…
+//    button (data-delete: the POST target, data-uid, data-title, data-name) as it opens.
 // 2. Notices: [data-dismiss] hides its notice (or the #flash region); a notice marked
 //    [data-transient] ("… created.") is removed at the user's next action on the page (a click on a
 //    link or button, typing, a form change or submit), so it never describes an older state of the page.
@@ -29,6 +31,9 @@
       var command = button.getAttribute("command");
       if (command === "show-modal") {
         openers.set(dialog, button);
+        if (button.hasAttribute("data-delete")) {
+          fill(dialog, button);
+        }
       }
       if (nativeCommands) {
         return;
@@ -50,12 +55,43 @@
         return;
       }
       var opener = openers.get(dialog);
-      if (opener && opener.isConnected && !opener.disabled) {
-        opener.focus();
+      if (opener) {
+        focusBack(opener);
       }
     },
     true
   );
+
+  // A list's one delete dialog (_macros.html row_delete_dialog) takes its object from the row menu's Delete…
+  // button: the form's target (htmx re-reads hx-post once processed again), the uid precondition and the texts.
+  function fill(dialog, button) {
+    var form = dialog.querySelector('form[data-fill="row-delete"]');
+    if (!form) {
+      return;
+    }
+    var action = button.getAttribute("data-delete");
+    form.setAttribute("action", action);
+    form.setAttribute("hx-post", action);
+    form.elements.uid.value = button.getAttribute("data-uid") || "";
+    dialog.querySelector('[data-fill="title"]').textContent = button.getAttribute("data-title") || "";
+    dialog.querySelector('[data-fill="name"]').textContent = button.getAttribute("data-name") || "";
+    if (window.htmx) {
+      window.htmx.process(form);
+    }
+  }
+
+  // Focus goes back to the button that opened the dialog or, when that one is hidden now (a row menu closed
+  // as the dialog opened) or was replaced (a live row), to the button of the menu it was in.
+  function focusBack(opener) {
+    var menu = opener.closest("[popover]");
+    var target = opener;
+    if (!opener.isConnected || opener.disabled || (menu && !menu.matches(":popover-open"))) {
+      target = menu ? document.querySelector('[popovertarget="' + CSS.escape(menu.id) + '"]') : null;
+    }
+    if (target && target.isConnected && !target.disabled) {
+      target.focus();
+    }
+  }
 
   // -- notices -------------------------------------------------------------------------------
   function dismiss(box) {

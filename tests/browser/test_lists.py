@@ -2,22 +2,27 @@
 
 Covers: a click (or Enter) on a column header sorts the list, puts ``sort=`` in the URL, sets ``aria-sort``,
 and a reload keeps it; the per-row menu opens from the keyboard, Escape closes it and gives the focus back,
-its Edit and View YAML links point at the object, and its delete (keyboard only) goes through the usual
+its Edit and View YAML links point at the object, and its Delete… (keyboard only) opens the list's delete dialog
+(Escape and Cancel close it, focus goes back to the row's menu button) whose confirmation goes through the usual
 delete flow; a row pushed while its menu is open waits until the menu closes; column widths stay put when a
-state badge changes; the Age column ticks in the browser without a request; a change of a Task reaches two open
+state badge changes; the Age column ticks in the browser without a request, each age written only when its text
+changes, pushed rows included; a live refresh for the old filter that answers after the user filtered never
+brings the old rows back; a change of a Task reaches two open
 tabs without either of them making a request, rendered once on the server for both
 (``darkroom_dashboard_row_renders_total`` follows the Task changes, not the tabs); Tasks made and
-deleted elsewhere appear and disappear live; the Darkroom list shows source-type icons and the cache
-time in words. Screenshots: the sorted list with an open menu, desktop and phone, light and dark; the lists
+deleted elsewhere appear and disappear live; the Darkroom list shows source-type icons (CSS masks) and the cache
+time in words. Screenshots: the sorted list with an open menu and the delete dialog, desktop and phone, light and dark; the lists
 never widen the page (the headers' screen-reader texts stay inside the scrolling table).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from prometheus_client import CollectorRegistry
 from support import wait_for
 
@@ -26,6 +31,7 @@ from browser.conftest import Stack, Watched, shot
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
 DR = ("deployments.example.com", "v1alpha1", "darkrooms")
+FOCUSED = "document.activeElement.getAttribute('aria-label')"
 
 
 def make_task(stack: Stack, name: str, priority: int, deadline: str = "2031-01-01T00:00:00Z") -> None:
@@ -87,11 +93,27 @@ def test_row_menu_from_the_keyboard_and_delete(stack: Stack, page: Any) -> None:
     wait_for(lambda: page.locator("[popover]:popover-open").count() == 0, timeout_s=5, message="Escape closes the menu")
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Actions for menu-task"
 
+    dialog = page.locator("dialog#row-delete-dialog")
+    for close in ("Escape", "Cancel"):  # the list's delete dialog: Escape and Cancel close it, focus goes back
+        page.keyboard.press("Enter")
+        menu.wait_for()
+        for _ in range(3):  # Edit, View YAML, Delete…
+            page.keyboard.press("Tab")
+        page.keyboard.press("Enter")  # opens the confirmation, a modal dialog
+        dialog.wait_for()
+        assert page.evaluate("document.activeElement.textContent.trim()") == "Cancel"
+        assert dialog.get_by_role("heading").inner_text() == f"Delete Task {stack.namespace}/menu-task?"
+        page.keyboard.press(close if close == "Escape" else "Enter")
+        dialog.wait_for(state="hidden")
+        wait_for(lambda: page.evaluate(FOCUSED) == "Actions for menu-task", timeout_s=5, message="focus back on the menu button")
+
     page.keyboard.press("Enter")
     menu.wait_for()
-    for _ in range(3):  # Edit, View YAML, Delete…
+    for _ in range(3):
         page.keyboard.press("Tab")
-    page.keyboard.press("Enter")  # opens the confirmation
+    page.keyboard.press("Enter")
+    dialog.wait_for()
+    shot(page, "list-row-delete-dialog")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent.trim()") == "Yes, delete menu-task"
     page.keyboard.press("Enter")
@@ -143,8 +165,104 @@ def test_age_ticks_without_requests(stack: Stack, page: Any) -> None:
     assert re.fullmatch(r"\d+s", age.inner_text()), age.inner_text()
     assert requests == []
     source = page.locator("tr", has=page.get_by_role("link", name="ticking", exact=True)).locator("td.source")
-    assert source.locator("svg use").get_attribute("href") == "/static/icons.svg#source-s3"
+    icon = source.locator(".source-icon.source-s3")
+    mask = "(e) => e.isConnected && getComputedStyle(e).maskImage.includes('/static/icons/source-s3.svg') && e.offsetWidth > 10"
+    wait_for(lambda: icon.evaluate(mask), timeout_s=5, message="the S3 icon")  # (a pushed row may be swapping in)
     assert "30 days" in (source.get_attribute("title") or "")
+
+
+def test_a_late_live_refresh_never_brings_back_the_old_filter(stack: Stack, page: Any) -> None:
+    """A refresh for the old filter (an object came) still on its way when the user filters: its rows never land."""
+    make_task(stack, "race-a1", 1)
+    make_task(stack, "race-b1", 2)
+    page.goto(f"/ui/tasks?namespace={stack.namespace}&q=race-")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    wait_for(lambda: row_names(page) == ["race-a1", "race-b1"], timeout_s=10, message="both rows")
+    page.evaluate("""() => {
+      window.__refreshed = 0;
+      window.__filtered = false;
+      document.querySelector('.live-refresh').addEventListener('htmx:afterRequest', () => { window.__refreshed += 1; });
+      document.addEventListener('htmx:confirm', (e) => { if (e.target.id === 'filter-q') window.__filtered = true; });
+    }""")
+    held: list[tuple[str, Any]] = []
+
+    def hold(route: Any) -> None:
+        request = route.request
+        if request.headers.get("x-dashboard-refresh") == "live":
+            held.append(("refresh", route))
+        elif "q=race-b" in request.url and not any(kind == "filter" for kind, _ in held):
+            held.append(("filter", route))
+        else:
+            route.continue_()
+
+    def wait_until_held(kind: str) -> None:
+        for _ in range(200):
+            if any(k == kind for k, _ in held):
+                return
+            page.wait_for_timeout(50)  # lets Playwright deliver the route
+        raise AssertionError(f"no {kind} request")
+
+    page.route(re.compile(r"/ui/tasks\?"), hold)
+    make_task(stack, "race-a2", 3)  # `members`: the list asks for a refresh of the old filter (q=race-)
+    wait_until_held("refresh")
+    page.get_by_label("Name contains").fill("race-b")  # the user filters while that refresh is on its way
+    wait_for(lambda: page.evaluate("window.__filtered"), timeout_s=10, message="the user's request")
+
+    def release(kind: str) -> None:
+        for k, route in list(held):
+            if k == kind:
+                held.remove((k, route))
+                with contextlib.suppress(PlaywrightError):  # aborted by the page already
+                    route.continue_()
+
+    release("refresh")  # the old filter's answer comes first ...
+    wait_for(lambda: page.evaluate("window.__refreshed") >= 1, timeout_s=10, message="the refresh answered")
+    wait_until_held("filter")  # (sent with the refresh, or queued behind it)
+    release("filter")  # ... then the user's
+    page.unroute(re.compile(r"/ui/tasks\?"))
+    release("refresh")
+    wait_for(lambda: row_names(page) == ["race-b1"], timeout_s=10, message="the user's filter, not the old refresh")
+    assert "q=race-b" in page.url and page.get_by_label("Name contains").input_value() == "race-b"
+
+
+def make_darkroom(stack: Stack, name: str) -> None:
+    spec = {"source": {"type": "S3", "bucket": "pics", "region": "eu-west-1"}, "subDomains": [name], "cacheTime": 2592000}
+    body = {"apiVersion": f"{DR[0]}/{DR[1]}", "kind": "Darkroom", "metadata": {"name": name}, "spec": spec}
+    stack.custom().create_namespaced_custom_object(*DR[:2], stack.namespace, DR[2], body)
+
+
+def test_ages_are_written_only_when_their_text_changes(stack: Stack, page: Any) -> None:
+    """Each age shows the right unit as time goes by and is written only when its text changes (an age in days stays
+    put while one in seconds ticks); a row pushed later ticks too (its ages are scheduled as it is swapped in)."""
+    make_darkroom(stack, "age-a")
+    make_darkroom(stack, "age-b")
+    page.goto(f"/?namespace={stack.namespace}&q=age-")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    rows = page.locator("#darkroom-list tbody tr")
+    ready = page.locator("#darkroom-list tbody tr[data-state=Ready]")
+    wait_for(lambda: ready.count() == 2, timeout_s=30, message="both rows Ready (the reconciler done with them)")
+    # The first row's moment three days back (as if created then): the next tick shows days, then leaves it alone.
+    page.evaluate("""() => {
+      const [old, young] = document.querySelectorAll('#darkroom-list tbody tr');
+      const days = old.querySelector('time[data-age]');
+      days.setAttribute('datetime', new Date(Date.now() - 3 * 86400e3).toISOString());
+      window.__writes = {days: 0, seconds: 0};
+      const count = (key) => new MutationObserver((m) => { window.__writes[key] += m.length; });
+      count('days').observe(days, {childList: true, characterData: true, subtree: true});
+      count('seconds').observe(young.querySelector('time[data-age]'), {childList: true});
+    }""")
+    days = rows.first.locator("time[data-age]")
+    wait_for(lambda: days.inner_text() == "3d", timeout_s=5, message="the old age shown in days")
+    written = page.evaluate("window.__writes.days")
+    wait_for(lambda: page.evaluate("window.__writes.seconds") >= 3, timeout_s=10, message="an age in seconds ticks every second")
+    assert page.evaluate("window.__writes.days") == written  # seconds went by: the days were not rewritten
+
+    page.evaluate("window.__young = document.querySelectorAll('#darkroom-list tbody tr')[1]")
+    stack.custom().patch_namespaced_custom_object(*DR[:2], stack.namespace, DR[2], "age-b", {"spec": {"replicas": 2}})
+    wait_for(lambda: page.evaluate("!window.__young.isConnected"), timeout_s=15, message="the row pushed again")
+    pushed = page.locator("tr", has=page.get_by_role("link", name="age-b", exact=True)).locator("time[data-age]")
+    before = pushed.inner_text()
+    wait_for(lambda: pushed.inner_text() != before, timeout_s=5, message="the pushed row's age ticks")
 
 
 def test_live_row_once_for_two_tabs_then_add_and_delete(stack: Stack, new_page: Callable[..., Watched]) -> None:
@@ -192,6 +310,14 @@ def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched]) -> Non
         page.locator("[popover]:popover-open").wait_for()
         shot(page, f"list-tasks-sorted-{width}-{scheme}")
         assert page.evaluate("document.documentElement.scrollWidth") <= width  # the table scrolls in its box, not the page
+        page.locator("[popover]:popover-open").get_by_role("button", name="Delete…").click()
+        dialog = page.locator("dialog#row-delete-dialog")
+        dialog.wait_for()
+        box = dialog.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+        shot(page, f"list-tasks-delete-dialog-{width}-{scheme}")
+        page.keyboard.press("Escape")
+        dialog.wait_for(state="hidden")
         page.goto(f"/?namespace={stack.namespace}")
         page.locator("#live-indicator[data-state=live]").wait_for()
         shot(page, f"list-darkrooms-{width}-{scheme}")
