@@ -144,6 +144,8 @@ def test_yaml_view_and_copy(stack: Stack, new_page: Callable[..., Watched]) -> N
     body = {"apiVersion": "deployments.example.com/v1alpha1", "kind": "Darkroom", "metadata": {"name": "yamlish"}, "spec": spec}
     stack.custom().create_namespaced_custom_object(*DARKROOM[:2], stack.namespace, DARKROOM[2], body)
     path = f"/ui/darkrooms/{stack.namespace}/yamlish"
+    # Written straight to the cluster: wait for the API's cache, or the first load is a 404 (and a console error).
+    wait_for(lambda: page.request.get(f"/darkrooms/{stack.namespace}/yamlish").ok, message="the API's cache to see the Darkroom")
 
     def children_made() -> bool:  # the YAML panel is a snapshot of the page's load: reload until it has them
         page.goto(path)
