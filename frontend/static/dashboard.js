@@ -55,7 +55,15 @@
   });
 
   // -- live regions of detail pages ----------------------------------------------------------
-  var LIVE_KINDS = ["Darkroom", "Task", "Postgresql"];
+  // A live region names its object as "<Kind>/<namespace>/<name>" (data-live-key); the stream's event of a
+  // kind is its lower-case name. The kinds to listen to are the ones the page's regions name: no list here.
+  function liveKinds() {
+    var kinds = {};
+    document.querySelectorAll("[data-live-key]").forEach(function (element) {
+      kinds[element.getAttribute("data-live-key").split("/")[0]] = true;
+    });
+    return Object.keys(kinds);
+  }
   var running = {};
   var again = {};
 
@@ -128,7 +136,7 @@
     var detailPage = element.hasAttribute && element.hasAttribute("data-live-source");
     if (detailPage && source && !attached.has(source)) {
       attached.add(source);
-      LIVE_KINDS.forEach(function (kind) {
+      liveKinds().forEach(function (kind) {
         source.addEventListener(kind.toLowerCase(), onChange);
       });
       source.addEventListener("reset", refreshAll);
