@@ -67,9 +67,9 @@ class ApiSettings:
     )
     kubeconfig: Path | None = field(
         default=None,
-        metadata=variable(f"{ENV_PREFIX}KUBECONFIG", doc="Cluster credentials (None: KUBECONFIG, ~/.kube/config, in-cluster)."),
+        metadata=variable(f"{ENV_PREFIX}KUBECONFIG", doc="Cluster credentials (unset: KUBECONFIG, ~/.kube/config, in-cluster)."),
     )
-    namespace: str | None = field(default=None, metadata=variable(f"{ENV_PREFIX}NAMESPACE", doc="Serve one namespace only (None: all)."))
+    namespace: str | None = field(default=None, metadata=variable(f"{ENV_PREFIX}NAMESPACE", doc="Serve one namespace only (unset: all)."))
     field_manager: str = field(
         default="darkroom-control-panel", metadata=variable(f"{ENV_PREFIX}FIELD_MANAGER", doc="The field manager of our writes.")
     )

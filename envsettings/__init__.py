@@ -177,7 +177,7 @@ def _help(f: dataclasses.Field[Any], declaration: Variable) -> str:
 def _shown(default: Any) -> str:
     if isinstance(default, bool):
         return "on" if default else "off"
-    return repr(default) if default == "" else str(default)
+    return repr(default) if isinstance(default, str) else str(default)  # a word in quotes: "default 'default'"
 
 
 def _flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:

@@ -33,10 +33,10 @@ class OperatorSettings:
 
     kubeconfig: Path | None = field(
         default=None,
-        metadata=variable(f"{ENV_PREFIX}KUBECONFIG", doc="Cluster credentials (None: KUBECONFIG, ~/.kube/config, then in-cluster)."),
+        metadata=variable(f"{ENV_PREFIX}KUBECONFIG", doc="Cluster credentials (unset: KUBECONFIG, ~/.kube/config, then in-cluster)."),
     )
     namespace: str | None = field(
-        default=None, metadata=variable(f"{ENV_PREFIX}NAMESPACE", doc="Watch one namespace only (None: all namespaces).")
+        default=None, metadata=variable(f"{ENV_PREFIX}NAMESPACE", doc="Watch one namespace only (unset: all namespaces).")
     )
     workers: int = field(default=4, metadata=variable(f"{ENV_PREFIX}WORKERS", doc="Reconcile threads per controller."))
     resync_s: float = field(
@@ -87,10 +87,10 @@ class OperatorSettings:
         default="darkroom.example.com", metadata=variable(f"{ENV_PREFIX}DOMAIN", doc="Darkroom hosts are <subDomain>.<domain>.")
     )
     ingress_class: str | None = field(
-        default=None, metadata=variable(f"{ENV_PREFIX}INGRESS_CLASS", doc="The Ingress class (None: not set on the Ingress).")
+        default=None, metadata=variable(f"{ENV_PREFIX}INGRESS_CLASS", doc="The Ingress class (unset: none on the Ingress).")
     )
     tls_secret: str | None = field(
-        default=None, metadata=variable(f"{ENV_PREFIX}TLS_SECRET", doc="The Ingress's TLS secret (None: not set).")
+        default=None, metadata=variable(f"{ENV_PREFIX}TLS_SECRET", doc="The Ingress's TLS secret (unset: none).")
     )
     cpu_request: str = field(
         default="100m", metadata=variable(f"{ENV_PREFIX}CPU_REQUEST", doc="Darkroom container CPU request (a Kubernetes quantity).")

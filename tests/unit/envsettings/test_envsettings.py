@@ -179,4 +179,4 @@ def test_a_flags_help_is_its_doc_variable_and_default() -> None:
     assert helps["count"] == "An integer; COUNT is its short name. (env X_COUNT, default 3)"
     assert helps["enabled"] == "A boolean. (env X_ENABLED, default on)"
     assert helps["path"] == "An optional path. (env X_PATH)"
-    assert helps["name"] == "A string. (env X_NAME, default n)"
+    assert helps["name"] == "A string. (env X_NAME, default 'n')"  # text in quotes: "default 'default'" reads as a value
