@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
@@ -178,5 +179,8 @@ def test_the_availability_controller_stops_when_a_change_and_the_stop_arrive_tog
         await asyncio.wait({stopping}, timeout=10)  # a generous deadline: stopping takes one tick, the bug never ends
         assert stopping.done(), f"the controller ignored the stop ({ticks} ticks after the change)"
 
-    for ticks in range(4):  # 0-2: the change's wait has finished, the controller has not resumed yet
-        asyncio.run(scenario(ticks))
+    # Each scenario on a thread of its own: in the whole suite the browser tests' Playwright (sync API) keeps an
+    # event loop running on the main thread, where asyncio.run refuses to start another.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        for ticks in range(4):  # 0-2: the change's wait has finished, the controller has not resumed yet
+            thread.submit(asyncio.run, scenario(ticks)).result(timeout=30)
