@@ -18,7 +18,6 @@ from marshmallow import Schema, ValidationError
 
 from backend.conversions import ROOT
 from backend.problems import Problem
-from mergepatch import merge_patch as merge_patch  # re-export: the resource views apply a PATCH body with it
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"

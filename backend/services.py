@@ -43,6 +43,7 @@ from backend.problems import Problem
 from backend.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import EVENTS, NAMESPACES, CachedClient, Conflict, FrozenDict, NotFound, Resource, taskevents
+from mergepatch import merge_patch
 
 RETRIES = 3
 EXTENSION = "darkroom_control_panel"  # app.extensions key of the app's Services, for shutting it down (backend.serving)
@@ -150,7 +151,7 @@ class KindService:
         """The friendly body a JSON merge patch of friendly fields makes of ``current`` (to be validated as a PUT body)."""
         raw = self.kind.to_friendly(current, settings=None)
         raw.pop("resourceVersion", None)
-        merged: dict[str, Any] = payloads.merge_patch(self.kind.patch_base(raw, patch), patch)
+        merged: dict[str, Any] = merge_patch(self.kind.patch_base(raw, patch), patch)
         return merged
 
     def with_identity(self, friendly: dict[str, Any], namespace: str, name: str) -> dict[str, Any]:
