@@ -11,8 +11,8 @@ Called by bench/ui.py only.
   before the browser does anything.
 * :func:`cpu_by_kind` — user+system CPU seconds so far of the processes that share the machine during a
   live run, from /proc: chromium by process type (``renderer``, ``gpu-process`` (the display compositor;
-  software with --disable-gpu), ``NetworkService``, ``browser``, others), the Playwright
-  driver (node), the product (the gunicorn tree) and devcluster. A run's increase divided by its changes
+  software with --disable-gpu), ``NetworkService``, ``browser``, others), the product
+  (the gunicorn tree) and devcluster. A run's increase divided by its changes
   (and by its tabs, for the renderers) says what one change costs each of them.
 """
 
@@ -95,8 +95,6 @@ def _kind(pid: int, named: dict[int, str]) -> str:
         if kind == "utility":  # the network service, the storage service, ...
             kind = options.get("utility-sub-type", kind).rsplit(".", 1)[-1]
         return f"chromium {kind}"
-    if program == "node" or "playwright" in program:
-        return "playwright driver"
     return "other"
 
 
