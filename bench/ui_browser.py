@@ -133,7 +133,9 @@ class Chromium:
             target = self.send("Target.createTarget", params)["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         self.send("Page.navigate", {"url": url}, session)
-        self.wait_for(session, "document.readyState === 'complete' && location.href !== 'about:blank'", 60)
+        # Parsed is enough (the caller waits for what it needs next): a background tab may never fire `load` — some
+        # hidden tabs of an older product (89d14eb) stayed "interactive" for good, their favicon never loaded.
+        self.wait_for(session, "document.readyState !== 'loading' && location.href !== 'about:blank'", 60)
         return Tab(session=session, visible=self.evaluate(session, "document.visibilityState") == "visible")
 
     def close(self) -> None:
