@@ -5,7 +5,8 @@
 Task and Event informers and wait for them, build the :class:`aggregator.view.View`, read the
 ``extension-apiserver-authentication`` ConfigMap (a failure stops startup: without it nobody could be
 authenticated as the front proxy), then serve until SIGTERM/SIGINT, re-reading the ConfigMap every
-``auth_config_refresh_s`` (a failed re-read keeps the last good config and is logged).
+``auth_config_refresh_s`` (a failed re-read keeps the last good config and is logged) and, as often, the
+serving certificate's files (a renewed certificate is served without a restart: :mod:`aggregator.authconfig`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import contextlib
 import logging
 import os
 import signal
+import ssl
 import sys
 
 from aiohttp import web
@@ -65,7 +67,11 @@ def run(settings: AggregatorSettings) -> int:
         else:
             cert, key = certificates.self_signed(settings.cert_dir)
             log.warning("no --tls-cert-file: serving with the self-signed certificate %s", cert)
-        tls = authconfig.TlsContext(cert_file=cert, key_file=key)
+        try:
+            tls = authconfig.TlsContext(cert_file=cert, key_file=key)
+        except ssl.SSLError as e:
+            log.error("%s", e)
+            return 1
         tls.trust(config)
         components = Components(
             view=view,
@@ -87,6 +93,7 @@ def run(settings: AggregatorSettings) -> int:
 async def _refresh(components: Components, tls: authconfig.TlsContext, transport: CountingTransport, every_s: float) -> None:
     while True:
         await asyncio.sleep(every_s)
+        tls.reload_certificate()  # on the loop's thread, as every handshake: no new connection sees half a swap
         try:
             config = await asyncio.to_thread(authconfig.load, transport)
         except (ClusterError, ValueError) as e:

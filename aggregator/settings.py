@@ -71,7 +71,10 @@ class AggregatorSettings:
     )
     auth_config_refresh_s: float = field(
         default=60.0,
-        metadata=variable(f"{ENV_PREFIX}AUTH_CONFIG_REFRESH_S", doc="How often kube-system/extension-apiserver-authentication is re-read."),
+        metadata=variable(
+            f"{ENV_PREFIX}AUTH_CONFIG_REFRESH_S",
+            doc="How often kube-system/extension-apiserver-authentication and the serving certificate's files are re-read.",
+        ),
     )
     bookmark_interval_s: float = field(
         default=60.0, metadata=variable(f"{ENV_PREFIX}BOOKMARK_INTERVAL_S", doc="Between watch BOOKMARKs (when asked for).")
