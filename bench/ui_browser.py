@@ -8,7 +8,8 @@ are all on screen at once. A browser's tabs are not: in a window one tab is visi
 chromium renders no frames for them (no style, layout, paint, raster or compositing until they are shown) and
 only runs their tasks (here: each change's SSE event and the row swap). Created through
 ``Target.createTarget`` with ``background: true`` and never attached by a driver that forces them visible,
-background tabs are hidden, headless or not (checked at start: :meth:`Chromium.open`).
+background tabs are hidden, headless or not (each :class:`Tab` says whether it was visible once loaded; bench/ui.py
+prints how many were).
 
 * :class:`Chromium` — one headless chromium (``--remote-debugging-port=0``; the port is read from the profile's
   ``DevToolsActivePort``) and one websocket to it (``websocket-client``, already a dependency of the kubernetes
@@ -74,7 +75,6 @@ class Chromium:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        self.pid = self._proc.pid
         active_port = Path(self._profile.name, "DevToolsActivePort")
         deadline = time.monotonic() + 30
         while not (active_port.exists() and len(active_port.read_text().split("\n")) >= 2):
