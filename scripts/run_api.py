@@ -450,10 +450,15 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
         print(f"  CRDs:       {', '.join(crds)} (installed)")
         print(f"  reconciler: running (pid {operator.proc.pid}; health http://127.0.0.1:{health_port}/healthz; log {operator.log_path})")
         print(f"  API + dashboard: {url} (pid {api.proc.pid}; log {api.log_path})")
-        registration = f"APIService {APISERVICE}, through devcluster" if cluster is not None else "not registered"
+        # On a cluster of the user's, no APIService: its API server may not reach this machine (in a cluster,
+        # deploy/components/aggregator registers one); kubectl can ask the server here directly instead.
+        registration = f"APIService {APISERVICE}, through devcluster" if cluster is not None else "not registered with the cluster"
         print(f"  aggregated API: combinedtasks at {aggregator_url} (pid {aggregator.proc.pid}; log {aggregator.log_path}; {registration})")
         if cluster is not None:
             print(f"  try:        kubectl --kubeconfig {kubeconfig} get combinedtasks -A")
+        else:
+            direct = f"--server {aggregator_url} --certificate-authority {serving_cert}"
+            print(f"  try:        kubectl --kubeconfig {kubeconfig} {direct} get combinedtasks -A")
         print(f"  try:        curl {url}/darkrooms    ·    API docs: {url}/docs")
         print("Ctrl-C stops everything.", flush=True)
         while not stop.wait(0.5):

@@ -122,6 +122,15 @@ def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> Non
             assert not (tmp_path / "unused").exists()
             crds = Kubectl(external.kubeconfig, tmp_path / "cache").run("get", "crd", "-o", "name").stdout
             assert "darkrooms.deployments.example.com" in crds
+            # No APIService on a cluster of the user's: the banner says so and how kubectl reaches the server directly.
+            assert "not registered with the cluster" in banner
+            (direct,) = [line.split("try:", 1)[1].split() for line in banner.splitlines() if "--certificate-authority" in line]
+            assert direct[:3] == ["kubectl", "--kubeconfig", str(external.kubeconfig)] and direct[-3:] == ["get", "combinedtasks", "-A"]
+            Kubectl(external.kubeconfig, tmp_path / "cache").run("apply", "-f", "crds/samples/")
+            wait_for(
+                lambda: "write-release-notes" in Kubectl(external.kubeconfig, tmp_path / "cache").run(*direct[3:]).stdout,
+                message="the sample Task as a CombinedTask, from the aggregated server directly",
+            )
         finally:
             assert _stop(proc)[0] == 0
     finally:
