@@ -25,12 +25,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from aggregator import authn, combining, listing, openapi, queries, resources, statuses, tables, watching
 from aggregator.authconfig import AuthConfig
-from aggregator.authn import Headers, TokenReviewer, User
+from aggregator.authn import Headers
 from aggregator.authz import ALWAYS_ALLOW_PATHS, Authorizer, forbidden_wording
 from aggregator.metrics import Metrics
 from aggregator.requestinfo import request_info
 from aggregator.view import View
 from cluster import ClusterError
+from cluster.identities import User
+from cluster.reviewing import TokenReviewer
 
 log = logging.getLogger(__name__)
 JSON = "application/json"

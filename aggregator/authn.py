@@ -11,7 +11,8 @@ In order (the first that answers wins; :func:`authenticate` is called by the app
 2. **Client certificate** issued by ``client-ca-file``: the user is its CN, the groups its O values.
 3. **Bearer token**: a ``TokenReview`` (authentication.k8s.io/v1) to the cluster, the answer cached
    ``authn_cache_ttl_s`` (default 10 s, k8s.io/apiserver's ``--authentication-token-webhook-cache-ttl``
-   for delegated servers), keyed by the token's SHA-256 — never the token itself, never logged.
+   for delegated servers), keyed by the token's SHA-256 — never the token itself, never logged
+   (:class:`cluster.reviewing.TokenReviewer`, the implementation the API shares).
 
 Nothing else is accepted: no anonymous requests (the middleware answers 401), except the health
 endpoints, which kube's delegated authorizer always allows so that probes need no credentials.
@@ -19,34 +20,17 @@ endpoints, which kube's delegated authorizer always allows so that probes need n
 
 from __future__ import annotations
 
-import hashlib
-import threading
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import unquote
 
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from aggregator.authconfig import AuthConfig
-from cluster import Transport
-
-TOKENREVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
-
-
-AUTHENTICATED = "system:authenticated"
-
-
-@dataclass(frozen=True)
-class User:
-    name: str
-    groups: tuple[str, ...] = ()
-    uid: str = ""
-    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    how: str = ""  # "requestheader" | "x509" | "token": for logs and tests
+from cluster.identities import AUTHENTICATED, User
+from cluster.reviewing import TokenReviewer
 
 
 class Headers:
@@ -127,52 +111,6 @@ def from_client_certificate(cert: x509.Certificate | None, config: AuthConfig) -
     if not names or not names[0]:
         return None
     return User(name=names[0], groups=tuple(_names(cert, NameOID.ORGANIZATION_NAME)), how="x509")
-
-
-class TokenReviewer:
-    """TokenReview with a TTL cache (successes and failures alike). Thread-safe; blocking (run it in a thread)."""
-
-    def __init__(self, *, transport: Transport, ttl_s: float, audiences: Sequence[str] = ()) -> None:
-        self.transport = transport
-        self.ttl_s = ttl_s
-        self.audiences = tuple(audiences)
-        self._cache: dict[str, tuple[float, User | None]] = {}
-        self._lock = threading.Lock()
-        self.reviews = 0  # TokenReviews sent (for metrics and tests)
-
-    def review(self, token: str) -> User | None:
-        key = hashlib.sha256(token.encode()).hexdigest()
-        now = time.monotonic()
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None and cached[0] > now:
-                return cached[1]
-        user = self._ask(token)
-        with self._lock:
-            if len(self._cache) > 10_000:
-                self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
-            self._cache[key] = (now + self.ttl_s, user)
-        return user
-
-    def _ask(self, token: str) -> User | None:
-        spec: dict[str, Any] = {"token": token}
-        if self.audiences:
-            spec["audiences"] = list(self.audiences)
-        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec}
-        self.reviews += 1
-        result = self.transport.request("POST", TOKENREVIEWS, body=body)
-        status = result.get("status") or {}
-        if not status.get("authenticated"):
-            return None
-        info = status.get("user") or {}
-        extra = {str(k): tuple(str(x) for x in v or ()) for k, v in (info.get("extra") or {}).items()}
-        return User(
-            name=str(info.get("username", "")),
-            groups=tuple(info.get("groups") or ()),
-            uid=str(info.get("uid", "")),
-            extra=extra,
-            how="token",
-        )
 
 
 def bearer_token(headers: Headers) -> str:

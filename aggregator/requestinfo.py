@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from cluster.attributes import Attributes, NonResourceAttributes, ResourceAttributes
+
 VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
@@ -27,20 +29,19 @@ class RequestInfo:
     name: str = ""
     subresource: str = ""
 
-    def sar_attributes(self) -> dict[str, dict[str, str]]:
-        """The ``resourceAttributes`` or ``nonResourceAttributes`` of a SubjectAccessReview spec."""
+    def attributes(self) -> Attributes:
+        """What a SubjectAccessReview of this request is about."""
         if not self.is_resource:
-            return {"nonResourceAttributes": {"path": self.path, "verb": self.verb}}
-        fields = {
-            "namespace": self.namespace,
-            "verb": self.verb,
-            "group": self.group,
-            "version": self.version,
-            "resource": self.resource,
-            "subresource": self.subresource,
-            "name": self.name,
-        }
-        return {"resourceAttributes": {k: v for k, v in fields.items() if v}}
+            return NonResourceAttributes(path=self.path, verb=self.verb)
+        return ResourceAttributes(
+            verb=self.verb,
+            resource=self.resource,
+            group=self.group,
+            namespace=self.namespace,
+            name=self.name,
+            subresource=self.subresource,
+            version=self.version,
+        )
 
 
 def _name_from_field_selector(text: str) -> str:

@@ -23,12 +23,12 @@ from aiohttp import web
 
 from aggregator import authconfig, certificates, watching
 from aggregator.app import Components, create_app
-from aggregator.authn import TokenReviewer
 from aggregator.authz import Authorizer
 from aggregator.metrics import CountingTransport, Metrics
 from aggregator.settings import AggregatorSettings
 from aggregator.view import TASK_INDEXERS, View
 from cluster import EVENTS, TASKS, Cache, ClusterError, ConnectionSettings, InformerSettings, connect
+from cluster.reviewing import TokenReviewer
 from cluster.taskevents import INDEXERS as EVENT_INDEXERS
 
 log = logging.getLogger("aggregator")

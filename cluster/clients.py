@@ -6,6 +6,10 @@ reconcilers alike. Reads (:meth:`get`, :meth:`list`, :meth:`by_index`) return th
 objects (see :mod:`cluster.bodies`) and, through :mod:`cluster.consistency`, always reflect this
 client's own completed writes. A resource the cache has no informer for is read from the server.
 Writes return the server's answer as plain dicts. All failures are :class:`cluster.errors.ClusterError`.
+
+Every request this client sends goes out with the process's own credentials unless a ``credentials``
+argument says otherwise (:mod:`cluster.identities`): requests made for a person pass theirs, through
+:class:`cluster.acting.ActingClient`, which also authorizes the reads it serves from the shared cache.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from cluster import errors
 from cluster.bodies import FrozenDict, freeze, strip_managed_fields, version_at_least
 from cluster.caches import Cache
 from cluster.consistency import Expectations
+from cluster.identities import OWN, Credentials
 from cluster.informers import Informer
 from cluster.requesting import QueryValue, Transport
 from cluster.resources import Resource
@@ -60,7 +65,13 @@ class CachedClient:
             return None  # the cache only holds one namespace; anything else comes from the server
         return informer
 
-    def get(self, resource: Resource, name: str, *, namespace: str | None = None, fresh: bool = False) -> FrozenDict:
+    def served_from_cache(self, resource: Resource, namespace: str | None) -> bool:
+        """Whether reads of ``resource`` in ``namespace`` (None: all) come from the cache rather than the server."""
+        return self._informer(resource, namespace if resource.namespaced else None) is not None
+
+    def get(
+        self, resource: Resource, name: str, *, namespace: str | None = None, fresh: bool = False, credentials: Credentials = OWN
+    ) -> FrozenDict:
         """One object; :class:`cluster.errors.NotFound` when absent.
 
         ``fresh``: from the API server, not the cache — when the server has just said the object exists
@@ -77,11 +88,17 @@ class CachedClient:
             if not informer.label_selector:
                 raise errors.NotFound(f'{resource} "{name}" not found', status=404, reason="NotFound")
         # No informer (or one whose selector may have filtered this object out): ask the server.
-        fetched: FrozenDict = freeze(strip_managed_fields(self.transport.request("GET", resource.path(namespace=namespace, name=name))))
+        path = resource.path(namespace=namespace, name=name)
+        fetched: FrozenDict = freeze(strip_managed_fields(self.transport.request("GET", path, credentials=credentials)))
         return fetched
 
     def list(
-        self, resource: Resource, *, namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        credentials: Credentials = OWN,
     ) -> list[FrozenDict]:
         """Objects of a namespace (None: all namespaces), optionally label-selected, sorted by namespace/name."""
         namespace = namespace if resource.namespaced else None
@@ -89,7 +106,7 @@ class CachedClient:
         informer = self._informer(resource, namespace)
         if informer is None:
             query: dict[str, QueryValue] = {"labelSelector": label_selector if isinstance(label_selector, str) else (str(selector) or None)}
-            page = self.transport.request("GET", resource.path(namespace=namespace), query=query)
+            page = self.transport.request("GET", resource.path(namespace=namespace), query=query, credentials=credentials)
             return [
                 freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **i}))
                 for i in page.get("items") or ()
@@ -97,13 +114,13 @@ class CachedClient:
         self._expectations.settle(informer, namespace=namespace)
         return informer.store.list(namespace=namespace, selector=selector)
 
-    def lookup(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict | None:
+    def lookup(self, resource: Resource, name: str, *, namespace: str | None = None, credentials: Credentials = OWN) -> FrozenDict | None:
         """The object named ``name`` as the API server has it now, or None — through a list with a
         ``metadata.name`` field selector, so it needs only the ``list`` permission (the reconciler has no
         ``get`` on the kinds it owns). For when the cache may lag behind the server."""
         namespace = namespace if resource.namespaced else None
         query: dict[str, QueryValue] = {"fieldSelector": f"metadata.name={name}"}
-        page = self.transport.request("GET", resource.path(namespace=namespace), query=query)
+        page = self.transport.request("GET", resource.path(namespace=namespace), query=query, credentials=credentials)
         items = page.get("items") or ()
         return freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **items[0]})) if items else None
 
@@ -163,10 +180,11 @@ class CachedClient:
         content_type: str = "application/json",
         dry_run: bool = False,
         deleted: bool = False,
+        credentials: Credentials = OWN,
     ) -> dict[str, Any]:
         if dry_run:
             query["dryRun"] = "All"
-        result = self.transport.request(method, path, query=query, body=body, content_type=content_type)
+        result = self.transport.request(method, path, query=query, body=body, content_type=content_type, credentials=credentials)
         if not dry_run:
             self._expectations.record(self.cache.informer(resource), result, deleted=deleted)
         return result
@@ -179,13 +197,14 @@ class CachedClient:
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        credentials: Credentials = OWN,
     ) -> dict[str, Any]:
         meta = body.get("metadata") or {}
         ns = (namespace or meta.get("namespace")) if resource.namespaced else None
         if resource.namespaced and not ns:
             raise errors.Invalid("metadata.namespace is required", status=422, reason="Invalid")
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
-        return self._write("POST", resource, resource.path(namespace=ns), body, query=query, dry_run=dry_run)
+        return self._write("POST", resource, resource.path(namespace=ns), body, query=query, dry_run=dry_run, credentials=credentials)
 
     def update(
         self,
@@ -195,13 +214,13 @@ class CachedClient:
         subresource: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        credentials: Credentials = OWN,
     ) -> dict[str, Any]:
         """PUT the whole object (optimistic concurrency via ``metadata.resourceVersion``)."""
         name, ns = _name_and_namespace(resource, body, None)
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
-        return self._write(
-            "PUT", resource, resource.path(namespace=ns, name=name, subresource=subresource), body, query=query, dry_run=dry_run
-        )
+        path = resource.path(namespace=ns, name=name, subresource=subresource)
+        return self._write("PUT", resource, path, body, query=query, dry_run=dry_run, credentials=credentials)
 
     def update_status(self, resource: Resource, body: Mapping[str, Any], *, field_manager: str | None = None) -> dict[str, Any]:
         return self.update(resource, body, subresource="status", field_manager=field_manager)
@@ -217,10 +236,12 @@ class CachedClient:
         subresource: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        credentials: Credentials = OWN,
     ) -> dict[str, Any]:
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
         path = resource.path(namespace=namespace if resource.namespaced else None, name=name, subresource=subresource)
-        return self._write("PATCH", resource, path, patch, query=query, content_type=PATCH_CONTENT_TYPES[patch_type], dry_run=dry_run)
+        content_type = PATCH_CONTENT_TYPES[patch_type]
+        return self._write("PATCH", resource, path, patch, query=query, content_type=content_type, dry_run=dry_run, credentials=credentials)
 
     def apply(
         self,
@@ -231,12 +252,15 @@ class CachedClient:
         force: bool = False,
         subresource: str | None = None,
         dry_run: bool = False,
+        credentials: Credentials = OWN,
     ) -> dict[str, Any]:
         """Server-side apply of ``body`` (apiVersion, kind, metadata.name[, namespace] and the fields we own)."""
         name, ns = _name_and_namespace(resource, body, None)
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager, "force": True if force else None}
         path = resource.path(namespace=ns, name=name, subresource=subresource)
-        return self._write("PATCH", resource, path, body, query=query, content_type=APPLY_CONTENT_TYPE, dry_run=dry_run)
+        return self._write(
+            "PATCH", resource, path, body, query=query, content_type=APPLY_CONTENT_TYPE, dry_run=dry_run, credentials=credentials
+        )
 
     def apply_status(
         self, resource: Resource, body: Mapping[str, Any], *, field_manager: str | None = None, force: bool = False
@@ -254,6 +278,7 @@ class CachedClient:
         resource_version: str | None = None,
         grace_period_s: int | None = None,
         dry_run: bool = False,
+        credentials: Credentials = OWN,
     ) -> dict[str, Any]:
         """Delete; returns the server's answer (the object, or a Status). Preconditions via ``uid`` / ``resource_version``."""
         options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
@@ -269,7 +294,7 @@ class CachedClient:
             # query: a dryRun only in the query would delete for real.
             options["dryRun"] = ["All"]
         path = resource.path(namespace=namespace if resource.namespaced else None, name=name)
-        result = self._write("DELETE", resource, path, options, query={}, dry_run=dry_run, deleted=True)
+        result = self._write("DELETE", resource, path, options, query={}, dry_run=dry_run, deleted=True, credentials=credentials)
         if result.get("kind") == "Status" and not dry_run:
             details = result.get("details") or {}
             gone = {"metadata": {"name": name, "namespace": namespace if resource.namespaced else None, "uid": details.get("uid", "")}}

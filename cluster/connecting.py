@@ -45,7 +45,8 @@ class Connection:
     version: str
 
     def close(self) -> None:
-        """Close the connection pool (idempotent). Stop informers that use it first."""
+        """Close the connection pools (idempotent). Stop informers that use them first."""
+        self.transport.close()
         self.api_client.close()
 
 

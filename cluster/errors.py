@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from cluster.attributes import ResourceAttributes
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -63,7 +65,17 @@ class Invalid(ClusterError):
 
 
 class Forbidden(ClusterError):
+    """Refused. For a request made for a person (:class:`cluster.acting.ActingClient`) ``user`` names them and
+    ``attributes`` says what they were refused; otherwise it was the process's own credentials."""
+
     status = 403
+    user: str | None = None
+    attributes: ResourceAttributes | None = None
+
+    def made_for(self, user: str, attributes: ResourceAttributes | None) -> Forbidden:
+        """This refusal, marked as one of ``user``'s (returns itself)."""
+        self.user, self.attributes = user, attributes
+        return self
 
 
 class Unauthorized(Forbidden):

@@ -5,10 +5,16 @@ uses its urllib3 pool (TLS, client certificates, proxies) and its authentication
 including refreshed exec/OIDC tokens) — but not its model (de)serialisation, which is slow and
 turns objects into typed models. Called by the informers (lists and watches) and by the cached
 client (writes). Every failure leaves here as a :class:`cluster.errors.ClusterError`.
+
+A request made for a person carries their :class:`cluster.identities.Credentials`: impersonation adds
+headers to the process's own authentication; a person's own bearer token replaces it and goes out on a
+pool of its own that verifies the server exactly as the process's does but presents no client
+certificate (kube-apiserver would authenticate the certificate first and act as the process).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -16,9 +22,11 @@ from urllib.parse import urlencode
 
 import orjson
 import urllib3
+from kubernetes.client.rest import RESTClientObject
 from urllib3.exceptions import HTTPError
 
 from cluster import errors
+from cluster.identities import OWN, Credentials
 
 JSON = "application/json"
 QueryValue = str | int | bool | None
@@ -39,19 +47,41 @@ class Transport:
         self.host = str(api_client.configuration.host).rstrip("/")
         self.connect_timeout_s = connect_timeout_s
         self.request_timeout_s = request_timeout_s
+        self._anonymous_pool: urllib3.PoolManager | None = None
 
     @property
     def _pool(self) -> urllib3.PoolManager:
         pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager
         return pool
 
-    def _headers(self, method: str, path: str, content_type: str | None) -> dict[str, str]:
+    def _pool_for(self, credentials: Credentials) -> urllib3.PoolManager:
+        """The process's pool, or for a person's own token one that presents no client certificate (built once)."""
+        if credentials.own_authentication:
+            return self._pool
+        if self._anonymous_pool is None:
+            configuration = copy.copy(self.api_client.configuration)
+            configuration.cert_file = configuration.key_file = None
+            self._anonymous_pool = RESTClientObject(configuration).pool_manager
+        return self._anonymous_pool
+
+    def close(self) -> None:
+        """Close the pool of person-owned tokens (the process's own belongs to the ApiClient: closed with it)."""
+        if self._anonymous_pool is not None:
+            self._anonymous_pool.clear()
+
+    def _headers(self, method: str, path: str, content_type: str | None, credentials: Credentials) -> urllib3.HTTPHeaderDict:
         headers = {**self.api_client.default_headers, "Accept": JSON}
         if content_type:
             headers["Content-Type"] = content_type
-        # The official client's auth hook: bearer token, refreshed by exec/OIDC plugins when they expire.
-        self.api_client.update_params_for_auth(headers, [], ["BearerToken"], path, method, None)
-        return headers
+        if credentials.own_authentication:
+            # The official client's auth hook: bearer token, refreshed by exec/OIDC plugins when they expire.
+            self.api_client.update_params_for_auth(headers, [], ["BearerToken"], path, method, None)
+        else:
+            headers.pop("Authorization", None)
+        merged = urllib3.HTTPHeaderDict(headers)
+        for name, value in credentials.headers():
+            merged.add(name, value)
+        return merged
 
     def request(
         self,
@@ -62,17 +92,19 @@ class Transport:
         body: Any = None,
         content_type: str = JSON,
         timeout_s: float | None = None,
+        credentials: Credentials = OWN,
     ) -> dict[str, Any]:
-        """One request; the parsed JSON response. Raises ClusterError subclasses."""
+        """One request (as ``credentials``: the process itself unless told otherwise); the parsed JSON response.
+        Raises ClusterError subclasses."""
         what = f"{method} {path}"
         payload = None if body is None else orjson.dumps(body)
         timeout = urllib3.Timeout(connect=self.connect_timeout_s, read=timeout_s or self.request_timeout_s)
         try:
-            response = self._pool.request(
+            response = self._pool_for(credentials).request(
                 method,
                 self.host + path + _query_string(query),
                 body=payload,
-                headers=self._headers(method, path, content_type if payload is not None else None),
+                headers=self._headers(method, path, content_type if payload is not None else None, credentials),
                 timeout=timeout,
                 retries=False,
                 preload_content=False,
@@ -99,7 +131,7 @@ class Transport:
             response = self._pool.request(
                 "GET",
                 self.host + path + _query_string(query),
-                headers=self._headers("GET", path, None),
+                headers=self._headers("GET", path, None, OWN),
                 timeout=urllib3.Timeout(connect=self.connect_timeout_s, read=read_timeout_s),
                 retries=False,
                 preload_content=False,

@@ -22,9 +22,11 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from aggregator import authn
 from aggregator.authconfig import AuthConfig
-from aggregator.authn import Headers, TokenReviewer, User
+from aggregator.authn import Headers
 from aggregator.authz import Authorizer
 from aggregator.requestinfo import request_info
+from cluster.identities import User
+from cluster.reviewing import TokenReviewer
 
 NOW = datetime.now(UTC)
 

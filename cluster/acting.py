@@ -1,0 +1,200 @@
+"""The cached client as one caller sees it: :class:`ActingClient`, and who the caller is: :class:`Actor`.
+
+The informer cache is shared — one watch per kind, filled with the process's own credentials — so a read
+served from it must first be authorized for the person it is served to, as k8s.io/apiserver's delegating
+authorizer would authorize it (:class:`cluster.reviewing.AccessReviewer`, cached briefly):
+
+- ``list`` in one namespace needs ``list`` there (else :class:`cluster.errors.Forbidden`); ``list`` in every
+  namespace returns everything when the person may list cluster-wide, otherwise only the objects of the
+  namespaces they may list there (what a person with namespaced rights expects of "all namespaces");
+- ``get`` needs ``get`` on that object; ``by_index`` (a Task's Events) keeps the namespaces they may list.
+
+Reads the cache cannot serve (``fresh``, a resource without an informer) and every write go to the API
+server *with the person's credentials*, so kube-apiserver decides, audits them under their name, and
+refuses what they may not do; such a refusal comes back as :class:`cluster.errors.Forbidden` naming the
+person and what was refused. There is no fallback to the process's own credentials.
+
+The process's own identity (:data:`SELF`: the reconciler, or the API serving itself in the local one-person
+mode) reads its own cache without reviews — what it filled, it may read — and writes as itself.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from cluster import errors
+from cluster.attributes import ResourceAttributes
+from cluster.bodies import FrozenDict
+from cluster.clients import CachedClient, PatchType
+from cluster.identities import OWN, Credentials, User
+from cluster.resources import Resource
+from cluster.reviewing import AccessReviewer
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Whom requests are made for: a person (``user`` as authenticated, with the credentials their requests
+    carry) or, with ``user`` None, the process itself."""
+
+    user: User | None
+    credentials: Credentials
+
+    @property
+    def name(self) -> str:
+        return self.user.name if self.user is not None else ""
+
+
+SELF = Actor(user=None, credentials=OWN)
+T = TypeVar("T")
+
+
+class ActingClient:
+    """Reads from the shared cache, authorized for ``actor``; everything else sent to the server as ``actor``."""
+
+    def __init__(self, client: CachedClient, *, actor: Actor, reviewer: AccessReviewer | None) -> None:
+        if actor.user is not None and reviewer is None:
+            raise ValueError("a person's reads from the shared cache need an access reviewer")
+        self.client = client
+        self.actor = actor
+        self._reviewer = reviewer
+
+    # -- authorization --------------------------------------------------------------------------
+
+    def may(self, verb: str, resource: Resource, *, namespace: str | None = None, name: str = "", subresource: str = "") -> bool:
+        """Whether the actor may ``verb`` ``resource`` there (namespace None: in every namespace). ClusterError
+        when that cannot be reviewed (never a guess)."""
+        user = self.actor.user
+        if user is None:
+            return True
+        assert self._reviewer is not None
+        attributes = ResourceAttributes.of(verb, resource, namespace=namespace, name=name, subresource=subresource)
+        return self._reviewer.allowed(user, attributes)
+
+    def require(self, verb: str, resource: Resource, *, namespace: str | None = None, name: str = "", subresource: str = "") -> None:
+        """:meth:`may`, or :class:`cluster.errors.Forbidden` naming the actor and what they may not do."""
+        if not self.may(verb, resource, namespace=namespace, name=name, subresource=subresource):
+            attributes = ResourceAttributes.of(verb, resource, namespace=namespace, name=name, subresource=subresource)
+            raise errors.Forbidden(attributes.kube_message(self.actor.name), reason="Forbidden").made_for(self.actor.name, attributes)
+
+    def namespaces_allowing(self, verb: str, resource: Resource, candidates: Iterable[str]) -> set[str] | None:
+        """The namespaces among ``candidates`` where the actor may ``verb`` ``resource``; None when they may
+        everywhere (a cluster-wide grant)."""
+        if self.may(verb, resource):
+            return None
+        return {ns for ns in set(candidates) if self.may(verb, resource, namespace=ns)}
+
+    def _visible(self, resource: Resource, objects: Sequence[FrozenDict]) -> builtins.list[FrozenDict]:
+        allowed = self.namespaces_allowing("list", resource, (o["metadata"].get("namespace", "") for o in objects))
+        if allowed is None:
+            return list(objects)
+        return [o for o in objects if o["metadata"].get("namespace", "") in allowed]
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def list(
+        self, resource: Resource, *, namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None
+    ) -> builtins.list[FrozenDict]:
+        """The objects the actor may list (see the module docstring), sorted by namespace/name."""
+        if not self.client.served_from_cache(resource, namespace):
+            return self._sent(
+                lambda: self.client.list(resource, namespace=namespace, label_selector=label_selector, credentials=self._creds)
+            )
+        if namespace or not resource.namespaced:
+            self.require("list", resource, namespace=namespace)
+            return self.client.list(resource, namespace=namespace, label_selector=label_selector)
+        return self._visible(resource, self.client.list(resource, label_selector=label_selector))
+
+    def get(self, resource: Resource, name: str, *, namespace: str | None = None, fresh: bool = False) -> FrozenDict:
+        if fresh or not self.client.served_from_cache(resource, namespace):
+            return self._sent(lambda: self.client.get(resource, name, namespace=namespace, fresh=True, credentials=self._creds))
+        self.require("get", resource, namespace=namespace, name=name)
+        return self.client.get(resource, name, namespace=namespace)
+
+    def lookup(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict | None:
+        return self._sent(lambda: self.client.lookup(resource, name, namespace=namespace, credentials=self._creds))
+
+    def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[FrozenDict]:
+        """Cached objects under ``value`` in an index, of the namespaces the actor may list."""
+        return self._visible(resource, self.client.by_index(resource, index, value))
+
+    def written_version(self, resource: Resource) -> str | None:
+        return self.client.written_version(resource)
+
+    def wait_for_version(self, resource: Resource, version: str, *, timeout_s: float) -> None:
+        self.client.wait_for_version(resource, version, timeout_s=timeout_s)
+
+    # -- writes (always the server's decision, as the actor) -------------------------------------
+
+    def create(self, resource: Resource, body: Mapping[str, Any], *, namespace: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+        ns = namespace or (body.get("metadata") or {}).get("namespace")
+        attributes = ResourceAttributes.of("create", resource, namespace=ns)
+        return self._sent(
+            lambda: self.client.create(resource, body, namespace=namespace, dry_run=dry_run, credentials=self._creds), attributes
+        )
+
+    def update(self, resource: Resource, body: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        meta = body.get("metadata") or {}
+        attributes = ResourceAttributes.of("update", resource, namespace=meta.get("namespace"), name=str(meta.get("name", "")))
+        return self._sent(lambda: self.client.update(resource, body, dry_run=dry_run, credentials=self._creds), attributes)
+
+    def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        attributes = ResourceAttributes.of("patch", resource, namespace=namespace, name=name)
+        return self._sent(
+            lambda: self.client.patch(
+                resource, name, patch, namespace=namespace, patch_type=patch_type, dry_run=dry_run, credentials=self._creds
+            ),
+            attributes,
+        )
+
+    def delete(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: Literal["Foreground", "Background", "Orphan"] | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        attributes = ResourceAttributes.of("delete", resource, namespace=namespace, name=name)
+        return self._sent(
+            lambda: self.client.delete(
+                resource,
+                name,
+                namespace=namespace,
+                propagation_policy=propagation_policy,
+                uid=uid,
+                resource_version=resource_version,
+                dry_run=dry_run,
+                credentials=self._creds,
+            ),
+            attributes,
+        )
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    @property
+    def _creds(self) -> Credentials:
+        return self.actor.credentials
+
+    def _sent(self, send: Callable[[], T], attributes: ResourceAttributes | None = None) -> T:
+        """Run a request made with the actor's credentials; a refusal is marked as the actor's."""
+        try:
+            return send()
+        except errors.Forbidden as e:  # Unauthorized too: the person's token was refused (expired, revoked)
+            if self.actor.user is not None:
+                e.made_for(self.actor.name, attributes)
+            raise

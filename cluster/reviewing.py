@@ -1,0 +1,181 @@
+"""Asking the API server who a token is and what someone may do, with short caches: the one implementation
+of delegated authentication and authorization that the API and the aggregated API server share.
+
+- :class:`TokenReviewer` — ``TokenReview`` (authentication.k8s.io/v1): the :class:`User` a bearer token
+  stands for, or None. Cached per token digest (never the token) for ``ttl_s``, successes and failures
+  alike — k8s.io/apiserver's ``--authentication-token-webhook-cache-ttl``.
+- :class:`AccessReviewer` — ``SubjectAccessReview`` (authorization.k8s.io/v1) about a :class:`User` the
+  process has authenticated, as k8s.io/apiserver's delegating authorizer asks it: members of
+  ``system:masters`` are allowed without asking; every other decision is cached per (user, attributes)
+  for ``allow_ttl_s`` / ``deny_ttl_s``. Needs ``create subjectaccessreviews`` for the process.
+- :class:`SelfAccessReviewer` — ``SelfSubjectAccessReview`` made *with* someone's credentials: what they may
+  do, answered for whoever those credentials authenticate as (any authenticated user may ask it of
+  themselves: ``system:basic-user``). For showing what a person may do; the server still decides.
+
+Blocking and thread-safe (call from a worker thread). A review that cannot be made (the API server
+unreachable, our own credentials refused) raises :class:`cluster.errors.ClusterError`: callers answer
+503 — an outage is never "allowed", and never "not authenticated" either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from cluster.attributes import Attributes
+from cluster.identities import MASTERS, Credentials, User
+from cluster.requesting import Transport
+
+TOKENREVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+SUBJECTACCESSREVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+SELFSUBJECTACCESSREVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+MAX_ENTRIES = 50_000
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str = ""
+
+
+@dataclass
+class ReviewStats:
+    """Counts for ``/metrics`` and tests: reviews sent, answers served from the cache."""
+
+    sent: int = 0
+    cached: int = 0
+
+
+class _Expiring(Generic[K, V]):
+    """A dict whose entries expire (monotonic clock); bounded, expired entries pruned when it is full."""
+
+    def __init__(self) -> None:
+        self._entries: dict[K, tuple[float, V]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> tuple[bool, V | None]:
+        now = time.monotonic()
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is None or entry[0] <= now:
+            return False, None
+        return True, entry[1]
+
+    def put(self, key: K, value: V, ttl_s: float) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if len(self._entries) >= MAX_ENTRIES:
+                self._entries = {k: v for k, v in self._entries.items() if v[0] > now}
+                if len(self._entries) >= MAX_ENTRIES:
+                    self._entries.clear()
+            self._entries[key] = (now + ttl_s, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+def _remembered(cache: _Expiring[K, V], stats: ReviewStats, key: K, ask: Callable[[], V], ttl_of: Callable[[V], float]) -> V:
+    found, value = cache.get(key)
+    if found:
+        stats.cached += 1
+        return value  # type: ignore[return-value]  # found: the stored value, which may itself be None
+    stats.sent += 1
+    answer = ask()
+    cache.put(key, answer, ttl_of(answer))
+    return answer
+
+
+class TokenReviewer:
+    """TokenReview with a TTL cache keyed by the token's SHA-256."""
+
+    def __init__(self, *, transport: Transport, ttl_s: float, audiences: Sequence[str] = ()) -> None:
+        self.transport = transport
+        self.ttl_s = ttl_s
+        self.audiences = tuple(audiences)
+        self.stats = ReviewStats()
+        self._cache: _Expiring[str, User | None] = _Expiring()
+
+    @property
+    def reviews(self) -> int:
+        return self.stats.sent
+
+    def review(self, token: str) -> User | None:
+        """The user ``token`` authenticates as, or None. ClusterError when the review could not be made."""
+        key = hashlib.sha256(token.encode()).hexdigest()
+        return _remembered(self._cache, self.stats, key, lambda: self._ask(token), lambda _user: self.ttl_s)
+
+    def _ask(self, token: str) -> User | None:
+        spec: dict[str, Any] = {"token": token}
+        if self.audiences:
+            spec["audiences"] = list(self.audiences)
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec}
+        status = self.transport.request("POST", TOKENREVIEWS, body=body).get("status") or {}
+        if not status.get("authenticated"):
+            return None
+        return User.from_user_info(status.get("user") or {}, how="token")
+
+
+def _decision(status: dict[str, Any]) -> Decision:
+    return Decision(bool(status.get("allowed")) and not status.get("denied"), str(status.get("reason") or ""))
+
+
+class AccessReviewer:
+    """SubjectAccessReview about an authenticated user, with a TTL cache per (user, attributes)."""
+
+    def __init__(
+        self, *, transport: Transport, allow_ttl_s: float, deny_ttl_s: float, always_allow_groups: Sequence[str] = (MASTERS,)
+    ) -> None:
+        self.transport = transport
+        self.allow_ttl_s = allow_ttl_s
+        self.deny_ttl_s = deny_ttl_s
+        self.always_allow_groups = frozenset(always_allow_groups)
+        self.stats = ReviewStats()
+        self._cache: _Expiring[tuple[Any, ...], Decision] = _Expiring()
+
+    @property
+    def reviews(self) -> int:
+        return self.stats.sent
+
+    def decide(self, user: User, attributes: Attributes) -> Decision:
+        if self.always_allow_groups.intersection(user.groups):
+            return Decision(True)
+        return _remembered(self._cache, self.stats, (user.key(), attributes), lambda: self._ask(user, attributes), self._ttl)
+
+    def allowed(self, user: User, attributes: Attributes) -> bool:
+        return self.decide(user, attributes).allowed
+
+    def _ttl(self, decision: Decision) -> float:
+        return self.allow_ttl_s if decision.allowed else self.deny_ttl_s
+
+    def _ask(self, user: User, attributes: Attributes) -> Decision:
+        spec = {**user.subject(), **attributes.review_fields()}
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+        return _decision(self.transport.request("POST", SUBJECTACCESSREVIEWS, body=body).get("status") or {})
+
+
+class SelfAccessReviewer:
+    """SelfSubjectAccessReview made with someone's credentials, cached per (credentials, attributes)."""
+
+    def __init__(self, *, transport: Transport, ttl_s: float) -> None:
+        self.transport = transport
+        self.ttl_s = ttl_s
+        self.stats = ReviewStats()
+        self._cache: _Expiring[tuple[str, Attributes], Decision] = _Expiring()
+
+    def decide(self, credentials: Credentials, attributes: Attributes) -> Decision:
+        return _remembered(
+            self._cache, self.stats, (credentials.key, attributes), lambda: self._ask(credentials, attributes), lambda _d: self.ttl_s
+        )
+
+    def _ask(self, credentials: Credentials, attributes: Attributes) -> Decision:
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": attributes.review_fields()}
+        status = self.transport.request("POST", SELFSUBJECTACCESSREVIEWS, body=body, credentials=credentials).get("status") or {}
+        return _decision(status)
