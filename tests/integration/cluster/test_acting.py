@@ -107,7 +107,7 @@ def _certificate_kubeconfig(realcluster: RealclusterProcess, directory: Path) ->
         .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
         .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+        .sign(ca_key, hashes.SHA256())
     )
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "client.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
