@@ -1,29 +1,55 @@
 """API settings: one frozen dataclass with documented defaults, built once from the environment.
 
-:meth:`ApiSettings.from_environ` reads ``DARKROOM_API_<FIELD>`` variables (plus ``PORT``; the bearer token
-is ``DARKROOM_API_TOKEN``, its old name ``DARKROOM_API_API_TOKEN`` still works with a ``FutureWarning``); the
-entry points (:mod:`backend.wsgi`, ``scripts/run_api.py``) call it and pass the result to
-:func:`backend.app.create_app`. :meth:`ApiSettings.check` refuses unsafe combinations at startup.
+:meth:`ApiSettings.from_environ` reads ``DARKROOM_API_<FIELD>`` variables (plus ``PORT``); the entry points
+(the WSGI module, ``scripts/run_api.py``) call it and pass the result to :func:`backend.app.create_app`.
+:meth:`ApiSettings.check` refuses unsafe or unworkable combinations at startup. Who may do what — the local
+one-person mode, login, passthrough or impersonation — is the ``authentication``/``identity``/``oidc_*`` group.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import envsettings
 from envsettings import variable
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 ENV_PREFIX = "DARKROOM_API_"
-TOKEN_ENV = "DARKROOM_API_TOKEN"
+#: The shared API token of earlier releases, gone: everyone now acts as themselves. Set, it stops the API with
+#: :data:`SHARED_TOKEN_GONE` (ignoring it could leave a loopback API open that its owner believes protected).
+SHARED_TOKEN_VARIABLES = ("DARKROOM_API_TOKEN", "DARKROOM_API_API_TOKEN")
+SHARED_TOKEN_GONE = (
+    "{name} is no longer supported: the shared API token is replaced by per-person login. Unset it, and let each person"
+    " log in as themselves — with a Kubernetes token (DARKROOM_API_TOKEN_LOGIN, on by default) or through OIDC"
+    " (DARKROOM_API_OIDC_ISSUER_URL, DARKROOM_API_OIDC_CLIENT_ID, DARKROOM_API_OIDC_CLIENT_SECRET); API clients send their own"
+    " token as 'Authorization: Bearer <token>'. See the README's 'Who may do what'."
+)
+AUTHENTICATIONS = ("local", "login")
+IDENTITIES = ("passthrough", "impersonate")
+SECRET_FIELDS = ("secret_key", "oidc_client_secret")
 
 
 class UnsafeSettings(ValueError):
-    """The settings would expose the API without protection (e.g. non-loopback bind without a token)."""
+    """The settings would expose the API without protection, or cannot work (the message says which variable)."""
+
+
+def _choice(name: str, allowed: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
+        return value
+
+    parse.__name__ = name
+    return parse
+
+
+_authentication = _choice("authentication", AUTHENTICATIONS)
+_identity = _choice("identity", IDENTITIES)
 
 
 @dataclass(frozen=True)
@@ -37,20 +63,11 @@ class ApiSettings:
 
     host: str = field(default="127.0.0.1", metadata=variable(f"{ENV_PREFIX}HOST", doc="Address to serve on (default loopback)."))
     port: int = field(default=5000, metadata=variable(f"{ENV_PREFIX}PORT", "PORT", doc="TCP port to serve on."))
-    api_token: str | None = field(
-        default=None,
-        metadata=variable(
-            TOKEN_ENV,
-            deprecated=("DARKROOM_API_API_TOKEN",),
-            doc="Bearer token. Required off loopback, where every endpoint but /healthz and /readyz demands"
-            " `Authorization: Bearer <token>` (or the dashboard's session cookie).",
-        ),
-    )
     secret_key: str | None = field(
         default=None,
         metadata=variable(
             f"{ENV_PREFIX}SECRET_KEY",
-            doc="Signs session cookies and CSRF tokens (random per process when unset; replicas must share it: backend.security).",
+            doc="Signs session cookies and CSRF tokens (random per process when unset; replicas must share it).",
         ),
     )
     session_lifetime_s: int = field(
@@ -93,18 +110,96 @@ class ApiSettings:
             " (backend.consistency), then 503.",
         ),
     )
+    authentication: str = field(
+        default="",
+        metadata=variable(
+            f"{ENV_PREFIX}AUTHENTICATION",
+            parse=_authentication,
+            doc="`login`: every person logs in (a Kubernetes token, or OIDC when configured) and acts as themselves;"
+            " `local`: a one-person tool acting as its own kubeconfig identity, loopback only. Unset: `local` on loopback,"
+            " `login` elsewhere.",
+        ),
+    )
+    identity: str = field(
+        default="passthrough",
+        metadata=variable(
+            f"{ENV_PREFIX}IDENTITY",
+            parse=_identity,
+            doc="How a person's identity reaches the cluster: `passthrough` (their own token; the API server must trust the"
+            " identity provider) or `impersonate` (the API's account sends Impersonate-User/-Group for the person it"
+            " authenticated through OIDC; pasted Kubernetes tokens still pass through).",
+        ),
+    )
+    token_login: bool = field(
+        default=True,
+        metadata=variable(
+            f"{ENV_PREFIX}TOKEN_LOGIN", doc="Offer logging in with a pasted Kubernetes token (a ServiceAccount or static token)."
+        ),
+    )
+    oidc_issuer_url: str = field(
+        default="", metadata=variable(f"{ENV_PREFIX}OIDC_ISSUER_URL", doc="The OpenID provider's issuer URL (empty: no OIDC login).")
+    )
+    oidc_client_id: str = field(default="", metadata=variable(f"{ENV_PREFIX}OIDC_CLIENT_ID", doc="Our client id at the provider."))
+    oidc_client_secret: str = field(
+        default="", metadata=variable(f"{ENV_PREFIX}OIDC_CLIENT_SECRET", doc="Our client secret at the provider (from a Secret).")
+    )
+    oidc_scopes: str = field(
+        default="openid profile email offline_access",
+        metadata=variable(
+            f"{ENV_PREFIX}OIDC_SCOPES", doc="Scopes asked for (`openid` required; `offline_access` lets a session renew its token)."
+        ),
+    )
+    oidc_ca_file: Path | None = field(
+        default=None,
+        metadata=variable(f"{ENV_PREFIX}OIDC_CA_FILE", doc="CA bundle that signs the provider's certificate (unset: the system's)."),
+    )
+    oidc_redirect_url: str = field(
+        default="",
+        metadata=variable(
+            f"{ENV_PREFIX}OIDC_REDIRECT_URL",
+            doc="The callback URL registered at the provider (unset: built from the request, `<scheme>://<host>/login/oidc/callback`).",
+        ),
+    )
+    oidc_username_claim: str = field(
+        default="sub",
+        metadata=variable(f"{ENV_PREFIX}OIDC_USERNAME_CLAIM", doc="With `impersonate`: the ID token claim that names the person."),
+    )
+    oidc_groups_claim: str = field(
+        default="groups",
+        metadata=variable(f"{ENV_PREFIX}OIDC_GROUPS_CLAIM", doc="With `impersonate`: the ID token claim that lists the person's groups."),
+    )
+    oidc_username_prefix: str = field(
+        default="oidc:",
+        metadata=variable(
+            f"{ENV_PREFIX}OIDC_USERNAME_PREFIX",
+            doc="With `impersonate`: put before every impersonated user name (never empty, never `system:`), as kube-apiserver's"
+            " own OIDC prefix does.",
+        ),
+    )
+    oidc_groups_prefix: str = field(
+        default="oidc:",
+        metadata=variable(f"{ENV_PREFIX}OIDC_GROUPS_PREFIX", doc="With `impersonate`: put before every impersonated group (never empty)."),
+    )
     session_namespace: str = field(
         default="darkroom-system",
         metadata=variable(
             f"{ENV_PREFIX}SESSION_NAMESPACE",
-            doc="Holds the shared list of logged-out sessions (backend.revocation; the API's own namespace).",
+            doc="Holds the login sessions, one Secret each (backend.identity.sessions; the API's own namespace).",
+        ),
+    )
+    review_cache_ttl_s: float = field(
+        default=10.0,
+        metadata=variable(
+            f"{ENV_PREFIX}REVIEW_CACHE_TTL_S",
+            doc="How long a TokenReview or access review answer is reused (k8s.io/apiserver's delegated default).",
         ),
     )
     auth_failures_max: int = field(
         default=10,
         metadata=variable(
             f"{ENV_PREFIX}AUTH_FAILURES_MAX",
-            doc="Wrong tokens from one client within auth_failure_window_s after which its further attempts get 429.",
+            doc="Wrong credentials from one client within auth_failure_window_s after which its further wrong ones get 429"
+            " (a valid credential is always accepted).",
         ),
     )
     auth_failure_window_s: float = field(
@@ -115,7 +210,7 @@ class ApiSettings:
         metadata=variable(
             f"{ENV_PREFIX}ALLOWED_HOSTS",
             doc="Comma-separated host names the Host header may name (DNS rebinding protection); empty: the loopback names while"
-            " bound to loopback, any host when a token is required. Probes answer any host.",
+            " bound to loopback, any host otherwise. Probes answer any host.",
         ),
     )
     log_level: str = field(default="INFO", metadata=variable(f"{ENV_PREFIX}LOG_LEVEL", doc="Logging level."))
@@ -174,20 +269,56 @@ class ApiSettings:
         except ValueError:
             return False
 
+    @property
+    def local(self) -> bool:
+        """The one-person mode: no login, the API acts as its own kubeconfig identity (loopback only)."""
+        return (self.authentication or ("local" if self.on_loopback else "login")) == "local"
+
+    @property
+    def oidc(self) -> bool:
+        return bool(self.oidc_issuer_url)
+
     def check(self) -> ApiSettings:
-        """Raise :class:`UnsafeSettings` when bound off loopback without a token, CORS lists ``*``, or sessions cannot last."""
-        if not self.on_loopback and not self.api_token:
-            raise UnsafeSettings(f"refusing to serve on {self.host}: off loopback the API needs a bearer token (set {TOKEN_ENV})")
+        """Raise :class:`UnsafeSettings` for the local mode off loopback, a login with no way to log in, an incomplete OIDC
+        or impersonation setup, CORS listing ``*``, or sessions that cannot last."""
+        if self.local and not self.on_loopback:
+            raise UnsafeSettings(
+                f"refusing to serve on {self.host} in the local mode (acting as this process's own kubeconfig identity for"
+                f" whoever connects): off loopback every person must log in — leave {ENV_PREFIX}AUTHENTICATION unset or set it to login"
+            )
+        if not self.local and not self.token_login and not self.oidc:
+            raise UnsafeSettings(
+                f"login is required but no way to log in is configured: set {ENV_PREFIX}OIDC_ISSUER_URL or {ENV_PREFIX}TOKEN_LOGIN=true"
+            )
+        if self.oidc:
+            self._check_oidc()
+        if self.identity == "impersonate" and not self.oidc:
+            raise UnsafeSettings(f"{ENV_PREFIX}IDENTITY=impersonate needs OIDC: the API impersonates the people it authenticated itself")
         if self.session_lifetime_s <= 0:
             raise UnsafeSettings(f"{ENV_PREFIX}SESSION_LIFETIME_S must be a positive number of seconds")
         if "*" in self.allowed_origins:
             raise UnsafeSettings(f"{ENV_PREFIX}CORS_ORIGINS must list exact origins, not '*'")
         return self
 
-    def __repr__(self) -> str:  # never print the token or the signing key
+    def _check_oidc(self) -> None:
+        issuer = urlsplit(self.oidc_issuer_url)
+        loopback = (issuer.hostname or "") in LOOPBACK_NAMES
+        if issuer.scheme != "https" and not (issuer.scheme == "http" and loopback):
+            raise UnsafeSettings(f"{ENV_PREFIX}OIDC_ISSUER_URL must be an https URL (http only for a provider on loopback)")
+        if not self.oidc_client_id:
+            raise UnsafeSettings(f"{ENV_PREFIX}OIDC_CLIENT_ID is required with {ENV_PREFIX}OIDC_ISSUER_URL")
+        if "openid" not in self.oidc_scopes.split():
+            raise UnsafeSettings(f"{ENV_PREFIX}OIDC_SCOPES must include openid")
+        for name, prefix in (("USERNAME_PREFIX", self.oidc_username_prefix), ("GROUPS_PREFIX", self.oidc_groups_prefix)):
+            if self.identity == "impersonate" and (not prefix or prefix.startswith("system:")):
+                raise UnsafeSettings(
+                    f"{ENV_PREFIX}OIDC_{name} must be set and must not start with 'system:' when the API impersonates: an identity"
+                    " provider must never be able to name a Kubernetes system user or group"
+                )
+
+    def __repr__(self) -> str:  # never print the signing key or the client secret
         shown = ", ".join(
-            f"{f.name}={'***' if f.name in ('api_token', 'secret_key') and getattr(self, f.name) else getattr(self, f.name)!r}"
-            for f in fields(self)
+            f"{f.name}={'***' if f.name in SECRET_FIELDS and getattr(self, f.name) else getattr(self, f.name)!r}" for f in fields(self)
         )
         return f"ApiSettings({shown})"
 
@@ -195,5 +326,9 @@ class ApiSettings:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], **overrides: Any) -> ApiSettings:
-        """Settings from the fields' variables (``DARKROOM_API_<FIELD>``, ``PORT``, ``DARKROOM_API_TOKEN``), then ``overrides``."""
+        """Settings from the fields' variables (``DARKROOM_API_<FIELD>``, ``PORT``), then ``overrides``. The shared token of
+        earlier releases stops it with :class:`UnsafeSettings` naming what replaces it."""
+        for name in SHARED_TOKEN_VARIABLES:
+            if environ.get(name):
+                raise UnsafeSettings(SHARED_TOKEN_GONE.format(name=name))
         return envsettings.from_environ(cls, environ, **overrides)
