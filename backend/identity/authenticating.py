@@ -169,10 +169,10 @@ class Authenticator:
             except oidc.InvalidToken:
                 return None
             return Caller(actor=Actor(user=user, credentials=Impersonation(user)), via="bearer")
-        user = self.tokens.review(token)
-        if user is None:
+        reviewed = self.tokens.review(token)
+        if reviewed is None:
             return None
-        return Caller(actor=Actor(user=user, credentials=BearerToken(token)), via="bearer")
+        return Caller(actor=Actor(user=reviewed, credentials=BearerToken(token)), via="bearer")
 
     def from_session(self, session_id: str) -> Caller | None:
         """The caller of a stored session; None when it has ended or its token is no longer accepted."""

@@ -54,32 +54,37 @@ def _token_expiry(token: str) -> int:
     return int(exp) if isinstance(exp, int | float) else 0
 
 
-def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator) -> None:
-    """Install ``/login``, ``/login/oidc``, ``/login/oidc/callback`` and ``/logout``."""
-    provider = authenticator.provider
-    store = authenticator.store
+class Logins:
+    """The views of logging in and out (see the module docstring), for one app."""
 
-    def page(*, status: int = 200, error: str | None = None, next_path: str = "/", notice: str | None = None) -> Response:
+    def __init__(self, *, settings: ApiSettings, authenticator: Authenticator) -> None:
+        self.settings = settings
+        self.authenticator = authenticator
+        self.provider = authenticator.provider
+        self.store = authenticator.store
+
+    def page(self, *, status: int = 200, error: str | None = None, next_path: str = "/", notice: str | None = None) -> Response:
         html = render_template(
             "login.html",
             error=error,
             notice=notice,
             next=next_path,
-            token_login=settings.token_login,
-            oidc=provider is not None,
-            provider_problem=provider.reachable() if provider is not None else None,
-            provider_name=settings.oidc_issuer_url,
+            token_login=self.settings.token_login,
+            oidc=self.provider is not None,
+            provider_problem=self.provider.reachable() if self.provider is not None else None,
+            provider_name=self.settings.oidc_issuer_url,
         )
         return Response(html, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
 
-    def start(login: Login, next_path: str, *, as_form: bool) -> BaseResponse:
-        assert store is not None
+    def start(self, login: Login, next_path: str, *, as_form: bool) -> BaseResponse:
+        """Store ``login`` as a new session and put its id into a fresh cookie."""
+        assert self.store is not None
         try:
-            store.sweep()
-            session_id = store.open(login)
+            self.store.sweep()
+            session_id = self.store.open(login)
         except SessionError as e:
             if as_form:
-                return page(status=503, error=str(e), next_path=next_path)
+                return self.page(status=503, error=str(e), next_path=next_path)
             raise Problem(503, str(e), headers={"Retry-After": "5"}) from None
         session.clear()  # nothing of the session before survives: no fixation
         session.permanent = True  # the cookie expires with the session (Max-Age), not with the browser
@@ -88,8 +93,7 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
         response.headers["Cache-Control"] = "no-store"
         return response
 
-    @app.get("/login")
-    def login_form() -> BaseResponse:
+    def login_form(self) -> BaseResponse:
         """The dashboard's login page: sign in through the identity provider, or with a Kubernetes token.
         ---
         get:
@@ -108,13 +112,12 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
               description: The local one-person mode needs no login; go straight to ``next``.
         """
         next_path = safe_next(request.args.get("next"))
-        if settings.local:
+        if self.settings.local:
             return redirect(next_path, 303)
         notice = "You are logged out." if request.args.get("logged_out") else None
-        return page(next_path=next_path, notice=notice)
+        return self.page(next_path=next_path, notice=notice)
 
-    @app.post("/login")
-    def login_with_token() -> BaseResponse:
+    def login_with_token(self) -> BaseResponse:
         """Log in with a Kubernetes token (checked with a TokenReview); the session cookie holds only a session id.
         ---
         post:
@@ -165,7 +168,7 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
                 text/html:
                   schema: {type: string}
             "503":
-              description: The token or the session store cannot be checked right now.
+              description: The token or the session self.store cannot be checked right now.
               content:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
@@ -182,46 +185,45 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
             next_path = safe_next(request.form.get("next"))
         else:
             raise Problem(415, 'send the token as a form (application/x-www-form-urlencoded) or JSON: {"token": "..."}')
-        if settings.local:
+        if self.settings.local:
             return redirect(next_path, 303) if as_form else Response(status=204)
-        if not settings.token_login:
+        if not self.settings.token_login:
             raise Problem(404, "logging in with a Kubernetes token is not offered here; sign in through the identity provider")
         if not isinstance(token, str) or not token.strip():
             if as_form:
-                return page(status=400, error="Paste a Kubernetes token.", next_path=next_path)
+                return self.page(status=400, error="Paste a Kubernetes token.", next_path=next_path)
             raise Problem(400, "the request has no 'token'", errors={"token": ["required"]})
         token = token.strip()
         client = request.remote_addr or ""
-        wait_s = authenticator.attempts.retry_after_s(client)
+        wait_s = self.authenticator.attempts.retry_after_s(client)
         try:
-            user = authenticator.tokens.review(token)
+            user = self.authenticator.tokens.review(token)
         except ClusterError as e:
             if as_form:
-                return page(status=503, error="The cluster cannot check tokens right now; try again shortly.", next_path=next_path)
+                return self.page(status=503, error="The cluster cannot check tokens right now; try again shortly.", next_path=next_path)
             raise unavailable("check the token", e) from None
         if user is None:
-            authenticator.attempts.failed(client)
+            self.authenticator.attempts.failed(client)
             message = "The cluster does not accept that token (wrong, expired or revoked)."
             if wait_s:
                 message = f"Too many wrong tokens from this address; try again in {wait_s} s."
             if as_form:
-                return page(status=429 if wait_s else 401, error=message, next_path=next_path)
+                return self.page(status=429 if wait_s else 401, error=message, next_path=next_path)
             if wait_s:
                 raise Problem(429, message, headers={"Retry-After": str(wait_s)})
             raise unauthorized("the token is not valid (wrong, expired, or not for this cluster)", error="invalid_token")
         now = int(time.time())
-        ends_at = now + settings.session_lifetime_s
+        ends_at = now + self.settings.session_lifetime_s
         expiry = _token_expiry(token)
         login = Login(via="token", token=token, started_at=now, ends_at=min(ends_at, expiry) if expiry else ends_at)
-        return start(login, next_path, as_form=as_form)
+        return self.start(login, next_path, as_form=as_form)
 
-    @app.get("/login/oidc")
-    def login_with_provider() -> BaseResponse:
-        """Sign in through the identity provider (authorization code with PKCE).
+    def login_with_provider(self) -> BaseResponse:
+        """Sign in through the identity self.provider (authorization code with PKCE).
         ---
         get:
           tags: [authentication]
-          summary: Sign in through the identity provider (HTML)
+          summary: Sign in through the identity self.provider (HTML)
           security: []
           parameters:
             - {name: next, in: query, required: false, schema: {type: string}, description: Local path to return to.}
@@ -229,34 +231,33 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
             "302":
               description: To the provider's authorization endpoint.
             "404":
-              description: No identity provider is configured.
+              description: No identity self.provider is configured.
               content:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
             "503":
-              description: The provider cannot be reached (the login page says so).
+              description: The self.provider cannot be reached (the login page says so).
               content:
                 text/html:
                   schema: {type: string}
         """
         next_path = safe_next(request.args.get("next"))
-        if provider is None:
-            raise Problem(404, "no identity provider is configured here")
+        if self.provider is None:
+            raise Problem(404, "no identity self.provider is configured here")
         session[NEXT] = next_path
-        redirect_uri = settings.oidc_redirect_url or url_for("oidc_callback", _external=True)
+        redirect_uri = self.settings.oidc_redirect_url or url_for("oidc_callback", _external=True)
         try:
-            response: BaseResponse = provider.redirect(redirect_uri)
+            response: BaseResponse = self.provider.redirect(redirect_uri)
         except oidc.ProviderUnavailable as e:
-            return page(status=503, error=f"{e}. Try again shortly, or log in with a Kubernetes token.", next_path=next_path)
+            return self.page(status=503, error=f"{e}. Try again shortly, or log in with a Kubernetes token.", next_path=next_path)
         return response
 
-    @app.get("/login/oidc/callback", endpoint="oidc_callback")
-    def oidc_callback() -> BaseResponse:
-        """Where the provider sends the browser back: the code is exchanged and the ID token checked.
+    def oidc_callback(self) -> BaseResponse:
+        """Where the self.provider sends the browser back: the code is exchanged and the ID token checked.
         ---
         get:
           tags: [authentication]
-          summary: Identity provider callback (HTML)
+          summary: Identity self.provider callback (HTML)
           security: []
           responses:
             "303":
@@ -272,36 +273,39 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
                 text/html:
                   schema: {type: string}
             "503":
-              description: The provider or the cluster cannot be reached.
+              description: The self.provider or the cluster cannot be reached.
               content:
                 text/html:
                   schema: {type: string}
         """
         next_path = safe_next(session.pop(NEXT, None))
-        if provider is None:
-            raise Problem(404, "no identity provider is configured here")
+        if self.provider is None:
+            raise Problem(404, "no identity self.provider is configured here")
         try:
-            tokens = provider.finish()
+            tokens = self.provider.finish()
         except oidc.ProviderUnavailable as e:
-            return page(status=503, error=f"{e}. Try again shortly.", next_path=next_path)
+            return self.page(status=503, error=f"{e}. Try again shortly.", next_path=next_path)
         except oidc.InvalidToken as e:
-            return page(status=400, error=f"{str(e)[:1].upper()}{str(e)[1:]}. Try again.", next_path=next_path)
+            return self.page(status=400, error=f"{str(e)[:1].upper()}{str(e)[1:]}. Try again.", next_path=next_path)
         now = int(time.time())
-        user, groups = "", ()
-        if settings.identity == "impersonate":
+        lifetime_end = now + self.settings.session_lifetime_s
+        user, groups = "", tuple[str, ...]()
+        if self.settings.identity == "impersonate":
             try:
-                person = authenticator.user_from_claims(tokens.claims)
+                person = self.authenticator.user_from_claims(tokens.claims)
             except oidc.InvalidToken as e:
-                return page(status=400, error=str(e), next_path=next_path)
+                return self.page(status=400, error=str(e), next_path=next_path)
             user, groups = person.name, person.groups
         else:
             try:
-                accepted = authenticator.tokens.review(tokens.id_token)
+                accepted = self.authenticator.tokens.review(tokens.id_token)
             except ClusterError:
-                return page(status=503, error="The cluster cannot check tokens right now; try again shortly.", next_path=next_path)
+                return self.page(status=503, error="The cluster cannot check tokens right now; try again shortly.", next_path=next_path)
             if accepted is None:
-                log.warning("the cluster does not accept ID tokens of %s (passthrough): configure its JWT authenticator", provider.issuer)
-                return page(
+                log.warning(
+                    "the cluster does not accept ID tokens of %s (passthrough): configure its JWT authenticator", self.provider.issuer
+                )
+                return self.page(
                     status=403,
                     error="You signed in, but this cluster does not accept the identity provider's tokens, so nothing could be done"
                     " as you. Ask the cluster's administrator to trust the provider, or log in with a Kubernetes token.",
@@ -311,19 +315,16 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
             via="oidc",
             token=tokens.id_token,
             started_at=now,
-            ends_at=now + settings.session_lifetime_s
-            if tokens.refresh_token
-            else min(now + settings.session_lifetime_s, tokens.expires_at),
+            ends_at=lifetime_end if tokens.refresh_token else min(lifetime_end, tokens.expires_at),
             refresh_token=tokens.refresh_token,
             token_expires_at=tokens.expires_at,
             user=user,
             groups=groups,
         )
-        return start(login, next_path, as_form=True)
+        return self.start(login, next_path, as_form=True)
 
-    @app.post("/logout")
-    def logout() -> BaseResponse:
-        """End the session everywhere (its copies too), and at the identity provider where it offers that.
+    def logout(self) -> BaseResponse:
+        """End the session everywhere (its copies too), and at the identity self.provider where it offers that.
         ---
         post:
           tags: [authentication]
@@ -347,27 +348,38 @@ def register(app: Flask, *, settings: ApiSettings, authenticator: Authenticator)
                 text/html:
                   schema: {type: string}
         """
-        if cross_site(settings):
+        if cross_site(self.settings):
             raise Problem(403, "logging out from another site is refused")
         session_id = session.get(SESSION_ID)
         login: Login | None = None
-        if isinstance(session_id, str) and store is not None:
+        if isinstance(session_id, str) and self.store is not None:
             try:
-                loaded = store.load(session_id)
+                loaded = self.store.load(session_id)
                 login = loaded[0] if loaded else None
-                store.close(session_id)
+                self.store.close(session_id)
             except SessionError as e:
                 detail = f"{e}. You are still logged in; try again."
                 if _wants_html():
-                    return page(status=503, error=detail, next_path="/")
+                    return self.page(status=503, error=detail, next_path="/")
                 raise Problem(503, detail, headers={"Retry-After": "5"}) from None
         session.clear()  # Flask deletes the cookie
         done = url_for("login_form", logged_out=1)
         target: str | None = None
-        if login is not None and login.via == "oidc" and provider is not None:
-            provider.revoke(login.refresh_token)
-            target = provider.logout_url(id_token=login.token, post_logout_redirect_uri=url_for("login_form", logged_out=1, _external=True))
+        if login is not None and login.via == "oidc" and self.provider is not None:
+            self.provider.revoke(login.refresh_token)
+            target = self.provider.logout_url(
+                id_token=login.token, post_logout_redirect_uri=url_for("login_form", logged_out=1, _external=True)
+            )
         return redirect(target or done, 303) if _wants_html() else Response(status=204)
+
+
+def register(app: Flask, logins: Logins) -> None:
+    """Install ``/login``, ``/login/oidc``, ``/login/oidc/callback`` and ``/logout``."""
+    app.add_url_rule("/login", "login_form", logins.login_form, methods=["GET"])
+    app.add_url_rule("/login", "login", logins.login_with_token, methods=["POST"])
+    app.add_url_rule("/login/oidc", "login_with_provider", logins.login_with_provider, methods=["GET"])
+    app.add_url_rule("/login/oidc/callback", "oidc_callback", logins.oidc_callback, methods=["GET"])
+    app.add_url_rule("/logout", "logout", logins.logout, methods=["POST"])
 
 
 def _wants_html() -> bool:
