@@ -1,0 +1,154 @@
+"""The review caches of cluster.reviewing, with a transport that records what would be sent.
+
+Behaviours: a decision is reused for its TTL (allowed and denied apart) and asked again after it; concurrent
+askers of one missing decision share one review; a failed review is raised to every waiter's own attempt,
+never cached and never "allowed"; ``known`` answers without blocking (None until a review was made);
+``system:masters`` needs no review; the SubjectAccessReview carries the person's name, groups, uid, extra
+and exactly the attributes asked; a TokenReview's cache key is a digest (the token itself is kept nowhere);
+the subject fields of a User and the headers of impersonation.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from cluster import ClusterError, Unavailable
+from cluster.attributes import NonResourceAttributes, ResourceAttributes
+from cluster.identities import BearerToken, Impersonation, User
+from cluster.reviewing import AccessReviewer, TokenReviewer
+
+ALICE = User(name="alice", groups=("dev", "system:authenticated"), uid="u-1", extra={"scopes": ("a", "b")})
+LIST_A = ResourceAttributes("list", "darkrooms", group="deployments.example.com", namespace="team-a")
+
+
+class Recording:
+    """A transport whose answer is ``answer(body)``; ``delay_s`` makes every request slow; ``fail`` raises."""
+
+    def __init__(self, answer: Any, *, delay_s: float = 0.0) -> None:
+        self.answer = answer
+        self.delay_s = delay_s
+        self.bodies: list[dict[str, Any]] = []
+        self.fail = False
+        self._lock = threading.Lock()
+
+    def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> dict[str, Any]:
+        with self._lock:
+            self.bodies.append(body)
+        time.sleep(self.delay_s)
+        if self.fail:
+            raise Unavailable("the cluster is down")
+        result: dict[str, Any] = self.answer(body) if callable(self.answer) else self.answer
+        return result
+
+
+def test_decisions_are_cached_for_their_ttl() -> None:
+    transport = Recording({"status": {"allowed": False, "reason": "no"}})
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=60, deny_ttl_s=0.2)  # type: ignore[arg-type]
+    assert reviewer.known(ALICE, LIST_A) is None
+    assert not reviewer.allowed(ALICE, LIST_A)
+    assert reviewer.known(ALICE, LIST_A) is not None
+    assert not reviewer.allowed(ALICE, LIST_A)
+    assert reviewer.stats.sent == 1 and reviewer.stats.cached == 1
+    time.sleep(0.25)  # the denial expired
+    assert reviewer.known(ALICE, LIST_A) is None
+    reviewer.allowed(ALICE, LIST_A)
+    assert reviewer.stats.sent == 2
+    assert transport.bodies[0]["spec"] == {
+        "user": "alice",
+        "groups": ["dev", "system:authenticated"],
+        "uid": "u-1",
+        "extra": {"scopes": ["a", "b"]},
+        "resourceAttributes": {"namespace": "team-a", "verb": "list", "group": "deployments.example.com", "resource": "darkrooms"},
+    }
+    reviewer.allowed(ALICE, NonResourceAttributes(path="/metrics", verb="get"))
+    assert transport.bodies[-1]["spec"]["nonResourceAttributes"] == {"path": "/metrics", "verb": "get"}
+
+
+def test_masters_need_no_review() -> None:
+    transport = Recording({"status": {"allowed": False}})
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=60, deny_ttl_s=60)  # type: ignore[arg-type]
+    root = User("root", groups=("system:masters",))
+    assert reviewer.allowed(root, LIST_A) and reviewer.known(root, LIST_A) is not None
+    assert transport.bodies == []
+
+
+def test_concurrent_askers_share_one_review() -> None:
+    transport = Recording({"status": {"allowed": True}}, delay_s=0.3)
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=60, deny_ttl_s=60)  # type: ignore[arg-type]
+    answers: list[bool] = []
+    threads = [threading.Thread(target=lambda: answers.append(reviewer.allowed(ALICE, LIST_A))) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert answers == [True] * 20
+    assert len(transport.bodies) == 1
+
+
+def test_a_failed_review_is_raised_never_cached_never_allowed() -> None:
+    transport = Recording({"status": {"allowed": True}}, delay_s=0.1)
+    transport.fail = True
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=60, deny_ttl_s=60)  # type: ignore[arg-type]
+    outcomes: list[str] = []
+
+    def ask() -> None:
+        try:
+            outcomes.append(str(reviewer.allowed(ALICE, LIST_A)))
+        except ClusterError:
+            outcomes.append("error")
+
+    threads = [threading.Thread(target=ask) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert outcomes == ["error"] * 5
+    assert reviewer.known(ALICE, LIST_A) is None
+    transport.fail = False
+    assert reviewer.allowed(ALICE, LIST_A)
+
+
+def test_token_reviews_keep_no_token() -> None:
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        known = body["spec"]["token"] == "good"
+        return {"status": {"authenticated": known, "user": {"username": "alice", "groups": ["dev"]} if known else {}}}
+
+    transport = Recording(answer)
+    reviewer = TokenReviewer(transport=transport, ttl_s=60, audiences=("https://kubernetes.default.svc",))  # type: ignore[arg-type]
+    assert reviewer.review("good") == User("alice", ("dev",), how="token")
+    assert reviewer.review("bad") is None
+    assert reviewer.review("good") is not None and reviewer.review("bad") is None
+    assert len(transport.bodies) == 2
+    assert transport.bodies[0]["spec"]["audiences"] == ["https://kubernetes.default.svc"]
+    assert "good" not in repr(reviewer.__dict__) and "bad" not in repr(reviewer.__dict__)
+
+
+def test_identity_headers_and_subjects() -> None:
+    carol = User("carol", groups=("system:authenticated", "design"), extra={"Acme.com/Project X": ("atlas",)})
+    assert Impersonation(carol).headers() == [
+        ("Impersonate-User", "carol"),
+        ("Impersonate-Group", "design"),
+        ("Impersonate-Extra-Acme.com%2FProject%20X", "atlas"),
+    ]
+    assert BearerToken("t0k3n").headers() == [("Authorization", "Bearer t0k3n")]
+    assert "t0k3n" not in repr(BearerToken("t0k3n")) and "t0k3n" not in BearerToken("t0k3n").key
+    assert carol.subject() == {"user": "carol", "groups": ["system:authenticated", "design"], "extra": {"Acme.com/Project X": ["atlas"]}}
+
+
+@pytest.mark.parametrize(
+    ("attributes", "text"),
+    [
+        (LIST_A, 'list darkrooms.deployments.example.com in namespace "team-a"'),
+        (
+            ResourceAttributes("list", "darkrooms", group="deployments.example.com"),
+            "list darkrooms.deployments.example.com in every namespace",
+        ),
+        (ResourceAttributes("get", "secrets", namespace="b", name="pw"), 'get secrets "pw" in namespace "b"'),
+    ],
+)
+def test_attributes_describe_themselves(attributes: ResourceAttributes, text: str) -> None:
+    assert attributes.describe() == text
