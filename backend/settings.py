@@ -2,7 +2,7 @@
 
 :meth:`ApiSettings.from_environ` reads ``DARKROOM_API_<FIELD>`` variables (plus ``PORT``; the bearer token
 is ``DARKROOM_API_TOKEN``, its old name ``DARKROOM_API_API_TOKEN`` still works with a ``FutureWarning``); the
-entry points (:mod:`backend.wsgi`, ``scripts/run_api.py``) call it and pass the result to
+entry points (:mod:`backend.server.wsgi`, ``scripts/run_api.py``) call it and pass the result to
 :func:`backend.app.create_app`. :meth:`ApiSettings.check` refuses unsafe combinations at startup.
 """
 
@@ -32,7 +32,7 @@ class ApiSettings:
     (:func:`envsettings.variable`). Groups: serving (host, port, token, signing key, sessions, CORS, body size),
     the cluster (kubeconfig, namespace, field manager, cache sync), live updates (SSE), pagination, sessions and
     abuse (logged-out sessions, wrong-token limit, allowed Host names), across replicas (consistency wait) and the
-    production server's limits (:mod:`backend.asgi`: threads, /watch caps, header/body deadlines, HSTS).
+    production server's limits (:mod:`backend.server.asgi`: threads, /watch caps, header/body deadlines, HSTS).
     """
 
     host: str = field(default="127.0.0.1", metadata=variable(f"{ENV_PREFIX}HOST", doc="Address to serve on (default loopback)."))
@@ -50,7 +50,7 @@ class ApiSettings:
         default=None,
         metadata=variable(
             f"{ENV_PREFIX}SECRET_KEY",
-            doc="Signs session cookies and CSRF tokens (random per process when unset; replicas must share it: backend.security).",
+            doc="Signs session cookies and CSRF tokens (random per process when unset; replicas must share it: backend.identity).",
         ),
     )
     session_lifetime_s: int = field(
@@ -90,14 +90,14 @@ class ApiSettings:
         metadata=variable(
             f"{ENV_PREFIX}CONSISTENCY_WAIT_S",
             doc="How long a read carrying a consistency token waits for this replica's cache to reach the client's own write"
-            " (backend.consistency), then 503.",
+            " (backend.api.consistency), then 503.",
         ),
     )
     session_namespace: str = field(
         default="darkroom-system",
         metadata=variable(
             f"{ENV_PREFIX}SESSION_NAMESPACE",
-            doc="Holds the shared list of logged-out sessions (backend.revocation; the API's own namespace).",
+            doc="Holds the shared list of logged-out sessions (backend.identity.revocation; the API's own namespace).",
         ),
     )
     auth_failures_max: int = field(

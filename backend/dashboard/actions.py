@@ -2,12 +2,12 @@
 
 Called by :mod:`.editing` with the friendly payload a form became (:mod:`.generatedforms`). Nothing is
 validated or written differently from ``POST``/``PUT``/``PATCH``/``DELETE`` on the JSON API: the same
-:class:`backend.services.KindService` — its schemas and checks (:meth:`~backend.services.KindService.checked`:
-every problem at once), :meth:`~backend.services.KindService.check_and_create` (served namespace, the kind's
-own checks, then :func:`backend.writing.create_with_owned`: Secrets of S3 Darkrooms, undo on failure),
-:meth:`~backend.services.KindService.check_and_replace` (conflicts: a form carries the generation it was
+:class:`backend.core.services.KindService` — its schemas and checks (:meth:`~backend.core.services.KindService.checked`:
+every problem at once), :meth:`~backend.core.services.KindService.check_and_create` (served namespace, the kind's
+own checks, then :func:`backend.core.writing.create_with_owned`: Secrets of S3 Darkrooms, undo on failure),
+:meth:`~backend.core.services.KindService.check_and_replace` (conflicts: a form carries the generation it was
 rendered from, so a stale form gets 409 instead of overwriting; ``If-Match`` plays no part) and
-:meth:`~backend.services.KindService.delete`. Failures are raised as :class:`backend.problems.Problem` —
+:meth:`~backend.core.services.KindService.delete`. Failures are raised as :class:`backend.api.problems.Problem` —
 422 with ``errors`` by friendly field path, 409 on a conflict or an existing name — for the page to show inline.
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from backend.problems import Problem
-from backend.services import KindService
+from backend.api.problems import Problem
+from backend.core.services import KindService
 from cluster import Conflict, NotFound
 
 
@@ -32,7 +32,7 @@ def replace_from_form(service: KindService, namespace: str, name: str, payload: 
 
     The generation, not the resourceVersion: the reconciler's status updates change the latter all
     the time, and a form is only stale when someone else changed what it edits. The check runs on
-    the very object each write attempt is conditioned on (:meth:`backend.services.KindService.check_and_replace`
+    the very object each write attempt is conditioned on (:meth:`backend.core.services.KindService.check_and_replace`
     retries a resourceVersion conflict on the fresh object), so a concurrent edit is never overwritten.
     """
 

@@ -19,10 +19,10 @@ from urllib.parse import urlencode
 from flask import Response, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import listing
+from backend.api.problems import Problem
+from backend.core import listing
+from backend.core.services import KindService
 from backend.dashboard import rendering
-from backend.problems import Problem
-from backend.services import KindService
 from cluster import NAMESPACES, ClusterError, FrozenDict
 
 PAGE_SIZE = 50

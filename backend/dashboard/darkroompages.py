@@ -29,11 +29,11 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from backend.access import INVOLVED_UID
+from backend.api.problems import Problem
+from backend.core.access import INVOLVED_UID
+from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
+from backend.core.services import KindService, Services
 from backend.dashboard import browsing, formgen, formpages, liverows, rendering, returning, yamlview
-from backend.problems import Problem
-from backend.schemas.darkrooms import KEY_MAX_LENGTH
-from backend.services import KindService, Services
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, CachedClient, ClusterError, NotFound
 from cluster.resources import Resource
 from kinds import darkrooms as darkroom_kind

@@ -19,10 +19,10 @@ from flask import Response, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import problems
+from backend.api import problems
+from backend.api.problems import Problem
+from backend.core.services import KindService
 from backend.dashboard import actions, browsing, rendering, returning
-from backend.problems import Problem
-from backend.services import KindService
 from cluster import ClusterError
 
 Values = dict[str, Any]

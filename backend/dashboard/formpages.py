@@ -14,9 +14,9 @@ from typing import Any
 
 from flask import Response
 
+from backend.core.services import KindService
 from backend.dashboard import editing
 from backend.dashboard.generatedforms import Form
-from backend.services import KindService
 
 
 @dataclass(frozen=True, kw_only=True)

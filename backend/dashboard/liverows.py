@@ -3,7 +3,7 @@
 Installed by :mod:`backend.dashboard` with the :class:`RowView` of each live list (Darkrooms, Tasks, Tasks
 with events, Postgresqls: declared next to their pages). ``GET /ui/live/<view>?namespace=&q=&lastEventId=``
 is a Server-Sent Events stream over the same broadcaster, caps and event loop as ``/watch``
-(:func:`backend.watching.open_stream`); only its encoding differs. A list page's ``list`` block opens it
+(:func:`backend.api.watch.watching.open_stream`); only its encoding differs. A list page's ``list`` block opens it
 with htmx-ext-sse (``sse-connect`` on the list section), so the page declares what it does with each event:
 
 - ``event: <Kind>/<namespace>/<name>`` — the object changed: ``data`` is its row, rendered from the
@@ -14,7 +14,7 @@ with htmx-ext-sse (``sse-connect`` on the list section), so the page declares wh
 - ``event: reset`` — the resume point is gone (or a row could not be rendered): the list refreshes itself too.
 
 Renders: the first stream that needs an event's row for a view renders it and keeps it on the event
-(:attr:`backend.watching.Event.encodings`); every other tab gets those bytes. So a status change costs one
+(:attr:`backend.api.watch.watching.Event.encodings`); every other tab gets those bytes. So a status change costs one
 render per view that has an open tab, whatever the number of tabs, and none when no tab is open.
 ``darkroom_dashboard_row_renders_total{view}`` in ``/metrics`` counts them. Each stream forwards only the
 events of its tab's filters (kind, namespace, name substring), so the filter lives here only.
@@ -36,9 +36,10 @@ from flask import Blueprint, Flask, Response, request
 from flask.blueprints import BlueprintSetupState
 from prometheus_client import Counter
 
-from backend import operations, watching
+from backend.api import operations
+from backend.api.problems import Problem
+from backend.api.watch import watching
 from backend.dashboard import rendering
-from backend.problems import Problem
 from cluster import FrozenDict
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class Renders:
 
 
 def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
-    """The OpenAPI description of ``GET /ui/live/<view>`` (read by :mod:`backend.openapi` from the view's docstring)."""
+    """The OpenAPI description of ``GET /ui/live/<view>`` (read by :mod:`backend.api.openapi` from the view's docstring)."""
 
     def problem(description: str) -> dict[str, Any]:
         return {"description": description, "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}

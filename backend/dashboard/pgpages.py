@@ -33,10 +33,10 @@ from typing import Any
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
+from backend.api.problems import Problem
+from backend.core.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
+from backend.core.services import KindService, Services
 from backend.dashboard import browsing, darkroompages, formgen, formpages, liverows, pgpassword, rendering, returning, yamlview
-from backend.problems import Problem
-from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
-from backend.services import KindService, Services
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, CachedClient, ClusterError, NotFound
 from cluster.resources import Resource
 from kinds import postgresqls as kind
@@ -45,7 +45,7 @@ LIST = "postgresqls.html"
 DETAIL = "postgresql_detail.html"
 BASE = "/ui/postgresqls"
 TAKES_EFFECT = "It is the database's password unless it was changed inside the database (ALTER ROLE) after the first start."
-RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.postgresqls)
+RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.core.kinds.postgresqls)
 
 
 def _takes(what: str) -> str:

@@ -21,9 +21,9 @@ import yaml
 from flask import Blueprint, Response, current_app, g, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import watching
+from backend.api.watch import watching
+from backend.core.kinds.registry import KINDS
 from backend.dashboard import returning
-from backend.registry import KINDS
 from backend.settings import ApiSettings
 from kinds import darkrooms, tasks
 from kinds.states import ConditionMeaning, State, Tone
@@ -222,7 +222,7 @@ WRITE_RESPONSES: dict[str, Any] = {
 
 
 def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",)) -> None:
-    """Describe a dashboard view in the OpenAPI document (``backend.openapi`` reads YAML after ``---`` in the docstring)."""
+    """Describe a dashboard view in the OpenAPI document (``backend.api.openapi`` reads YAML after ``---`` in the docstring)."""
     operations = {
         method: {"tags": ["Dashboard (HTML)"], "summary": summary, "responses": PAGE_RESPONSES if method == "get" else WRITE_RESPONSES}
         for method in methods

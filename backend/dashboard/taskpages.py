@@ -1,13 +1,13 @@
 """The Task pages: list, the combined view (each Task with its Events), detail, form, finish and delete.
 
 Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the Task service and the
-app's :class:`backend.services.CombinedTasks`; :data:`LISTS` are its two navigation links). Routes:
+app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two navigation links). Routes:
 
 - ``GET /ui/tasks`` — the list (``?namespace=&q=&sort=&page=``; target ``task-list``: that block);
   rows pushed live by :mod:`.liverows` (views ``tasks`` and ``combinedtasks``);
   ``GET /ui/tasks/<ns>/<name>/row`` one row on demand (also the answer of "Mark finished").
 - ``GET /ui/combinedtasks`` — each Task of the page as its CombinedTask (``metadata``, ``spec``,
-  ``status.events``: :meth:`backend.services.CombinedTasks.combined`, the object ``/combinedtasks`` and the
+  ``status.events``: :meth:`backend.core.services.CombinedTasks.combined`, the object ``/combinedtasks`` and the
   aggregated API serve); ``GET /ui/tasks/<ns>/<name>`` one Task with its CombinedTask's Events (its
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`).
 - ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.formgen` builds from
@@ -25,10 +25,10 @@ from typing import Any
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import tasks as conversion
+from backend.api.problems import Problem
+from backend.core.kinds import tasks as conversion
+from backend.core.services import CombinedTasks, KindService, Services
 from backend.dashboard import actions, browsing, editing, formgen, formpages, liverows, rendering, returning, yamlview
-from backend.problems import Problem
-from backend.services import CombinedTasks, KindService, Services
 from cluster import ClusterError
 from kinds import tasks as task_kind
 

@@ -29,8 +29,9 @@ from integration.reconciler.conftest import OperatorProcess
 from support import ROOT, ClusterProcess, free_port
 from werkzeug.serving import make_server
 
-from backend import serving, watching
+from backend.api.watch import watching
 from backend.app import create_app
+from backend.server import shutdown as serving
 from backend.settings import ApiSettings
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

@@ -16,9 +16,11 @@ import pytest
 from support import free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import services, serving, watching
+from backend.api.watch import watching
 from backend.app import create_app
-from backend.security import SESSION_COOKIE
+from backend.core import services
+from backend.identity.authentication import SESSION_COOKIE
+from backend.server import shutdown as serving
 from backend.settings import ApiSettings
 from browser.conftest import Stack, shot
 

@@ -16,9 +16,10 @@ from support import Kubectl, wait_for
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
-from backend import darkrooms, writing
-from backend.access import ClusterAccess
-from backend.problems import Problem
+from backend.api.problems import Problem
+from backend.core import writing
+from backend.core.access import ClusterAccess
+from backend.core.kinds import darkrooms
 from kinds import darkrooms as darkroom_kind
 
 from .conftest import webfolder

@@ -27,10 +27,11 @@ from flask.testing import FlaskClient
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
-from backend import postgresqls, writing
-from backend.access import ClusterAccess
-from backend.consistency import HEADER as CONSISTENCY_HEADER
-from backend.problems import Problem
+from backend.api.consistency import HEADER as CONSISTENCY_HEADER
+from backend.api.problems import Problem
+from backend.core import writing
+from backend.core.access import ClusterAccess
+from backend.core.kinds import postgresqls
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION
 
 from .test_darkroom_credentials import secret_data, secret_exists

@@ -21,13 +21,14 @@ from flask import Flask
 from support import ClusterProcess, as_dict, free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import services, watching
-from backend.access import ClusterAccess
+from backend.api.watch import watching
 from backend.app import create_app
-from backend.asgi import Front
-from backend.serving import RequestHandler
+from backend.core import services
+from backend.core.access import ClusterAccess
+from backend.server.asgi import Front
+from backend.server.shutdown import RequestHandler
+from backend.server.workers import header_deadline
 from backend.settings import ApiSettings
-from backend.workers import header_deadline
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 

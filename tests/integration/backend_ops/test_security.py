@@ -25,8 +25,8 @@ import pytest
 from flask import Flask
 from support import ClusterProcess, wait_for
 
-from backend.access import ClusterAccess
-from backend.security import SESSION_COOKIE, SESSION_KEY, safe_next
+from backend.core.access import ClusterAccess
+from backend.identity.authentication import SESSION_COOKIE, SESSION_KEY, safe_next
 from backend.settings import ApiSettings, UnsafeSettings
 
 TOKEN = "t0k3n-Sentinel-8f2c1d9e7a6b"

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from backend import listing
-from backend.conversions import friendly_path, invalid_errors
-from backend.darkrooms import RENAMES as DARKROOM_RENAMES
-from backend.payloads import flatten
-from backend.problems import Problem
-from backend.tasks import RENAMES as TASK_RENAMES
+from backend.api.problems import Problem
+from backend.core import listing
+from backend.core.conversions import friendly_path, invalid_errors
+from backend.core.kinds.darkrooms import RENAMES as DARKROOM_RENAMES
+from backend.core.kinds.tasks import RENAMES as TASK_RENAMES
+from backend.core.validation import flatten
 from cluster import Invalid
 
 

@@ -24,12 +24,12 @@ import pytest
 from marshmallow import ValidationError
 from werkzeug.datastructures import MultiDict
 
-from backend import postgresqls as conversion
+from backend.api.problems import Problem
+from backend.core.kinds import postgresqls as conversion
+from backend.core.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlUpdateSchema
+from backend.core.schemas.tasks import TaskCreateSchema
+from backend.core.validation import flatten
 from backend.dashboard import darkroompages, formgen, pgpages
-from backend.payloads import flatten
-from backend.problems import Problem
-from backend.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlUpdateSchema
-from backend.schemas.tasks import TaskCreateSchema
 from kinds import postgresqls as kind
 
 FORM = pgpages.FORM_OF

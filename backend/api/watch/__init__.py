@@ -1,0 +1,1 @@
+"""``GET /watch``: live changes of every registered kind as Server-Sent Events (see :mod:`.watching`)."""
