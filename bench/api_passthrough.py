@@ -15,8 +15,9 @@ import os
 import orjson
 from flask import Flask, Response
 
+from backend.api.bodies import JSON
 from backend.core.kinds.darkrooms import KIND
-from backend.core.listing import JSON, list_body
+from backend.core.listing import list_body
 from backend.settings import ApiSettings
 from cluster import DARKROOMS, ConnectionSettings, connect
 from cluster.bodies import object_key

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from backend.api import apidocs
+from backend.api import apidocs, bodies, queries
 from backend.core import listing
 from backend.core.services import Services, version
 
@@ -28,15 +28,15 @@ def blueprint(services: Services) -> Blueprint:
     found = Blueprint("combinedtasks", __name__)
 
     def list_combined_tasks() -> Response:
-        query = listing.list_query(services.settings)
+        query = queries.list_query(services.settings)
         selected = tasks.list(query)
         page, token = listing.paginate(selected, query)
         body = listing.list_body([combined.encoded(task) for task in page], token=token, total=len(selected))
-        return Response(body, mimetype=listing.JSON)
+        return Response(body, mimetype=bodies.JSON)
 
     def get_combined_task(namespace: str, name: str) -> Response:
         task = tasks.fetch(namespace, name)
-        response = Response(combined.encoded(task), mimetype=listing.JSON)
+        response = Response(combined.encoded(task), mimetype=bodies.JSON)
         response.set_etag(version(task), weak=True)  # the Events change the body, not the Task's version
         return response
 

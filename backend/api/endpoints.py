@@ -43,10 +43,9 @@ import orjson
 from flask import Blueprint, Flask, Response, request, url_for
 from werkzeug.exceptions import NotFound as RouteNotFound
 
-from backend.api import apidocs
+from backend.api import apidocs, bodies, queries
 from backend.api.problems import Problem
-from backend.core import listing
-from backend.core import validation as payloads
+from backend.core import errors, validation
 from backend.core.services import KindService, version
 from cluster import Conflict
 
@@ -55,9 +54,11 @@ def item_response(service: KindService, obj: Mapping[str, Any], *, status: int =
     """One object as JSON with its resourceVersion as the ETag. A dry run's answer is rendered apart from the
     memo: it may carry the stored object's UID and resourceVersion with content that was never stored."""
     if not dry_run:
-        return service.renderer.item_response(obj, status=status, headers=headers)
+        response = Response(service.renderer.encoded(obj), status=status, mimetype=bodies.JSON, headers=headers)
+        response.set_etag(version(obj))
+        return response
     body = orjson.dumps(service.converted(obj))
-    response = Response(body, status=status, mimetype=listing.JSON, headers=headers)
+    response = Response(body, status=status, mimetype=bodies.JSON, headers=headers)
     if version(obj):
         response.set_etag(version(obj))
     return response
@@ -89,12 +90,12 @@ def resource_blueprint(service: KindService) -> Blueprint:
     item_parameters = apidocs.path_parameters(title)
 
     def list_objects() -> Response:
-        query = listing.list_query(service.settings)
-        return service.renderer.list_response(service.list(query), query)
+        query = queries.list_query(service.settings)
+        return Response(service.renderer.page(service.list(query), query), mimetype=bodies.JSON)
 
     def create_view() -> Response:
         dry = dry_run()
-        friendly = service.checked(kind.create_schema, payloads.read_json(), existing=None)
+        friendly = service.checked(kind.create_schema, bodies.read_json(), existing=None)
         written = service.check_and_create(friendly, server="API", dry_run=dry)
         if dry:
             return item_response(service, written, status=201, dry_run=True)
@@ -102,35 +103,35 @@ def resource_blueprint(service: KindService) -> Blueprint:
         return item_response(service, written, status=201, Location=location)
 
     def get(namespace: str, name: str) -> Response:
-        return service.renderer.item_response(service.fetch(namespace, name))
+        return item_response(service, service.fetch(namespace, name))
 
     def replace(namespace: str, name: str) -> Response:
         dry = dry_run()
-        body = payloads.read_json()
-        friendly, errors = payloads.validate(kind.update_schema, body)
-        if errors:  # with the kind's checks against the stored object, when there is one
+        body = bodies.read_json()
+        friendly, found = validation.validate(kind.update_schema, body)
+        if found:  # with the kind's checks against the stored object, when there is one
             current = service.stored(namespace, name)
-            raise payloads.invalid(service.problems(kind.update_schema, body, existing=current)[1] if current else errors)
+            raise errors.Invalid(service.problems(kind.update_schema, body, existing=current)[1] if current else found)
         written = service.replace(namespace, name, friendly, wanted=if_match(), dry_run=dry)
         return item_response(service, written, dry_run=dry)
 
     def patch(namespace: str, name: str) -> Response:
         dry = dry_run()
-        patch_body = payloads.read_json(accept=(payloads.MERGE_PATCH, payloads.JSON))
-        loaded, patch_errors = payloads.validate(kind.patch_schema, patch_body)  # the patch itself must be well-formed
+        patch_body = bodies.read_json(accept=(bodies.MERGE_PATCH, bodies.JSON))
+        loaded, patch_errors = validation.validate(kind.patch_schema, patch_body)  # the patch itself must be well-formed
         if patch_errors:  # and what the merged result lacks, and the kind's checks: all at once
             current = service.stored(namespace, name)
             if current is not None:
                 merged = service.patched(current, patch_body)
                 patch_errors = service.problems(kind.update_schema, merged, existing=current, earlier=patch_errors)[1]
-            raise payloads.invalid(patch_errors)
+            raise errors.Invalid(patch_errors)
         written = service.patch(namespace, name, patch_body, body_version=loaded.get("resourceVersion"), wanted=if_match(), dry_run=dry)
         return item_response(service, written, dry_run=dry)
 
     def delete_view(namespace: str, name: str) -> Response:
         dry = dry_run()
         wanted = if_match()
-        current = service.current_at(namespace, name, wanted, status=412)
+        current = service.current_at(namespace, name, wanted, precondition=True)
         try:
             result, terminating = service.delete(
                 namespace,
@@ -140,7 +141,7 @@ def resource_blueprint(service: KindService) -> Blueprint:
                 dry_run=dry,
             )
         except Conflict:
-            raise service.stale(service.fetch(namespace, name, fresh=True), 412 if wanted else 409) from None
+            raise service.stale(service.fetch(namespace, name, fresh=True), precondition=bool(wanted)) from None
         return item_response(service, result, status=202, dry_run=dry) if terminating else Response(status=204)
 
     ok = apidocs.json_response

@@ -10,8 +10,7 @@ from __future__ import annotations
 import orjson
 from flask import Blueprint, Response
 
-from backend.api import apidocs
-from backend.core import listing
+from backend.api import apidocs, bodies
 from backend.core.services import Services
 
 
@@ -21,7 +20,7 @@ def blueprint(services: Services) -> Blueprint:
 
     def list_namespaces() -> Response:
         items = [{"name": ns["metadata"]["name"], "phase": (ns.get("status") or {}).get("phase")} for ns in services.namespaces()]
-        return Response(orjson.dumps({"items": items}), mimetype=listing.JSON)
+        return Response(orjson.dumps({"items": items}), mimetype=bodies.JSON)
 
     apidocs.document(list_namespaces, "GET", "List namespaces", {
         "tags": ["Namespaces"],

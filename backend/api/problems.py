@@ -1,11 +1,14 @@
-"""RFC 9457 problem details: the one error model of the API.
+"""RFC 9457 problem details: the one error model of the API, and the one mapping onto it.
 
 Every error response is ``application/problem+json`` with ``type``, ``title``, ``status``,
 ``detail`` and, for validation failures, ``errors``: a mapping of friendly field path (e.g.
-``source.baseUrl``) to a list of messages. Views raise :class:`Problem` (or let
-:mod:`cluster.errors` exceptions propagate: :func:`from_cluster_error` maps them); the handlers
-registered by :func:`register` turn them into responses. Nothing here ever echoes secrets: callers
-pass messages that are safe to show.
+``source.baseUrl``) to a list of messages. Views raise :class:`Problem` for what only HTTP knows (a bad
+header, a wrong content type) and let the core's domain errors (:mod:`backend.core.errors`) and the API
+server's (:mod:`cluster.errors`) propagate: :func:`problem_of` is the one mapping of each to a status and a
+problem (404 not found, 409 conflict, 412 precondition failed with the current version as ``ETag``, 422 invalid
+with ``errors``, 503 unavailable with ``Retry-After`` when known, ...). The handlers registered by
+:func:`register` turn all of them into responses; the dashboard shows the same mapping inline. Nothing here ever
+echoes secrets: callers pass messages that are safe to show.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import orjson
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from backend.core import errors
 from cluster import ClusterError
 
 PROBLEM_JSON = "application/problem+json"
@@ -95,12 +99,49 @@ def from_cluster_error(error: ClusterError) -> Problem:
     return Problem(status, error.message)
 
 
+# The status of each domain error (a subclass not listed here takes its nearest listed base's).
+STATUSES: dict[type[errors.Failure], int] = {
+    errors.BadRequest: 400,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.PreconditionFailed: 412,
+    errors.Invalid: 422,
+    errors.Unavailable: 503,
+}
+
+
+def from_failure(failure: errors.Failure) -> Problem:
+    """The problem a domain error of the core means for a client: its status, its detail, and what it carries
+    (``errors`` of an Invalid, the current version as ``ETag`` of a stale write, ``Retry-After`` when known)."""
+    status = next((STATUSES[cls] for cls in type(failure).__mro__ if cls in STATUSES), 500)
+    headers = {}
+    if isinstance(failure, errors.Conflict | errors.PreconditionFailed) and failure.version is not None:
+        headers["ETag"] = f'"{failure.version}"'
+    if isinstance(failure, errors.Unavailable) and failure.retry_after_s is not None:
+        headers["Retry-After"] = str(failure.retry_after_s)
+    return Problem(status, failure.detail, errors=failure.errors if isinstance(failure, errors.Invalid) else None, headers=headers)
+
+
+def problem_of(error: errors.Failure | ClusterError | Problem) -> Problem:
+    """What any failure of a request means for the client: a domain error, an API server error or a problem as it is."""
+    if isinstance(error, errors.Failure):
+        return from_failure(error)
+    if isinstance(error, ClusterError):
+        return from_cluster_error(error)
+    return error
+
+
 def register(app: Flask) -> None:
-    """Install handlers so every error, ours or Werkzeug's, is problem+json."""
+    """Install handlers so every error, ours, the core's, the cluster's or Werkzeug's, is problem+json."""
 
     @app.errorhandler(Problem)
     def _problem(error: Problem) -> Response:
         return error.response()
+
+    @app.errorhandler(errors.Failure)
+    def _failure(error: errors.Failure) -> Response:
+        return from_failure(error).response()
 
     @app.errorhandler(ClusterError)
     def _cluster(error: ClusterError) -> Response:

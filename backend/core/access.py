@@ -6,7 +6,8 @@ Darkrooms, Tasks, Postgresqls) plus Events and Namespaces;
 writes go straight to the API server through :class:`cluster.CachedClient`. The API never reads
 Secrets: it only writes the credential and password Secrets it owns, so it needs no Secret informer (and no
 list/watch permission on Secrets). It also watches the one ConfigMap that lists logged-out sessions
-(:mod:`backend.identity.revocation`).
+(:mod:`backend.identity.revocation` writes it): its labels, :data:`SESSIONS_LABELS`, are declared here, with
+the informer that selects by them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from backend.core.kinds.registry import KINDS
-from backend.identity import revocation
 from backend.settings import ApiSettings
 from cluster import (
     CONFIGMAPS,
@@ -34,7 +34,11 @@ from cluster import (
 from cluster.taskevents import INDEXERS as EVENT_INDEXERS
 from cluster.taskevents import INVOLVED_UID, TASK_UID
 
-__all__ = ["INVOLVED_UID", "TASK_UID", "ClusterAccess"]
+__all__ = ["INVOLVED_UID", "SESSIONS_LABELS", "SESSIONS_SELECTOR", "TASK_UID", "ClusterAccess"]
+
+# The labels of the ConfigMap of logged-out sessions (backend.identity.revocation), and the informer's selector.
+SESSIONS_LABELS = {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-sessions"}
+SESSIONS_SELECTOR = ",".join(f"{k}={v}" for k, v in SESSIONS_LABELS.items())
 
 
 @dataclass
@@ -59,7 +63,7 @@ class ClusterAccess:
         cache.add(NAMESPACES)
         # The shared list of logged-out sessions (consulted only when authentication is on; an absent
         # namespace just lists empty).
-        cache.add(CONFIGMAPS, namespace=settings.session_namespace, label_selector=revocation.SELECTOR)
+        cache.add(CONFIGMAPS, namespace=settings.session_namespace, label_selector=SESSIONS_SELECTOR)
         cache.start()
         cache.wait_for_sync(settings.cache_sync_timeout_s)
         client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager))

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from backend.core import errors
 from cluster import SECRETS, AlreadyExists, CachedClient, ClusterError, Invalid, NotFound
 
 log = logging.getLogger(__name__)
@@ -62,12 +63,17 @@ def scrub(text: str, keys: tuple[str, str]) -> str:
 
 
 class CredentialsError(Exception):
-    """Writing the Secret failed; ``status`` is what the client should see, ``detail`` is scrubbed."""
+    """Writing the Secret failed; ``detail`` is scrubbed, ``retryable``: the cluster did not answer (else the name is
+    taken, or the cluster refused the write)."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, detail: str, *, retryable: bool = False) -> None:
         super().__init__(detail)
-        self.status = status
         self.detail = detail
+        self.retryable = retryable
+
+    def failure(self, detail: str) -> errors.Failure:
+        """The domain error the kind raises for it, with ``detail``: Unavailable when retryable, else Conflict."""
+        return errors.Unavailable(detail) if self.retryable else errors.Conflict(detail)
 
 
 def _ownership_test(owner_uid: str) -> list[dict[str, Any]]:
@@ -87,7 +93,7 @@ def _not_ours(namespace: str, name: str) -> str:
 
 def store(client: CachedClient, *, name: str, owner: Mapping[str, Any], keys: tuple[str, str], dry_run: bool = False) -> None:
     """Create our Secret, or change the keys of the one we own; raises :class:`CredentialsError` (never the
-    cluster's error, which might quote a key): 409 when the name is taken by a Secret that is not ours.
+    cluster's error, which might quote a key), not retryable when the name is taken by a Secret that is not ours.
     ``dry_run``: the same writes as dry runs (the API server checks them, stores nothing)."""
     namespace = owner["metadata"]["namespace"]
     body = secret_body(name=name, owner=owner, keys=keys)
@@ -99,11 +105,11 @@ def store(client: CachedClient, *, name: str, owner: Mapping[str, Any], keys: tu
             client.patch(SECRETS, name, patch, namespace=namespace, patch_type="json", dry_run=dry_run)
     except Invalid:  # the ownership test failed
         log.warning("%s", _not_ours(namespace, name))
-        raise CredentialsError(409, _not_ours(namespace, name)) from None
+        raise CredentialsError(_not_ours(namespace, name)) from None
     except ClusterError as e:
         detail = f"could not write the credentials Secret {namespace}/{name}: {scrub(e.message, keys)}"
         log.warning("%s", detail)
-        raise CredentialsError(503 if e.status == 0 or e.status >= 500 else 409, detail) from None
+        raise CredentialsError(detail, retryable=e.status == 0 or e.status >= 500) from None
 
 
 def remove(client: CachedClient, *, name: str, owner: Mapping[str, Any], dry_run: bool = False) -> None:

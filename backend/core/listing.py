@@ -1,12 +1,13 @@
-"""Collection reads: query parameters, pagination over the cache, and memoized JSON rendering.
+"""Collection reads: pagination over the cache, the continue token, and memoized JSON rendering.
 
-Called by the collection views of every kind. Lists come from the informer cache
-(:meth:`cluster.CachedClient.list`, sorted by namespace/name); ``?limit=`` pages them and
-``?continue=`` is an opaque token naming the last key served, so paging is stable while objects
-are added or removed (pages reflect the cache at the time each page is read). A
-:class:`Renderer` converts each object once per version — keyed by UID and resourceVersion, plus
-whatever else the view says the rendering depends on (a Task's Events) — and keeps the encoded
-JSON, so a list response is a join of cached bytes — or, when the list has not changed since the
+Called by the kind services and the collection views of every kind (the HTTP half — query parameters and
+responses — is :mod:`backend.api.queries` and the views). Lists come from the informer cache
+(:meth:`cluster.CachedClient.list`, sorted by namespace/name); a :class:`ListQuery`'s ``limit`` pages them and
+its continue token is an opaque token naming the last key served, so paging is stable while objects
+are added or removed (pages reflect the cache at the time each page is read); a token this API did not issue is
+:class:`backend.core.errors.BadRequest`. A :class:`Renderer` converts each object once per version — keyed by UID
+and resourceVersion, plus whatever else the caller says the rendering depends on (a Task's Events) — and keeps the
+encoded JSON, so a list body is a join of cached bytes — or, when the list has not changed since the
 same query was last answered, the very same bytes: this is what makes ``GET /darkrooms`` cheap at
 1,000 objects. Each app's renderers belong to its application services (a kind's
 :class:`backend.core.services.KindService`, :class:`backend.core.services.CombinedTasks`), built once with the app.
@@ -23,13 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from flask import Response, request
 
-from backend.api.problems import Problem
-from backend.settings import ApiSettings
+from backend.core import errors
 from cluster.bodies import object_key
-
-JSON = "application/json"
 
 
 @dataclass(frozen=True)
@@ -51,30 +48,10 @@ def decode_token(token: str) -> str:
         decoded = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         after = decoded["after"]
     except (binascii.Error, ValueError, KeyError, TypeError):
-        raise Problem(400, "the continue token is not one this API issued") from None
+        raise errors.BadRequest("the continue token is not one this API issued") from None
     if not isinstance(after, str):
-        raise Problem(400, "the continue token is not one this API issued")
+        raise errors.BadRequest("the continue token is not one this API issued")
     return after
-
-
-def list_query(settings: ApiSettings) -> ListQuery:
-    """Parse the collection query; 400 for a bad limit or token. Selector syntax errors surface as 400 from the cache."""
-    args = request.args
-    limit: int | None = None
-    if "limit" in args:
-        try:
-            limit = int(args["limit"])
-        except ValueError:
-            limit = 0
-        if not 1 <= limit <= settings.page_size_max:
-            raise Problem(400, f"limit must be an integer from 1 to {settings.page_size_max}")
-    token = args.get("continue")
-    return ListQuery(
-        namespace=args.get("namespace") or None,
-        label_selector=args.get("labelSelector") or None,
-        limit=limit,
-        after=decode_token(token) if token is not None else None,
-    )
 
 
 def paginate(objects: Sequence[Mapping[str, Any]], query: ListQuery) -> tuple[Sequence[Mapping[str, Any]], str | None]:
@@ -126,8 +103,8 @@ class Renderer:
     def encoded(self, obj: Mapping[str, Any], extra: Any = None, extra_key: Hashable = None) -> bytes:
         return self._entry(obj, extra, extra_key)[2]
 
-    def list_response(self, objects: Sequence[Mapping[str, Any]], query: ListQuery) -> Response:
-        """The page ``query`` asks for, for objects whose rendering depends on nothing else.
+    def page(self, objects: Sequence[Mapping[str, Any]], query: ListQuery) -> bytes:
+        """The list body of the page ``query`` asks for, for objects whose rendering depends on nothing else.
 
         The last body of each query is kept with the object list it came from; the cache hands out
         the same frozen objects until they change, so an unchanged list compares equal by identity
@@ -135,7 +112,7 @@ class Renderer:
         """
         cached = self._pages.get(query)
         if cached is not None and cached[0] == objects:
-            return Response(cached[1], mimetype=JSON)
+            return cached[1]
         page, token = paginate(objects, query)
         body = list_body([self.encoded(obj) for obj in page], token=token, total=len(objects))
         with self._lock:
@@ -143,13 +120,7 @@ class Renderer:
             if len(self._pages) >= self._max_pages:
                 del self._pages[next(iter(self._pages))]  # the least recently stored query
             self._pages[query] = (objects, body)
-        return Response(body, mimetype=JSON)
-
-    def item_response(self, obj: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
-        """One object as JSON with its resourceVersion as a strong ETag."""
-        response = Response(self.encoded(obj), status=status, mimetype=JSON, headers=dict(headers or {}))
-        response.set_etag(str(obj["metadata"].get("resourceVersion", "")))
-        return response
+        return body
 
 
 def list_body(encoded_items: Sequence[bytes], *, token: str | None, total: int) -> bytes:

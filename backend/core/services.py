@@ -6,23 +6,24 @@ one per registered kind, and :class:`Services`, every service of one app.
 and hands it explicitly to whatever needs it: the JSON blueprints (:mod:`backend.api.endpoints`,
 :mod:`backend.api.combinedtasks`, :mod:`backend.api.namespaces`), the ``/watch`` stream (:mod:`backend.api.watch.watching`)
 and the dashboard (:func:`backend.dashboard.create_blueprint`). Nothing here reads a request or makes a
-response: failures are :class:`backend.api.problems.Problem` (422 with field paths, 404, 409, 412), which
-the HTTP views answer and the dashboard shows inline. Each app has its own services (and memos), so
+response: failures are the domain errors of :mod:`backend.core.errors` (Invalid with field paths, NotFound,
+Conflict, PreconditionFailed), which the HTTP views let :mod:`backend.api.problems` answer and the dashboard shows
+inline. Each app has its own services (and memos), so
 several apps live in one process (tests).
 
 Names say what each step does, from the view down to the cluster:
 
 - ``KindService.check_and_create``: the served-namespace rule, the kind's checks against nothing stored,
-  obvious clashes (409), then :func:`backend.core.writing.create_with_owned` — "create with owned objects,
+  obvious clashes (Conflict), then :func:`backend.core.writing.create_with_owned` — "create with owned objects,
   undo on failure" — which calls :meth:`cluster.CachedClient.create`.
 - ``KindService.check_and_replace``: the precondition loop of PUT, PATCH and the dashboard's edits
-  (``If-Match`` 412, a body's ``resourceVersion`` 409, otherwise rebuilt on the fresh object and
+  (``If-Match``: PreconditionFailed, a body's ``resourceVersion``: Conflict, otherwise rebuilt on the fresh object and
   retried on a conflict), the kind's checks against the stored object, then
   :func:`backend.core.writing.replace_with_owned`; it returns the written object. :meth:`KindService.replace`
   and :meth:`KindService.patch` are that loop with a whole body or a merge patch.
 - ``KindService.delete``: exactly the object with that UID (and version, when given).
 - Validation helpers: :meth:`KindService.problems` (every problem of a body at once), :meth:`KindService.checked`
-  (422 unless valid), :meth:`KindService.patched` (the body a merge patch makes), :meth:`KindService.with_identity`.
+  (Invalid unless valid), :meth:`KindService.patched` (the body a merge patch makes), :meth:`KindService.with_identity`.
 
 Every successful write is reported to ``on_write`` (the app passes :func:`backend.api.consistency.wrote`:
 the response then carries a read-your-writes token).
@@ -36,8 +37,7 @@ from typing import Any
 
 from marshmallow import Schema
 
-from backend.api.problems import Problem
-from backend.core import listing, validation, writing
+from backend.core import errors, listing, validation, writing
 from backend.core.access import ClusterAccess
 from backend.core.kinds.base import Kind
 from backend.core.kinds.registry import KINDS
@@ -96,19 +96,20 @@ class KindService:
         return self.client.list(self.resource, namespace=namespace, label_selector=query.label_selector)
 
     def fetch(self, namespace: str, name: str, *, fresh: bool = False) -> Mapping[str, Any]:
-        """The object from the cache (``fresh``: from the API server); 404 problem when absent or not served."""
+        """The object from the cache (``fresh``: from the API server); :class:`~backend.core.errors.NotFound` when absent
+        or not served."""
         try:
             if not self.served(namespace):
                 raise NotFound("not served")
             return self.client.get(self.resource, name, namespace=namespace, fresh=fresh)
         except NotFound:
-            raise Problem(404, f'{self.title} "{namespace}/{name}" not found') from None
+            raise errors.NotFound(f'{self.title} "{namespace}/{name}" not found') from None
 
     def stored(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        """The object, or None when there is none (a refused body is answered 422 either way: the body comes first)."""
+        """The object, or None when there is none (a refused body is refused as Invalid either way: the body comes first)."""
         try:
             return self.fetch(namespace, name)
-        except Problem:
+        except errors.NotFound:
             return None
 
     def friendly(self, obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -134,17 +135,17 @@ class KindService:
         (:meth:`backend.core.kinds.base.Kind.check` against ``existing``) of the fields that did load — so a client fixes a body
         in one round, not one per layer. On a valid body the kind's checks run where the write runs
         (:meth:`check_and_create`, :meth:`check_and_replace`)."""
-        friendly, errors = validation.validate(schema, data)
-        errors = validation.merged(earlier or {}, errors)
-        if errors:
-            errors = validation.merged(errors, self.kind.check(friendly, existing=existing), beside=True)
-        return friendly, errors
+        friendly, found = validation.validate(schema, data)
+        found = validation.merged(earlier or {}, found)
+        if found:
+            found = validation.merged(found, self.kind.check(friendly, existing=existing), beside=True)
+        return friendly, found
 
     def checked(self, schema: type[Schema], data: Any, *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
-        """``data`` loaded by ``schema``; else a 422 with every problem of it (:meth:`problems`)."""
-        friendly, errors = self.problems(schema, data, existing=existing)
-        if errors:
-            raise validation.invalid(errors)
+        """``data`` loaded by ``schema``; else :class:`~backend.core.errors.Invalid` with every problem of it (:meth:`problems`)."""
+        friendly, found = self.problems(schema, data, existing=existing)
+        if found:
+            raise errors.Invalid(found)
         return friendly
 
     def patched(self, current: Mapping[str, Any], patch: Any) -> dict[str, Any]:
@@ -155,37 +156,40 @@ class KindService:
         return merged
 
     def with_identity(self, friendly: dict[str, Any], namespace: str, name: str) -> dict[str, Any]:
-        """Check a body's name/namespace against the object's (422 on mismatch) and fill them in."""
-        errors = {
+        """Check a body's name/namespace against the object's (Invalid on mismatch) and fill them in."""
+        mismatched = {
             field: [f"must match the URL ({expected})"]
             for field, expected in (("name", name), ("namespace", namespace))
             if friendly.get(field) not in (None, expected)
         }
-        if errors:
-            raise validation.invalid(errors, f"the body names another {self.title} than the URL")
+        if mismatched:
+            raise errors.Invalid(mismatched, f"the body names another {self.title} than the URL")
         return {**friendly, "name": name, "namespace": namespace}
 
     # -- preconditions ----------------------------------------------------------------------
 
-    def current_at(self, namespace: str, name: str, wanted: frozenset[str] | None, *, status: int) -> Mapping[str, Any]:
-        """The current object, at one of the ``wanted`` versions if given (else a ``status`` problem)."""
+    def current_at(self, namespace: str, name: str, wanted: frozenset[str] | None, *, precondition: bool) -> Mapping[str, Any]:
+        """The current object, at one of the ``wanted`` versions if given (else :meth:`stale`)."""
         current = self.fetch(namespace, name)
         if wanted is None or version(current) in wanted:
             return current
         current = self.fetch(namespace, name, fresh=True)  # the cache may lag behind a version the client saw
         if version(current) in wanted:
             return current
-        raise self.stale(current, status)
+        raise self.stale(current, precondition=precondition)
 
-    def stale(self, current: Mapping[str, Any], status: int) -> Problem:
-        """The problem of a precondition ``current`` fails: 412 (``If-Match``) or 409 (a body's resourceVersion)."""
+    def stale(self, current: Mapping[str, Any], *, precondition: bool) -> errors.PreconditionFailed | errors.Conflict:
+        """The error of a version check ``current`` fails, naming its version: the caller's precondition
+        (``If-Match``: :class:`~backend.core.errors.PreconditionFailed`) or a body's resourceVersion
+        (:class:`~backend.core.errors.Conflict`)."""
         meta = current["metadata"]
-        what = "If-Match does not name" if status == 412 else "the resourceVersion in the body is not"
-        return Problem(
-            status,
-            f'{what} the current version of {self.title} "{meta["namespace"]}/{meta["name"]}" ({version(current)}): re-read it and retry',
-            headers={"ETag": f'"{version(current)}"'},
+        what = "If-Match does not name" if precondition else "the resourceVersion in the body is not"
+        detail = (
+            f'{what} the current version of {self.title} "{meta["namespace"]}/{meta["name"]}" ({version(current)}): re-read it and retry'
         )
+        if precondition:
+            return errors.PreconditionFailed(detail, version=version(current))
+        return errors.Conflict(detail, version=version(current))
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -195,13 +199,13 @@ class KindService:
         ``server`` names what refuses a namespace it does not serve ("API", "dashboard"); ``dry_run``: store nothing.
         """
         if not self.served(friendly["namespace"]):
-            raise validation.invalid({"namespace": [f"this {server} serves namespace {self.settings.namespace} only"]})
-        errors = self.kind.check(friendly, existing=None)
-        if errors:
-            raise validation.invalid(errors)
+            raise errors.Invalid({"namespace": [f"this {server} serves namespace {self.settings.namespace} only"]})
+        found = self.kind.check(friendly, existing=None)
+        if found:
+            raise errors.Invalid(found)
         clash = self.kind.conflicts(self.client, friendly)
         if clash:
-            raise Problem(409, clash)
+            raise errors.Conflict(clash)
         created = writing.create_with_owned(self.kind, self.client, friendly, dry_run=dry_run)
         if not dry_run:
             self.on_write(self.resource)
@@ -220,20 +224,20 @@ class KindService:
         """Store ``build(current)`` — a validated friendly object — over the current object; what was written.
 
         ``wanted``: the versions ``If-Match`` accepts (None: no precondition but ``body_version``, a body's
-        resourceVersion, 409 when stale). Without either, a conflict rebuilds on the fresh object and retries.
+        resourceVersion, a Conflict when stale). Without either, a conflict rebuilds on the fresh object and retries.
         ``dry_run``: store nothing, return what would be stored.
         """
-        status = 412
+        precondition = True
         if wanted is None and body_version:
-            wanted, status = frozenset((body_version,)), 409
-        current = self.current_at(namespace, name, wanted, status=status)
+            wanted, precondition = frozenset((body_version,)), False
+        current = self.current_at(namespace, name, wanted, precondition=precondition)
         if body_version and body_version != version(current):
-            raise self.stale(current, 409)
+            raise self.stale(current, precondition=False)
         for _ in range(RETRIES):
             friendly = build(current)
-            errors = self.kind.check(friendly, existing=current)
-            if errors:
-                raise validation.invalid(errors)
+            found = self.kind.check(friendly, existing=current)
+            if found:
+                raise errors.Invalid(found)
             try:
                 written = writing.replace_with_owned(
                     self.kind, self.client, friendly, existing=current, resource_version=version(current), dry_run=dry_run
@@ -241,12 +245,12 @@ class KindService:
             except Conflict:
                 current = self.fetch(namespace, name, fresh=True)
                 if wanted is not None:
-                    raise self.stale(current, status) from None
+                    raise self.stale(current, precondition=precondition) from None
                 continue
             if not dry_run:
                 self.on_write(self.resource)
             return written
-        raise Problem(409, f'{self.title} "{namespace}/{name}" kept changing during the update; retry')
+        raise errors.Conflict(f'{self.title} "{namespace}/{name}" kept changing during the update; retry')
 
     def replace(
         self, namespace: str, name: str, friendly: dict[str, Any], *, wanted: frozenset[str] | None, dry_run: bool = False

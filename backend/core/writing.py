@@ -8,9 +8,9 @@ owned by, and the write itself runs the API server's validation); then the kind'
 Secret). If that fails, the CR write is undone — a created object is deleted (UID precondition),
 an updated one gets its previous spec back — and the original error is raised. A create cut short
 so early that even the undo failed is completed by the next create of that name. API server
-errors become problems here: validation causes on friendly field paths (422), a missing namespace
-(422), an existing name (409). Conflicts (stale resourceVersion) propagate: the caller decides
-between 409, 412 and a retry.
+errors become domain errors here (:mod:`backend.core.errors`): validation causes on friendly field paths and a
+missing namespace (Invalid), an existing name (Conflict). Conflicts of the cluster (stale resourceVersion)
+propagate: the caller decides between a Conflict, a PreconditionFailed and a retry.
 
 ``dry_run`` (``?dryRun=All``): every write is sent with ``dryRun=All`` — the API server validates,
 defaults and admits it, and stores nothing — and :meth:`backend.core.kinds.base.Kind.after_dry_run` checks
@@ -23,23 +23,24 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from backend.api.problems import Problem
+from backend.core import errors
 from backend.core.conversions import invalid_errors
 from backend.core.kinds.base import Kind
-from backend.core.validation import invalid
 from cluster import AlreadyExists, CachedClient, ClusterError, Invalid, NotFound, thaw
 
 log = logging.getLogger(__name__)
 
 
-def problem_of(kind: Kind, error: ClusterError, *, namespace: str, name: str) -> Problem | None:
-    """The problem a write error means for the client (None: let the generic mapping handle it)."""
+def failure_of(kind: Kind, error: ClusterError, *, namespace: str, name: str) -> errors.Failure | None:
+    """The domain error a write error means for the client (None: let the generic mapping of cluster errors handle it)."""
     if isinstance(error, Invalid):
-        return invalid(invalid_errors(error, renames=kind.renames), f"the API server rejected the {kind.title}: fix the fields listed")
+        return errors.Invalid(
+            invalid_errors(error, renames=kind.renames), f"the API server rejected the {kind.title}: fix the fields listed"
+        )
     if isinstance(error, AlreadyExists):
-        return Problem(409, f'{kind.title} "{namespace}/{name}" already exists')
+        return errors.Conflict(f'{kind.title} "{namespace}/{name}" already exists')
     if isinstance(error, NotFound) and (error.body.get("details") or {}).get("kind") == "namespaces":
-        return invalid({"namespace": [f'namespace "{namespace}" does not exist']})
+        return errors.Invalid({"namespace": [f'namespace "{namespace}" does not exist']})
     return None
 
 
@@ -58,10 +59,10 @@ def _write(
     try:
         written = write()
     except ClusterError as e:
-        problem = problem_of(kind, e, namespace=namespace, name=name)
-        if problem is None:
+        failure = failure_of(kind, e, namespace=namespace, name=name)
+        if failure is None:
             raise
-        raise problem from e
+        raise failure from e
     if dry_run:
         return dict(kind.after_dry_run(client, friendly, written, previous=previous))
     try:
@@ -94,13 +95,13 @@ def create_with_owned(kind: Kind, client: CachedClient, friendly: Mapping[str, A
             ),
             dry_run=dry_run,
         )
-    except Problem as problem:
-        if not isinstance(problem.__cause__, AlreadyExists):
+    except errors.Failure as failure:
+        if not isinstance(failure.__cause__, AlreadyExists):
             raise
         try:  # the server just said it exists: ask it, the cache may not have seen the object yet
             existing = client.get(kind.resource, friendly["name"], namespace=friendly["namespace"], fresh=True)
         except NotFound:
-            raise problem from None
+            raise failure from None
         if not kind.resumable(existing):
             raise
         log.info("completing the cut-short create of %s %s/%s", kind.title, friendly["namespace"], friendly["name"])

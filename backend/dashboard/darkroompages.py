@@ -29,8 +29,8 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from backend.api.problems import Problem
 from backend.core.access import INVOLVED_UID
+from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
 from backend.dashboard import browsing, formgen, formpages, liverows, rendering, returning, yamlview
@@ -154,7 +154,7 @@ class DarkroomPages:
     def row(self, namespace: str, name: str) -> Response:
         try:
             obj = self.service.friendly(self.service.fetch(namespace, name))
-        except Problem:
+        except Failure:
             return Response("", status=200, mimetype="text/html")  # gone: the row disappears
         return rendering.block(LIST, "row", {"d": obj})
 
@@ -162,10 +162,10 @@ class DarkroomPages:
         target = rendering.fragment_wanted()
         try:
             raw = self.service.fetch(namespace, name)
-        except Problem as problem:
+        except Failure as failure:
             if target == "darkroom-live":
                 return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
-            return browsing.problem_page(problem)
+            return browsing.problem_page(failure)
         obj = self.service.friendly(raw)
         owned = children(self.service.client, namespace, name, obj["uid"])
         context = {

@@ -20,7 +20,7 @@ from typing import Any
 
 from werkzeug.datastructures import MultiDict
 
-from backend.core import validation
+from backend.core.errors import Invalid
 from backend.dashboard.formparts import Field, Group, Node, Pairs, Strings
 from backend.dashboard.rendering import parse_time
 
@@ -264,7 +264,7 @@ class Form:
             if chosen and p.path not in unused:
                 _put(payload, p.path, chosen)
         if errors:
-            raise validation.invalid(errors)
+            raise Invalid(errors)
         return payload
 
     def summary(self, values: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -33,7 +33,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.api.problems import Problem
+from backend.core.errors import Failure
 from backend.core.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
 from backend.core.services import KindService, Services
 from backend.dashboard import browsing, darkroompages, formgen, formpages, liverows, pgpassword, rendering, returning, yamlview
@@ -181,7 +181,7 @@ class PostgresqlPages:
     def row(self, namespace: str, name: str) -> Response:
         try:
             obj = self.service.friendly(self.service.fetch(namespace, name))
-        except Problem:
+        except Failure:
             return Response("", status=200, mimetype="text/html")  # gone: the row disappears
         return rendering.block(LIST, "row", {"p": obj})
 
@@ -189,10 +189,10 @@ class PostgresqlPages:
         target = rendering.fragment_wanted()
         try:
             raw = self.service.fetch(namespace, name)
-        except Problem as problem:
+        except Failure as failure:
             if target in ("postgresql-live", "postgresql-endpoint"):
                 return rendering.block(DETAIL, BLOCKS[target], _base_context(None, namespace, name))
-            return browsing.problem_page(problem)
+            return browsing.problem_page(failure)
         pg = self.service.friendly(raw)
         if target in BLOCKS and target != "postgresql-live":
             return rendering.block(DETAIL, BLOCKS[target], _base_context(pg, namespace, name))
@@ -217,8 +217,8 @@ class PostgresqlPages:
     def password(self, namespace: str, name: str) -> BaseResponse:
         try:
             raw = self.service.fetch(namespace, name)
-        except Problem as problem:
-            return browsing.problem_page(problem)
+        except Failure as failure:
+            return browsing.problem_page(failure)
         pg = self.service.friendly(raw)
         if request.method == "GET":  # "Hide": the control again; nothing is read
             if rendering.fragment_wanted() == "pg-password":

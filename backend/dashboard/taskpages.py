@@ -25,10 +25,10 @@ from typing import Any
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.api.problems import Problem
+from backend.core.errors import Failure
 from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
-from backend.dashboard import actions, browsing, editing, formgen, formpages, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, formgen, formpages, liverows, rendering, returning, yamlview
 from cluster import ClusterError
 from kinds import tasks as task_kind
 
@@ -77,7 +77,7 @@ class TaskPages:
     def row(self, namespace: str, name: str) -> Response:
         try:
             obj = self.service.fetch(namespace, name)
-        except Problem:
+        except Failure:
             return Response("", status=200, mimetype="text/html")
         if request.args.get("combined"):
             return rendering.block(COMBINED, "row", {"t": self.combined(obj)})
@@ -87,10 +87,10 @@ class TaskPages:
         target = rendering.fragment_wanted()
         try:
             obj = self.service.fetch(namespace, name)
-        except Problem as problem:
+        except Failure as failure:
             if target == "task-live":
                 return rendering.block(DETAIL, "live", {"t": None, "namespace": namespace, "name": name})
-            return browsing.problem_page(problem)
+            return browsing.problem_page(failure)
         events = self.combined(obj)["status"]["events"]
         context = {"t": self.service.friendly(obj), "events": events, "namespace": namespace, "name": name, "notice": _notice()}
         if target != "task-live":
@@ -100,8 +100,8 @@ class TaskPages:
     def finish(self, namespace: str, name: str) -> BaseResponse:
         try:
             actions.change(self.service, namespace, name, {"state": "Finished"})
-        except (ClusterError, Problem) as error:
-            return browsing.problem_page(editing.problem_of(error))
+        except (ClusterError, Failure) as error:
+            return browsing.problem_page(error)
         if request.headers.get("HX-Request") and request.headers.get("HX-Target"):
             return self.row(namespace, name)  # the list swaps the row in place
         return browsing.go(_back(browsing.with_query(f"/ui/tasks/{namespace}/{name}", finished=name, namespace=namespace)))

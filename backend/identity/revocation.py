@@ -3,7 +3,8 @@
 A dashboard session cookie is signed and stateless (:class:`backend.identity.authentication.Sessions`), so a copy of
 it would keep working until it expires. A logout therefore revokes the session's id in a ConfigMap
 shared by all API replicas — :data:`NAME` in ``settings.session_namespace`` (the API's own namespace,
-``darkroom-system`` in deploy/), labelled :data:`LABELS` — whose data maps revoked ids to the unix time
+``darkroom-system`` in deploy/), labelled :data:`LABELS` (declared with the informer that watches it,
+:data:`backend.core.access.SESSIONS_LABELS`) — whose data maps revoked ids to the unix time
 their cookie would have expired anyway. Each replica's informer holds it, so a revocation reaches the
 others within one watch event; expired entries are pruned by the next logout. Written with merge
 patches (no read-modify-write race between replicas); created on first use. Used only when
@@ -15,13 +16,13 @@ from __future__ import annotations
 import logging
 import time
 
+from backend.core.access import SESSIONS_LABELS
 from cluster import CONFIGMAPS, AlreadyExists, CachedClient, ClusterError, NotFound
 
 log = logging.getLogger(__name__)
 
 NAME = "darkroom-api-sessions"
-LABELS = {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-sessions"}
-SELECTOR = ",".join(f"{k}={v}" for k, v in LABELS.items())
+LABELS = SESSIONS_LABELS
 
 
 class Revocations:

@@ -27,8 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from backend.api.problems import Problem
-from backend.core import credentials
+from backend.core import credentials, errors
 from backend.core.conversions import conditions, current_and_true, object_fields
 from backend.core.kinds.base import Kind
 from backend.core.schemas import darkrooms as darkrooms_schemas
@@ -178,7 +177,8 @@ class DarkroomKind(Kind):
             try:
                 return client.patch(DARKROOMS, meta["name"], done, namespace=meta["namespace"])
             except ClusterError as e:
-                raise Problem(503 if e.retryable else 409, f"could not finish the Darkroom: {e.message}; retry the request") from e
+                failure = errors.Unavailable if e.retryable else errors.Conflict
+                raise failure(f"could not finish the Darkroom: {e.message}; retry the request") from e
         return written
 
     def after_dry_run(
@@ -205,7 +205,7 @@ class DarkroomKind(Kind):
                 credentials.store(client, name=ours, owner=written, keys=keys, dry_run=dry_run)
             except credentials.CredentialsError as e:
                 undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
-                raise Problem(e.status, f"{e.detail}; {undone}") from None
+                raise e.failure(f"{e.detail}; {undone}") from None
         elif credentials_ref(previous) == ours and credentials_ref(written) != ours:
             credentials.remove(client, name=ours, owner=written, dry_run=dry_run)
         return keys

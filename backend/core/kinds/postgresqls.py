@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from backend.api.problems import Problem
+from backend.core import errors
 from backend.core.conversions import conditions, current_and_true, object_fields
 from backend.core.credentials import MANAGED_BY, REDACTED, CredentialsError
 from backend.core.kinds.base import Kind
@@ -105,7 +105,7 @@ def store_password(client: CachedClient, *, owner: Mapping[str, Any], user: str,
     """Create the owned password Secret, or set the password and user in the one this Postgresql controls.
 
     Raises :class:`backend.core.credentials.CredentialsError` (never the cluster's error, which might quote
-    the password): 409 when the name is taken by a Secret that is not ours.
+    the password), not retryable when the name is taken by a Secret that is not ours.
     """
     body = secret_body(owner=owner, user=user, password=password)
     namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
@@ -122,11 +122,11 @@ def store_password(client: CachedClient, *, owner: Mapping[str, Any], user: str,
             client.patch(SECRETS, name, patch, namespace=namespace, patch_type="json", dry_run=dry_run)
     except Invalid:  # the ownership test failed
         log.warning("%s", _not_ours(namespace, name))
-        raise CredentialsError(409, _not_ours(namespace, name)) from None
+        raise CredentialsError(_not_ours(namespace, name)) from None
     except ClusterError as e:
         detail = f"could not write the password Secret {namespace}/{name}: {scrub(e.message, password)}"
         log.warning("%s", detail)
-        raise CredentialsError(503 if e.status == 0 or e.status >= 500 else 409, detail) from None
+        raise CredentialsError(detail, retryable=e.status == 0 or e.status >= 500) from None
 
 
 # -- friendly payload ↔ CR ----------------------------------------------------------------------
@@ -277,7 +277,8 @@ class PostgresqlKind(Kind):
         try:
             return client.patch(POSTGRESQLS, meta["name"], done, namespace=meta["namespace"])
         except ClusterError as e:
-            raise Problem(503 if e.retryable else 409, f"could not finish the Postgresql: {e.message}; retry the request") from e
+            failure = errors.Unavailable if e.retryable else errors.Conflict
+            raise failure(f"could not finish the Postgresql: {e.message}; retry the request") from e
 
     def after_dry_run(
         self, client: CachedClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
@@ -295,7 +296,7 @@ class PostgresqlKind(Kind):
             store_password(client, owner=written, user=user, password=password, dry_run=dry_run)
         except CredentialsError as e:
             undone = "nothing was created" if previous is None else "the Postgresql was left as it was"
-            raise Problem(e.status, f"{e.detail}; {undone}") from None
+            raise e.failure(f"{e.detail}; {undone}") from None
 
 
 KIND = PostgresqlKind()

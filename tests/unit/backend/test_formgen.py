@@ -24,7 +24,8 @@ import pytest
 from marshmallow import ValidationError
 from werkzeug.datastructures import MultiDict
 
-from backend.api.problems import Problem
+from backend.api.problems import problem_of
+from backend.core.errors import Invalid
 from backend.core.kinds import postgresqls as conversion
 from backend.core.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlUpdateSchema
 from backend.core.schemas.tasks import TaskCreateSchema
@@ -185,9 +186,9 @@ def test_schema_errors_land_on_form_fields() -> None:
 
 def test_rows_without_a_name_or_chosen_twice_are_422() -> None:
     form = submitted(**{"parameters:name": ["work_mem", "work_mem", ""], "parameters:value": ["1MB", "2MB", "orphan"]})
-    with pytest.raises(Problem) as caught:
+    with pytest.raises(Invalid) as caught:
         FORM.payload(FORM.form_values(form), form, create=False)
-    assert caught.value.status == 422
+    assert problem_of(caught.value).status == 422
     assert caught.value.errors == {
         "parameters.work_mem": ["chosen twice: keep one row"],
         "parameters": ["choose a name for the value 'orphan'"],
