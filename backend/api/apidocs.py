@@ -1,7 +1,8 @@
 """OpenAPI operation docstrings of the generated resource views, built from data so every kind says the same.
 
 :func:`document` gives a view its apispec-style docstring (summary line, ``---``, YAML keyed by the
-HTTP method) — the form :mod:`backend.api.openapi` reads from each view in ``app.url_map``. Schema
+HTTP method; :func:`document_methods` for a view of several methods, such as a ``MethodView``) — the form
+:mod:`backend.api.openapi` reads from each view in ``app.url_map``. Schema
 names refer to ``backend.core.kinds.registry.SCHEMAS``. Called by :mod:`backend.api.endpoints`,
 :mod:`backend.api.combinedtasks` and :mod:`backend.api.namespaces` when they build their views.
 """
@@ -102,6 +103,17 @@ def request_body(schema: str, *, content_type: str | tuple[str, ...] = JSON) -> 
 
 def document(view: View, method: str, summary: str, operation: Mapping[str, Any]) -> View:
     """Set ``view.__doc__`` to ``summary`` + ``---`` + ``{method: operation}`` in YAML; returns the view."""
-    body = {"summary": summary, **operation}
-    view.__doc__ = f"{summary}\n---\n" + yaml.safe_dump({method.lower(): body}, sort_keys=False, allow_unicode=True)
+    return document_methods(view, {method: (summary, operation)})
+
+
+def document_methods(view: View, operations: Mapping[str, tuple[str, Mapping[str, Any]]]) -> View:
+    """Set ``view.__doc__`` to the summaries + ``---`` + ``{method: operation}`` of every method in YAML, in the
+    order given (the order of the OpenAPI document's operations); returns the view."""
+    summaries = "; ".join(summary for summary, _ in operations.values())
+    # One YAML mapping per method, concatenated: an object shared by two operations (IF_MATCH) stays two copies, as
+    # when each method had a view of its own (one dump of them all would alias them).
+    view.__doc__ = f"{summaries}\n---\n" + "".join(
+        yaml.safe_dump({method.lower(): {"summary": summary, **operation}}, sort_keys=False, allow_unicode=True)
+        for method, (summary, operation) in operations.items()
+    )
     return view

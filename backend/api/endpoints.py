@@ -1,8 +1,11 @@
-"""The REST endpoints of a kind, generated from its application service: :func:`resource_blueprint`.
+"""The REST endpoints of every kind: :class:`CollectionView` and :class:`ItemView` over its application service.
 
-The HTTP half only: query parameters, bodies, ``If-Match``, status codes, ETags and ``Location``.
-What is read, checked and written — and the precondition loop — is the kind's
-:class:`backend.core.services.KindService`, built once by :func:`backend.app.create_app` and handed in.
+Flask's ``MethodView`` pattern: a method per HTTP verb, and :func:`register_api` adds both views of one kind (on the
+kind's blueprint, :func:`resource_blueprint`) with their OpenAPI operations (:func:`collection_operations`,
+:func:`item_operations`). The HTTP half only: query parameters, bodies, ``If-Match``, status codes, ETags and
+``Location``. What is read, checked and written — and the precondition loop — is the kind's
+:class:`backend.core.services.KindService`, built once by :func:`backend.app.create_app` and handed in; its domain
+errors propagate to :mod:`backend.api.problems`.
 
 ``GET /<plural>`` (cache, paginated), ``POST /<plural>``, and ``GET|PUT|PATCH|DELETE
 /<plural>/<namespace>/<name>``. Reads come from the informer cache through the cached client
@@ -35,12 +38,13 @@ a handler of the router's 404, so the OpenAPI document lists no such path).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import orjson
 from flask import Blueprint, Flask, Response, request, url_for
+from flask.views import MethodView
 from werkzeug.exceptions import NotFound as RouteNotFound
 
 from backend.api import apidocs, bodies, queries
@@ -82,54 +86,66 @@ def if_match() -> frozenset[str] | None:
     return frozenset(tags.as_set(include_weak=False))
 
 
-def resource_blueprint(service: KindService) -> Blueprint:
-    """The blueprint serving the kind of ``service`` under ``/<plural>``."""
-    kind = service.kind
-    blueprint = Blueprint(kind.plural, __name__)
-    title, titles = kind.title, kind.title + "s"
-    item_parameters = apidocs.path_parameters(title)
+class CollectionView(MethodView):
+    """``/<plural>``: list the kind's objects, create one."""
 
-    def list_objects() -> Response:
+    init_every_request = False  # one instance per kind, made by register_api: it holds only the service
+
+    def __init__(self, service: KindService) -> None:
+        self.service = service
+
+    def get(self) -> Response:
+        service = self.service
         query = queries.list_query(service.settings)
         return Response(service.renderer.page(service.list(query), query), mimetype=bodies.JSON)
 
-    def create_view() -> Response:
-        dry = dry_run()
-        friendly = service.checked(kind.create_schema, bodies.read_json(), existing=None)
+    def post(self) -> Response:
+        service, dry = self.service, dry_run()
+        friendly = service.checked(service.kind.create_schema, bodies.read_json(), existing=None)
         written = service.check_and_create(friendly, server="API", dry_run=dry)
         if dry:
             return item_response(service, written, status=201, dry_run=True)
-        location = url_for(f"{kind.plural}.get", namespace=friendly["namespace"], name=friendly["name"])
+        location = url_for(".item", namespace=friendly["namespace"], name=friendly["name"])
         return item_response(service, written, status=201, Location=location)
 
-    def get(namespace: str, name: str) -> Response:
-        return item_response(service, service.fetch(namespace, name))
 
-    def replace(namespace: str, name: str) -> Response:
-        dry = dry_run()
+class ItemView(MethodView):
+    """``/<plural>/<namespace>/<name>``: read, replace, change (JSON merge patch) and delete one object."""
+
+    init_every_request = False
+
+    def __init__(self, service: KindService) -> None:
+        self.service = service
+
+    def get(self, namespace: str, name: str) -> Response:
+        return item_response(self.service, self.service.fetch(namespace, name))
+
+    def put(self, namespace: str, name: str) -> Response:
+        service, dry = self.service, dry_run()
+        schema = service.kind.update_schema
         body = bodies.read_json()
-        friendly, found = validation.validate(kind.update_schema, body)
+        friendly, found = validation.validate(schema, body)
         if found:  # with the kind's checks against the stored object, when there is one
             current = service.stored(namespace, name)
-            raise errors.Invalid(service.problems(kind.update_schema, body, existing=current)[1] if current else found)
+            raise errors.Invalid(service.problems(schema, body, existing=current)[1] if current else found)
         written = service.replace(namespace, name, friendly, wanted=if_match(), dry_run=dry)
         return item_response(service, written, dry_run=dry)
 
-    def patch(namespace: str, name: str) -> Response:
-        dry = dry_run()
+    def patch(self, namespace: str, name: str) -> Response:
+        service, dry = self.service, dry_run()
         patch_body = bodies.read_json(accept=(bodies.MERGE_PATCH, bodies.JSON))
-        loaded, patch_errors = validation.validate(kind.patch_schema, patch_body)  # the patch itself must be well-formed
+        loaded, patch_errors = validation.validate(service.kind.patch_schema, patch_body)  # the patch itself must be well-formed
         if patch_errors:  # and what the merged result lacks, and the kind's checks: all at once
             current = service.stored(namespace, name)
             if current is not None:
                 merged = service.patched(current, patch_body)
-                patch_errors = service.problems(kind.update_schema, merged, existing=current, earlier=patch_errors)[1]
+                patch_errors = service.problems(service.kind.update_schema, merged, existing=current, earlier=patch_errors)[1]
             raise errors.Invalid(patch_errors)
         written = service.patch(namespace, name, patch_body, body_version=loaded.get("resourceVersion"), wanted=if_match(), dry_run=dry)
         return item_response(service, written, dry_run=dry)
 
-    def delete_view(namespace: str, name: str) -> Response:
-        dry = dry_run()
+    def delete(self, namespace: str, name: str) -> Response:
+        service, dry = self.service, dry_run()
         wanted = if_match()
         current = service.current_at(namespace, name, wanted, precondition=True)
         try:
@@ -144,14 +160,22 @@ def resource_blueprint(service: KindService) -> Blueprint:
             raise service.stale(service.fetch(namespace, name, fresh=True), precondition=bool(wanted)) from None
         return item_response(service, result, status=202, dry_run=dry) if terminating else Response(status=204)
 
-    ok = apidocs.json_response
-    views: list[tuple[str, str, Callable[..., Response], str, dict[str, Any]]] = [
-        ("", "GET", list_objects, f"List {titles}", {
+
+Operations = dict[str, tuple[str, dict[str, Any]]]  # method → (summary, OpenAPI operation), in the document's order
+
+
+def collection_operations(title: str) -> Operations:
+    """The OpenAPI operations of :class:`CollectionView` for the kind ``title``."""
+    titles, ok = title + "s", apidocs.json_response
+    return {
+        "GET": (f"List {titles}", {
+            "tags": [titles],
             "description": f"{titles} of all namespaces (or one), sorted by namespace then name, from the cache.",
             "parameters": apidocs.list_parameters(),
             "responses": {"200": ok(f"{title}List", f"A page of {titles}."), **apidocs.problems(400, 503)},
         }),
-        ("", "POST", create_view, f"Create a {title}", {
+        "POST": (f"Create a {title}", {
+            "tags": [titles],
             "parameters": [apidocs.DRY_RUN],
             "requestBody": apidocs.request_body(f"{title}Create"),
             "responses": {
@@ -159,23 +183,35 @@ def resource_blueprint(service: KindService) -> Blueprint:
                 **apidocs.problems(400, 409, 413, 415, 422, 503),
             },
         }),
-        ("/<namespace>/<name>", "GET", get, f"Get a {title}", {
+    }  # fmt: skip
+
+
+def item_operations(title: str) -> Operations:
+    """The OpenAPI operations of :class:`ItemView` for the kind ``title``."""
+    titles, ok = title + "s", apidocs.json_response
+    item_parameters = apidocs.path_parameters(title)
+    return {
+        "GET": (f"Get a {title}", {
+            "tags": [titles],
             "parameters": item_parameters,
             "responses": {"200": ok(title, f"The {title}.", etag=True), **apidocs.problems(404, 503)},
         }),
-        ("/<namespace>/<name>", "PUT", replace, f"Replace a {title}", {
+        "PUT": (f"Replace a {title}", {
+            "tags": [titles],
             "description": "The body is the whole friendly object; name and namespace come from the URL.",
             "parameters": [*item_parameters, apidocs.IF_MATCH, apidocs.DRY_RUN],
             "requestBody": apidocs.request_body(f"{title}Update"),
             "responses": {"200": ok(title, f"The updated {title}.", etag=True), **apidocs.problems(400, 404, 409, 412, 413, 415, 422, 503)},
         }),
-        ("/<namespace>/<name>", "PATCH", patch, f"Change a {title} (JSON merge patch)", {
+        "PATCH": (f"Change a {title} (JSON merge patch)", {
+            "tags": [titles],
             "description": "RFC 7386 merge patch on the friendly object: present fields replace, null removes.",
             "parameters": [*item_parameters, apidocs.IF_MATCH, apidocs.DRY_RUN],
             "requestBody": apidocs.request_body(f"{title}Patch", content_type=(apidocs.MERGE_PATCH, apidocs.JSON)),
             "responses": {"200": ok(title, f"The updated {title}.", etag=True), **apidocs.problems(400, 404, 409, 412, 413, 415, 422, 503)},
         }),
-        ("/<namespace>/<name>", "DELETE", delete_view, f"Delete a {title}", {
+        "DELETE": (f"Delete a {title}", {
+            "tags": [titles],
             "parameters": [*item_parameters, apidocs.IF_MATCH, apidocs.DRY_RUN],
             "responses": {
                 "202": ok(title, "Deletion requested; finalizers still hold the object (terminating)."),
@@ -183,12 +219,24 @@ def resource_blueprint(service: KindService) -> Blueprint:
                 **apidocs.problems(400, 404, 409, 412, 503),
             },
         }),
-    ]  # fmt: skip
-    for suffix, method, view, summary, operation in views:
-        endpoint = view.__name__.removesuffix("_view")  # create_view and delete_view: the endpoints are "create" and "delete"
-        view.__name__ = view.__qualname__ = f"{kind.plural}_{endpoint}"
-        apidocs.document(view, method, summary, {"tags": [titles], **operation})
-        blueprint.add_url_rule(f"/{kind.plural}{suffix}", endpoint=endpoint, view_func=view, methods=[method])
+    }  # fmt: skip
+
+
+def register_api(app_or_blueprint: Flask | Blueprint, service: KindService) -> None:
+    """Serve the kind of ``service``: ``/<plural>`` (endpoint ``collection``) and ``/<plural>/<namespace>/<name>``
+    (endpoint ``item``), each view documented with its OpenAPI operations. One kind per blueprint (its name scopes
+    the endpoints: :func:`resource_blueprint`) or per app."""
+    plural, title = service.plural, service.title
+    collection = apidocs.document_methods(CollectionView.as_view("collection", service), collection_operations(title))
+    item = apidocs.document_methods(ItemView.as_view("item", service), item_operations(title))
+    app_or_blueprint.add_url_rule(f"/{plural}", view_func=collection)
+    app_or_blueprint.add_url_rule(f"/{plural}/<namespace>/<name>", view_func=item)
+
+
+def resource_blueprint(service: KindService) -> Blueprint:
+    """The blueprint serving the kind of ``service`` under ``/<plural>`` (named ``<plural>``)."""
+    blueprint = Blueprint(service.plural, __name__)
+    register_api(blueprint, service)
     return blueprint
 
 
