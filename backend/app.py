@@ -3,8 +3,9 @@
 Builds the app's application services once (:class:`backend.core.services.Services`: a
 :class:`~backend.core.services.KindService` per kind of :data:`backend.core.kinds.registry.KINDS`) and hands them, or
 the cluster client, explicitly to what needs them — no view looks its dependencies up. Wires, in
-order: error handlers (:mod:`backend.api.problems`), security (CORS allowlist, bearer/session auth with
-shared logout revocation, security headers: :mod:`backend.identity.authentication`), read-your-writes across
+order: error handlers (:mod:`backend.api.problems`: domain errors, cluster errors, problems), web hardening
+(Host check, CORS allowlist, security headers: :mod:`backend.api.hardening`), authentication (bearer/session auth
+with shared logout revocation, /login, /logout: :mod:`backend.identity`), read-your-writes across
 replicas (:mod:`backend.api.consistency`), operations endpoints and request metrics
 (:mod:`backend.api.operations`), a JSON blueprint per registered kind (:mod:`backend.api.endpoints`) and
 their namespace hints, ``/combinedtasks`` and ``/namespaces``, live changes (:mod:`backend.api.watch.watching`),
@@ -21,7 +22,7 @@ from pathlib import Path
 from flask import Flask
 
 from backend import dashboard
-from backend.api import combinedtasks, consistency, endpoints, namespaces, openapi, operations, problems
+from backend.api import combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, problems
 from backend.api.watch import watching
 from backend.core import services
 from backend.core.access import ClusterAccess
@@ -42,6 +43,7 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     app_services = services.Services(settings, access, on_write=consistency.wrote)
     app.extensions[services.EXTENSION] = app_services  # read only to shut the app down (backend.server.shutdown)
     problems.register(app)
+    hardening.register(app, settings=settings)
     authentication.register(app, settings=settings, client=access.client)
     consistency.register(app, settings=settings, client=access.client)
     operations.register(app, settings=settings, access=access)

@@ -9,7 +9,8 @@ metrics to the same registry through :func:`registry` (e.g. :mod:`backend.api.wa
 ``/healthz`` answers 200 while the process serves. ``/readyz`` answers 200 when the cache has
 synced and the API server answers; the reachability probe is cached for
 :data:`PROBE_CACHE_S` and never runs twice at once, so load balancers polling ``/readyz`` cannot
-hammer the API server. Both are open without authentication (see :mod:`backend.identity.authentication`).
+hammer the API server. Both are open without authentication (see :mod:`backend.identity.authentication`)
+and answer any Host (:mod:`backend.api.hardening`).
 """
 
 from __future__ import annotations

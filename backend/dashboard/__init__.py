@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from backend.api.watch.watching import Streams
+from backend.api.watch.streams import Streams
 from backend.core.services import Services
 from backend.dashboard import darkroompages, liverows, pgpages, protection, rendering, returning, taskpages
 

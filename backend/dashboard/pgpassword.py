@@ -26,7 +26,7 @@ import yaml
 from flask import request
 
 from backend.dashboard.rendering import WRITE_RESPONSES
-from backend.identity.authentication import logged_in_session
+from backend.identity.sessions import logged_in_session
 from cluster import SECRETS, CachedClient, ClusterError, NotFound
 from kinds import postgresqls as kind
 

@@ -21,7 +21,7 @@ import yaml
 from flask import Blueprint, Response, current_app, g, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.api.watch import watching
+from backend.api.watch.streams import Streams
 from backend.core.kinds.registry import KINDS
 from backend.dashboard import returning
 from backend.settings import ApiSettings
@@ -173,7 +173,7 @@ def condition_tone(condition: Mapping[str, Any], kind: str) -> Tone:
     return meaning.tone(condition.get("status"), condition.get("reason"))
 
 
-def install(blueprint: Blueprint, *, settings: ApiSettings, streams: watching.Streams, nav: Sequence[NavLink]) -> None:
+def install(blueprint: Blueprint, *, settings: ApiSettings, streams: Streams, nav: Sequence[NavLink]) -> None:
     """The filters and globals every template uses (the navigation ``nav_links`` among them), and the live cursor."""
     nav_links = tuple(nav)
     blueprint.add_app_template_filter(age, "age")

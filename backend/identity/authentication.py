@@ -1,136 +1,44 @@
-"""Who may call the API and from where: bearer/session authentication, CORS allowlist, security headers.
+"""Who may call the API: bearer/session authentication, ``/login`` and ``/logout``, limits on wrong tokens.
 
-:func:`register` is called once per app by :func:`backend.app.create_app`, before any blueprint.
+:func:`register` is called once per app by :func:`backend.app.create_app`, after the web hardening
+(:mod:`backend.api.hardening`) and before any blueprint.
 
 Authentication is on when ``settings.api_token`` is set (required off loopback, see
 :meth:`backend.settings.ApiSettings.check`). Then every request but ``/healthz``, ``/readyz``,
 ``/login``, ``/logout``, static assets and CORS preflights must carry ``Authorization: Bearer
 <token>`` (compared in constant time) or the session cookie that ``POST /login`` hands out for
-the token (:class:`Sessions`). Otherwise:
+the token (:class:`.sessions.Sessions`). Otherwise:
 401 problem+json with ``WWW-Authenticate: Bearer``; a browser navigating (``Accept: text/html``)
 is redirected to ``/login?next=...`` instead, and an htmx request gets ``HX-Redirect``. Requests
 authenticated by cookie that change something must not come from another site (``Origin`` /
-``Sec-Fetch-Site``), on top of SameSite=Strict; neither may a logout. A logout ends the session
-everywhere: its id is revoked in the list all replicas share (:mod:`backend.identity.revocation`), so a copy
-of the cookie stops working too. After ``settings.auth_failures_max`` wrong tokens (header or login
+``Sec-Fetch-Site``: :func:`backend.api.hardening.cross_site`), on top of SameSite=Strict; neither may a logout.
+A logout ends the session everywhere: its id is revoked in the list all replicas share (:mod:`.revocation`), so a
+copy of the cookie stops working too. After ``settings.auth_failures_max`` wrong tokens (header or login
 form) from one client address within ``settings.auth_failure_window_s``, that client's attempts get
 429 with ``Retry-After`` until the window has passed, even with the right token. The token is never
-accepted in a query string and never logged or echoed.
-
-The session is Flask's signed cookie session (``darkroom_session``; it also holds flask-wtf's CSRF
-value, :mod:`backend.dashboard.protection`): HttpOnly, SameSite=Strict, Secure whenever the request
-came over https, ending ``settings.session_lifetime_s`` after login, bound to the token so changing
-the token logs everyone out. Signed (not encrypted: it holds no secret) with ``settings.secret_key``,
-which every process serving the same users must share — deploy/'s replicas read it from the Secret
-``darkroom-api``; gunicorn runs one worker per pod (:mod:`backend.server.gunicorn_conf`). Unset, each
-process draws a random key (fine on loopback; with a token set, a warning says sessions then end at a
-restart). Rotating the key (change the Secret, restart the replicas) ends every session and the CSRF
-tokens of open pages: everyone logs in again — what a leaked key calls for. No fallback keys
-(Flask's ``SECRET_KEY_FALLBACKS``): flask-wtf's tokens would not honour them, and a gradual rotation
-would keep a leaked key valid.
-
-Host header (DNS rebinding): a request whose ``Host`` names a host outside ``settings.host_names``
-(by default the loopback names while the API runs open on loopback) is refused with 400 before
-anything else, so a page of another site whose name resolves to 127.0.0.1 cannot use the API.
-``/healthz`` and ``/readyz`` answer any host (kubelet probes use the pod IP).
-
-Over https (``request.is_secure``: TLS, or ``X-Forwarded-Proto`` from a proxy gunicorn trusts through
-``FORWARDED_ALLOW_IPS``) responses carry ``Strict-Transport-Security: max-age=settings.hsts_max_age_s``.
-
-CORS: only the exact origins of ``settings.allowed_origins`` get ``Access-Control-Allow-Origin``
-(default: none, so no CORS header at all); never ``*``, never credentials, never a reflected
-arbitrary origin.
+accepted in a query string and never logged or echoed. The session cookie itself: :mod:`.sessions`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import logging
-import re
-import secrets
 import threading
 import time
 from collections import deque
-from datetime import timedelta
 from urllib.parse import urlencode, urlsplit
 
 from flask import Flask, Response, redirect, render_template, request, session
-from flask.sessions import SecureCookieSessionInterface
-from flask_cors import CORS
 from werkzeug.wrappers import Response as BaseResponse
 
+from backend.api.hardening import cross_site
 from backend.api.problems import Problem
+from backend.identity import sessions as session_cookies
 from backend.identity.revocation import Revocations
+from backend.identity.sessions import SESSION_COOKIE, Sessions
 from backend.settings import ApiSettings
 from cluster import CachedClient
 
-log = logging.getLogger(__name__)
-
-SESSION_COOKIE = "darkroom_session"
-SESSION_KEY = "login"  # the login record in the session (flask-wtf keeps its CSRF value next to it)
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/login", "/logout"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Last-Event-ID"]
-CORS_EXPOSE_HEADERS = ["ETag", "Location", "Retry-After"]
-CORS_MAX_AGE_S = 600
-SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Cross-Origin-Opener-Policy": "same-origin",
-}
-FRAME_ANCESTORS = "frame-ancestors 'none'"
-
-
-class SessionCookies(SecureCookieSessionInterface):
-    """Flask's signed cookie session, Secure whenever the request came over https (TLS, or a trusted
-    proxy's ``X-Forwarded-Proto``) — Flask's own setting is one fixed value for every request."""
-
-    def get_cookie_secure(self, app: Flask) -> bool:
-        return request.is_secure or bool(app.config["SESSION_COOKIE_SECURE"])
-
-
-class Sessions:
-    """Who is logged in, kept in Flask's signed session (:data:`SESSION_KEY`): a random session id,
-    a keyed digest of the API token it was issued for (so changing the token logs everyone out, and
-    the readable cookie says nothing about the token) and the login time (a session ends
-    ``lifetime_s`` after login, however often its cookie is re-signed). Revocation: :mod:`backend.identity.revocation`."""
-
-    def __init__(self, *, token: str, secret_key: str, lifetime_s: int) -> None:
-        self._token = token.encode()
-        self.lifetime_s = lifetime_s
-        self._binding = hmac.new(secret_key.encode(), b"session-for:" + self._token, hashlib.sha256).hexdigest()
-
-    def token_matches(self, candidate: str) -> bool:
-        return hmac.compare_digest(candidate.encode(), self._token)
-
-    def start(self) -> None:
-        """Log this browser in: a new session (nothing of the one before survives: no fixation)."""
-        session.clear()
-        session.permanent = True  # the cookie expires with the session (Max-Age), not with the browser
-        session[SESSION_KEY] = {"b": self._binding, "s": secrets.token_urlsafe(16), "t": int(time.time())}
-
-    def current(self) -> tuple[str, float] | None:
-        """(id, expiry unix time) of this request's session, if logged in for the current token and not
-        expired (not checked for revocation)."""
-        record = session.get(SESSION_KEY)
-        if not isinstance(record, dict):
-            return None
-        binding, session_id, started = record.get("b"), record.get("s"), record.get("t")
-        if not isinstance(binding, str) or not hmac.compare_digest(binding, self._binding) or not isinstance(session_id, str):
-            return None
-        if not isinstance(started, int) or not time.time() < started + self.lifetime_s:
-            return None
-        return session_id, float(started + self.lifetime_s)
-
-
-def logged_in_session() -> str | None:
-    """The id of this request's login (for logs; authentication has checked it already), None without one."""
-    record = session.get(SESSION_KEY)
-    session_id = record.get("s") if isinstance(record, dict) else None
-    return session_id if isinstance(session_id, str) else None
 
 
 class FailedAttempts:
@@ -188,13 +96,10 @@ def login_url(next_path: str) -> str:
 
 
 def register(app: Flask, *, settings: ApiSettings, client: CachedClient) -> None:
-    """Install the session, the Host check, CORS, security headers and (when a token is set) authentication
-    plus /login and /logout; logged-out sessions are shared through ``client`` (:mod:`backend.identity.revocation`)."""
+    """Install the session and (when a token is set) authentication plus /login and /logout; logged-out sessions
+    are shared through ``client`` (:mod:`backend.identity.revocation`)."""
     revocations = Revocations(client=client, namespace=settings.session_namespace)
-    secret_key = _register_session(app, settings)
-    _register_host_check(app, settings)
-    _register_cors(app, settings)
-    _register_headers(app, settings=settings)
+    secret_key = session_cookies.install(app, settings)
     sessions = None
     if settings.api_token:
         sessions = Sessions(token=settings.api_token, secret_key=secret_key, lifetime_s=settings.session_lifetime_s)
@@ -204,115 +109,9 @@ def register(app: Flask, *, settings: ApiSettings, client: CachedClient) -> None
         _register_authentication(app, settings=settings, sessions=sessions, attempts=attempts, revocations=revocations)
 
 
-PROBES = frozenset({"/healthz", "/readyz"})
-
-
-def _register_session(app: Flask, settings: ApiSettings) -> str:
-    """Flask's signed session cookie (login and CSRF state); the secret key it and the CSRF tokens are signed with."""
-    secret_key = settings.secret_key or secrets.token_hex(32)
-    if settings.api_token and not settings.secret_key:
-        log.warning(
-            "DARKROOM_API_SECRET_KEY is not set: sessions are signed with a random key of this process, "
-            "so they end when it restarts and other replicas refuse them"
-        )
-    app.secret_key = secret_key
-    app.session_interface = SessionCookies()
-    app.config.update(
-        SESSION_COOKIE_NAME=SESSION_COOKIE,
-        SESSION_COOKIE_HTTPONLY=True,
-        SESSION_COOKIE_SAMESITE="Strict",
-        SESSION_COOKIE_SECURE=False,  # per request: SessionCookies
-        SESSION_COOKIE_PATH="/",
-        PERMANENT_SESSION_LIFETIME=timedelta(seconds=settings.session_lifetime_s),
-        SESSION_REFRESH_EACH_REQUEST=False,  # a fixed lifetime from login, not one that slides with use
-    )
-    return secret_key
-
-
-def _host_name(host: str) -> str:
-    """``Host`` without its port, lower case (``[::1]:5000`` → ``::1``)."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _register_host_check(app: Flask, settings: ApiSettings) -> None:
-    allowed = settings.host_names
-    if allowed is None:
-        return
-
-    @app.before_request
-    def _check_host() -> None:
-        if request.path in PROBES:
-            return
-        name = _host_name(request.headers.get("Host", ""))
-        if name not in allowed:
-            raise Problem(
-                400,
-                f"the Host header names a host this API does not serve (DNS rebinding protection); "
-                f"allowed: {', '.join(sorted(allowed))} (set DARKROOM_API_ALLOWED_HOSTS)",
-            )
-
-
-def _register_cors(app: Flask, settings: ApiSettings) -> None:
-    if not settings.allowed_origins:
-        return  # default: no cross-origin access at all, not even a header
-    # Compiled exact patterns: flask-cors would treat an origin with regex characters (e.g. IPv6 "[::1]") as a regex.
-    origins = [re.compile(re.escape(origin) + r"\Z", re.IGNORECASE) for origin in settings.allowed_origins]
-    CORS(
-        app,
-        origins=origins,
-        methods=CORS_METHODS,
-        allow_headers=CORS_ALLOW_HEADERS,
-        expose_headers=CORS_EXPOSE_HEADERS,
-        supports_credentials=False,
-        send_wildcard=False,
-        max_age=CORS_MAX_AGE_S,
-    )
-
-
-def _register_headers(app: Flask, *, settings: ApiSettings) -> None:
-    # HSTS only on responses that went out over https (directly or, with FORWARDED_ALLOW_IPS, via the proxy):
-    # browsers ignore it over http, and a plain-http development server must stay reachable.
-    hsts = f"max-age={settings.hsts_max_age_s}" if settings.hsts_max_age_s > 0 else None
-
-    @app.after_request
-    def _security_headers(response: Response) -> Response:
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        if hsts is not None and request.is_secure:
-            response.headers.setdefault("Strict-Transport-Security", hsts)
-        csp = response.headers.get("Content-Security-Policy")
-        if csp is None:
-            response.headers["Content-Security-Policy"] = FRAME_ANCESTORS
-        elif "frame-ancestors" not in csp:
-            response.headers["Content-Security-Policy"] = f"{csp}; {FRAME_ANCESTORS}"
-        return response
-
-
 def _wants_html() -> bool:
     best = request.accept_mimetypes.best_match(["application/json", "application/problem+json", "text/html"])
     return best == "text/html"
-
-
-def cross_site(settings: ApiSettings) -> bool:
-    """Whether the browser says this request comes from another site (neither our host nor an allowed origin).
-
-    ``Sec-Fetch-Site`` (set by the browser, never by a page) decides when present: under our
-    ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null`` with its own same-origin form
-    posts (the logout button), so ``Origin`` is consulted only without it (older browsers)."""
-    fetch_site = request.headers.get("Sec-Fetch-Site", "").lower()
-    if fetch_site == "cross-site":
-        return True
-    if fetch_site in ("same-origin", "none"):
-        return False
-    origin = request.headers.get("Origin")
-    if not origin or origin == "null":
-        return origin == "null"
-    if urlsplit(origin).netloc.lower() == request.host.lower():
-        return False
-    return origin.lower().rstrip("/") not in {allowed.lower() for allowed in settings.allowed_origins}
 
 
 def _register_authentication(

@@ -1,6 +1,6 @@
 """Sessions that ended before their cookie did: the list of logged-out sessions every replica checks.
 
-A dashboard session cookie is signed and stateless (:class:`backend.identity.authentication.Sessions`), so a copy of
+A dashboard session cookie is signed and stateless (:class:`backend.identity.sessions.Sessions`), so a copy of
 it would keep working until it expires. A logout therefore revokes the session's id in a ConfigMap
 shared by all API replicas — :data:`NAME` in ``settings.session_namespace`` (the API's own namespace,
 ``darkroom-system`` in deploy/), labelled :data:`LABELS` (declared with the informer that watches it,

@@ -19,7 +19,7 @@ the loop a socket and a coroutine each; threads run only Flask views. Per reques
    and hands it to the loop in one step. (a2wsgi's own adapter crosses from thread to loop for
    every response message: three waits per request on a loop that may be busy writing an event
    to 1,000 streams; ``bench/streams.py`` measured the difference in p99.)
-4. ``/watch``: the scope carries a :class:`backend.api.watch.watching.Handoff`. When the view filled it and
+4. ``/watch``: the scope carries a :class:`backend.api.watch.streams.Handoff`. When the view filled it and
    answered 200, the response head goes out and :func:`backend.server.streaming.pump` writes the frames on
    the loop; the view's thread is free as soon as the view returns. The stream's cap lease is
    released when it ends.
@@ -44,7 +44,7 @@ import orjson
 from a2wsgi.wsgi import build_environ
 
 from backend.api.problems import PROBLEM_JSON, TITLES, TYPE_BASE
-from backend.api.watch.watching import HANDOFF, Handoff
+from backend.api.watch.streams import HANDOFF, Handoff
 from backend.server import streaming
 from backend.server.logs import escape
 from backend.settings import ApiSettings

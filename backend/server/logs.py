@@ -13,6 +13,11 @@ like a record of its own.
 default). Called by :class:`backend.server.workers.StreamingWorker` for gunicorn's error and access
 logs and the app's root handlers, and by ``scripts``/tests that want the same guarantee.
 :func:`escape` is what :mod:`backend.server.asgi` uses for the access line.
+
+Servers that serve with werkzeug instead of gunicorn (the tests) pass :class:`RequestHandler` as
+``werkzeug.serving.make_server(..., request_handler=RequestHandler)``: its request log line has the method, the
+path without the query string, the protocol, status and size. Nothing a client puts in a URL (a misplaced token,
+say) reaches the log; headers are never logged.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from werkzeug.serving import WSGIRequestHandler
 
 _TABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
 _TABLE[ord("\\")] = "\\\\"
@@ -66,3 +74,21 @@ def install(loggers: Iterable[logging.Logger] = ()) -> None:
         for handler in logger.handlers:
             if not any(isinstance(f, EscapingFilter) for f in handler.filters):
                 handler.addFilter(EscapingFilter())
+
+
+def without_query(target: str) -> str:
+    """``/path?secret=1`` → ``/path`` (also for absolute-form targets)."""
+    return urlsplit(target).path or "/"
+
+
+class RequestHandler(WSGIRequestHandler):
+    """werkzeug's handler with a request log that omits query strings."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        command = getattr(self, "command", None)
+        path = getattr(self, "path", None)
+        if command and path is not None:
+            line = f"{command} {without_query(path)} {self.request_version}"
+        else:  # the request line did not parse: log only its first word
+            line = (getattr(self, "requestline", "") or "").split(" ", 1)[0] + " <unparsed>"
+        self.log("info", '"%s" %s %s', line.translate(self._control_char_table), code, size)

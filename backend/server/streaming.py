@@ -2,7 +2,7 @@
 
 :func:`pump` is called by :class:`backend.server.asgi.Front` once the ``/watch`` view (which ran in a
 request thread: authentication, filters, stream caps) has put its
-:class:`backend.api.watch.watching.Subscription` in the request's :class:`backend.api.watch.watching.Handoff`. It
+:class:`backend.api.watch.streams.Subscription` in the request's :class:`backend.api.watch.streams.Handoff`. It
 writes the frames the subscription produces until the broadcaster closes (shutdown) or the
 client goes away, waiting between writes on a :class:`Waker`: the broadcaster calls it from the
 informer's dispatcher thread after every publish, and it wakes every stream of the loop with one
@@ -17,7 +17,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from backend.api.watch.watching import Broadcaster, Subscription
+from backend.api.watch.broadcasting import Broadcaster
+from backend.api.watch.streams import Subscription
 
 WAKE_SLICE = 50  # streams woken per pass of the loop (each writes its frames: ~20 µs)
 Send = Callable[[dict[str, Any]], Awaitable[None]]

@@ -19,8 +19,8 @@ from werkzeug.serving import make_server
 from backend.api.watch import watching
 from backend.app import create_app
 from backend.core import services
-from backend.identity.authentication import SESSION_COOKIE
-from backend.server import shutdown as serving
+from backend.identity.sessions import SESSION_COOKIE
+from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
 from browser.conftest import Stack, shot
 
@@ -113,7 +113,7 @@ TOKEN = "browser-login-token-3f9a1c"
 def guarded(stack: Stack) -> Iterator[str]:
     """The dashboard with a token set (on the stack's informers), served on a port of its own: its URL."""
     app = create_app(ApiSettings(api_token=TOKEN), access=stack.app.extensions[services.EXTENSION].access)
-    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=serving.RequestHandler)
+    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=RequestHandler)
     thread = threading.Thread(target=server.serve_forever, name="guarded-dashboard", daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"

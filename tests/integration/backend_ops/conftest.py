@@ -26,7 +26,7 @@ from backend.app import create_app
 from backend.core import services
 from backend.core.access import ClusterAccess
 from backend.server.asgi import Front
-from backend.server.shutdown import RequestHandler
+from backend.server.logs import RequestHandler
 from backend.server.workers import header_deadline
 from backend.settings import ApiSettings
 

@@ -24,7 +24,7 @@ from flask import Flask
 from support import wait_for
 
 from backend.api.watch import watching
-from backend.api.watch.watching import Broadcaster
+from backend.api.watch.broadcasting import Broadcaster
 
 from .conftest import Darkrooms, SseStream
 

@@ -18,7 +18,7 @@ from flask import Flask
 from support import wait_for
 
 from backend.api.watch import watching
-from backend.api.watch.watching import Broadcaster
+from backend.api.watch.broadcasting import Batch, Broadcaster
 
 from .conftest import Darkrooms, SseStream
 
@@ -175,7 +175,7 @@ def test_broadcaster_ring_buffer() -> None:
     assert [e.id for e in batch.events] == [103, 104, 105]
     assert batch.events[0].frame == b'id: 103\nevent: darkroom\ndata: {"i":2}\n\n'
     assert hub.wait(101, timeout_s=0).overflow  # a slow client fell behind the buffer
-    assert hub.wait(105, timeout_s=0) == watching.Batch()
+    assert hub.wait(105, timeout_s=0) == Batch()
     assert hub.resume_point("102") == (102, None)
     assert hub.resume_point("101")[1] is not None
     assert hub.resume_point("106")[1] is not None

@@ -14,7 +14,7 @@ from flask import Flask
 from support import wait_for
 
 from backend.core.access import ClusterAccess
-from backend.identity.authentication import SESSION_COOKIE
+from backend.identity.sessions import SESSION_COOKIE
 from cluster import EVENTS
 from integration.dashboard.conftest import Client
 
