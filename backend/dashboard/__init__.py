@@ -5,7 +5,7 @@ with the app's services and its ``/watch`` streams. Routes (no collision with th
 owns ``/darkrooms``, ``/tasks``, ...): ``/`` (the Darkrooms page, the landing page),
 ``/ui/darkrooms/...``, ``/ui/tasks/...``, ``/ui/combinedtasks`` and ``/ui/postgresqls/...`` (see
 :mod:`backend.dashboard.darkroompages`, :mod:`backend.dashboard.taskpages` and
-:mod:`backend.dashboard.pgpages`, whose forms :mod:`backend.dashboard.formgen` generates from the CRDs).
+:mod:`backend.dashboard.pgpages`, whose forms :mod:`backend.dashboard.forms` generates from the CRDs).
 
 A kind's pages module is registered by one line in :data:`PAGES`; it declares its list pages
 (``LISTS``: the navigation links of ``base.html``, and the lists whose query :mod:`.returning`

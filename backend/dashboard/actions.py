@@ -1,6 +1,6 @@
 """The dashboard's writes: a thin adapter from a submitted form's payload to the kind's application service.
 
-Called by :mod:`.editing` with the friendly payload a form became (:mod:`.generatedforms`). Nothing is
+Called by :mod:`.editing` with the friendly payload a form became (:mod:`.forms.values`). Nothing is
 validated or written differently from ``POST``/``PUT``/``PATCH``/``DELETE`` on the JSON API: the same
 :class:`backend.core.services.KindService` — its schemas and checks (:meth:`~backend.core.services.KindService.checked`:
 every problem at once), :meth:`~backend.core.services.KindService.check_and_create` (served namespace, the kind's

@@ -1,6 +1,6 @@
 """The create, edit and delete flow of a kind's dashboard pages: :class:`Flow`, one per kind.
 
-Used through :func:`.formpages.generated_flow` by the page modules, which give a :class:`Flow`
+Used through :func:`.forms.generated_flow` by the page modules, which give a :class:`Flow`
 their kind's generated form (its values and payload functions) and paths. ``GET`` renders the form; ``POST`` reads it into values,
 writes through :mod:`.actions` and redirects (:func:`.browsing.go`) — or renders the form again:
 422 with the errors inline by field, 409 on create as an error on the name, 409 on edit with the

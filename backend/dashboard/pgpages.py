@@ -10,7 +10,7 @@ Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
   PVC), Events, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only);
   targets ``postgresql-live`` and ``postgresql-endpoint`` get those blocks.
-- ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.formgen`
+- ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.forms`
   builds from the CRD and :data:`FORM_SPEC`, written through :mod:`.actions` (the flow of
   :mod:`.editing`: 422 inline, 409 explained with the current values); ``add-row`` / ``remove-row``
   edit the parameter rows server-side.
@@ -36,7 +36,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.core.errors import Failure
 from backend.core.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
 from backend.core.services import KindService, Services
-from backend.dashboard import browsing, darkroompages, formgen, formpages, liverows, pgpassword, rendering, returning, yamlview
+from backend.dashboard import browsing, darkroompages, forms, liverows, pgpassword, rendering, returning, yamlview
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, CachedClient, ClusterError, NotFound
 from cluster.resources import Resource
 from kinds import postgresqls as kind
@@ -52,15 +52,15 @@ def _takes(what: str) -> str:
     return "one of " + ", ".join(what.split("|")) if "|" in what else what
 
 
-FORM_SPEC = formgen.FormSpec(
+FORM_SPEC = forms.FormSpec(
     kind="Postgresql",
     sections=(
-        formgen.Section(legend="Database", paths=("version", "databaseName", "user")),
-        formgen.Section(legend="Password", paths=("password", "passwordSecretRef")),
-        formgen.Section(legend="Storage", paths=("storage",)),
-        formgen.Section(legend="Resources", paths=("resources",)),
-        formgen.Section(legend="Parameters", paths=("parameters",)),
-        formgen.Section(legend="Deletion", paths=("deletionPolicy",)),
+        forms.Section(legend="Database", paths=("version", "databaseName", "user")),
+        forms.Section(legend="Password", paths=("password", "passwordSecretRef")),
+        forms.Section(legend="Storage", paths=("storage",)),
+        forms.Section(legend="Resources", paths=("resources",)),
+        forms.Section(legend="Parameters", paths=("parameters",)),
+        forms.Section(legend="Deletion", paths=("deletionPolicy",)),
     ),
     labels={
         "version": "PostgreSQL version",
@@ -84,11 +84,11 @@ FORM_SPEC = formgen.FormSpec(
     fixed_keys={f"resources.{group}": RESOURCE_NAMES for group in ("requests", "limits")},
     pairs={"parameters": {name: _takes(what) for name, what in kind.PARAMETERS.items()}},
     nouns={"parameters": "parameter"},
-    write_only={"password": formgen.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, max_length=PASSWORD_MAX)},
+    write_only={"password": forms.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, max_length=PASSWORD_MAX)},
     fixed=frozenset({"storage.size", "storage.storageClassName"}),  # a StatefulSet's volume claims (PostgresqlKind.check)
     suggestions={"version": kind.VERSIONS},
 )
-FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
+FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 def _notice() -> str | None:
@@ -238,7 +238,7 @@ def _saved_path(namespace: str, name: str) -> str:
     return browsing.with_query(f"{BASE}/{namespace}/{name}", saved="1")
 
 
-PAGE = formpages.FormPage(
+PAGE = forms.FormPage(
     form_id="postgresql-form",
     nav="postgresqls",
     list_title="Databases",
@@ -255,7 +255,7 @@ PAGE = formpages.FormPage(
 def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
     """Add the Postgresql pages over the app's Postgresql service; their live list view."""
     pages = PostgresqlPages(services["Postgresql"])
-    flow = formpages.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
+    flow = forms.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
     views: tuple[rendering.ViewDecl, ...] = (
         (BASE, "postgresqls", pages.list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
         (BASE + "/new", "new_postgresql", flow.new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),

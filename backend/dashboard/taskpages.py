@@ -10,7 +10,7 @@ app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two na
   ``status.events``: :meth:`backend.core.services.CombinedTasks.combined`, the object ``/combinedtasks`` and the
   aggregated API serve); ``GET /ui/tasks/<ns>/<name>`` one Task with its CombinedTask's Events (its
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`).
-- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.formgen` builds from
+- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.forms` builds from
   the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
   409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
@@ -28,7 +28,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.core.errors import Failure
 from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
-from backend.dashboard import actions, browsing, formgen, formpages, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, forms, liverows, rendering, returning, yamlview
 from cluster import ClusterError
 from kinds import tasks as task_kind
 
@@ -36,14 +36,14 @@ LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
 DETAIL = "task_detail.html"
 
-FORM_SPEC = formgen.FormSpec(
+FORM_SPEC = forms.FormSpec(
     kind="Task",
-    sections=(formgen.Section(legend="Task", paths=("priority", "deadline", "state", "details")),),
+    sections=(forms.Section(legend="Task", paths=("priority", "deadline", "state", "details")),),
     labels={"deadline": "Deadline (UTC)"},
     help={"deadline": "Date and time in UTC."},
     renames=dict(conversion.RENAMES),
 )
-FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
+FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 def _notice() -> str | None:
@@ -107,7 +107,7 @@ class TaskPages:
         return browsing.go(_back(browsing.with_query(f"/ui/tasks/{namespace}/{name}", finished=name, namespace=namespace)))
 
 
-PAGE = formpages.FormPage(
+PAGE = forms.FormPage(
     form_id="task-form",
     nav="tasks",
     list_title="Tasks",
@@ -134,7 +134,7 @@ def _saved_path(namespace: str, name: str) -> str:
 def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
     """Add the Task pages over the app's Task service; their live list views."""
     pages = TaskPages(services["Task"], services.combined_tasks)
-    flow = formpages.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
+    flow = forms.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
     views: tuple[rendering.ViewDecl, ...] = (
         ("/ui/tasks", "tasks", pages.list_page, ("get",), "Tasks page: filters ?namespace=&q=&page="),
         ("/ui/combinedtasks", "combined_tasks", pages.combined_page, ("get",), "Tasks with their Events"),

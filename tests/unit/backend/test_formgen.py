@@ -30,7 +30,9 @@ from backend.core.kinds import postgresqls as conversion
 from backend.core.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlUpdateSchema
 from backend.core.schemas.tasks import TaskCreateSchema
 from backend.core.validation import flatten
-from backend.dashboard import darkroompages, formgen, pgpages
+from backend.dashboard import darkroompages, pgpages
+from backend.dashboard import forms as formgen
+from backend.dashboard.forms import generating
 from kinds import postgresqls as kind
 
 FORM = pgpages.FORM_OF
@@ -52,7 +54,7 @@ def submitted(**fields: Any) -> MultiDict[str, str]:
 def test_crds_are_read_once_and_the_storage_version_is_used() -> None:
     schema = formgen.crd_schema("Postgresql")
     assert schema is formgen.crd_schema("Postgresql")
-    assert formgen._crd_documents() is formgen._crd_documents()
+    assert generating._crd_documents() is generating._crd_documents()
     assert "deletionPolicy" in schema["properties"]["spec"]["properties"]
     with pytest.raises(formgen.FormSpecError, match="no CRD of kind Nothing"):
         formgen.crd_schema("Nothing")
@@ -243,7 +245,7 @@ def test_the_task_form_follows_the_task_crd() -> None:
 def test_what_formgen_cannot_render_is_an_error() -> None:
     schema = {"properties": {"spec": {"type": "object", "properties": {"rules": {"type": "array", "items": {"type": "object"}}}}}}
     with pytest.raises(formgen.FormSpecError, match="rules: formgen renders lists of strings, not of 'object'"):
-        formgen._Builder(formgen.FormSpec(kind="X", sections=()), schema).section(formgen.Section(legend="x", paths=("rules",)))
+        generating._Builder(formgen.FormSpec(kind="X", sections=()), schema).section(formgen.Section(legend="x", paths=("rules",)))
     with pytest.raises(formgen.FormSpecError, match=r"has no spec\.nothing"):
         formgen.build(formgen.FormSpec(kind="Darkroom", sections=(formgen.Section(legend="x", paths=("nothing",)),)))
     with pytest.raises(formgen.FormSpecError, match="parameters: a map needs fixed_keys or pairs"):

@@ -1,13 +1,13 @@
-"""A form generated from a kind's description (by :mod:`.formgen`): its values and payloads.
+"""A form generated from a kind's description (by :mod:`.generating`): its values and payloads.
 
-A :class:`Form` is a tree of :mod:`.formparts` nodes. It converts in both directions: *values* (the
+A :class:`Form` is a tree of :mod:`.nodes`. It converts in both directions: *values* (the
 strings shown in the form; never a write-only field) from a stored friendly object or a submitted form,
 and the friendly *payload* of submitted values, which then goes through the JSON API's own validation
 and write path (:mod:`.actions`), so a 422's field paths are the form's field names. Blank fields are
 left out (the schema or the CRD's default decides; a blank write-only field keeps what is stored),
 numbers that do not parse are passed on as text (the schema says why), inputs of a switch's other
 variants are left out (but shown again as typed). :meth:`Form.ordered` puts a 422's errors in the
-order of the form. Served by :mod:`.formpages`; rendered by ``frontend/templates/_generated_form.html``.
+order of the form. Served by :mod:`.pages`; rendered by ``frontend/templates/_generated_form.html``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 from werkzeug.datastructures import MultiDict
 
 from backend.core.errors import Invalid
-from backend.dashboard.formparts import Field, Group, Node, Pairs, Strings
+from backend.dashboard.forms.nodes import Field, Group, Node, Pairs, Strings
 from backend.dashboard.rendering import parse_time
 
 MINUTES = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")

@@ -1,7 +1,8 @@
 """The page of a generated form: :class:`FormPage` (a kind's words and paths) and :func:`generated_flow`,
-the :class:`.editing.Flow` that serves a :class:`.generatedforms.Form` with ``frontend/templates/form_page.html``.
+the :class:`backend.dashboard.editing.Flow` that serves a :class:`.values.Form` with ``frontend/templates/form_page.html``.
 
-Each kind's pages module (:mod:`.darkroompages`, :mod:`.taskpages`, :mod:`.pgpages`) declares its
+Each kind's pages module (:mod:`backend.dashboard.darkroompages`, :mod:`backend.dashboard.taskpages`,
+:mod:`backend.dashboard.pgpages`) declares its
 FormPage and, in its ``install``, routes its new/edit/delete views to the flow over the kind's service; no
 kind has a form template of its own.
 """
@@ -16,7 +17,7 @@ from flask import Response
 
 from backend.core.services import KindService
 from backend.dashboard import editing
-from backend.dashboard.generatedforms import Form
+from backend.dashboard.forms.values import Form
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +41,7 @@ TEMPLATE = "form_page.html"  # every kind's form page; its block "form" is the h
 
 @dataclass(frozen=True, kw_only=True)
 class GeneratedFlow(editing.Flow):
-    """:class:`.editing.Flow` for a form that :mod:`.formgen` generated: its page gets the form and its words."""
+    """:class:`backend.dashboard.editing.Flow` for a form that :mod:`.generating` generated: its page gets the form and its words."""
 
     generated: Form
     page: FormPage

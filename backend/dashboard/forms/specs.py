@@ -1,6 +1,6 @@
 """What a kind's form needs beyond its CRD: :class:`FormSpec` and its parts, declared by each kind's pages module.
 
-Read by :mod:`.formgen` (re-exported there). The CRD says the fields, types, bounds, defaults and help;
+Read by :mod:`.generating` (re-exported by :mod:`backend.dashboard.forms`). The CRD says the fields, types, bounds, defaults and help;
 a FormSpec says only what it cannot: the order and legends of the sections, labels, what one list item
 or map row is called, maps with fixed keys or rows from an allowlist, write-only fields (in place of a
 CR field: :class:`StandIn`), an object's variants (:class:`Switch`), fields fixed after creation,

@@ -14,9 +14,9 @@ list is called, and friendly names of CR paths. From the schema come the widgets
 ``required``, defaults (placeholders, or the preselected option), ``minimum``/``maximum``/
 ``maxLength``/``pattern``/``minItems``/``maxItems`` and the help text (descriptions).
 
-The spec's types are in :mod:`.formspecs`. The result is a :class:`.generatedforms.Form` of :mod:`.formparts` nodes
-(values, payloads; :func:`.formpages.generated_flow` serves it), which the pages render with
-``frontend/templates/_generated_form.html``. Its parts are re-exported here.
+The spec's types are in :mod:`.specs`. The result is a :class:`.values.Form` of :mod:`.nodes`
+(values, payloads; :func:`.pages.generated_flow` serves it), which the pages render with
+``frontend/templates/_generated_form.html``; :mod:`backend.dashboard.forms` re-exports all of them.
 """
 
 from __future__ import annotations
@@ -30,28 +30,13 @@ from typing import Any
 
 import yaml
 
-from backend.dashboard.formparts import Choice, Field, Group, Node, Pairs, Strings
-from backend.dashboard.formspecs import FormSpec, FormSpecError, Section, StandIn, Switch, WriteOnly
-from backend.dashboard.generatedforms import Form
+from backend.dashboard.forms.nodes import Choice, Field, Group, Node, Pairs, Strings
+from backend.dashboard.forms.specs import FormSpec, FormSpecError, Section, Switch
+from backend.dashboard.forms.values import Form
 
-CRDS = Path(__file__).resolve().parents[2] / "crds"
+CRDS = Path(__file__).resolve().parents[3] / "crds"
 TEXTAREA_FROM = 512  # a string that may be longer than this gets a textarea (unless a pattern makes it one line: a URL)
 WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-__all__ = [
-    "Field",
-    "Form",
-    "FormSpec",
-    "FormSpecError",
-    "Group",
-    "Pairs",
-    "Section",
-    "StandIn",
-    "Strings",
-    "Switch",
-    "WriteOnly",
-    "build",
-    "crd_schema",
-]
 
 
 @functools.cache

@@ -1,4 +1,4 @@
-"""The parts of a form that :mod:`.formgen` generates from a kind's description: the nodes of its tree.
+"""The parts of a form that :mod:`.generating` generates from a kind's description: the nodes of its tree.
 
 A form is sections (:class:`Group`) of inputs (:class:`Field`), nested objects (groups), lists of
 strings (:class:`Strings`) and maps edited as name/value rows (:class:`Pairs`). A group may be a
@@ -7,7 +7,7 @@ belong to some variants only carry their indices (``variants``) so the page show
 variant's inputs (pure CSS in ``frontend/static/forms.css``) and the payload leaves the others out.
 A group may also stand in for a CR field that write-only inputs fill (S3 keys that go to a Secret):
 ``set_flag`` names the boolean of the stored object that says they are set. Pure data: built by
-:mod:`.formgen`, read by :mod:`.generatedforms` (values, payloads) and ``_generated_form.html``.
+:mod:`.generating`, read by :mod:`.values` (values, payloads) and ``_generated_form.html``.
 """
 
 from __future__ import annotations
