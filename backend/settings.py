@@ -50,7 +50,7 @@ class ApiSettings:
         default=None,
         metadata=variable(
             f"{ENV_PREFIX}SECRET_KEY",
-            doc="Signs session cookies and CSRF tokens (random per process when unset; replicas must share it: backend.identity).",
+            doc="Signs session cookies and CSRF tokens (random per process when unset; replicas must share it: backend.identity.sessions).",
         ),
     )
     session_lifetime_s: int = field(
