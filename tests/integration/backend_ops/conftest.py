@@ -3,8 +3,8 @@
 ``ops_access`` (session) starts the API's informer cache once; ``make_app(**settings)`` builds apps
 on it (several apps may share it: each gets its own metrics registry and /watch broadcaster);
 ``serve(app)`` runs an app in a threaded werkzeug server on a free port (for streams and raw HTTP);
-``serve_front(app)`` runs it the way production does (the ASGI front of :mod:`backend.asgi` on
-uvicorn with the header-deadline protocol of :mod:`backend.workers`) on its own event-loop thread;
+``serve_front(app)`` runs it the way production does (the ASGI front of :mod:`backend.server.asgi` on
+uvicorn with the header-deadline protocol of :mod:`backend.server.workers`) on its own event-loop thread;
 ``darkrooms`` creates, changes and deletes Darkroom objects straight through the API server.
 """
 
