@@ -1,15 +1,16 @@
 """The Flask app factory: ``create_app(settings, access=None)``.
 
-Builds the app's application services once (:class:`backend.services.Services`: a
-:class:`~backend.services.KindService` per kind of :data:`backend.registry.KINDS`) and hands them, or
+Builds the app's application services once (:class:`backend.core.services.Services`: a
+:class:`~backend.core.services.KindService` per kind of :data:`backend.core.kinds.registry.KINDS`) and hands them, or
 the cluster client, explicitly to what needs them — no view looks its dependencies up. Wires, in
-order: error handlers (:mod:`backend.problems`), security (CORS allowlist, bearer/session auth with
-shared logout revocation, security headers: :mod:`backend.security`), read-your-writes across
-replicas (:mod:`backend.consistency`), operations endpoints and request metrics
-(:mod:`backend.operations`), a JSON blueprint per registered kind (:mod:`backend.endpoints`) and
-their namespace hints, ``/combinedtasks`` and ``/namespaces``, live changes (:mod:`backend.watching`),
+order: error handlers (:mod:`backend.api.problems`: domain errors, cluster errors, problems), web hardening
+(Host check, CORS allowlist, security headers: :mod:`backend.api.hardening`), authentication (bearer/session auth
+with shared logout revocation, /login, /logout: :mod:`backend.identity`), read-your-writes across
+replicas (:mod:`backend.api.consistency`), operations endpoints and request metrics
+(:mod:`backend.api.operations`), a JSON blueprint per registered kind (:mod:`backend.api.endpoints`) and
+their namespace hints, ``/combinedtasks`` and ``/namespaces``, live changes (:mod:`backend.api.watch.watching`),
 the dashboard (:func:`backend.dashboard.create_blueprint`, over the same streams) and, last, the
-OpenAPI document built from every registered view (:mod:`backend.openapi`).
+OpenAPI document built from every registered view (:mod:`backend.api.openapi`).
 ``access`` is the cluster access to use; None starts one from ``settings`` (entry points and
 gunicorn), tests pass their own.
 """
@@ -20,20 +21,12 @@ from pathlib import Path
 
 from flask import Flask
 
-from backend import (
-    combinedtasks,
-    consistency,
-    dashboard,
-    endpoints,
-    namespaces,
-    openapi,
-    operations,
-    problems,
-    security,
-    services,
-    watching,
-)
-from backend.access import ClusterAccess
+from backend import dashboard
+from backend.api import combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, problems
+from backend.api.watch import watching
+from backend.core import services
+from backend.core.access import ClusterAccess
+from backend.identity import authentication
 from backend.settings import ApiSettings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,9 +41,10 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     app.json.sort_keys = False  # type: ignore[attr-defined]
     access = access if access is not None else ClusterAccess.start(settings)
     app_services = services.Services(settings, access, on_write=consistency.wrote)
-    app.extensions[services.EXTENSION] = app_services  # read only to shut the app down (backend.serving)
+    app.extensions[services.EXTENSION] = app_services  # read only to shut the app down (backend.server.shutdown)
     problems.register(app)
-    security.register(app, settings=settings, client=access.client)
+    hardening.register(app, settings=settings)
+    authentication.register(app, settings=settings, client=access.client)
     consistency.register(app, settings=settings, client=access.client)
     operations.register(app, settings=settings, access=access)
     for service in app_services.kinds:

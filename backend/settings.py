@@ -58,7 +58,7 @@ class ApiSettings:
     (:func:`envsettings.variable`). Groups: serving (host, port, token, signing key, sessions, CORS, body size),
     the cluster (kubeconfig, namespace, field manager, cache sync), live updates (SSE), pagination, sessions and
     abuse (logged-out sessions, wrong-token limit, allowed Host names), across replicas (consistency wait) and the
-    production server's limits (:mod:`backend.asgi`: threads, /watch caps, header/body deadlines, HSTS).
+    production server's limits (:mod:`backend.server.asgi`: threads, /watch caps, header/body deadlines, HSTS).
     """
 
     host: str = field(default="127.0.0.1", metadata=variable(f"{ENV_PREFIX}HOST", doc="Address to serve on (default loopback)."))
@@ -107,7 +107,7 @@ class ApiSettings:
         metadata=variable(
             f"{ENV_PREFIX}CONSISTENCY_WAIT_S",
             doc="How long a read carrying a consistency token waits for this replica's cache to reach the client's own write"
-            " (backend.consistency), then 503.",
+            " (backend.api.consistency), then 503.",
         ),
     )
     authentication: str = field(

@@ -13,8 +13,8 @@ Method
   labels, a WebFolder source, two subdomains and a realistic status (two domains, ready replicas,
   observed generation, a Ready condition) written through the status subresource.
 * Two gunicorn servers, both started with the product's configuration
-  (``gunicorn -c backend/gunicorn_conf.py``: one worker process, gthread, 32 threads, access log on):
-  the product (``backend.wsgi:app``, reading through its informer cache) and the baseline
+  (``gunicorn -c backend/server/gunicorn_conf.py``: one worker process, gthread, 32 threads, access log on):
+  the product (``backend.server.wsgi:app``, reading through its informer cache) and the baseline
   (``bench/api_passthrough.py``: the same friendly JSON, but one LIST to the API server per request
   and every object converted and encoded each time). Before measuring, the two bodies are checked
   to be the same JSON, and the product's cache to hold every object.
@@ -182,7 +182,10 @@ class Gunicorn:
             "DARKROOM_API_LOG_LEVEL": "WARNING",
             "PORT": str(self.port),
         }
-        cmd = [sys.executable, "-m", "gunicorn", "-c", str(root / "backend" / "gunicorn_conf.py"), target]
+        conf = root / "backend" / "server" / "gunicorn_conf.py"
+        if not conf.exists():  # a checkout from before backend/ had layer folders (bench/ui.py --product, a before/after)
+            conf, target = root / "backend" / "gunicorn_conf.py", target.replace("backend.server.wsgi:", "backend.wsgi:")
+        cmd = [sys.executable, "-m", "gunicorn", "-c", str(conf), target]
         with self.log_path.open("ab") as out:
             self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
         wait_http(
@@ -299,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[tuple[int, str], Run] = {}
     try:
         cluster.install()
-        product = Gunicorn("product", "backend.wsgi:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir)
+        product = Gunicorn("product", "backend.server.wsgi:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir)
         servers.append(product)
         baseline = Gunicorn("baseline", "api_passthrough:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir)
         servers.append(baseline)

@@ -1,7 +1,7 @@
 """The baseline of bench/api.py: ``GET /darkrooms`` listing straight from the API server on every request.
 
 A tiny separate Flask app (never part of the product), served by the same gunicorn configuration
-as the product (``gunicorn -c backend/gunicorn_conf.py api_passthrough:app`` with ``bench/`` on
+as the product (``gunicorn -c backend/server/gunicorn_conf.py api_passthrough:app`` with ``bench/`` on
 ``PYTHONPATH``). It answers the same friendly JSON as the product's ``GET /darkrooms`` (same
 conversion, order and envelope; bench/api.py checks the bodies are equal) but has no informer
 cache and no memoization: one LIST request to the API server per request, then every object
@@ -15,8 +15,9 @@ import os
 import orjson
 from flask import Flask, Response
 
-from backend.darkrooms import KIND
-from backend.listing import JSON, list_body
+from backend.api.bodies import JSON
+from backend.core.kinds.darkrooms import KIND
+from backend.core.listing import list_body
 from backend.settings import ApiSettings
 from cluster import DARKROOMS, ConnectionSettings, connect
 from cluster.bodies import object_key

@@ -9,8 +9,8 @@ Method
 ------
 * One fresh ``python -m devcluster serve`` subprocess with the product's CRDs and ``--darkrooms``
   (100) Darkrooms with a realistic status, as in ``bench/api.py``.
-* Two servers from the same code and ``backend/gunicorn_conf.py``, each started afresh per run: the product
-  (the configuration's worker, :class:`backend.workers.StreamingWorker`: one event loop, Flask in a
+* Two servers from the same code and ``backend/server/gunicorn_conf.py``, each started afresh per run: the product
+  (the configuration's worker, :class:`backend.server.workers.StreamingWorker`: one event loop, Flask in a
   thread pool, streams on the loop) and the baseline, the configuration before this change:
   ``-k gthread --threads 32`` (every request, stream and slow client on one of 32 threads).
 * Background load ("1,000 SSE + 50 slow"): ``--streams`` ``GET /watch`` connections from 4 processes
@@ -107,7 +107,15 @@ class Server:
         self.log_path = data_dir / f"gunicorn-{name.split()[0]}.log"
         env = {**os.environ, "PYTHONPATH": str(ROOT), "DARKROOM_API_KUBECONFIG": str(kubeconfig), "DARKROOM_API_LOG_LEVEL": "WARNING"}
         env["PORT"] = str(self.port)
-        cmd = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), *extra, "backend.wsgi:app"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(ROOT / "backend" / "server" / "gunicorn_conf.py"),
+            *extra,
+            "backend.server.wsgi:app",
+        ]
         with self.log_path.open("ab") as out:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60

@@ -13,7 +13,7 @@ Method
 * One fresh ``python -m devcluster serve`` subprocess with the CRDs and ``--size`` Darkrooms (each
   with a status) in namespace ``bench``, written straight through the API server (bench/api.py's
   helpers). No reconciler: the benchmark writes the status itself, as the reconciler would.
-* The product under gunicorn with its production configuration (``backend/gunicorn_conf.py``, one
+* The product under gunicorn with its production configuration (``backend/server/gunicorn_conf.py``, one
   worker: the ASGI front on one event loop), exactly as ``make api`` runs it; ``--product DIR`` serves
   another checkout's product instead (``git archive main | tar -x -C DIR``), with this bench.
 * Live updates: one headless chromium (/usr/bin/chromium), driven over the DevTools protocol
@@ -315,7 +315,9 @@ def main() -> int:
             cluster.populate(0, args.size)
             # Each tab on a host name of its own (bench/ui_browser.py): the product serves them (DNS rebinding protection).
             os.environ["DARKROOM_API_ALLOWED_HOSTS"] = ",".join([HOST, *tab_hosts(args.tabs)])
-            server = apibench.Gunicorn("product", "backend.wsgi:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir, root=args.product)
+            server = apibench.Gunicorn(
+                "product", "backend.server.wsgi:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir, root=args.product
+            )
             servers = {server.proc.pid: "product (gunicorn)", cluster.proc.pid: "devcluster"}
             delivery = []
             if streams:

@@ -111,7 +111,7 @@ class ActingClient:
         if fresh or not self.client.served_from_cache(resource, namespace):
             return self._sent(lambda: self.client.get(resource, name, namespace=namespace, fresh=True, credentials=self._creds))
         self.require("get", resource, namespace=namespace, name=name)
-        return self.client.get(resource, name, namespace=namespace)
+        return self.client.get(resource, name, namespace=namespace, credentials=self._creds)
 
     def lookup(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict | None:
         return self._sent(lambda: self.client.lookup(resource, name, namespace=namespace, credentials=self._creds))

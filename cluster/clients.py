@@ -66,8 +66,10 @@ class CachedClient:
         return informer
 
     def served_from_cache(self, resource: Resource, namespace: str | None) -> bool:
-        """Whether reads of ``resource`` in ``namespace`` (None: all) come from the cache rather than the server."""
-        return self._informer(resource, namespace if resource.namespaced else None) is not None
+        """Whether reads of ``resource`` in ``namespace`` (None: all) come from the cache rather than the server: an
+        informer holds every such object (not one filtered by a label selector)."""
+        informer = self._informer(resource, namespace if resource.namespaced else None)
+        return informer is not None and not informer.label_selector
 
     def get(
         self, resource: Resource, name: str, *, namespace: str | None = None, fresh: bool = False, credentials: Credentials = OWN

@@ -1,7 +1,7 @@
 """A Task's Events in the informer cache (how an events informer indexes them, the one lookup) and the
 CombinedTask built from a Task and its Events.
 
-Shared by the REST API (``backend.combinedtasks`` and the dashboard's Task pages) and the aggregated
+Shared by the REST API (``backend.api.combinedtasks`` and the dashboard's Task pages) and the aggregated
 API server (``aggregator.view``), so both show the same Events for a Task, in the same object. An Event belongs to a Task
 when it carries the Task's UID in the ``example.example.com/task-uid`` label (the reconciler's Events,
 seed 000) or is about the Task (``involvedObject.uid``, Events other tools recorded). The events

@@ -1,6 +1,6 @@
 """JSON merge patch (RFC 7386, ``application/merge-patch+json``): the one implementation of the product.
 
-The API's PATCH (``backend.payloads``) and devcluster's ``application/merge-patch+json`` (``devcluster.patching``)
+The API's PATCH (``backend.core.validation``) and devcluster's ``application/merge-patch+json`` (``devcluster.patching``)
 both apply it. A leaf package: it imports nothing else of ours, so both may import it.
 
 * :func:`merge_patch` - RFC 7386 section 2's ``MergePatch(Target, Patch)``: a patch that is not an object replaces

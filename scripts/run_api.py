@@ -3,7 +3,7 @@
 Uses the cluster the user chose (``--kubeconfig FILE`` or ``KUBECONFIG``) or, by default, starts an
 embedded devcluster with its data in ``.devcluster/``. Installs the CRDs from ``crds/`` with
 server-side apply (official ``kubernetes`` client), then runs the reconciler
-(``python -m darkroom_operator``), the API + dashboard (gunicorn, ``backend.wsgi:app``) and the
+(``python -m darkroom_operator``), the API + dashboard (gunicorn, ``backend.server.wsgi:app``) and the
 ``combinedtasks`` aggregated API server (``python -m aggregator`` on 127.0.0.1, ``--aggregator-port`` /
 ``AGGREGATOR_PORT``, a free port by default) as child processes, exactly as they run in production,
 with their logs in ``--log-dir`` (default ``.logs/``).
@@ -392,7 +392,7 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
         api_env = {**env, "DARKROOM_API_KUBECONFIG": kubeconfig, "DARKROOM_API_HOST": args.host, "PORT": str(args.port)}
         api = Child(
             "API",
-            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), "backend.wsgi:app"],
+            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "server" / "gunicorn_conf.py"), "backend.server.wsgi:app"],
             env=api_env,
             log_path=log_dir / "api.log",
         )

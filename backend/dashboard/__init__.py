@@ -5,12 +5,12 @@ with the app's services and its ``/watch`` streams. Routes (no collision with th
 owns ``/darkrooms``, ``/tasks``, ...): ``/`` (the Darkrooms page, the landing page),
 ``/ui/darkrooms/...``, ``/ui/tasks/...``, ``/ui/combinedtasks`` and ``/ui/postgresqls/...`` (see
 :mod:`backend.dashboard.darkroompages`, :mod:`backend.dashboard.taskpages` and
-:mod:`backend.dashboard.pgpages`, whose forms :mod:`backend.dashboard.formgen` generates from the CRDs).
+:mod:`backend.dashboard.pgpages`, whose forms :mod:`backend.dashboard.forms` generates from the CRDs).
 
 A kind's pages module is registered by one line in :data:`PAGES`; it declares its list pages
 (``LISTS``: the navigation links of ``base.html``, and the lists whose query :mod:`.returning`
 remembers) and its ``install(blueprint, services)`` adds its routes, closing over the kind's
-:class:`backend.services.KindService`, and returns its live list views (:mod:`.liverows`).
+:class:`backend.core.services.KindService`, and returns its live list views (:mod:`.liverows`).
 Templates live in ``frontend/templates`` (a page and its fragments are blocks of one template:
 :mod:`.rendering`), static files (vendored htmx, CSS, JS) in ``frontend/static``. Writes go through
 the same application service as the JSON API (:mod:`.actions`); CSRF and the Content-Security-Policy
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from backend.api.watch.streams import Streams
+from backend.core.services import Services
 from backend.dashboard import darkroompages, liverows, pgpages, protection, rendering, returning, taskpages
-from backend.services import Services
-from backend.watching import Streams
 
 PAGES = (darkroompages, taskpages, pgpages)  # each kind's pages module, in the navigation's order
-DOCS = rendering.NavLink("/docs", "docs", "API", wide=" docs")  # the last navigation entry (backend.openapi's page)
+DOCS = rendering.NavLink("/docs", "docs", "API", wide=" docs")  # the last navigation entry (backend.api.openapi's page)
 
 
 def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:

@@ -1,14 +1,15 @@
 """The dashboard's writes: a thin adapter from a submitted form's payload to the kind's application service.
 
-Called by :mod:`.editing` with the friendly payload a form became (:mod:`.generatedforms`). Nothing is
+Called by :mod:`.editing` with the friendly payload a form became (:mod:`.forms.values`). Nothing is
 validated or written differently from ``POST``/``PUT``/``PATCH``/``DELETE`` on the JSON API: the same
-:class:`backend.services.KindService` — its schemas and checks (:meth:`~backend.services.KindService.checked`:
-every problem at once), :meth:`~backend.services.KindService.check_and_create` (served namespace, the kind's
-own checks, then :func:`backend.writing.create_with_owned`: Secrets of S3 Darkrooms, undo on failure),
-:meth:`~backend.services.KindService.check_and_replace` (conflicts: a form carries the generation it was
+:class:`backend.core.services.KindService` — its schemas and checks (:meth:`~backend.core.services.KindService.checked`:
+every problem at once), :meth:`~backend.core.services.KindService.check_and_create` (served namespace, the kind's
+own checks, then :func:`backend.core.writing.create_with_owned`: Secrets of S3 Darkrooms, undo on failure),
+:meth:`~backend.core.services.KindService.check_and_replace` (conflicts: a form carries the generation it was
 rendered from, so a stale form gets 409 instead of overwriting; ``If-Match`` plays no part) and
-:meth:`~backend.services.KindService.delete`. Failures are raised as :class:`backend.problems.Problem` —
-422 with ``errors`` by friendly field path, 409 on a conflict or an existing name — for the page to show inline.
+:meth:`~backend.core.services.KindService.delete`. Failures are the core's domain errors (:mod:`backend.core.errors`) —
+Invalid with ``errors`` by friendly field path, Conflict on a stale form or an existing name, NotFound — for the page
+to show inline (:mod:`.editing`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from backend.problems import Problem
-from backend.services import KindService
+from backend.core import errors
+from backend.core.services import KindService
 from cluster import Conflict, NotFound
 
 
@@ -32,7 +33,7 @@ def replace_from_form(service: KindService, namespace: str, name: str, payload: 
 
     The generation, not the resourceVersion: the reconciler's status updates change the latter all
     the time, and a form is only stale when someone else changed what it edits. The check runs on
-    the very object each write attempt is conditioned on (:meth:`backend.services.KindService.check_and_replace`
+    the very object each write attempt is conditioned on (:meth:`backend.core.services.KindService.check_and_replace`
     retries a resourceVersion conflict on the fresh object), so a concurrent edit is never overwritten.
     """
 
@@ -40,7 +41,7 @@ def replace_from_form(service: KindService, namespace: str, name: str, payload: 
         friendly = service.checked(service.kind.update_schema, dict(payload), existing=current)  # every problem at once
         stored = current["metadata"].get("generation")
         if generation and stored is not None and str(stored) != generation:
-            raise Problem(409, f'{service.title} "{namespace}/{name}" was changed by someone else since the form was opened')
+            raise errors.Conflict(f'{service.title} "{namespace}/{name}" was changed by someone else since the form was opened')
         return service.with_identity(friendly, namespace, name)
 
     service.check_and_replace(namespace, name, build, body_version=None, wanted=None)
@@ -56,7 +57,7 @@ def delete(service: KindService, namespace: str, name: str, *, uid: str | None) 
     try:
         _result, terminating = service.delete(namespace, name, uid=uid or None)
     except NotFound:
-        raise Problem(404, f'{service.title} "{namespace}/{name}" is already gone') from None
+        raise errors.NotFound(f'{service.title} "{namespace}/{name}" is already gone') from None
     except Conflict:
-        raise Problem(409, f'{service.title} "{namespace}/{name}" was replaced by another object of the same name; reload') from None
+        raise errors.Conflict(f'{service.title} "{namespace}/{name}" was replaced by another object of the same name; reload') from None
     return terminating

@@ -19,10 +19,11 @@ from urllib.parse import urlencode
 from flask import Response, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import listing
+from backend.api.problems import Problem, problem_of
+from backend.core import listing
+from backend.core.errors import Failure
+from backend.core.services import KindService
 from backend.dashboard import rendering
-from backend.problems import Problem
-from backend.services import KindService
 from cluster import NAMESPACES, ClusterError, FrozenDict
 
 PAGE_SIZE = 50
@@ -188,8 +189,10 @@ def with_query(path: str, **params: str | None) -> str:
     return path + ("?" + urlencode(shown) if shown else "")
 
 
-def problem_page(problem: Problem) -> Response:
-    """A Problem raised while rendering a page, shown as an HTML page (or fragment for htmx)."""
+def problem_page(error: Failure | ClusterError | Problem) -> Response:
+    """A failure while rendering a page, shown as an HTML page (or fragment for htmx) with the status the JSON API
+    would answer (:func:`backend.api.problems.problem_of`)."""
+    problem = problem_of(error)
     context: Mapping[str, Any] = {"status": problem.status, "title": problem.title, "detail": problem.detail or ""}
     if rendering.fragment_wanted():
         return rendering.block("error.html", "message", context, status=problem.status)

@@ -13,7 +13,7 @@ Domain links use ``https://`` only when the Ingress serves them over TLS, else `
 (:func:`kinds.darkrooms.domain_url`). The list and the status use the reconciler's ``status.tls``
 (the dashboard can read neither the reconciler's settings nor, with the deployed RBAC, Ingresses);
 the children panel uses the Ingress it shows, judged by the same :func:`kinds.darkrooms.serves_tls`.
-- ``GET|POST /ui/darkrooms/new`` and ``/ui/darkrooms/<ns>/<name>/edit`` — the form :mod:`.formgen`
+- ``GET|POST /ui/darkrooms/new`` and ``/ui/darkrooms/<ns>/<name>/edit`` — the form :mod:`.forms`
   builds from the CRD and :data:`FORM_SPEC` (the WebFolder/S3 switch from the variant table in
   :mod:`kinds.darkrooms`; the S3 keys write-only, standing in for ``credentialsSecretRef``); POST
   validates and writes through :mod:`.actions` (the flow of :mod:`.editing`: 422: the form again
@@ -29,24 +29,25 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from backend.access import INVOLVED_UID
-from backend.dashboard import browsing, formgen, formpages, liverows, rendering, returning, yamlview
-from backend.problems import Problem
-from backend.schemas.darkrooms import KEY_MAX_LENGTH
-from backend.services import KindService, Services
-from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, CachedClient, ClusterError, NotFound
+from backend.core.access import INVOLVED_UID
+from backend.core.errors import Failure
+from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
+from backend.core.services import KindService, Services
+from backend.dashboard import browsing, forms, liverows, rendering, returning, yamlview
+from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
+from cluster.acting import ActingClient
 from cluster.resources import Resource
 from kinds import darkrooms as darkroom_kind
 
 LIST = "darkrooms.html"
 DETAIL = "darkroom_detail.html"
 
-FORM_SPEC = formgen.FormSpec(
+FORM_SPEC = forms.FormSpec(
     kind="Darkroom",
     sections=(
-        formgen.Section(legend="Image source", paths=("source",)),
-        formgen.Section(legend="Sub-domains", paths=("subDomains",)),
-        formgen.Section(legend="Version, scaling and caching", paths=("version", "replicas", "cacheTime")),
+        forms.Section(legend="Image source", paths=("source",)),
+        forms.Section(legend="Sub-domains", paths=("subDomains",)),
+        forms.Section(legend="Version, scaling and caching", paths=("version", "replicas", "cacheTime")),
     ),
     labels={
         "source": "Image source",
@@ -57,18 +58,16 @@ FORM_SPEC = formgen.FormSpec(
     },
     nouns={"subDomains": "sub-domain"},
     switches={
-        "source": formgen.Switch(
+        "source": forms.Switch(
             key="type",
             members={v.type: (*v.fields, *v.keys) for v in darkroom_kind.SOURCES.values()},
             required={v.type: v.required for v in darkroom_kind.SOURCES.values()},
             choices={"WebFolder": ("Web folder", "originals fetched over HTTP(S)"), "S3": ("S3 bucket", "AWS S3 or compatible")},
         )
     },
-    write_only={
-        f"source.{key}": formgen.WriteOnly(label=formgen.humanize(key), max_length=KEY_MAX_LENGTH) for key in darkroom_kind.KEY_FIELDS
-    },
+    write_only={f"source.{key}": forms.WriteOnly(label=forms.humanize(key), max_length=KEY_MAX_LENGTH) for key in darkroom_kind.KEY_FIELDS},
     stand_ins={
-        "source.credentialsSecretRef": formgen.StandIn(
+        "source.credentialsSecretRef": forms.StandIn(
             label="Credentials",
             fields=tuple(f"source.{key}" for key in darkroom_kind.KEY_FIELDS),
             set_flag="source.credentialsSet",
@@ -77,7 +76,7 @@ FORM_SPEC = formgen.FormSpec(
         )
     },
 )
-FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
+FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 SORTS = browsing.sorts(state=darkroom_kind.state)
@@ -88,7 +87,7 @@ def _notice() -> str | None:
     return returning.notice("Darkroom")
 
 
-def events_of(client: CachedClient, uid: str) -> list[dict[str, Any]]:
+def events_of(client: ActingClient, uid: str) -> list[dict[str, Any]]:
     """The newest 50 Events about the object with ``uid``, from the events informer (also for :mod:`.pgpages`)."""
     found = client.by_index(EVENTS, INVOLVED_UID, uid) if uid else []
     events = sorted(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp") or ""), reverse=True)
@@ -104,7 +103,7 @@ def events_of(client: CachedClient, uid: str) -> list[dict[str, Any]]:
     ]
 
 
-def children(client: CachedClient, namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
+def children(client: ActingClient, namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
     """ConfigMap, Deployment, Service and Ingress named after the Darkroom, read from the API server. An
     object of that name the Darkroom does not control (the reconciler's ChildConflict) is shown as such,
     never as a child."""
@@ -154,7 +153,7 @@ class DarkroomPages:
     def row(self, namespace: str, name: str) -> Response:
         try:
             obj = self.service.friendly(self.service.fetch(namespace, name))
-        except Problem:
+        except Failure:
             return Response("", status=200, mimetype="text/html")  # gone: the row disappears
         return rendering.block(LIST, "row", {"d": obj})
 
@@ -162,10 +161,10 @@ class DarkroomPages:
         target = rendering.fragment_wanted()
         try:
             raw = self.service.fetch(namespace, name)
-        except Problem as problem:
+        except Failure as failure:
             if target == "darkroom-live":
                 return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
-            return browsing.problem_page(problem)
+            return browsing.problem_page(failure)
         obj = self.service.friendly(raw)
         owned = children(self.service.client, namespace, name, obj["uid"])
         context = {
@@ -181,7 +180,7 @@ class DarkroomPages:
         return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
 
 
-PAGE = formpages.FormPage(
+PAGE = forms.FormPage(
     form_id="darkroom-form",
     nav="darkrooms",
     list_title="Darkrooms",
@@ -198,7 +197,7 @@ PAGE = formpages.FormPage(
 def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
     """Add the Darkroom pages over the app's Darkroom service; their live list view."""
     pages = DarkroomPages(services["Darkroom"])
-    flow = formpages.generated_flow(
+    flow = forms.generated_flow(
         FORM_OF,
         PAGE,
         service=pages.service,

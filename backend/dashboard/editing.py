@@ -1,6 +1,6 @@
 """The create, edit and delete flow of a kind's dashboard pages: :class:`Flow`, one per kind.
 
-Used through :func:`.formpages.generated_flow` by the page modules, which give a :class:`Flow`
+Used through :func:`.forms.generated_flow` by the page modules, which give a :class:`Flow`
 their kind's generated form (its values and payload functions) and paths. ``GET`` renders the form; ``POST`` reads it into values,
 writes through :mod:`.actions` and redirects (:func:`.browsing.go`) — or renders the form again:
 422 with the errors inline by field, 409 on create as an error on the name, 409 on edit with the
@@ -19,18 +19,19 @@ from flask import Response, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import problems
+from backend.api import problems
+from backend.api.problems import Problem
+from backend.core.errors import Failure
+from backend.core.services import KindService
 from backend.dashboard import actions, browsing, rendering, returning
-from backend.problems import Problem
-from backend.services import KindService
 from cluster import ClusterError
 
 Values = dict[str, Any]
 
 
-def problem_of(error: ClusterError | Problem) -> Problem:
-    """What a failed write means for the page (an API server error mapped as the JSON API maps it)."""
-    return problems.from_cluster_error(error) if isinstance(error, ClusterError) else error
+def problem_of(error: Failure | ClusterError | Problem) -> Problem:
+    """What a failed write means for the page: a domain or API server error mapped as the JSON API maps it."""
+    return problems.problem_of(error)
 
 
 def failure(problem: Problem) -> tuple[int, dict[str, list[str]]]:
@@ -92,7 +93,8 @@ class Flow:
         except ClusterError as e:
             status, errors = failure(problem_of(e))
             return self.form(mode="create", values=values, status=status, errors=errors)
-        except Problem as problem:
+        except Failure as error:
+            problem = problem_of(error)
             status, errors = failure(problem)
             if problem.status == 409:
                 errors = {"name": [problem.detail or "already exists"]}
@@ -103,8 +105,8 @@ class Flow:
     def edit(self, namespace: str, name: str) -> BaseResponse:
         try:
             current = self._friendly(namespace, name)
-        except Problem as problem:
-            return browsing.problem_page(problem)
+        except Failure as error:
+            return browsing.problem_page(error)
         if request.method == "GET":
             return self.form(mode="edit", values=self.values_of(current))
         form = request.form
@@ -118,11 +120,12 @@ class Flow:
         except ClusterError as e:
             status, errors = failure(problem_of(e))
             return self.form(mode="edit", values=values, status=status, errors=errors)
-        except Problem as problem:
+        except Failure as error:
+            problem = problem_of(error)
             if problem.status == 409:
                 try:
                     latest = self._friendly(namespace, name, fresh=True)
-                except Problem as gone:
+                except Failure as gone:
                     return browsing.problem_page(gone)
                 values = {**values, "generation": str(latest["generation"]), **self.kept(latest)}
                 return self.form(mode="edit", values=values, status=409, conflict=self.values_of(latest))
@@ -133,7 +136,7 @@ class Flow:
     def delete(self, namespace: str, name: str) -> BaseResponse:
         try:
             terminating = actions.delete(self.service, namespace, name, uid=request.form.get("uid"))
-        except (ClusterError, Problem) as error:
-            return browsing.problem_page(problem_of(error))
+        except (ClusterError, Failure) as error:
+            return browsing.problem_page(error)
         key = "terminating" if terminating else "deleted"
         return browsing.go(returning.list_url(self.list_path, namespace=namespace, **{key: name}))

@@ -3,7 +3,7 @@
 Installed by :mod:`backend.dashboard` with the :class:`RowView` of each live list (Darkrooms, Tasks, Tasks
 with events, Postgresqls: declared next to their pages). ``GET /ui/live/<view>?namespace=&q=&lastEventId=``
 is a Server-Sent Events stream over the same broadcaster, caps and event loop as ``/watch``
-(:func:`backend.watching.open_stream`); only its encoding differs. A list page's ``list`` block opens it
+(:func:`backend.api.watch.streams.open_stream`); only its encoding differs. A list page's ``list`` block opens it
 with htmx-ext-sse (``sse-connect`` on the list section), so the page declares what it does with each event:
 
 - ``event: <Kind>/<namespace>/<name>`` — the object changed: ``data`` is its row, rendered from the
@@ -14,7 +14,7 @@ with htmx-ext-sse (``sse-connect`` on the list section), so the page declares wh
 - ``event: reset`` — the resume point is gone (or a row could not be rendered): the list refreshes itself too.
 
 Renders: the first stream that needs an event's row for a view renders it and keeps it on the event
-(:attr:`backend.watching.Event.encodings`); every other tab gets those bytes. So a status change costs one
+(:attr:`backend.api.watch.broadcasting.Event.encodings`); every other tab gets those bytes. So a status change costs one
 render per view that has an open tab, whatever the number of tabs, and none when no tab is open.
 ``darkroom_dashboard_row_renders_total{view}`` in ``/metrics`` counts them. Each stream forwards only the
 events of its tab's filters (kind, namespace, name substring), so the filter lives here only.
@@ -36,9 +36,12 @@ from flask import Blueprint, Flask, Response, request
 from flask.blueprints import BlueprintSetupState
 from prometheus_client import Counter
 
-from backend import operations, watching
+from backend.api import operations
+from backend.api.problems import Problem
+from backend.api.watch import watching
+from backend.api.watch.broadcasting import Event, Filters
+from backend.api.watch.streams import Streams, open_stream
 from backend.dashboard import rendering
-from backend.problems import Problem
 from cluster import FrozenDict
 
 log = logging.getLogger(__name__)
@@ -65,7 +68,7 @@ class Renders:
         self._counter = counter
         self._lock = threading.Lock()
 
-    def encode(self, view: RowView, event: watching.Event) -> bytes:
+    def encode(self, view: RowView, event: Event) -> bytes:
         """The frames of ``event`` for streams of ``view`` (b"": nothing for them)."""
         if event.kind != view.kind:
             return b""
@@ -81,7 +84,7 @@ class Renders:
                 frame = event.encodings[view.name] = self._render(view, event, head, row_event)
         return frame
 
-    def _render(self, view: RowView, event: watching.Event, head: bytes, row_event: bytes) -> bytes:
+    def _render(self, view: RowView, event: Event, head: bytes, row_event: bytes) -> bytes:
         try:
             with self._app.app_context():
                 html = rendering.block_text(view.template, "row", {view.var: view.item(event.source or FrozenDict()), "shared": True})
@@ -95,7 +98,7 @@ class Renders:
 
 
 def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
-    """The OpenAPI description of ``GET /ui/live/<view>`` (read by :mod:`backend.openapi` from the view's docstring)."""
+    """The OpenAPI description of ``GET /ui/live/<view>`` (read by :mod:`backend.api.openapi` from the view's docstring)."""
 
     def problem(description: str) -> dict[str, Any]:
         return {"description": description, "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
@@ -131,7 +134,7 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
     }
 
 
-def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: watching.Streams) -> None:
+def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams) -> None:
     """Add ``GET /ui/live/<view>`` for ``views`` over the app's ``streams`` and, when the blueprint is registered, the
     app's row renders with their counter."""
     by_name = {view.name: view for view in views}
@@ -161,8 +164,8 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: watching
             raise Problem(400, "invalid live filters", errors={"namespace": ["must be a DNS label"]})
         q = (request.args.get("q") or "").strip().lower()[:253]
         renders = app_renders[0]
-        filters = watching.Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
-        return watching.open_stream(streams, filters, encode=lambda event: renders.encode(found, event))
+        filters = Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
+        return open_stream(streams, filters, encode=lambda event: renders.encode(found, event))
 
     live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(
         _operation(by_name), sort_keys=False

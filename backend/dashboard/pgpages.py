@@ -10,7 +10,7 @@ Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
   PVC), Events, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only);
   targets ``postgresql-live`` and ``postgresql-endpoint`` get those blocks.
-- ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.formgen`
+- ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.forms`
   builds from the CRD and :data:`FORM_SPEC`, written through :mod:`.actions` (the flow of
   :mod:`.editing`: 422 inline, 409 explained with the current values); ``add-row`` / ``remove-row``
   edit the parameter rows server-side.
@@ -33,11 +33,12 @@ from typing import Any
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.dashboard import browsing, darkroompages, formgen, formpages, liverows, pgpassword, rendering, returning, yamlview
-from backend.problems import Problem
-from backend.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
-from backend.services import KindService, Services
-from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, CachedClient, ClusterError, NotFound
+from backend.core.errors import Failure
+from backend.core.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
+from backend.core.services import KindService, Services
+from backend.dashboard import browsing, darkroompages, forms, liverows, pgpassword, rendering, returning, yamlview
+from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
+from cluster.acting import ActingClient
 from cluster.resources import Resource
 from kinds import postgresqls as kind
 
@@ -45,22 +46,22 @@ LIST = "postgresqls.html"
 DETAIL = "postgresql_detail.html"
 BASE = "/ui/postgresqls"
 TAKES_EFFECT = "It is the database's password unless it was changed inside the database (ALTER ROLE) after the first start."
-RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.postgresqls)
+RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.core.kinds.postgresqls)
 
 
 def _takes(what: str) -> str:
     return "one of " + ", ".join(what.split("|")) if "|" in what else what
 
 
-FORM_SPEC = formgen.FormSpec(
+FORM_SPEC = forms.FormSpec(
     kind="Postgresql",
     sections=(
-        formgen.Section(legend="Database", paths=("version", "databaseName", "user")),
-        formgen.Section(legend="Password", paths=("password", "passwordSecretRef")),
-        formgen.Section(legend="Storage", paths=("storage",)),
-        formgen.Section(legend="Resources", paths=("resources",)),
-        formgen.Section(legend="Parameters", paths=("parameters",)),
-        formgen.Section(legend="Deletion", paths=("deletionPolicy",)),
+        forms.Section(legend="Database", paths=("version", "databaseName", "user")),
+        forms.Section(legend="Password", paths=("password", "passwordSecretRef")),
+        forms.Section(legend="Storage", paths=("storage",)),
+        forms.Section(legend="Resources", paths=("resources",)),
+        forms.Section(legend="Parameters", paths=("parameters",)),
+        forms.Section(legend="Deletion", paths=("deletionPolicy",)),
     ),
     labels={
         "version": "PostgreSQL version",
@@ -84,11 +85,11 @@ FORM_SPEC = formgen.FormSpec(
     fixed_keys={f"resources.{group}": RESOURCE_NAMES for group in ("requests", "limits")},
     pairs={"parameters": {name: _takes(what) for name, what in kind.PARAMETERS.items()}},
     nouns={"parameters": "parameter"},
-    write_only={"password": formgen.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, max_length=PASSWORD_MAX)},
+    write_only={"password": forms.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, max_length=PASSWORD_MAX)},
     fixed=frozenset({"storage.size", "storage.storageClassName"}),  # a StatefulSet's volume claims (PostgresqlKind.check)
     suggestions={"version": kind.VERSIONS},
 )
-FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
+FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 def _notice() -> str | None:
@@ -120,7 +121,7 @@ def _describe(resource: Resource, obj: Mapping[str, Any]) -> str:
     return f"{keys} key{'' if keys == 1 else 's'}"
 
 
-def children(client: CachedClient, pg: Mapping[str, Any]) -> list[dict[str, Any]]:
+def children(client: ActingClient, pg: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The password Secret (by name: it is never read here), ConfigMap, Services, StatefulSet and data PVC,
     read from the API server. A ConfigMap, Service or StatefulSet of that name the Postgresql does not
     control is shown as someone else's; the PVC is the StatefulSet controller's (kept or deleted per
@@ -181,7 +182,7 @@ class PostgresqlPages:
     def row(self, namespace: str, name: str) -> Response:
         try:
             obj = self.service.friendly(self.service.fetch(namespace, name))
-        except Problem:
+        except Failure:
             return Response("", status=200, mimetype="text/html")  # gone: the row disappears
         return rendering.block(LIST, "row", {"p": obj})
 
@@ -189,10 +190,10 @@ class PostgresqlPages:
         target = rendering.fragment_wanted()
         try:
             raw = self.service.fetch(namespace, name)
-        except Problem as problem:
+        except Failure as failure:
             if target in ("postgresql-live", "postgresql-endpoint"):
                 return rendering.block(DETAIL, BLOCKS[target], _base_context(None, namespace, name))
-            return browsing.problem_page(problem)
+            return browsing.problem_page(failure)
         pg = self.service.friendly(raw)
         if target in BLOCKS and target != "postgresql-live":
             return rendering.block(DETAIL, BLOCKS[target], _base_context(pg, namespace, name))
@@ -217,8 +218,8 @@ class PostgresqlPages:
     def password(self, namespace: str, name: str) -> BaseResponse:
         try:
             raw = self.service.fetch(namespace, name)
-        except Problem as problem:
-            return browsing.problem_page(problem)
+        except Failure as failure:
+            return browsing.problem_page(failure)
         pg = self.service.friendly(raw)
         if request.method == "GET":  # "Hide": the control again; nothing is read
             if rendering.fragment_wanted() == "pg-password":
@@ -238,7 +239,7 @@ def _saved_path(namespace: str, name: str) -> str:
     return browsing.with_query(f"{BASE}/{namespace}/{name}", saved="1")
 
 
-PAGE = formpages.FormPage(
+PAGE = forms.FormPage(
     form_id="postgresql-form",
     nav="postgresqls",
     list_title="Databases",
@@ -255,7 +256,7 @@ PAGE = formpages.FormPage(
 def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
     """Add the Postgresql pages over the app's Postgresql service; their live list view."""
     pages = PostgresqlPages(services["Postgresql"])
-    flow = formpages.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
+    flow = forms.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
     views: tuple[rendering.ViewDecl, ...] = (
         (BASE, "postgresqls", pages.list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
         (BASE + "/new", "new_postgresql", flow.new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),

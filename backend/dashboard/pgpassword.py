@@ -26,8 +26,9 @@ import yaml
 from flask import request
 
 from backend.dashboard.rendering import WRITE_RESPONSES
-from backend.security import logged_in_session
-from cluster import SECRETS, CachedClient, ClusterError, NotFound
+from backend.identity.sessions import logged_in_session
+from cluster import SECRETS, ClusterError, NotFound
+from cluster.acting import ActingClient
 from kinds import postgresqls as kind
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def requester() -> str:
     return f"{who} from {request.remote_addr or '-'}"
 
 
-def read(client: CachedClient, pg: Mapping[str, Any]) -> Revealed:
+def read(client: ActingClient, pg: Mapping[str, Any]) -> Revealed:
     """The password in this Postgresql's own Secret, read now through the API's client (never cached)."""
     namespace, name, uid = pg["namespace"], pg["name"], pg["uid"]
     secret_name = kind.password_secret_name(name)

@@ -12,18 +12,18 @@ authentication) only the requests our rule names:
 - JSON API requests need no token when the browser cannot send them from another site on its own:
   with ``Authorization: Bearer`` (never attached by a browser), without the session cookie (e.g.
   curl), or in a shape that needs a CORS preflight (a JSON body, PUT/PATCH/DELETE) — preflights
-  from other origins are refused (:mod:`backend.security`). A POST that carries the session cookie
+  from other origins are refused (:mod:`backend.api.hardening`). A POST that carries the session cookie
   and a "simple" content type (form, multipart, text/plain, none) does need the token.
   ``/login`` and ``/logout`` are exempt (no session to ride on; cross-site logouts are refused by
-  :mod:`backend.security`).
+  :mod:`backend.identity.authentication`).
 
 The token is flask-wtf's: a random value kept in Flask's signed session cookie
-(:mod:`backend.security`: HttpOnly, SameSite=Strict), handed to the page signed with the app's
+(:mod:`backend.identity.sessions`: HttpOnly, SameSite=Strict), handed to the page signed with the app's
 secret key, and compared in constant time. Settings, with why: ``WTF_CSRF_TIME_LIMIT`` None — a
 token lives as long as its session (a dashboard left open for an hour must still save);
 ``WTF_CSRF_SSL_STRICT`` off — its Referer check cannot work under our ``Referrer-Policy:
 no-referrer``, and the cross-site check it stands for is SameSite=Strict plus the ``Origin`` /
-``Sec-Fetch-Site`` check of :mod:`backend.security`. Failures answer 403 (HTML for browsers,
+``Sec-Fetch-Site`` check of :func:`backend.api.hardening.cross_site`. Failures answer 403 (HTML for browsers,
 problem+json otherwise) with the same wording as before flask-wtf.
 
 Every HTML response gets :data:`CSP` (scripts, styles, connections and form targets: this origin
@@ -36,8 +36,8 @@ from flask import Blueprint, Flask, Response, render_template, request
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.problems import Problem
-from backend.security import SESSION_COOKIE
+from backend.api.problems import Problem
+from backend.identity.sessions import SESSION_COOKIE
 
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"

@@ -21,9 +21,9 @@ import yaml
 from flask import Blueprint, Response, current_app, g, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import watching
+from backend.api.watch.streams import Streams
+from backend.core.kinds.registry import KINDS
 from backend.dashboard import returning
-from backend.registry import KINDS
 from backend.settings import ApiSettings
 from kinds import darkrooms, tasks
 from kinds.states import ConditionMeaning, State, Tone
@@ -173,7 +173,7 @@ def condition_tone(condition: Mapping[str, Any], kind: str) -> Tone:
     return meaning.tone(condition.get("status"), condition.get("reason"))
 
 
-def install(blueprint: Blueprint, *, settings: ApiSettings, streams: watching.Streams, nav: Sequence[NavLink]) -> None:
+def install(blueprint: Blueprint, *, settings: ApiSettings, streams: Streams, nav: Sequence[NavLink]) -> None:
     """The filters and globals every template uses (the navigation ``nav_links`` among them), and the live cursor."""
     nav_links = tuple(nav)
     blueprint.add_app_template_filter(age, "age")
@@ -222,7 +222,7 @@ WRITE_RESPONSES: dict[str, Any] = {
 
 
 def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",)) -> None:
-    """Describe a dashboard view in the OpenAPI document (``backend.openapi`` reads YAML after ``---`` in the docstring)."""
+    """Describe a dashboard view in the OpenAPI document (``backend.api.openapi`` reads YAML after ``---`` in the docstring)."""
     operations = {
         method: {"tags": ["Dashboard (HTML)"], "summary": summary, "responses": PAGE_RESPONSES if method == "get" else WRITE_RESPONSES}
         for method in methods

@@ -1,16 +1,16 @@
 """The Task pages: list, the combined view (each Task with its Events), detail, form, finish and delete.
 
 Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the Task service and the
-app's :class:`backend.services.CombinedTasks`; :data:`LISTS` are its two navigation links). Routes:
+app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two navigation links). Routes:
 
 - ``GET /ui/tasks`` — the list (``?namespace=&q=&sort=&page=``; target ``task-list``: that block);
   rows pushed live by :mod:`.liverows` (views ``tasks`` and ``combinedtasks``);
   ``GET /ui/tasks/<ns>/<name>/row`` one row on demand (also the answer of "Mark finished").
 - ``GET /ui/combinedtasks`` — each Task of the page as its CombinedTask (``metadata``, ``spec``,
-  ``status.events``: :meth:`backend.services.CombinedTasks.combined`, the object ``/combinedtasks`` and the
+  ``status.events``: :meth:`backend.core.services.CombinedTasks.combined`, the object ``/combinedtasks`` and the
   aggregated API serve); ``GET /ui/tasks/<ns>/<name>`` one Task with its CombinedTask's Events (its
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`).
-- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.formgen` builds from
+- ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.forms` builds from
   the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
   409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
@@ -25,10 +25,10 @@ from typing import Any
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend import tasks as conversion
-from backend.dashboard import actions, browsing, editing, formgen, formpages, liverows, rendering, returning, yamlview
-from backend.problems import Problem
-from backend.services import CombinedTasks, KindService, Services
+from backend.core.errors import Failure
+from backend.core.kinds import tasks as conversion
+from backend.core.services import CombinedTasks, KindService, Services
+from backend.dashboard import actions, browsing, forms, liverows, rendering, returning, yamlview
 from cluster import ClusterError
 from kinds import tasks as task_kind
 
@@ -36,14 +36,14 @@ LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
 DETAIL = "task_detail.html"
 
-FORM_SPEC = formgen.FormSpec(
+FORM_SPEC = forms.FormSpec(
     kind="Task",
-    sections=(formgen.Section(legend="Task", paths=("priority", "deadline", "state", "details")),),
+    sections=(forms.Section(legend="Task", paths=("priority", "deadline", "state", "details")),),
     labels={"deadline": "Deadline (UTC)"},
     help={"deadline": "Date and time in UTC."},
     renames=dict(conversion.RENAMES),
 )
-FORM_OF = formgen.build(FORM_SPEC)  # the CRD is read here, once, at import
+FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 def _notice() -> str | None:
@@ -77,7 +77,7 @@ class TaskPages:
     def row(self, namespace: str, name: str) -> Response:
         try:
             obj = self.service.fetch(namespace, name)
-        except Problem:
+        except Failure:
             return Response("", status=200, mimetype="text/html")
         if request.args.get("combined"):
             return rendering.block(COMBINED, "row", {"t": self.combined(obj)})
@@ -87,10 +87,10 @@ class TaskPages:
         target = rendering.fragment_wanted()
         try:
             obj = self.service.fetch(namespace, name)
-        except Problem as problem:
+        except Failure as failure:
             if target == "task-live":
                 return rendering.block(DETAIL, "live", {"t": None, "namespace": namespace, "name": name})
-            return browsing.problem_page(problem)
+            return browsing.problem_page(failure)
         events = self.combined(obj)["status"]["events"]
         context = {"t": self.service.friendly(obj), "events": events, "namespace": namespace, "name": name, "notice": _notice()}
         if target != "task-live":
@@ -100,14 +100,14 @@ class TaskPages:
     def finish(self, namespace: str, name: str) -> BaseResponse:
         try:
             actions.change(self.service, namespace, name, {"state": "Finished"})
-        except (ClusterError, Problem) as error:
-            return browsing.problem_page(editing.problem_of(error))
+        except (ClusterError, Failure) as error:
+            return browsing.problem_page(error)
         if request.headers.get("HX-Request") and request.headers.get("HX-Target"):
             return self.row(namespace, name)  # the list swaps the row in place
         return browsing.go(_back(browsing.with_query(f"/ui/tasks/{namespace}/{name}", finished=name, namespace=namespace)))
 
 
-PAGE = formpages.FormPage(
+PAGE = forms.FormPage(
     form_id="task-form",
     nav="tasks",
     list_title="Tasks",
@@ -134,7 +134,7 @@ def _saved_path(namespace: str, name: str) -> str:
 def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
     """Add the Task pages over the app's Task service; their live list views."""
     pages = TaskPages(services["Task"], services.combined_tasks)
-    flow = formpages.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
+    flow = forms.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
     views: tuple[rendering.ViewDecl, ...] = (
         ("/ui/tasks", "tasks", pages.list_page, ("get",), "Tasks page: filters ?namespace=&q=&page="),
         ("/ui/combinedtasks", "combined_tasks", pages.combined_page, ("get",), "Tasks with their Events"),

@@ -27,13 +27,14 @@ from typing import Any
 
 import orjson
 
+from backend.core.access import SESSIONS_LABELS, SESSIONS_SELECTOR
 from cluster import SECRETS, AlreadyExists, CachedClient, ClusterError, Conflict, NotFound
 
 log = logging.getLogger(__name__)
 
 NAME_PREFIX = "darkroom-session-"
-LABELS = {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-session"}
-SELECTOR = ",".join(f"{k}={v}" for k, v in LABELS.items())
+LABELS = SESSIONS_LABELS  # declared with the informer that watches them
+SELECTOR = SESSIONS_SELECTOR
 SECRET_TYPE = "darkroom-control-panel.example.com/session"
 ENDS_AT = "darkroom-control-panel.example.com/ends-at"
 DATA_KEY = "session"

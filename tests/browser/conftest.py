@@ -29,8 +29,10 @@ from integration.reconciler.conftest import OperatorProcess
 from support import ROOT, ClusterProcess, free_port
 from werkzeug.serving import make_server
 
-from backend import serving, watching
+from backend.api.watch import watching
 from backend.app import create_app
+from backend.server import shutdown as serving
+from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -119,7 +121,7 @@ def stack(kube: ClusterProcess, crds_installed: None, api_client: Any, tmp_path_
     settings = ApiSettings(kubeconfig=kube.kubeconfig, sse_heartbeat_s=5.0)
     app = create_app(settings)
     port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=serving.RequestHandler)
+    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=RequestHandler)
     thread = threading.Thread(target=server.serve_forever, name=f"dashboard-{port}", daemon=True)
     thread.start()
     stack = Stack(url=f"http://127.0.0.1:{port}", namespace=namespace, app=app, api_client=api_client, operator=operator)

@@ -26,7 +26,7 @@ from playwright.sync_api import Error as PlaywrightError
 from prometheus_client import CollectorRegistry
 from support import wait_for
 
-from backend import operations
+from backend.api import operations
 from browser.conftest import Stack, Watched, shot
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"

@@ -17,8 +17,11 @@ import pytest
 from support import free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import services, serving, watching
+from backend.api.watch import watching
 from backend.app import create_app
+from backend.core import services
+from backend.server import shutdown as serving
+from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
 from browser.conftest import Stack, Watched, shot
 
@@ -76,7 +79,7 @@ def secured_url(stack: Stack) -> Iterator[str]:
     settings = ApiSettings(kubeconfig=stack.app.extensions[services.EXTENSION].settings.kubeconfig, api_token="phone-token")
     app = create_app(settings)
     port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=serving.RequestHandler)
+    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=RequestHandler)
     thread = threading.Thread(target=server.serve_forever, name=f"secured-{port}", daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{port}"

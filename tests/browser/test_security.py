@@ -16,9 +16,11 @@ import pytest
 from support import free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import services, serving, watching
+from backend.api.watch import watching
 from backend.app import create_app
-from backend.security import SESSION_COOKIE
+from backend.core import services
+from backend.identity.sessions import SESSION_COOKIE
+from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
 from browser.conftest import Stack, shot
 
@@ -111,7 +113,7 @@ TOKEN = "browser-login-token-3f9a1c"
 def guarded(stack: Stack) -> Iterator[str]:
     """The dashboard with a token set (on the stack's informers), served on a port of its own: its URL."""
     app = create_app(ApiSettings(api_token=TOKEN), access=stack.app.extensions[services.EXTENSION].access)
-    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=serving.RequestHandler)
+    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=RequestHandler)
     thread = threading.Thread(target=server.serve_forever, name="guarded-dashboard", daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"

@@ -147,7 +147,7 @@ def test_project_services_run_the_image_hardened() -> None:
         assert "user" not in service, f"{name}: runs as the image's non-root USER"
         assert not service.get("privileged"), name
     assert services["operator"]["command"] == ["python", "-m", "darkroom_operator"]
-    assert services["api"]["command"] == ["gunicorn", "-c", "backend/gunicorn_conf.py", "backend.wsgi:app"]
+    assert services["api"]["command"] == ["gunicorn", "-c", "backend/server/gunicorn_conf.py", "backend.server.wsgi:app"]
     api = services["api"]
     assert api["environment"]["DARKROOM_API_HOST"] == "0.0.0.0"
     assert api["environment"]["PORT"] == "5000"

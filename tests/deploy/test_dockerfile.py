@@ -135,10 +135,12 @@ def test_runtime_stage_installs_nothing_and_runs_as_non_root() -> None:
     assert not group or (group.isdigit() and int(group) != 0)
     assert (runtime.instructions[-1][0], runtime.instructions[-1][1]) == (
         "CMD",
-        '["gunicorn", "-c", "backend/gunicorn_conf.py", "backend.wsgi:app"]',
+        '["gunicorn", "-c", "backend/server/gunicorn_conf.py", "backend.server.wsgi:app"]',
     )
     assert not any(keyword == "ENTRYPOINT" for keyword, _ in runtime.instructions), "both entry points are plain commands"
-    assert (ROOT / "backend" / "gunicorn_conf.py").is_file() and (ROOT / "operator" / "darkroom_operator" / "__main__.py").is_file()
+    assert (ROOT / "backend" / "server" / "gunicorn_conf.py").is_file() and (
+        ROOT / "operator" / "darkroom_operator" / "__main__.py"
+    ).is_file()
 
 
 def test_no_secrets_and_nothing_piped_into_a_shell() -> None:
@@ -260,7 +262,7 @@ def test_the_image_layout_runs_every_entry_point(tmp_path: Path) -> None:
     assert (app / "frontend" / "templates").is_dir()
     env = {"DARKROOM_API_HOST": "0.0.0.0", "DARKROOM_API_TOKEN": "layout-test", "PORT": "5000"}
     probe = (
-        "import backend.app, backend.gunicorn_conf as g, darkroom_operator.darkrooms, darkroom_operator.tasks;"
+        "import backend.app, backend.server.gunicorn_conf as g, darkroom_operator.darkrooms, darkroom_operator.tasks;"
         "import gunicorn.app.wsgiapp;"
         "assert backend.app.FRONTEND.is_dir(), backend.app.FRONTEND;"
         "print(backend.app.__file__, g.bind)"

@@ -7,7 +7,7 @@ ServiceAccount with a TokenRequest token, so a missing rule is a 403): the rende
 with the environment their Deployments give them (fieldRefs and secretKeyRefs resolved the way the
 kubelet would; only the bind address is loopback instead of the pod IP, and the lease timings are
 short): ``python -m darkroom_operator`` with leader election on, and gunicorn with
-``backend/gunicorn_conf.py``. Through the HTTP API (bearer token) the test creates a WebFolder and
+``backend/server/gunicorn_conf.py``. Through the HTTP API (bearer token) the test creates a WebFolder and
 an S3 Darkroom (credentials Secret), scales one, switches the S3 one to a WebFolder (Secret
 removed), creates, finishes and deletes a Task (finalizer added and removed by the reconciler,
 lifecycle Events), creates two Postgresqls (one with a password the API writes to its Secret, one

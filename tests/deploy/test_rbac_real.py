@@ -297,7 +297,7 @@ def run_api_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable[[], 
     token, port = secrets.token_hex(16), free_port()
     env = component_env(API_SA, rbac.kubeconfigs[API_SA], {"api-token": token, "secret-key": secrets.token_hex(16)})
     env.update({"DARKROOM_API_HOST": "127.0.0.1", "PORT": str(port)})
-    argv = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), "backend.wsgi:app"]
+    argv = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "server" / "gunicorn_conf.py"), "backend.server.wsgi:app"]
     process = Process("API", argv, env, rbac.tmp / f"api-{suffix}.log")
     steps = Steps(process, timeout_s, refused)
     base = f"http://127.0.0.1:{port}"

@@ -16,8 +16,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from support import ClusterProcess
 
-from backend.access import ClusterAccess
 from backend.app import create_app
+from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 
 SENTINEL_ACCESS = "AKIA-SENTINEL-4242-ACCESS"

@@ -1,6 +1,6 @@
 """The resource routes document themselves: every method of every route of the darkrooms, tasks,
 combinedtasks and namespaces blueprints has an OpenAPI operation in its view docstring, every schema
-it names is in ``backend.registry.SCHEMAS``, write operations list their problem responses, and the
+it names is in ``backend.core.kinds.registry.SCHEMAS``, write operations list their problem responses, and the
 document served at ``/openapi.json`` carries them.
 """
 
@@ -12,7 +12,7 @@ from apispec.yaml_utils import load_operations_from_docstring
 from flask import Flask
 from flask.testing import FlaskClient
 
-from backend.registry import SCHEMAS
+from backend.core.kinds.registry import SCHEMAS
 
 BLUEPRINTS = ("darkrooms", "tasks", "combinedtasks", "namespaces")
 

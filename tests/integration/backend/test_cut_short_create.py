@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from support import ClusterProcess, as_dict
 
-from backend.access import ClusterAccess
 from backend.app import create_app
+from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
 

@@ -16,9 +16,10 @@ from support import Kubectl, wait_for
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
-from backend import darkrooms, writing
-from backend.access import ClusterAccess
-from backend.problems import Problem
+from backend.api.problems import problem_of
+from backend.core import errors, writing
+from backend.core.access import ClusterAccess
+from backend.core.kinds import darkrooms
 from kinds import darkrooms as darkroom_kind
 
 from .conftest import webfolder
@@ -107,9 +108,9 @@ def test_validation_errors_name_friendly_fields(http: FlaskClient, namespace: st
 def test_api_server_validation_maps_onto_friendly_fields(access: ClusterAccess, namespace: str) -> None:
     # Our schema mirrors the CRD, so reach the server's own checks with a payload that skipped it.
     friendly = {**webfolder("server-checked", namespace), "replicas": 500, "subDomains": ["a", "a"]}
-    with pytest.raises(Problem) as caught:
+    with pytest.raises(errors.Invalid) as caught:
         writing.create_with_owned(darkrooms.KIND, access.client, friendly)
-    assert caught.value.status == 422
+    assert problem_of(caught.value).status == 422
     assert set(caught.value.errors) == {"replicas", "subDomains.1"}
     assert "replicas in body should be less than or equal to 100" in caught.value.errors["replicas"][0]
 

@@ -27,10 +27,11 @@ from flask.testing import FlaskClient
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
-from backend import postgresqls, writing
-from backend.access import ClusterAccess
-from backend.consistency import HEADER as CONSISTENCY_HEADER
-from backend.problems import Problem
+from backend.api.consistency import HEADER as CONSISTENCY_HEADER
+from backend.api.problems import problem_of
+from backend.core import errors, writing
+from backend.core.access import ClusterAccess
+from backend.core.kinds import postgresqls
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION
 
 from .test_darkroom_credentials import secret_data, secret_exists
@@ -316,9 +317,9 @@ def test_storage_never_shrinks_and_keeps_its_class(http: FlaskClient, namespace:
 def test_api_server_validation_maps_onto_friendly_fields(access: ClusterAccess, namespace: str) -> None:
     # Our schema mirrors the CRD, so reach the server's own checks with a friendly object that skipped it.
     friendly = {**pg("server-checked", namespace), "version": "12", "deletionPolicy": "Keep", "storage": {"size": "lots"}}
-    with pytest.raises(Problem) as caught:
+    with pytest.raises(errors.Invalid) as caught:
         writing.create_with_owned(postgresqls.KIND, access.client, friendly)
-    assert caught.value.status == 422
+    assert problem_of(caught.value).status == 422
     # kube-apiserver adds a cause without a field ("some validation rules were not checked ..."): the body as a whole
     assert set(caught.value.errors) - {"$"} == {"version", "deletionPolicy", "storage.size"}
 

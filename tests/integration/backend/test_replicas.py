@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from backend.access import ClusterAccess
+from backend.api.consistency import COOKIE, HEADER
 from backend.app import create_app
-from backend.consistency import COOKIE, HEADER
+from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 
 from .conftest import webfolder

@@ -16,8 +16,8 @@ from flask.testing import FlaskClient
 from support import wait_for
 from unit.backend import conformance
 
-from backend.access import ClusterAccess
 from backend.app import create_app
+from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from cluster import EVENTS, TASKS
 

@@ -20,7 +20,7 @@ from flask.testing import FlaskClient
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
-from backend.schemas import messages
+from backend.core.schemas import messages
 
 from .conftest import webfolder
 

@@ -3,8 +3,8 @@
 ``ops_access`` (session) starts the API's informer cache once; ``make_app(**settings)`` builds apps
 on it (several apps may share it: each gets its own metrics registry and /watch broadcaster);
 ``serve(app)`` runs an app in a threaded werkzeug server on a free port (for streams and raw HTTP);
-``serve_front(app)`` runs it the way production does (the ASGI front of :mod:`backend.asgi` on
-uvicorn with the header-deadline protocol of :mod:`backend.workers`) on its own event-loop thread;
+``serve_front(app)`` runs it the way production does (the ASGI front of :mod:`backend.server.asgi` on
+uvicorn with the header-deadline protocol of :mod:`backend.server.workers`) on its own event-loop thread;
 ``darkrooms`` creates, changes and deletes Darkroom objects straight through the API server.
 """
 
@@ -21,13 +21,14 @@ from flask import Flask
 from support import ClusterProcess, as_dict, free_port, wait_for
 from werkzeug.serving import make_server
 
-from backend import services, watching
-from backend.access import ClusterAccess
+from backend.api.watch import watching
 from backend.app import create_app
-from backend.asgi import Front
-from backend.serving import RequestHandler
+from backend.core import services
+from backend.core.access import ClusterAccess
+from backend.server.asgi import Front
+from backend.server.logs import RequestHandler
+from backend.server.workers import header_deadline
 from backend.settings import ApiSettings
-from backend.workers import header_deadline
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 

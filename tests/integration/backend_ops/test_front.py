@@ -1,4 +1,4 @@
-"""The production front: the Flask app behind backend.asgi on uvicorn (as the gunicorn worker runs it), in-process.
+"""The production front: the Flask app behind backend.server.asgi on uvicorn (as the gunicorn worker runs it), in-process.
 
 Covers: /watch streams run on the event loop, not in request threads (with 2 request threads, 12
 open streams leave /darkrooms and /healthz answering, and every stream gets the next change); a
@@ -23,8 +23,8 @@ import pytest
 from flask import Flask
 from support import wait_for
 
-from backend import watching
-from backend.watching import Broadcaster
+from backend.api.watch import watching
+from backend.api.watch.broadcasting import Broadcaster
 
 from .conftest import Darkrooms, SseStream
 

@@ -1,4 +1,4 @@
-"""The production server: gunicorn with backend/gunicorn_conf.py serving backend.wsgi:app.
+"""The production server: gunicorn with backend/server/gunicorn_conf.py serving backend.server.wsgi:app.
 
 Covers: it starts against the session devcluster with settings from the environment and serves
 /healthz, /readyz and authenticated endpoints; SIGTERM ends open /watch streams cleanly (a complete
@@ -37,7 +37,15 @@ TOKEN = "gunicorn-Sentinel-4b7e91c2d3f0a8"
 def gunicorn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "gunicorn_conf.py"), *args, "backend.wsgi:app"],
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                str(ROOT / "backend" / "server" / "gunicorn_conf.py"),
+                *args,
+                "backend.server.wsgi:app",
+            ],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT), **env},
             stdout=out,

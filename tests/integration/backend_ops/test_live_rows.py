@@ -19,7 +19,7 @@ from typing import Any
 from flask import Flask
 from prometheus_client import CollectorRegistry
 
-from backend import operations
+from backend.api import operations
 
 from .conftest import Darkrooms, SseStream
 

@@ -1,9 +1,9 @@
-"""Log lines that request data cannot forge: backend.logs.EscapingFilter on a real logging handler.
+"""Log lines that request data cannot forge: backend.server.logs.EscapingFilter on a real logging handler.
 
 Covers: control characters (newline, carriage return, ESC, C1) in a message's arguments come out
 as ``\\xNN`` escapes on one line, backslashes doubled; in an exception's message too, while the
 traceback keeps its own lines, each indented so none of them looks like a record; a handler gets
-the filter once however often :func:`backend.logs.install` runs. (Through the production server's
+the filter once however often :func:`backend.server.logs.install` runs. (Through the production server's
 access log: test_gunicorn.py.)
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from backend import logs
+from backend.server import logs
 
 FORMAT = "%(levelname)s %(name)s %(message)s"
 

@@ -16,8 +16,8 @@ from typing import Any
 import schemathesis
 from flask import Flask
 
-from backend import openapi
-from backend.registry import SCHEMAS
+from backend.api import openapi
+from backend.core.kinds.registry import SCHEMAS
 
 OPEN_OPERATIONS = {("get", "/healthz"), ("get", "/readyz"), ("get", "/login"), ("post", "/login"), ("post", "/logout")}
 

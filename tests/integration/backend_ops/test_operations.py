@@ -16,7 +16,7 @@ from typing import Any
 from flask import Flask
 from support import DevclusterProcess, wait_for
 
-from backend.access import ClusterAccess
+from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 
 

@@ -24,7 +24,7 @@ from schemathesis.core.result import Err, Ok
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from support import DevclusterProcess
 
-from backend.access import ClusterAccess
+from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 
 MIN_CASES = 1_000

@@ -25,8 +25,9 @@ import pytest
 from flask import Flask
 from support import ClusterProcess, wait_for
 
-from backend.access import ClusterAccess
-from backend.security import SESSION_COOKIE, SESSION_KEY, safe_next
+from backend.core.access import ClusterAccess
+from backend.identity.authentication import safe_next
+from backend.identity.sessions import SESSION_COOKIE, SESSION_KEY
 from backend.settings import ApiSettings, UnsafeSettings
 
 TOKEN = "t0k3n-Sentinel-8f2c1d9e7a6b"

@@ -5,7 +5,7 @@ Covers: ``ready`` first; ADDED / MODIFIED / DELETED ``darkroom`` events with the
 made straight through the API server; resume after ``Last-Event-ID`` (header and ``?lastEventId=``)
 from the buffer without repeats; ``reset`` for a resume point that is too old, malformed or from
 the future; heartbeats with ids when idle; ``kind`` / ``namespace`` filters and 400 for bad ones;
-subscribers are cleaned up when a client goes away; :func:`backend.watching.close` ends streams.
+subscribers are cleaned up when a client goes away; :func:`backend.api.watch.watching.close` ends streams.
 The ring buffer's own logic (ids, overflow for slow clients) is checked directly on Broadcaster.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 from flask import Flask
 from support import wait_for
 
-from backend import watching
-from backend.watching import Broadcaster
+from backend.api.watch import watching
+from backend.api.watch.broadcasting import Batch, Broadcaster
 
 from .conftest import Darkrooms, SseStream
 
@@ -175,7 +175,7 @@ def test_broadcaster_ring_buffer() -> None:
     assert [e.id for e in batch.events] == [103, 104, 105]
     assert batch.events[0].frame == b'id: 103\nevent: darkroom\ndata: {"i":2}\n\n'
     assert hub.wait(101, timeout_s=0).overflow  # a slow client fell behind the buffer
-    assert hub.wait(105, timeout_s=0) == watching.Batch()
+    assert hub.wait(105, timeout_s=0) == Batch()
     assert hub.resume_point("102") == (102, None)
     assert hub.resume_point("101")[1] is not None
     assert hub.resume_point("106")[1] is not None

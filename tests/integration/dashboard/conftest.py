@@ -17,9 +17,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from support import ClusterProcess
 
-from backend import watching
-from backend.access import ClusterAccess
+from backend.api.watch import watching
 from backend.app import create_app
+from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 
 TOKEN_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')

@@ -13,8 +13,8 @@ from typing import Any
 from flask import Flask
 from support import wait_for
 
-from backend.access import ClusterAccess
-from backend.security import SESSION_COOKIE
+from backend.core.access import ClusterAccess
+from backend.identity.sessions import SESSION_COOKIE
 from cluster import EVENTS
 from integration.dashboard.conftest import Client
 

@@ -331,8 +331,8 @@ def refused(realcluster_required: None, realcluster: RealclusterProcess, tmp_pat
     """Not parametrized by ``kube``: only the real control plane authorizes (devcluster allows everything)."""
     from kubernetes import client, config
 
-    from backend import serving
     from backend.app import create_app
+    from backend.server import shutdown as serving
     from backend.settings import ApiSettings
 
     install_crds(realcluster.kubeconfig)

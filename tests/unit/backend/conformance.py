@@ -1,4 +1,4 @@
-"""Test helper: validate JSON against the schemas the OpenAPI document publishes (``backend.registry.SCHEMAS``).
+"""Test helper: validate JSON against the schemas the OpenAPI document publishes (``backend.core.kinds.registry.SCHEMAS``).
 
 Builds the components exactly as apispec's MarshmallowPlugin renders them (OpenAPI 3.0.3) and
 turns them into a JSON Schema (``nullable`` → ``"null"`` type, component refs → ``$defs``), so
@@ -15,7 +15,7 @@ import jsonschema
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
-from backend.registry import SCHEMAS
+from backend.core.kinds.registry import SCHEMAS
 
 
 def _json_schema(node: Any) -> Any:

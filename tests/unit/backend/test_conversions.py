@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from backend import listing
-from backend.conversions import friendly_path, invalid_errors
-from backend.darkrooms import RENAMES as DARKROOM_RENAMES
-from backend.payloads import flatten
-from backend.problems import Problem
-from backend.tasks import RENAMES as TASK_RENAMES
+from backend.api.problems import problem_of
+from backend.core import errors, listing
+from backend.core.conversions import friendly_path, invalid_errors
+from backend.core.kinds.darkrooms import RENAMES as DARKROOM_RENAMES
+from backend.core.kinds.tasks import RENAMES as TASK_RENAMES
+from backend.core.validation import flatten
 from cluster import Invalid
 
 
@@ -77,9 +77,9 @@ def test_pages_follow_the_key_order_and_survive_removals() -> None:
 
 @pytest.mark.parametrize("token", ["%%%", "bm90IGpzb24", "eyJ4IjoxfQ", "eyJhZnRlciI6MX0"])
 def test_foreign_continue_tokens_are_bad_requests(token: str) -> None:
-    with pytest.raises(Problem) as caught:
+    with pytest.raises(errors.BadRequest) as caught:
         listing.decode_token(token)
-    assert caught.value.status == 400
+    assert problem_of(caught.value).status == 400
 
 
 def test_renderer_converts_each_version_once() -> None:

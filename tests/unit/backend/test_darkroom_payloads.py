@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from marshmallow import ValidationError
 
-from backend import darkrooms as conversion
-from backend.payloads import flatten
-from backend.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
+from backend.core.kinds import darkrooms as conversion
+from backend.core.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
+from backend.core.validation import flatten
 from kinds import darkrooms as darkroom_kind
 from unit.backend import conformance
 

@@ -1,11 +1,11 @@
-"""The /docs page's own decisions (backend/docspage.py): descriptions' Markdown code spans and RST markup
+"""The /docs page's own decisions (backend/api/docspage.py): descriptions' Markdown code spans and RST markup
 become ``<code>``/``<strong>`` and everything else is escaped; groups run Darkrooms, Tasks, the other
 resources, any other tag, the dashboard's HTML last; schemas sort with their kind; types link to schemas.
 """
 
 from __future__ import annotations
 
-from backend import docspage
+from backend.api import docspage
 
 
 def test_prose_turns_code_spans_and_rst_into_html_and_escapes_the_rest() -> None:

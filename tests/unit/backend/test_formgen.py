@@ -24,12 +24,15 @@ import pytest
 from marshmallow import ValidationError
 from werkzeug.datastructures import MultiDict
 
-from backend import postgresqls as conversion
-from backend.dashboard import darkroompages, formgen, pgpages
-from backend.payloads import flatten
-from backend.problems import Problem
-from backend.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlUpdateSchema
-from backend.schemas.tasks import TaskCreateSchema
+from backend.api.problems import problem_of
+from backend.core.errors import Invalid
+from backend.core.kinds import postgresqls as conversion
+from backend.core.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlUpdateSchema
+from backend.core.schemas.tasks import TaskCreateSchema
+from backend.core.validation import flatten
+from backend.dashboard import darkroompages, pgpages
+from backend.dashboard import forms as formgen
+from backend.dashboard.forms import generating
 from kinds import postgresqls as kind
 
 FORM = pgpages.FORM_OF
@@ -51,7 +54,7 @@ def submitted(**fields: Any) -> MultiDict[str, str]:
 def test_crds_are_read_once_and_the_storage_version_is_used() -> None:
     schema = formgen.crd_schema("Postgresql")
     assert schema is formgen.crd_schema("Postgresql")
-    assert formgen._crd_documents() is formgen._crd_documents()
+    assert generating._crd_documents() is generating._crd_documents()
     assert "deletionPolicy" in schema["properties"]["spec"]["properties"]
     with pytest.raises(formgen.FormSpecError, match="no CRD of kind Nothing"):
         formgen.crd_schema("Nothing")
@@ -185,9 +188,9 @@ def test_schema_errors_land_on_form_fields() -> None:
 
 def test_rows_without_a_name_or_chosen_twice_are_422() -> None:
     form = submitted(**{"parameters:name": ["work_mem", "work_mem", ""], "parameters:value": ["1MB", "2MB", "orphan"]})
-    with pytest.raises(Problem) as caught:
+    with pytest.raises(Invalid) as caught:
         FORM.payload(FORM.form_values(form), form, create=False)
-    assert caught.value.status == 422
+    assert problem_of(caught.value).status == 422
     assert caught.value.errors == {
         "parameters.work_mem": ["chosen twice: keep one row"],
         "parameters": ["choose a name for the value 'orphan'"],
@@ -242,7 +245,7 @@ def test_the_task_form_follows_the_task_crd() -> None:
 def test_what_formgen_cannot_render_is_an_error() -> None:
     schema = {"properties": {"spec": {"type": "object", "properties": {"rules": {"type": "array", "items": {"type": "object"}}}}}}
     with pytest.raises(formgen.FormSpecError, match="rules: formgen renders lists of strings, not of 'object'"):
-        formgen._Builder(formgen.FormSpec(kind="X", sections=()), schema).section(formgen.Section(legend="x", paths=("rules",)))
+        generating._Builder(formgen.FormSpec(kind="X", sections=()), schema).section(formgen.Section(legend="x", paths=("rules",)))
     with pytest.raises(formgen.FormSpecError, match=r"has no spec\.nothing"):
         formgen.build(formgen.FormSpec(kind="Darkroom", sections=(formgen.Section(legend="x", paths=("nothing",)),)))
     with pytest.raises(formgen.FormSpecError, match="parameters: a map needs fixed_keys or pairs"):

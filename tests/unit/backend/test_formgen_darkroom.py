@@ -16,9 +16,10 @@ from typing import Any
 
 from werkzeug.datastructures import MultiDict
 
-from backend import darkrooms as conversion
-from backend.dashboard import darkroompages, formgen, pgpages
-from backend.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
+from backend.core.kinds import darkrooms as conversion
+from backend.core.schemas.darkrooms import DarkroomCreateSchema, DarkroomUpdateSchema
+from backend.dashboard import darkroompages, pgpages
+from backend.dashboard import forms as formgen
 from kinds import darkrooms as kind
 from unit.backend.test_formgen import submitted
 

@@ -17,10 +17,10 @@ import pytest
 import yaml
 from marshmallow import ValidationError
 
-from backend import postgresqls
-from backend import postgresqls as conversion
-from backend.payloads import flatten
-from backend.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlPatchSchema, PostgresqlUpdateSchema
+from backend.core.kinds import postgresqls
+from backend.core.kinds import postgresqls as conversion
+from backend.core.schemas.postgresqls import PostgresqlCreateSchema, PostgresqlPatchSchema, PostgresqlUpdateSchema
+from backend.core.validation import flatten
 from kinds import postgresqls as kind
 from unit.backend import conformance
 

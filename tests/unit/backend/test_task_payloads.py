@@ -11,9 +11,9 @@ import orjson
 import pytest
 from marshmallow import ValidationError
 
-from backend import tasks as conversion
-from backend.payloads import flatten
-from backend.schemas.tasks import TaskCreateSchema, TaskUpdateSchema
+from backend.core.kinds import tasks as conversion
+from backend.core.schemas.tasks import TaskCreateSchema, TaskUpdateSchema
+from backend.core.validation import flatten
 from cluster import taskevents
 from unit.backend import conformance
 

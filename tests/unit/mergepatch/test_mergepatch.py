@@ -10,7 +10,7 @@ Behaviours covered:
   for values taken unchanged from the target or the patch);
 - ``copy_json`` deep-copies dicts and lists, and turns a read-only cached body's tuples and dict
   subclass into plain lists and dicts;
-- the API's PATCH (``backend.services``) and devcluster's ``devcluster.patching.merge_patch`` are this
+- the API's PATCH (``backend.core.services``) and devcluster's ``devcluster.patching.merge_patch`` are this
   one function.
 """
 
@@ -105,7 +105,7 @@ def test_copy_json_is_deep_and_plain() -> None:
 
 
 def test_the_api_and_devcluster_apply_this_one_implementation() -> None:
-    from backend import services
+    from backend.core import services
     from devcluster import patching
 
     assert vars(services)["merge_patch"] is merge_patch  # the name services.py applies a PATCH with

@@ -1,0 +1,26 @@
+"""Whom the current request acts for: the :class:`cluster.acting.Actor` every view reads and the core acts as.
+
+Set once per request, before any view, by the authentication hook (:mod:`backend.identity.authenticating`,
+which sits above the API and knows how the person came in); read by the views with :func:`current` and
+handed to the core (:meth:`backend.core.services.Services.acting_as`). A request that reaches a view without
+an actor is a bug: :func:`current` raises instead of acting as anyone — never the API's own account by default.
+"""
+
+from __future__ import annotations
+
+from flask import g
+
+from cluster.acting import Actor
+
+KEY = "darkroom_actor"
+
+
+def current() -> Actor:
+    actor = g.get(KEY)
+    if not isinstance(actor, Actor):
+        raise RuntimeError("no authenticated actor for this request")
+    return actor
+
+
+def set_current(actor: Actor) -> None:
+    setattr(g, KEY, actor)

@@ -1,0 +1,182 @@
+"""One client's stream of live changes, and handing it to whichever server streams it.
+
+:class:`Subscription` is one client's position in the broadcaster and what to write next (the frames of
+:mod:`.sse`): the one place that turns broadcaster batches into frames, for both servers. :func:`open_stream` is the
+stream half of a stream view, in the request: the stream caps (:mod:`.limits`: 503 + ``Retry-After`` over
+``settings.stream_max_per_client`` / ``stream_max_total``), the resume point (``Last-Event-ID`` or
+``?lastEventId=``), then the stream. Under the production server (the ASGI front, :mod:`backend.server.asgi`) the
+scope carries a :class:`Handoff` slot: the view puts its :class:`Subscription` there and returns an empty body, and
+the front pumps the frames on the event loop (:mod:`backend.server.streaming`), so an open stream holds no request
+thread. Without the slot (werkzeug: tests, ``flask run``) the body is the blocking :class:`StreamBody`.
+``/watch`` (:mod:`.watching`) and the dashboard's live rows (:mod:`backend.dashboard.liverows`) open their streams
+here, over the same broadcaster and caps (the app's :class:`Streams`), the live rows with their own encoding of each
+event (made from :attr:`.broadcasting.Event.source` at most once per encoding and kept on the event).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+
+from flask import Response, request
+from prometheus_client import Counter
+
+from backend.api.problems import Problem
+from backend.api.watch import sse
+from backend.api.watch.broadcasting import Batch, Broadcaster, Event, Filters
+from backend.api.watch.limits import Lease, LimitReached, StreamLimits
+from backend.settings import ApiSettings
+
+HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.server.asgi)
+
+
+class Subscription:
+    """One client's position in the broadcaster and what to write next (no I/O: both servers drive it)."""
+
+    def __init__(
+        self,
+        broadcaster: Broadcaster,
+        *,
+        cursor: int,
+        reset: str | None,
+        filters: Filters,
+        heartbeat_s: float,
+        encode: Callable[[Event], bytes] | None = None,
+    ) -> None:
+        self.broadcaster = broadcaster
+        self.encode = encode  # None: the event's JSON frame; else this client's encoding of the event (b"": nothing)
+        self.cursor = cursor
+        self.reset = reset
+        self.filters = filters
+        self.heartbeat_s = heartbeat_s
+        self.last_write = time.monotonic()
+
+    def opening(self) -> bytes:
+        """``ready`` (with the reconnection delay), then ``reset`` if the resume point is gone."""
+        frames = sse.ready_frame(self.cursor)
+        if self.reset is not None:
+            frames += sse.reset_frame(self.cursor, self.reset)
+        self.last_write = time.monotonic()
+        return frames
+
+    def heartbeat_in(self) -> float:
+        """Seconds until the next heartbeat is due (<= 0: now)."""
+        return self.heartbeat_s - (time.monotonic() - self.last_write)
+
+    def take(self, batch: Batch) -> bytes | None:
+        """The frames ``batch`` means for this client (a heartbeat when one is due); None: nothing to write."""
+        if batch.overflow:
+            self.cursor = self.broadcaster.last_id
+            self.last_write = time.monotonic()
+            return sse.reset_frame(self.cursor, "the client fell behind: events were dropped")
+        frames = []
+        for event in batch.events:
+            self.cursor = event.id
+            if self.filters.match(event):
+                frame = event.frame if self.encode is None else self.encode(event)
+                if frame:
+                    frames.append(frame)
+        if frames:
+            self.last_write = time.monotonic()
+            return b"".join(frames)
+        if self.heartbeat_in() <= 0:
+            self.last_write = time.monotonic()
+            return sse.heartbeat_frame(self.cursor)
+        return None
+
+
+class Handoff:
+    """The slot the ASGI front puts in the scope: the view fills it, the front streams it on its event loop."""
+
+    def __init__(self) -> None:
+        self.subscription: Subscription | None = None
+        self.lease: Lease | None = None
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+
+class StreamBody:
+    """The blocking body of one ``/watch`` response (werkzeug). ``close()`` (the server calls it when the
+    client goes away or the response ends, even if it never iterated, e.g. for HEAD) frees the lease."""
+
+    def __init__(self, subscription: Subscription, *, lease: Lease | None = None) -> None:
+        self._frames: Generator[bytes, None, None] = self._generate(subscription)
+        self._lease = lease
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._frames
+
+    def close(self) -> None:
+        self._frames.close()
+        if self._lease is not None:
+            self._lease.release()
+
+    @staticmethod
+    def _generate(subscription: Subscription) -> Generator[bytes, None, None]:
+        broadcaster = subscription.broadcaster
+        broadcaster.attach(+1)
+        try:
+            yield subscription.opening()
+            while True:
+                batch = broadcaster.wait(subscription.cursor, subscription.heartbeat_in())
+                if batch.closed:
+                    return
+                frames = subscription.take(batch)
+                if frames is not None:
+                    yield frames
+        finally:
+            broadcaster.attach(-1)
+
+
+@dataclass(frozen=True)
+class Streams:
+    """What every stream view of one app shares: the broadcaster, the stream caps and their refusal counter."""
+
+    broadcaster: Broadcaster
+    limits: StreamLimits
+    settings: ApiSettings
+    refused: Counter | None
+
+
+def open_stream(streams: Streams, filters: Filters, *, encode: Callable[[Event], bytes] | None = None) -> Response:
+    """The response of a stream view (in a request): the caps (503 + ``Retry-After``), the resume point
+    (``Last-Event-ID`` or ``?lastEventId=``), then the stream handed to the front (or a blocking body).
+
+    ``encode`` (optional) turns each matching event into this stream's frames instead of the JSON frame
+    (the dashboard's live rows, :mod:`backend.dashboard.liverows`).
+    """
+    broadcaster, settings = streams.broadcaster, streams.settings
+    last = request.headers.get("Last-Event-ID")
+    if last is None:
+        last = request.args.get("lastEventId")
+    try:
+        lease = streams.limits.acquire(request.remote_addr or "-")
+    except LimitReached as e:
+        if streams.refused is not None:
+            streams.refused.labels(e.cap).inc()
+        raise Problem(503, str(e), headers={"Retry-After": str(settings.stream_retry_after_s)}) from e
+    cursor, reset = broadcaster.resume_point(last)
+    subscription = Subscription(
+        broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s, encode=encode
+    )
+    scope = request.environ.get("asgi.scope")
+    handoff = scope.get(HANDOFF) if isinstance(scope, dict) else None
+    body: Iterator[bytes] | StreamBody
+    if request.method == "HEAD":  # answered like GET (503 at a cap), but no stream follows
+        lease.release()
+        body = iter(())
+    elif isinstance(handoff, Handoff):
+        handoff.subscription, handoff.lease = subscription, lease
+        body = iter(())  # the front streams it on its event loop
+    else:
+        body = StreamBody(subscription, lease=lease)
+    return Response(
+        body,
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        direct_passthrough=True,
+    )

@@ -1,0 +1,111 @@
+"""Cluster access of the API process: one connection, the informer cache and the cached client.
+
+:meth:`ClusterAccess.start` is called once by :func:`backend.app.create_app` (or handed in by tests
+and entry points). Reads go through an informer per registered kind (:data:`backend.core.kinds.registry.KINDS`:
+Darkrooms, Tasks, Postgresqls) plus Events and Namespaces;
+writes go straight to the API server through :class:`cluster.CachedClient`. The informers are the API's
+own (its service account lists and watches), shared by everyone; a request reads and writes through
+:meth:`ClusterAccess.acting_as`, which authorizes the person's reads of the cache and sends everything else
+with their credentials (:mod:`cluster.acting`). The reviews that takes — TokenReview, SubjectAccessReview,
+SelfSubjectAccessReview, each cached ``settings.review_cache_ttl_s`` — are built here once.
+
+Secrets: the API lists none of the cluster's. When people log in (not in the local mode) it watches the
+Secrets of its own namespace that hold login sessions (:mod:`backend.identity.sessions` writes them): their
+labels, :data:`SESSIONS_LABELS`, are declared here, with the informer that selects by them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from backend.core.kinds.registry import KINDS
+from backend.settings import ApiSettings
+from cluster import (
+    EVENTS,
+    NAMESPACES,
+    SECRETS,
+    Cache,
+    CachedClient,
+    ClientSettings,
+    ClusterError,
+    Connection,
+    ConnectionSettings,
+    InformerSettings,
+    connect,
+)
+from cluster.acting import ActingClient, Actor
+from cluster.reviewing import AccessReviewer, SelfAccessReviewer, TokenReviewer
+from cluster.taskevents import INDEXERS as EVENT_INDEXERS
+from cluster.taskevents import INVOLVED_UID, TASK_UID
+
+__all__ = ["INVOLVED_UID", "SESSIONS_LABELS", "SESSIONS_SELECTOR", "TASK_UID", "ClusterAccess"]
+
+# The labels of the login sessions' Secrets (backend.identity.sessions), and the informer's selector.
+SESSIONS_LABELS = {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-session"}
+SESSIONS_SELECTOR = ",".join(f"{k}={v}" for k, v in SESSIONS_LABELS.items())
+
+
+@dataclass
+class ClusterAccess:
+    """The API's view of the cluster. ``synced`` / ``reachable`` feed ``/readyz``."""
+
+    connection: Connection
+    cache: Cache
+    client: CachedClient
+    tokens: TokenReviewer
+    access_reviews: AccessReviewer
+    self_reviews: SelfAccessReviewer
+
+    @classmethod
+    def of(cls, settings: ApiSettings, connection: Connection, cache: Cache) -> ClusterAccess:
+        """The access over an existing connection and started cache (the reviews built here)."""
+        transport = connection.transport
+        ttl_s = settings.review_cache_ttl_s
+        return cls(
+            connection=connection,
+            cache=cache,
+            client=CachedClient(transport=transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager)),
+            tokens=TokenReviewer(transport=transport, ttl_s=ttl_s),
+            access_reviews=AccessReviewer(transport=transport, allow_ttl_s=ttl_s, deny_ttl_s=ttl_s),
+            self_reviews=SelfAccessReviewer(transport=transport, ttl_s=ttl_s),
+        )
+
+    def acting_as(self, actor: Actor) -> ActingClient:
+        """The cached client as ``actor`` sees it: their reads of the cache authorized, the rest sent as them."""
+        return ActingClient(self.client, actor=actor, reviewer=self.access_reviews)
+
+    @classmethod
+    def start(cls, settings: ApiSettings, *, environ: Mapping[str, str] | None = None) -> ClusterAccess:
+        """Connect (without probing: an unreachable cluster makes /readyz fail, not startup) and start informers."""
+        connection = connect(
+            ConnectionSettings(kubeconfig=settings.kubeconfig, probe=False), environ=os.environ if environ is None else environ
+        )
+        connection.api_client.user_agent = "darkroom-control-panel-api/0.1.0"
+        cache = Cache(transport=connection.transport, settings=InformerSettings())
+        for kind in KINDS:
+            cache.add(kind.resource, namespace=settings.namespace)
+        cache.add(EVENTS, namespace=settings.namespace, indexers=EVENT_INDEXERS)
+        cache.add(NAMESPACES)
+        if not settings.local:  # login sessions (an absent namespace just lists empty; a login then says so)
+            cache.add(SECRETS, namespace=settings.session_namespace, label_selector=SESSIONS_SELECTOR)
+        cache.start()
+        cache.wait_for_sync(settings.cache_sync_timeout_s)
+        return cls.of(settings, connection, cache)
+
+    @property
+    def synced(self) -> bool:
+        return self.cache.has_synced
+
+    def reachable(self, timeout_s: float = 2.0) -> str | None:
+        """None when the API server answers ``/version``; otherwise why not."""
+        try:
+            self.connection.transport.request("GET", "/version", timeout_s=timeout_s)
+        except ClusterError as e:
+            return e.message
+        return None
+
+    def stop(self) -> None:
+        self.cache.stop()
+        self.connection.close()

@@ -1,0 +1,109 @@
+"""What the generic resource endpoints need to know about one kind: :class:`Kind`.
+
+:class:`backend.core.services.KindService` reads, checks and writes any kind's objects through one of these,
+and :mod:`backend.api.endpoints` builds the collection and item views from that service;
+:mod:`backend.core.kinds.darkrooms`, :mod:`backend.core.kinds.tasks` and :mod:`backend.core.kinds.postgresqls` subclass it. Adding a kind
+means a CRD, its :class:`cluster.Resource`, schemas (:mod:`backend.core.schemas`), conversions
+(:mod:`backend.core.conversions`), a ``Kind`` subclass and its line in :data:`backend.core.kinds.registry.KINDS` —
+nothing generic changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from marshmallow import Schema
+
+from backend.settings import ApiSettings
+from cluster import Resource, thaw
+from cluster.acting import ActingClient
+from kinds.states import ConditionMeaning, State
+
+
+class Kind:
+    """One kind of the API. Subclasses set the class attributes and implement the conversions.
+
+    Hooks with defaults: :meth:`check` (validation that needs the stored object), :meth:`patch_base`
+    (adjust the merge base of a PATCH), :meth:`after_write` (writes of other objects that belong
+    to this one; raising undoes the primary write) and :meth:`after_dry_run` (the same, checked
+    with dry-run writes).
+    """
+
+    resource: ClassVar[Resource]
+    title: ClassVar[str]  # "Darkroom": also prefixes its schemas' names ("DarkroomCreate", ...)
+    plural: ClassVar[str]  # URL segment, "darkrooms"
+    schemas: ClassVar[Mapping[str, type[Schema]]]  # the kind's schemas by OpenAPI name (its schemas module's SCHEMAS)
+    states: ClassVar[tuple[State, ...]]  # what the dashboard shows for each state (from kinds/<plural>.py)
+    conditions: ClassVar[Mapping[str, ConditionMeaning]]  # what each condition means (from kinds/<plural>.py)
+    renames: ClassVar[Mapping[str, str]] = {}  # CR spec paths whose friendly name differs
+
+    # The schemas the OpenAPI document names for this kind are the ones that validate: one lookup, no drift.
+    @property
+    def create_schema(self) -> type[Schema]:
+        return self.schemas[f"{self.title}Create"]
+
+    @property
+    def update_schema(self) -> type[Schema]:
+        return self.schemas[f"{self.title}Update"]
+
+    @property
+    def patch_schema(self) -> type[Schema]:
+        """Checks a merge patch itself, before it is applied."""
+        return self.schemas[f"{self.title}Patch"]
+
+    def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
+        """The friendly form; ``settings`` None means raw (no display defaults: the base of a PATCH)."""
+        raise NotImplementedError
+
+    def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
+        """Errors by friendly path that depend on the stored object (``existing`` None on create).
+
+        Also called with a partly valid ``friendly`` (the fields that passed the schema, :meth:`backend.core.services.KindService.problems`)
+        to report its problems beside the schema's: read fields with ``.get``; errors on failed fields are dropped."""
+        return {}
+
+    def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
+        return base
+
+    def after_write(
+        self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        """Write what belongs to the object just written; the object as it now is (``written`` unless changed)."""
+        return written
+
+    def after_dry_run(
+        self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        """On a dry run (``?dryRun=All``), in place of :meth:`after_write`: ask the API server (dry-run writes,
+        nothing stored) whether those writes would succeed, raising the same problems; the object as it would be."""
+        return written
+
+    def conflicts(self, client: ActingClient, friendly: Mapping[str, Any]) -> str | None:
+        """Why creating ``friendly`` would obviously clash with another object (answered 409), or None."""
+        return None
+
+    def resumable(self, existing: Mapping[str, Any]) -> bool:
+        """Whether ``existing`` is a create that was cut short, which a new create of the same name completes."""
+        return False
+
+    # -- CR bodies -------------------------------------------------------------------------
+
+    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": self.resource.api_version,
+            "kind": self.resource.kind,
+            "metadata": {"name": friendly["name"], "namespace": friendly["namespace"]},
+            "spec": self.to_spec(friendly, existing=None),
+        }
+
+    def replaced_object(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
+        """``existing`` with the spec of ``friendly``; everything else (labels, finalizers, ...) kept."""
+        body: dict[str, Any] = thaw(existing)
+        body["spec"] = self.to_spec(friendly, existing=existing)
+        body["metadata"]["resourceVersion"] = resource_version
+        body.pop("status", None)
+        return body

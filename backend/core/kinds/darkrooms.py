@@ -1,0 +1,220 @@
+"""The Darkroom kind of the API (``/darkrooms``): its friendly shape and what is special about Darkrooms.
+
+The application service (:mod:`backend.core.services`) and the generic endpoints (:mod:`backend.api.endpoints`)
+do the rest; :class:`DarkroomKind` adds the S3 credentials: keys in a payload go to the Secret
+``<name>-s3-credentials`` owned by the Darkroom
+(:mod:`backend.core.credentials`), written after the Darkroom (a failure undoes the Darkroom write);
+switching to WebFolder removes that Secret. Keys are optional (in pairs, :mod:`kinds.darkrooms`):
+an S3 Darkroom without them reads a public bucket (no Secret, no ``credentialsSecretRef``); on an
+update, omitting them keeps the stored credentials. Registered in :data:`backend.core.kinds.registry.KINDS`.
+
+A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING` (named in :mod:`kinds.darkrooms`), removed once its Secret
+is written. If the API server goes away between the two writes (so the undo cannot run either), the
+annotation marks the Darkroom as a create cut short, and the client's retry of the same POST
+completes it (:meth:`DarkroomKind.resumable`) instead of answering 409.
+
+**Friendly payload ↔ CR** (``deployments.example.com/v1alpha1`` Darkroom: :func:`to_friendly`,
+:func:`to_spec`; shared helpers in :mod:`backend.core.conversions`): S3 keys never enter the CR: a payload's
+``accessKey``/``secretKey`` go to the Secret
+``<name>-s3-credentials`` (:mod:`backend.core.credentials`) and the spec only names it in
+``source.credentialsSecretRef``; responses say ``credentialsSet``. ``status.tls`` is the
+reconciler's (its Ingress serves the domains over TLS: link them with
+:func:`kinds.darkrooms.domain_url`); absent (an older reconciler) reads as false.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from backend.core import credentials, errors
+from backend.core.conversions import conditions, current_and_true, object_fields
+from backend.core.kinds.base import Kind
+from backend.core.schemas import darkrooms as darkrooms_schemas
+from backend.settings import ApiSettings
+from cluster import DARKROOMS, ClusterError
+from cluster.acting import ActingClient
+from kinds import darkrooms as kind
+from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
+from kinds.darkrooms import READY, SOURCE_SPEC_FIELDS, credentials_secret_name
+
+# -- friendly payload ↔ CR ----------------------------------------------------------------------
+
+
+# Server paths below spec that have no friendly field of their own.
+RENAMES = {"source.credentialsSecretRef.name": "source", "source.credentialsSecretRef": "source"}  # first match wins
+
+
+def credentials_ref(obj: Mapping[str, Any] | None) -> str | None:
+    """Name of the Secret a Darkroom's spec refers to (None: no credentials)."""
+    if obj is None:
+        return None
+    ref = ((obj.get("spec") or {}).get("source") or {}).get("credentialsSecretRef") or {}
+    name = ref.get("name")
+    return str(name) if name else None
+
+
+def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The friendly Darkroom (``version``: the CRD default when a stored object predates it, as kube does on read)."""
+    spec = obj.get("spec") or {}
+    source = spec.get("source") or {}
+    status = obj.get("status") or {}
+    return {
+        **object_fields(obj),
+        "version": spec.get("version") or kind.DEFAULT_VERSION,
+        "replicas": spec.get("replicas"),
+        "source": {
+            "type": source.get("type") or kind.DEFAULT_SOURCE_TYPE,
+            **{k: source.get(k) for k in SOURCE_SPEC_FIELDS},
+            "credentialsSet": credentials_ref(obj) is not None,
+        },
+        "subDomains": list(spec.get("subDomains") or ()),
+        "cacheTime": spec.get("cacheTime"),
+        "status": {
+            "state": (state := kind.state(obj)).key,
+            "stateMessage": state.detail,
+            "ready": current_and_true(obj, READY),
+            "domains": list(status.get("domains") or ()),
+            "tls": status.get("tls") is True,
+            "readyReplicas": status.get("readyReplicas") or 0,
+            "conditions": conditions(status),
+            "observedGeneration": status.get("observedGeneration"),
+        },
+    }
+
+
+def to_spec(friendly: Mapping[str, Any], *, secret_name: str | None) -> dict[str, Any]:
+    """The CR spec of a validated friendly Darkroom; ``secret_name`` goes into credentialsSecretRef."""
+    given = friendly["source"]
+    source: dict[str, Any] = {"type": given["type"]}
+    for key in SOURCE_SPEC_FIELDS:
+        if given.get(key) is not None:
+            source[key] = given[key]
+    if secret_name:
+        source["credentialsSecretRef"] = {"name": secret_name}
+    spec: dict[str, Any] = {"source": source, "subDomains": list(friendly["subDomains"])}
+    for key in ("version", "replicas", "cacheTime"):
+        if friendly.get(key) is not None:
+            spec[key] = friendly[key]
+    return spec
+
+
+def keys_of(friendly: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The S3 keys a payload carries (both or none: the schema enforces pairs)."""
+    source = friendly.get("source") or {}
+    keys = kind.variant(source.get("type")).keys
+    if source.get("type") in kind.SOURCES and keys and all(source.get(k) is not None for k in keys):
+        access_key, secret_key = (str(source[k]) for k in keys)
+        return access_key, secret_key
+    return None
+
+
+def rebase_for_type_change(base: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """Before merging a PATCH that switches the source type, drop the old type's fields from the base.
+
+    So ``{"source": {"type": "S3", "bucket": ..., ...}}`` on a WebFolder Darkroom does not also
+    need ``"baseUrl": null``.
+    """
+    new_type = patch.get("source", {}).get("type") if isinstance(patch, Mapping) and isinstance(patch.get("source"), Mapping) else None
+    source = base.get("source")
+    if not new_type or not isinstance(source, dict) or new_type == source.get("type"):
+        return base
+    drop = set(kind.foreign_fields(new_type))
+    return {**base, "source": {k: v for k, v in source.items() if k not in drop}}
+
+
+class DarkroomKind(Kind):
+    resource = DARKROOMS
+    title = "Darkroom"
+    plural = "darkrooms"
+    schemas = darkrooms_schemas.SCHEMAS
+    states = kind.STATES
+    conditions = kind.CONDITIONS
+    renames = RENAMES
+
+    def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
+        return to_friendly(obj)
+
+    def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+        secret_name = None
+        if kind.variant(friendly["source"]["type"]).keys:
+            keys = keys_of(friendly)
+            secret_name = credentials_secret_name(friendly["name"]) if keys else credentials_ref(existing)
+        return to_spec(friendly, secret_name=secret_name)
+
+    def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
+        return rebase_for_type_change(base, patch)
+
+    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
+        body = super().new_object(friendly)
+        if keys_of(friendly):
+            body["metadata"]["annotations"] = {CREDENTIALS_PENDING: "true"}
+        return body
+
+    def conflicts(self, client: ActingClient, friendly: Mapping[str, Any]) -> str | None:
+        """A sub-domain another Darkrooms already asks for: the reconciler would give its host to the older
+        claim, so a new Darkroom asking for it would never serve it. Hosts are one namespace for the whole
+        cluster, so every Darkroom of the shared cache counts; the other one is named only to a caller who may
+        see it (another team's Darkroom is "another Darkroom")."""
+        wanted = set(friendly.get("subDomains") or ())
+        for other in client.client.list(DARKROOMS):
+            meta = other["metadata"]
+            if (meta["namespace"], meta["name"]) == (friendly["namespace"], friendly["name"]) or meta.get("deletionTimestamp"):
+                continue
+            taken = sorted(wanted & set((other.get("spec") or {}).get("subDomains") or ()))
+            if not taken:
+                continue
+            if client.may("get", DARKROOMS, namespace=meta["namespace"], name=meta["name"]):
+                return f'sub-domain "{taken[0]}" is already served by Darkroom {meta["namespace"]}/{meta["name"]}'
+            return f'sub-domain "{taken[0]}" is already served by another Darkroom (in a namespace you cannot see)'
+        return None
+
+    def resumable(self, existing: Mapping[str, Any]) -> bool:
+        return CREDENTIALS_PENDING in (existing["metadata"].get("annotations") or {})
+
+    def after_write(
+        self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        keys = self._write_credentials(client, friendly, written, previous=previous, dry_run=False)
+        if keys and self.resumable(written):
+            meta = written["metadata"]
+            # A merge patch, not a PUT: the reconciler may have written status since (a new resourceVersion).
+            done = {"metadata": {"annotations": {CREDENTIALS_PENDING: None}}}
+            try:
+                return client.patch(DARKROOMS, meta["name"], done, namespace=meta["namespace"])
+            except ClusterError as e:
+                failure = errors.Unavailable if e.retryable else errors.Conflict
+                raise failure(f"could not finish the Darkroom: {e.message}; retry the request") from e
+        return written
+
+    def after_dry_run(
+        self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        self._write_credentials(client, friendly, written, previous=previous, dry_run=True)
+        return written
+
+    def _write_credentials(
+        self,
+        client: ActingClient,
+        friendly: Mapping[str, Any],
+        written: Mapping[str, Any],
+        *,
+        previous: Mapping[str, Any] | None,
+        dry_run: bool,
+    ) -> tuple[str, str] | None:
+        """Store the payload's S3 keys in our Secret, or remove our Secret when the source no longer uses it
+        (as dry runs when ``dry_run``: a taken Secret name is the same 409 a real write would get); the keys."""
+        ours = credentials_secret_name(written["metadata"]["name"])
+        keys = keys_of(friendly)
+        if keys:
+            try:
+                credentials.store(client, name=ours, owner=written, keys=keys, dry_run=dry_run)
+            except credentials.CredentialsError as e:
+                undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
+                raise e.failure(f"{e.detail}; {undone}") from None
+        elif credentials_ref(previous) == ours and credentials_ref(written) != ours:
+            credentials.remove(client, name=ours, owner=written, dry_run=dry_run)
+        return keys
+
+
+KIND = DarkroomKind()

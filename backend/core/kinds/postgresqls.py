@@ -1,0 +1,303 @@
+"""The Postgresql kind of the API (``/postgresqls``): its friendly shape and what is special about Postgresqls.
+
+The application service (:mod:`backend.core.services`) and the generic endpoints (:mod:`backend.api.endpoints`)
+do the rest; :class:`PostgresqlKind` adds two
+things. **Storage is for keeps**: on replace and patch, ``storage.size`` never shrinks, does not
+grow either yet (resizing the data volume is not implemented: the StatefulSet's volume claim
+template is immutable and expanding its PVCs needs a StorageClass that allows it — rather than
+accept a size that would not be applied, it is refused) and ``storage.storageClassName`` never
+changes, 422 on the friendly field. **A given password goes to a Secret, nowhere else**: a ``password`` in a
+create or replace (not with ``passwordSecretRef``) is written into the Secret
+``<name>-credentials`` (:func:`kinds.postgresqls.password_secret_name`; keys ``password`` and
+``username``) with a controller ownerReference to the Postgresql, after the Postgresql itself (a
+failure undoes the Postgresql write, as for a Darkroom's S3 keys in :mod:`backend.core.kinds.darkrooms`). It
+never enters the CR, a response, an Event, a ConfigMap or a log line; responses do not even say
+whether one was given (the API never reads Secrets, so it could not say so truthfully later).
+
+**When the password takes effect**: postgres applies it only when it first initialises its data
+directory. Given on create, it is the database's password. Given later, it updates the Secret only —
+the password inside an initialised database stays as it was (change it with ``ALTER ROLE``).
+
+**Only our own Secret is touched** (as :mod:`backend.core.credentials` does): a new Secret is created
+(POST), never applied over whatever has that name; an existing one — e.g. the one the reconciler
+generated for this Postgresql — gets the new password only through a JSON patch whose first
+operations *test* that its controller ownerReference is this Postgresql's UID. A Secret of that name
+someone else made (or one left by a former Postgresql of the same name) is a 409 and left alone.
+
+A create with a password carries the annotation :data:`kinds.postgresqls.PASSWORD_PENDING_ANNOTATION`
+until its Secret is written, so the reconciler does not generate a password first, and a create the
+API server cut short between the two writes is completed by the client's retry
+(:meth:`PostgresqlKind.resumable`). With ``?dryRun=All`` the Secret write is a dry run too, so a
+foreign Secret is reported without anything being written. Registered in :data:`backend.core.kinds.registry.KINDS`.
+
+**Friendly payload ↔ CR** (``database.db.example.com/v1`` Postgresql: :func:`to_friendly`,
+:func:`to_spec`; shared helpers in :mod:`backend.core.conversions`): the friendly shape is the spec's own
+(``version``, ``storage``, ``databaseName``, ``user``, ``passwordSecretRef``, ``resources``, ``parameters``,
+``deletionPolicy``) with every CRD default shown (the API server stores them on write, so what is shown is
+what is stored), plus ``status`` with the one ``state`` of :func:`kinds.postgresqls.state`. A payload's
+``password`` never enters the CR: :func:`password_of` hands it to the Secret write, :func:`to_spec` leaves
+it out.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from backend.core import errors
+from backend.core.conversions import conditions, current_and_true, object_fields
+from backend.core.credentials import MANAGED_BY, REDACTED, CredentialsError
+from backend.core.kinds.base import Kind
+from backend.core.schemas import postgresqls as postgresqls_schemas
+from backend.settings import ApiSettings
+from cluster import POSTGRESQLS, SECRETS, AlreadyExists, ClusterError, Invalid
+from cluster.acting import ActingClient
+from kinds import postgresqls as kind
+from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION as PASSWORD_PENDING
+from kinds.postgresqls import READY
+from kinds.quantities import quantity_value
+
+log = logging.getLogger(__name__)
+
+
+# -- the password Secret ----------------------------------------------------------------------------
+
+
+def _b64(value: str) -> str:
+    return base64.b64encode(value.encode()).decode()
+
+
+def scrub(text: str, password: str) -> str:
+    """``text`` without the password (as sent or base64-encoded)."""
+    for form in (password, _b64(password)):
+        text = text.replace(form, REDACTED)
+    return text
+
+
+def secret_body(*, owner: Mapping[str, Any], user: str, password: str) -> dict[str, Any]:
+    meta = owner["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": kind.password_secret_name(meta["name"]),
+            "namespace": meta["namespace"],
+            "labels": {"app.kubernetes.io/managed-by": MANAGED_BY, "app.kubernetes.io/instance": meta["name"]},
+            "ownerReferences": [
+                {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": meta["name"], "uid": meta["uid"], "controller": True}
+            ],
+        },
+        "type": "Opaque",
+        "data": {kind.PASSWORD_KEY: _b64(password), kind.USERNAME_KEY: _b64(user)},
+    }
+
+
+def _not_ours(namespace: str, name: str) -> str:
+    return (
+        f"a Secret {namespace}/{name} already exists and does not belong to this Postgresql: it is left alone; "
+        "delete or rename it, or choose another Postgresql name"
+    )
+
+
+def store_password(client: ActingClient, *, owner: Mapping[str, Any], user: str, password: str, dry_run: bool = False) -> None:
+    """Create the owned password Secret, or set the password and user in the one this Postgresql controls.
+
+    Raises :class:`backend.core.credentials.CredentialsError` (never the cluster's error, which might quote
+    the password), not retryable when the name is taken by a Secret that is not ours.
+    """
+    body = secret_body(owner=owner, user=user, password=password)
+    namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    try:
+        try:
+            client.create(SECRETS, body, namespace=namespace, dry_run=dry_run)
+        except AlreadyExists:
+            uid = owner["metadata"]["uid"]
+            patch = [
+                {"op": "test", "path": "/metadata/ownerReferences/0/uid", "value": uid},
+                {"op": "test", "path": "/metadata/ownerReferences/0/controller", "value": True},
+                *({"op": "add", "path": f"/data/{key}", "value": value} for key, value in body["data"].items()),
+            ]
+            client.patch(SECRETS, name, patch, namespace=namespace, patch_type="json", dry_run=dry_run)
+    except Invalid:  # the ownership test failed
+        log.warning("%s", _not_ours(namespace, name))
+        raise CredentialsError(_not_ours(namespace, name)) from None
+    except ClusterError as e:
+        detail = f"could not write the password Secret {namespace}/{name}: {scrub(e.message, password)}"
+        log.warning("%s", detail)
+        raise CredentialsError(detail, retryable=e.status == 0 or e.status >= 500) from None
+
+
+# -- friendly payload ↔ CR ----------------------------------------------------------------------
+
+
+# The friendly shape is the spec's: no server path needs renaming.
+RENAMES: Mapping[str, str] = {}
+RESOURCE_NAMES = ("cpu", "memory")
+LIMITS = ("requests", "limits")
+
+
+def to_friendly(obj: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
+    """The friendly Postgresql. ``raw``: the spec as stored, without falling back on the defaults (a PATCH's base)."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    storage = spec.get("storage") or {}
+    ref = spec.get("passwordSecretRef")
+    resources = spec.get("resources") or {}
+
+    def stored(value: Any, default: Any) -> Any:
+        return value if value is not None or raw else default
+
+    return {
+        **object_fields(obj),
+        "version": stored(spec.get("version"), kind.DEFAULT_VERSION),
+        "storage": {"size": stored(storage.get("size"), kind.DEFAULT_STORAGE), "storageClassName": storage.get("storageClassName")},
+        "databaseName": stored(spec.get("databaseName"), kind.DEFAULT_DATABASE),
+        "user": stored(spec.get("user"), kind.DEFAULT_USER),
+        "passwordSecretRef": {"name": ref.get("name"), "key": stored(ref.get("key"), kind.PASSWORD_KEY)} if ref else None,
+        "resources": {group: {r: (resources.get(group) or {}).get(r) for r in RESOURCE_NAMES} for group in LIMITS},
+        "parameters": dict(spec.get("parameters") or {}),
+        "deletionPolicy": stored(spec.get("deletionPolicy"), kind.DEFAULT_DELETION_POLICY),
+        "status": {
+            "state": (state := kind.state(obj)).key,
+            "stateMessage": state.detail,
+            "phase": status.get("phase"),
+            "ready": current_and_true(obj, READY),
+            "readyReplicas": status.get("readyReplicas") or 0,
+            "endpoint": _endpoint(status.get("endpoint")),
+            "conditions": conditions(status),
+            "observedGeneration": status.get("observedGeneration"),
+        },
+    }
+
+
+def _endpoint(endpoint: Any) -> dict[str, Any] | None:
+    """``{host, port}`` once the reconciler has written both, else None."""
+    if not isinstance(endpoint, Mapping) or endpoint.get("host") is None or endpoint.get("port") is None:
+        return None
+    return {"host": endpoint["host"], "port": endpoint["port"]}
+
+
+def _present(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (values or {}).items() if v is not None}
+
+
+def to_spec(friendly: Mapping[str, Any]) -> dict[str, Any]:
+    """The CR spec of a validated friendly Postgresql (absent and null fields left to the CRD's defaults; never the password)."""
+    spec: dict[str, Any] = {}
+    for key in ("version", "databaseName", "user", "deletionPolicy"):
+        if friendly.get(key) is not None:
+            spec[key] = friendly[key]
+    if friendly.get("storage") is not None:
+        spec["storage"] = _present(friendly["storage"])
+    if friendly.get("passwordSecretRef") is not None:
+        spec["passwordSecretRef"] = _present(friendly["passwordSecretRef"])
+    resources = {group: _present(values) for group, values in (friendly.get("resources") or {}).items() if _present(values)}
+    if resources:
+        spec["resources"] = resources
+    parameters = _present(friendly.get("parameters"))
+    if parameters:
+        spec["parameters"] = parameters
+    return spec
+
+
+def password_of(friendly: Mapping[str, Any]) -> str | None:
+    """The password a payload carries for the Secret ``<name>-credentials`` (None: none given)."""
+    password = friendly.get("password")
+    return str(password) if password is not None else None
+
+
+def stored_storage(obj: Mapping[str, Any] | None) -> tuple[str, str | None]:
+    """The stored object's ``storage.size`` (the CRD's default when absent) and ``storageClassName``."""
+    storage = ((obj or {}).get("spec") or {}).get("storage") or {}
+    return str(storage.get("size") or kind.DEFAULT_STORAGE), storage.get("storageClassName")
+
+
+# -- the kind ---------------------------------------------------------------------------------------
+
+
+class PostgresqlKind(Kind):
+    resource = POSTGRESQLS
+    title = "Postgresql"
+    plural = "postgresqls"
+    schemas = postgresqls_schemas.SCHEMAS
+    states = kind.STATES
+    conditions = kind.CONDITIONS
+    renames = RENAMES
+
+    def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
+        return to_friendly(obj, raw=settings is None)
+
+    def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+        return to_spec(friendly)
+
+    def check(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
+        """The data volume of a stored Postgresql keeps its size (never shrinks; growing is not supported yet) and StorageClass."""
+        if existing is None:
+            return {}
+        errors: dict[str, list[str]] = {}
+        old_size, old_class = stored_storage(existing)
+        storage = friendly.get("storage") or {}
+        new_size = storage.get("size") or kind.DEFAULT_STORAGE
+        try:
+            change = quantity_value(new_size) - quantity_value(old_size)
+        except ValueError:  # not a quantity (a CR written around the CRD): nothing to compare
+            change = Fraction(0)
+        if change < 0:
+            errors["storage.size"] = [f"cannot shrink from {old_size} to {new_size}"]
+        elif change > 0:
+            errors["storage.size"] = [f"cannot grow from {old_size} to {new_size}: resizing the data volume is not supported yet"]
+        new_class = storage.get("storageClassName")
+        if new_class != old_class:
+            was = f'it is "{old_class}"' if old_class else "it is the cluster's default StorageClass"
+            errors["storage.storageClassName"] = [f"cannot change after creation ({was}; a StatefulSet's volume claims are immutable)"]
+        return errors
+
+    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
+        body = super().new_object(friendly)
+        if password_of(friendly) is not None:
+            body["metadata"]["annotations"] = {PASSWORD_PENDING: "true"}
+        return body
+
+    def resumable(self, existing: Mapping[str, Any]) -> bool:
+        return PASSWORD_PENDING in (existing["metadata"].get("annotations") or {})
+
+    def after_write(
+        self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        password = password_of(friendly)
+        if password is not None:
+            self._store(client, written, password, previous=previous, dry_run=False)
+        if not self.resumable(written):  # pending: a create with a password (or one cut short, now completed)
+            return written
+        meta = written["metadata"]
+        # A merge patch, not a PUT: the reconciler may have written status since (a new resourceVersion).
+        done = {"metadata": {"annotations": {PASSWORD_PENDING: None}}}
+        try:
+            return client.patch(POSTGRESQLS, meta["name"], done, namespace=meta["namespace"])
+        except ClusterError as e:
+            failure = errors.Unavailable if e.retryable else errors.Conflict
+            raise failure(f"could not finish the Postgresql: {e.message}; retry the request") from e
+
+    def after_dry_run(
+        self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        password = password_of(friendly)
+        if password is not None:
+            self._store(client, written, password, previous=previous, dry_run=True)
+        return written
+
+    def _store(
+        self, client: ActingClient, written: Mapping[str, Any], password: str, *, previous: Mapping[str, Any] | None, dry_run: bool
+    ) -> None:
+        user = str((written.get("spec") or {}).get("user") or kind.DEFAULT_USER)
+        try:
+            store_password(client, owner=written, user=user, password=password, dry_run=dry_run)
+        except CredentialsError as e:
+            undone = "nothing was created" if previous is None else "the Postgresql was left as it was"
+            raise e.failure(f"{e.detail}; {undone}") from None
+
+
+KIND = PostgresqlKind()

@@ -1,0 +1,98 @@
+"""The Task kind of the API (``/tasks``, served by :mod:`backend.core.services` and :mod:`backend.api.endpoints`): its friendly shape.
+
+``taskState`` is an alias of ``state`` (:data:`backend.core.schemas.tasks.ALIASES`, resolved by the
+schemas); a PATCH that sends the alias replaces the stored ``state`` (:meth:`TaskKind.patch_base`).
+
+Registered in :data:`backend.core.kinds.registry.KINDS`.
+
+**Friendly payload ↔ CR** (``example.example.com/v1`` Task: :func:`to_friendly`, :func:`to_spec`; shared
+helpers in :mod:`backend.core.conversions`): friendly ``state`` is ``spec.taskState``; ``deadline`` is written
+in UTC (``...Z``); ``status.overdue`` is the reconciler's ``Overdue`` condition. A Task with its Events is
+not a friendly payload: it is the CombinedTask (:func:`cluster.taskevents.combined`, served by
+:mod:`backend.api.combinedtasks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from backend.core.conversions import condition, conditions, object_fields
+from backend.core.kinds.base import Kind
+from backend.core.schemas import tasks as tasks_schemas
+from backend.core.schemas.tasks import ALIASES
+from backend.settings import ApiSettings
+from cluster import TASKS
+from kinds import tasks as kind
+
+# -- friendly payload ↔ CR ----------------------------------------------------------------------
+
+
+RENAMES = {"taskState": "state"}
+
+
+def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    overdue = condition(status.get("conditions") or (), kind.OVERDUE)
+    state = kind.state(obj)
+    return {
+        **object_fields(obj),
+        "priority": spec.get("priority"),
+        "deadline": spec.get("deadline"),
+        "details": spec.get("details") or "",
+        "state": spec.get("taskState") or kind.DEFAULT_TASK_STATE,
+        "status": {
+            "state": state.key,
+            "stateMessage": state.detail,
+            "overdue": overdue is not None and overdue.get("status") == "True",
+            "conditions": conditions(status),
+            "observedGeneration": status.get("observedGeneration"),
+        },
+    }
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC, ``Z`` suffix, fractions only when present."""
+    text = moment.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"
+
+
+def to_spec(friendly: Mapping[str, Any]) -> dict[str, Any]:
+    deadline = friendly["deadline"]
+    spec: dict[str, Any] = {
+        "priority": friendly["priority"],
+        "deadline": rfc3339(deadline) if isinstance(deadline, datetime) else str(deadline),
+    }
+    if friendly.get("details") is not None:
+        spec["details"] = friendly["details"]
+    if friendly.get("state") is not None:
+        spec["taskState"] = friendly["state"]
+    return spec
+
+
+class TaskKind(Kind):
+    resource = TASKS
+    title = "Task"
+    plural = "tasks"
+    schemas = tasks_schemas.SCHEMAS
+    states = kind.STATES
+    conditions = kind.CONDITIONS
+    renames = RENAMES
+
+    def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
+        return to_friendly(obj)
+
+    def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+        return to_spec(friendly)
+
+    def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
+        """A patch naming a field by its alias replaces that field: drop it from the base (else both would be merged)."""
+        if not isinstance(patch, Mapping):
+            return base
+        replaced = {field for alias, field in ALIASES.items() if alias in patch}
+        return {k: v for k, v in base.items() if k not in replaced}
+
+
+KIND = TaskKind()

@@ -1,0 +1,132 @@
+"""``/watch`` streams served on the event loop of the production server: no thread per stream.
+
+:func:`pump` is called by :class:`backend.server.asgi.Front` once the ``/watch`` view (which ran in a
+request thread: authentication, filters, stream caps) has put its
+:class:`backend.api.watch.streams.Subscription` in the request's :class:`backend.api.watch.streams.Handoff`. It
+writes the frames the subscription produces until the broadcaster closes (shutdown) or the
+client goes away, waiting between writes on a :class:`Waker`: the broadcaster calls it from the
+informer's dispatcher thread after every publish, and it wakes every stream of the loop with one
+``call_soon_threadsafe``. 1,000 idle streams thus cost 1,000 suspended coroutines and their
+sockets, and a published event one wake-up plus one write per interested stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from backend.api.watch.broadcasting import Broadcaster
+from backend.api.watch.streams import Subscription
+
+WAKE_SLICE = 50  # streams woken per pass of the loop (each writes its frames: ~20 µs)
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class Waker:
+    """Wakes every stream of one loop waiting for the broadcaster: one callback per publish, however many wait."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiting: set[asyncio.Future[None]] = set()
+        self._scheduled = False
+
+    def waiter(self) -> asyncio.Future[None]:
+        """A future resolved at the next wake-up; take it *before* polling the broadcaster (no lost wake-up)."""
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._waiting.add(future)
+        return future
+
+    def forget(self, future: asyncio.Future[None]) -> None:
+        """Drop a waiter that was resolved otherwise (heartbeat timer, disconnect)."""
+        self._waiting.discard(future)
+
+    def notify_threadsafe(self) -> None:
+        """Any thread: wake the loop's streams (coalesced: at most one pending callback)."""
+        if not self._scheduled:
+            self._scheduled = True
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to wake
+                self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        self._scheduled = False
+        waiting, self._waiting = list(self._waiting), set()
+        self._resolve(waiting, 0)
+
+    def _resolve(self, waiting: list[asyncio.Future[None]], start: int) -> None:
+        """Wake :data:`WAKE_SLICE` streams, then let the loop run what else is ready before the next slice:
+        a request finishing in a thread waits for one slice of writes, not for all 1,000."""
+        end = start + WAKE_SLICE
+        for future in waiting[start:end]:
+            if not future.done():
+                future.set_result(None)
+        if end < len(waiting):
+            self._loop.call_soon(self._resolve, waiting, end)
+
+
+class Wakers:
+    """One :class:`Waker` per broadcaster on one loop, registered as its listener on first use."""
+
+    def __init__(self) -> None:
+        self._wakers: dict[int, Waker] = {}
+
+    def get(self, broadcaster: Broadcaster) -> Waker:
+        waker = self._wakers.get(id(broadcaster))
+        if waker is None:
+            waker = Waker(asyncio.get_running_loop())
+            broadcaster.add_listener(waker.notify_threadsafe)
+            self._wakers[id(broadcaster)] = waker
+        return waker
+
+
+async def until_disconnect(receive: Receive) -> None:
+    """Returns when the client has gone away (the request body was already read by the front)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+async def pump(subscription: Subscription, *, send: Send, receive: Receive, waker: Waker) -> None:
+    """Write ``subscription``'s frames as response body chunks until shutdown or disconnect.
+
+    The caller has sent the response start and sends the final (empty) body chunk afterwards. While
+    idle a stream costs one future in the waker and one timer for its heartbeat (no task per wait:
+    a publish wakes 1,000 streams in one pass of the loop).
+    """
+    loop = asyncio.get_running_loop()
+    broadcaster = subscription.broadcaster
+    gone = asyncio.ensure_future(until_disconnect(receive))
+    woken: asyncio.Future[None] | None = None
+
+    def on_gone(_: object) -> None:
+        if woken is not None:
+            _resolve(woken)
+
+    gone.add_done_callback(on_gone)
+    broadcaster.attach(+1)
+    try:
+        await send({"type": "http.response.body", "body": subscription.opening(), "more_body": True})
+        while not gone.done():
+            woken = waker.waiter()  # before the poll: a publish after the poll resolves it
+            batch = broadcaster.poll(subscription.cursor)
+            if batch.closed:
+                return
+            frames = subscription.take(batch)
+            if frames is not None:
+                await send({"type": "http.response.body", "body": frames, "more_body": True})
+            elif not batch.events:
+                timer = loop.call_later(max(0.0, subscription.heartbeat_in()), _resolve, woken)
+                try:
+                    await woken
+                finally:
+                    timer.cancel()
+                    waker.forget(woken)
+    finally:
+        broadcaster.attach(-1)
+        gone.cancel()
