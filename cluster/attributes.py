@@ -68,6 +68,28 @@ class ResourceAttributes:
             return f'{what} in namespace "{self.namespace}"'
         return f"{what} in every namespace" if self.verb in ("list", "watch") else what
 
+    def refused(self) -> str:
+        """``you may not list darkrooms in namespace "team-b"``: a refusal as the person reads it (resources by plural)."""
+        what = self.resource + (f"/{self.subresource}" if self.subresource else "")
+        name = f' "{self.name}"' if self.name and self.resource != NAMESPACES.plural else ""
+        where = f' in namespace "{self.namespace}"' if self.namespace else (" in every namespace" if self.verb in ("list", "watch") else "")
+        return f"you may not {self.verb} {what}{name}{where}"
+
+    def fields(self) -> dict[str, str]:
+        """The non-empty attributes, for machine-readable answers (a problem's extension members)."""
+        return {
+            k: v
+            for k, v in (
+                ("verb", self.verb),
+                ("group", self.group),
+                ("resource", self.resource),
+                ("subresource", self.subresource),
+                ("namespace", self.namespace),
+                ("name", self.name),
+            )
+            if v or k == "group"
+        }
+
     def kube_message(self, user: str) -> str:
         """kube-apiserver's wording of a refusal (what ``kubectl`` users know)."""
         scope = f'in the namespace "{self.namespace}"' if self.namespace else "at the cluster scope"

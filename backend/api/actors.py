@@ -8,11 +8,14 @@ an actor is a bug: :func:`current` raises instead of acting as anyone — never 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import g
 
 from cluster.acting import Actor
 
 KEY = "darkroom_actor"
+CHECK = "darkroom_actor_check"
 
 
 def current() -> Actor:
@@ -22,5 +25,12 @@ def current() -> Actor:
     return actor
 
 
-def set_current(actor: Actor) -> None:
+def still_valid() -> Callable[[], bool] | None:
+    """How a long-lived response (a stream) checks later that the actor's credentials are still accepted; None: no need."""
+    check = g.get(CHECK)
+    return check if callable(check) else None
+
+
+def set_current(actor: Actor, *, still_valid: Callable[[], bool] | None = None) -> None:
     setattr(g, KEY, actor)
+    setattr(g, CHECK, still_valid)

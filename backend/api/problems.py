@@ -21,7 +21,7 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from backend.core import errors
-from cluster import ClusterError
+from cluster import ClusterError, Forbidden
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "https://darkroom-control-panel.example.com/problems/"
@@ -86,11 +86,28 @@ class Problem(Exception):
         return response
 
 
+def refusal(error: Forbidden) -> Problem:
+    """A refusal of a request made for a person (:class:`cluster.acting.ActingClient` marks them): 403 naming who was
+    refused what — verb, group, resource, namespace, name — or 401 when their credentials were no longer accepted."""
+    if error.status == 401:
+        return Problem(
+            401,
+            "the cluster no longer accepts your credentials (expired or revoked): log in again",
+            headers={"WWW-Authenticate": 'Bearer realm="darkroom-control-panel", error="invalid_token"'},
+        )
+    attributes = error.attributes
+    if attributes is None:
+        return Problem(403, f"the cluster refused this request for {error.user}: {error.message}", extra={"user": error.user})
+    return Problem(403, f"{attributes.refused()} (as {error.user})", extra={"user": error.user, **attributes.fields()})
+
+
 def from_cluster_error(error: ClusterError) -> Problem:
     """Map an API server error to the status a client of ours should see (never 500 for its mistakes)."""
     status = error.status
     if not status or status >= 500:
         return Problem(503, f"the cluster is unavailable: {error.message}")
+    if isinstance(error, Forbidden) and error.user is not None:
+        return refusal(error)
     if status in (401, 403):
         # Our own credentials were refused: that is our problem, not the caller's.
         return Problem(503, f"the cluster refused the control panel's credentials: {error.message}")

@@ -74,10 +74,12 @@ class KindService:
         settings: ApiSettings,
         *,
         on_write: Callable[[Resource], None] = _nothing,
+        access: ClusterAccess | None = None,
         client: ActingClient | None = None,
         renderer: listing.Renderer | None = None,
     ) -> None:
         self.kind = kind
+        self.access = access
         self._client = client
         self.settings = settings
         self.on_write = on_write
@@ -92,7 +94,13 @@ class KindService:
 
     def acting_as(self, client: ActingClient) -> KindService:
         """This service for one person (their client), sharing the memoized renderings."""
-        return KindService(self.kind, self.settings, on_write=self.on_write, client=client, renderer=self.renderer)
+        return KindService(self.kind, self.settings, on_write=self.on_write, access=self.access, client=client, renderer=self.renderer)
+
+    def acting_for(self, actor: Actor) -> KindService:
+        """This service for ``actor`` (a request's person), through the app's cluster access."""
+        if self.access is None:
+            raise RuntimeError(f"the {self.kind.title} service has no cluster access to act through")
+        return self.acting_as(self.access.acting_as(actor))
 
     @property
     def title(self) -> str:
@@ -369,7 +377,7 @@ class Services:
         self.access = access
         self.actor: Actor | None = None
         self._client: ActingClient | None = None
-        self._bind(tuple(KindService(kind, settings, on_write=on_write) for kind in kinds), None)
+        self._bind(tuple(KindService(kind, settings, on_write=on_write, access=access) for kind in kinds), None)
 
     def _bind(self, kinds: tuple[KindService, ...], combined: CombinedTasks | None) -> None:
         self.kinds = kinds

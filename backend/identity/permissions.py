@@ -6,8 +6,8 @@ question) — the same question kube-apiserver will answer when the request is m
 person. It is for showing only: the API server still decides every request. A review that cannot be made
 leaves the action shown (the server's answer will say what is wrong) and is logged once.
 
-:func:`refusal` is the one wording of a refusal for pages and problem+json: ``you may not delete darkrooms
-in namespace "team-b"``.
+The wording of a refusal is :meth:`cluster.attributes.ResourceAttributes.refused`, the same on pages and in
+problem+json: ``you may not delete darkrooms in namespace "team-b"``.
 """
 
 from __future__ import annotations
@@ -62,5 +62,5 @@ class Permissions:
             return Allowance(True)
         if decision.allowed:
             return Allowance(True)
-        sentence = refusal(attributes)
+        sentence = attributes.refused()
         return Allowance(False, sentence[:1].upper() + sentence[1:] + ".")

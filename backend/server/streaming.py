@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from backend.api.watch.broadcasting import Broadcaster
-from backend.api.watch.streams import Subscription
+from backend.api.watch.streams import Subscription, run_blocked
 
 WAKE_SLICE = 50  # streams woken per pass of the loop (each writes its frames: ~20 µs)
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -113,6 +113,8 @@ async def pump(subscription: Subscription, *, send: Send, receive: Receive, wake
     try:
         await send({"type": "http.response.body", "body": subscription.opening(), "more_body": True})
         while not gone.done():
+            if subscription.blocked is not None and not await asyncio.to_thread(run_blocked, subscription):
+                return  # the person may no longer be served (or could not be checked): the client reconnects to ask again
             woken = waker.waiter()  # before the poll: a publish after the poll resolves it
             batch = broadcaster.poll(subscription.cursor)
             if batch.closed:
@@ -120,7 +122,10 @@ async def pump(subscription: Subscription, *, send: Send, receive: Receive, wake
             frames = subscription.take(batch)
             if frames is not None:
                 await send({"type": "http.response.body", "body": frames, "more_body": True})
-            elif not batch.events:
+            if subscription.blocked is not None:
+                waker.forget(woken)
+                continue  # the review (or recheck) first, then the rest of this batch
+            if frames is None and not batch.events:
                 timer = loop.call_later(max(0.0, subscription.heartbeat_in()), _resolve, woken)
                 try:
                     await woken

@@ -15,6 +15,8 @@ event (made from :attr:`.broadcasting.Event.source` at most once per encoding an
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -22,12 +24,20 @@ from dataclasses import dataclass
 from flask import Response, request
 from prometheus_client import Counter
 
+from backend.api import actors
 from backend.api.problems import Problem
 from backend.api.watch import sse
 from backend.api.watch.broadcasting import Batch, Broadcaster, Event, Filters
 from backend.api.watch.limits import Lease, LimitReached, StreamLimits
+from backend.api.watch.visibility import Ended, Visibility
+from backend.core.access import ClusterAccess
+from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
+from cluster import ClusterError
 
+log = logging.getLogger(__name__)
+
+RESOURCES = {kind.title: kind.resource for kind in KINDS}  # an event's kind -> what listing it needs
 HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.server.asgi)
 
 
@@ -43,9 +53,15 @@ class Subscription:
         filters: Filters,
         heartbeat_s: float,
         encode: Callable[[Event], bytes] | None = None,
+        visibility: Visibility | None = None,
     ) -> None:
         self.broadcaster = broadcaster
         self.encode = encode  # None: the event's JSON frame; else this client's encoding of the event (b"": nothing)
+        self.visibility = visibility  # None: every event (the API's own identity)
+        #: blocking work :meth:`take` needs done (in a thread, off the event loop) before it can go on: a review of
+        #: whether the next event may be shown, or the recheck of the person's credentials; set by take, run and
+        #: cleared by the server (:func:`run_blocked`)
+        self.blocked: Callable[[], object] | None = None
         self.cursor = cursor
         self.reset = reset
         self.filters = filters
@@ -65,15 +81,31 @@ class Subscription:
         return self.heartbeat_s - (time.monotonic() - self.last_write)
 
     def take(self, batch: Batch) -> bytes | None:
-        """The frames ``batch`` means for this client (a heartbeat when one is due); None: nothing to write."""
+        """The frames ``batch`` means for this client (a heartbeat when one is due); None: nothing to write.
+
+        Stops before an event whose visibility needs a review (or when the credentials are due for a recheck),
+        leaving that work in :attr:`blocked`: the server runs it and calls take again with the next poll."""
         if batch.overflow:
             self.cursor = self.broadcaster.last_id
             self.last_write = time.monotonic()
             return sse.reset_frame(self.cursor, "the client fell behind: events were dropped")
+        visibility = self.visibility
+        if visibility is not None and visibility.recheck_due():
+            self.blocked = visibility.recheck
+            return None
         frames = []
         for event in batch.events:
+            if not self.filters.match(event):
+                self.cursor = event.id
+                continue
+            shown = True if visibility is None else visibility.known(event)
+            if shown is None:
+                self.blocked = functools.partial(visibility.decide, event) if visibility is not None else None
+                break
             self.cursor = event.id
-            if self.filters.match(event):
+            if visibility is not None:
+                visibility.count(shown)
+            if shown:
                 frame = event.frame if self.encode is None else self.encode(event)
                 if frame:
                     frames.append(frame)
@@ -84,6 +116,22 @@ class Subscription:
             self.last_write = time.monotonic()
             return sse.heartbeat_frame(self.cursor)
         return None
+
+
+def run_blocked(subscription: Subscription) -> bool:
+    """Run the blocking work ``take`` left (a review, a recheck); False when the stream must end (the person may no
+    longer be served, or a review could not be made: never "allowed"). Blocking: a thread, never the event loop."""
+    work, subscription.blocked = subscription.blocked, None
+    if work is None:
+        return True
+    try:
+        work()
+    except Ended:
+        return False
+    except ClusterError as e:
+        log.warning("ending a stream: a review could not be made (%s)", e.message)
+        return False
+    return True
 
 
 class Handoff:
@@ -122,7 +170,10 @@ class StreamBody:
         try:
             yield subscription.opening()
             while True:
-                batch = broadcaster.wait(subscription.cursor, subscription.heartbeat_in())
+                timeout_s = 0.0 if subscription.blocked is not None else subscription.heartbeat_in()
+                if not run_blocked(subscription):
+                    return
+                batch = broadcaster.wait(subscription.cursor, timeout_s)
                 if batch.closed:
                     return
                 frames = subscription.take(batch)
@@ -134,20 +185,36 @@ class StreamBody:
 
 @dataclass(frozen=True)
 class Streams:
-    """What every stream view of one app shares: the broadcaster, the stream caps and their refusal counter."""
+    """What every stream view of one app shares: the broadcaster, the stream caps and their refusal counter, and the
+    cluster access each stream's person is authorized through."""
 
     broadcaster: Broadcaster
     limits: StreamLimits
     settings: ApiSettings
     refused: Counter | None
+    access: ClusterAccess
+
+    def visibility(self) -> Visibility | None:
+        """What the current request's person may see of the stream (None: the API's own identity sees everything)."""
+        actor = actors.current()
+        if actor.user is None:
+            return None
+        return Visibility(
+            self.access.acting_as(actor),
+            self.access.access_reviews,
+            RESOURCES,
+            still_valid=actors.still_valid(),
+            recheck_s=self.settings.review_cache_ttl_s,
+        )
 
 
 def open_stream(streams: Streams, filters: Filters, *, encode: Callable[[Event], bytes] | None = None) -> Response:
     """The response of a stream view (in a request): the caps (503 + ``Retry-After``), the resume point
     (``Last-Event-ID`` or ``?lastEventId=``), then the stream handed to the front (or a blocking body).
 
-    ``encode`` (optional) turns each matching event into this stream's frames instead of the JSON frame
-    (the dashboard's live rows, :mod:`backend.dashboard.liverows`).
+    Every stream carries only what the request's person may list (:mod:`.visibility`). ``encode`` (optional) turns
+    each matching event into this stream's frames instead of the JSON frame (the dashboard's live rows,
+    :mod:`backend.dashboard.liverows`).
     """
     broadcaster, settings = streams.broadcaster, streams.settings
     last = request.headers.get("Last-Event-ID")
@@ -159,9 +226,10 @@ def open_stream(streams: Streams, filters: Filters, *, encode: Callable[[Event],
         if streams.refused is not None:
             streams.refused.labels(e.cap).inc()
         raise Problem(503, str(e), headers={"Retry-After": str(settings.stream_retry_after_s)}) from e
+    visibility = streams.visibility()
     cursor, reset = broadcaster.resume_point(last)
     subscription = Subscription(
-        broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s, encode=encode
+        broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s, encode=encode, visibility=visibility
     )
     scope = request.environ.get("asgi.scope")
     handoff = scope.get(HANDOFF) if isinstance(scope, dict) else None

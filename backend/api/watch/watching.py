@@ -81,7 +81,7 @@ def register(app: Flask, services: Services) -> Streams:
         subscribers = Gauge("darkroom_api_watch_subscribers", "Open /watch streams", registry=metrics)
         subscribers.set_function(lambda: broadcaster.subscribers)
         refused = Counter("darkroom_api_watch_refused", "/watch requests refused by a stream cap", labelnames=("cap",), registry=metrics)
-    streams = Streams(broadcaster=broadcaster, limits=limits, settings=settings, refused=refused)
+    streams = Streams(broadcaster=broadcaster, limits=limits, settings=settings, refused=refused, access=services.access)
     for service in services.kinds:
         publish_changes(broadcaster, service, cache=services.access.cache, counter=counter)
 

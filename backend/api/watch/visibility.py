@@ -1,0 +1,91 @@
+"""Which changes one stream may carry: only those its person may list, re-checked while the stream lives.
+
+Every stream reads the one broadcaster of the app (one watch per kind, filled with the API's own
+credentials). A :class:`Visibility` per stream decides, per event, whether its person may ``list`` the
+event's kind in the event's namespace (or everywhere) — the same SubjectAccessReviews, and the same cache,
+as every read of the shared cache (:class:`cluster.acting.ActingClient`). So a stream never carries a row,
+an update or a deletion its person could not list.
+
+Streams are served on an event loop (:mod:`backend.server.streaming`), which must never wait for a review:
+:meth:`Visibility.known` answers from the cache or says "unknown", and the stream then has the blocking
+:meth:`Visibility.decide` run in a thread before it goes on (:attr:`backend.api.watch.streams.Subscription.blocked`).
+Every ``recheck_s`` the person's credentials are checked again (:meth:`Visibility.recheck`, also in a
+thread): a session that ended or a token that was revoked ends the stream (:class:`Ended`) — the client's
+reconnection then meets the login. A review that cannot be made ends the stream too: never "allowed".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+
+from cluster import Resource
+from cluster.acting import ActingClient
+from cluster.attributes import ResourceAttributes
+from cluster.reviewing import AccessReviewer
+
+from .broadcasting import Event
+
+
+class Ended(Exception):
+    """The stream's person may no longer be served (session ended, token revoked)."""
+
+
+class Visibility:
+    """The person of one stream, their client and how to check that they are still who they were."""
+
+    def __init__(
+        self,
+        client: ActingClient,
+        reviewer: AccessReviewer,
+        resources: Mapping[str, Resource],
+        *,
+        still_valid: Callable[[], bool] | None = None,
+        recheck_s: float = 10.0,
+    ) -> None:
+        self.client = client
+        self.reviewer = reviewer
+        self.resources = resources  # event kind (title) -> resource
+        self.still_valid = still_valid
+        self.recheck_s = recheck_s
+        self._next_check = time.monotonic() + recheck_s
+        self.shown = 0
+        self.withheld = 0
+
+    def _attributes(self, event: Event) -> tuple[ResourceAttributes, ResourceAttributes]:
+        resource = self.resources[event.kind]
+        return ResourceAttributes.of("list", resource), ResourceAttributes.of("list", resource, namespace=event.namespace)
+
+    def known(self, event: Event) -> bool | None:
+        """Whether ``event`` may be shown, if that is known without a review; None otherwise. Never blocks."""
+        user = self.client.actor.user
+        if user is None:
+            return True
+        everywhere, here = self._attributes(event)
+        decision = self.reviewer.known(user, everywhere)
+        if decision is None:
+            return None
+        if decision.allowed:
+            return True
+        decision = self.reviewer.known(user, here)
+        return None if decision is None else decision.allowed
+
+    def decide(self, event: Event) -> bool:
+        """Whether ``event`` may be shown (blocking: reviews what is not cached). ClusterError when it cannot be reviewed."""
+        resource = self.resources[event.kind]
+        return self.client.may("list", resource) or self.client.may("list", resource, namespace=event.namespace)
+
+    def count(self, shown: bool) -> None:
+        if shown:
+            self.shown += 1
+        else:
+            self.withheld += 1
+
+    def recheck_due(self) -> bool:
+        return self.still_valid is not None and time.monotonic() >= self._next_check
+
+    def recheck(self) -> None:
+        """Check the person's credentials again (blocking); :class:`Ended` when they are no longer accepted."""
+        self._next_check = time.monotonic() + self.recheck_s
+        if self.still_valid is not None and not self.still_valid():
+            raise Ended("the session ended or the token is no longer accepted")
