@@ -4,8 +4,9 @@ Builds the app's application services once (:class:`backend.core.services.Servic
 :class:`~backend.core.services.KindService` per kind of :data:`backend.core.kinds.registry.KINDS`) and hands them, or
 the cluster client, explicitly to what needs them — no view looks its dependencies up. Wires, in
 order: error handlers (:mod:`backend.api.problems`: domain errors, cluster errors, problems), web hardening
-(Host check, CORS allowlist, security headers: :mod:`backend.api.hardening`), authentication (bearer/session auth
-with shared logout revocation, /login, /logout: :mod:`backend.identity`), read-your-writes across
+(identity headers stripped, Host check, CORS allowlist, security headers: :mod:`backend.api.hardening`), who is
+calling (bearer tokens, login sessions, or the local one-person mode; /login, /logout: :mod:`backend.identity`) —
+every view then acts as that person —, read-your-writes across
 replicas (:mod:`backend.api.consistency`), operations endpoints and request metrics
 (:mod:`backend.api.operations`), a JSON blueprint per registered kind (:mod:`backend.api.endpoints`) and
 their namespace hints, ``/combinedtasks`` and ``/namespaces``, live changes (:mod:`backend.api.watch.watching`),
@@ -22,11 +23,13 @@ from pathlib import Path
 from flask import Flask
 
 from backend import dashboard
-from backend.api import combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, problems
+from backend.api import actors, combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, problems
 from backend.api.watch import watching
 from backend.core import services
 from backend.core.access import ClusterAccess
-from backend.identity import authentication
+from backend.identity import authenticating, cookies, login, oidc
+from backend.identity.authenticating import Authenticator, FailedAttempts
+from backend.identity.sessions import SessionStore
 from backend.settings import ApiSettings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,11 +43,20 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     app.config["MAX_CONTENT_LENGTH"] = settings.max_content_length_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     access = access if access is not None else ClusterAccess.start(settings)
-    app_services = services.Services(settings, access, on_write=consistency.wrote)
+    app_services = services.Services(settings, access, on_write=consistency.wrote, actor_of=actors.current)
     app.extensions[services.EXTENSION] = app_services  # read only to shut the app down (backend.server.shutdown)
     problems.register(app)
     hardening.register(app, settings=settings)
-    authentication.register(app, settings=settings, client=access.client)
+    cookies.install(app, settings)
+    authenticator = Authenticator(
+        settings=settings,
+        tokens=access.tokens,
+        store=None if settings.local else SessionStore(client=access.client, namespace=settings.session_namespace),
+        provider=oidc.Provider(app, settings) if settings.oidc else None,
+        attempts=FailedAttempts(limit=settings.auth_failures_max, window_s=settings.auth_failure_window_s),
+    )
+    authenticating.register(app, authenticator)
+    login.register(app, login.Logins(settings=settings, authenticator=authenticator))
     consistency.register(app, settings=settings, client=access.client)
     operations.register(app, settings=settings, access=access)
     for service in app_services.kinds:

@@ -17,11 +17,19 @@ and ``frame-ancestors 'none'`` in its Content-Security-Policy.
 CORS: only the exact origins of ``settings.allowed_origins`` get ``Access-Control-Allow-Origin``
 (default: none, so no CORS header at all); never ``*``, never credentials, never a reflected
 arbitrary origin.
+
+Identity headers a client must never set (:class:`IdentityHeaderFilter`, outermost, before Flask sees the
+request): kube's impersonation headers (``Impersonate-*``), the aggregation layer's request headers
+(``X-Remote-*``) and every header the client names as hop-by-hop in ``Connection`` (a proxy would drop them;
+CVE-2021-31999 smuggled ``Impersonate-User`` past one that way) are removed. The API forwards no client
+header to the cluster anyway — every request it makes is built from the person's own credentials
+(:mod:`cluster.identities`) — so this keeps any later code from trusting them either.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
@@ -45,10 +53,36 @@ PROBES = frozenset({"/healthz", "/readyz"})
 
 
 def register(app: Flask, *, settings: ApiSettings) -> None:
-    """Install the Host check, CORS and the security headers (in that order: the Host check runs first)."""
+    """Install the identity header filter, the Host check, CORS and the security headers (the filter outermost, then
+    the Host check first)."""
+    app.wsgi_app = IdentityHeaderFilter(app.wsgi_app)  # type: ignore[method-assign]
     _register_host_check(app, settings)
     _register_cors(app, settings)
     _register_headers(app, settings=settings)
+
+
+STRIPPED_PREFIXES = ("HTTP_IMPERSONATE_", "HTTP_X_REMOTE_")
+# What the server itself must read (framing, routing) even if a client lists it in Connection.
+KEPT = frozenset({"HTTP_HOST", "HTTP_CONNECTION", "HTTP_TRANSFER_ENCODING", "HTTP_CONTENT_LENGTH", "HTTP_CONTENT_TYPE"})
+
+
+class IdentityHeaderFilter:
+    """WSGI middleware: removes identity and client-declared hop-by-hop headers from every request's environ."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        strip_identity_headers(environ)
+        return self.app(environ, start_response)
+
+
+def strip_identity_headers(environ: dict[str, Any]) -> None:
+    named = {
+        "HTTP_" + token.strip().upper().replace("-", "_") for token in str(environ.get("HTTP_CONNECTION", "")).split(",") if token.strip()
+    }
+    for key in [k for k in environ if k.startswith(STRIPPED_PREFIXES) or (k in named and k not in KEPT)]:
+        del environ[key]
 
 
 def _host_name(host: str) -> str:

@@ -117,7 +117,7 @@ def build(app: Flask, *, settings: ApiSettings) -> dict[str, Any]:
     for name, component in OWN_COMPONENTS.items():
         if name not in schemas:
             spec.components.schema(name, component=copy.deepcopy(component))
-    secured = settings.api_token is not None
+    secured = not settings.local
     if secured:
         spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer"})
         spec.components.security_scheme("sessionCookie", {"type": "apiKey", "in": "cookie", "name": "darkroom_session"})

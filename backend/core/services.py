@@ -28,11 +28,14 @@ Names say what each step does, from the view down to the cluster:
 Every successful write is reported to ``on_write`` (the app passes :func:`backend.api.consistency.wrote`:
 the response then carries a read-your-writes token).
 
-**Whom it acts for.** The app's :class:`Services` act for nobody: a request binds them to its person with
-:meth:`Services.acting_as` (the view passes the request's :class:`cluster.acting.Actor`), which gives every
-kind service a :class:`cluster.acting.ActingClient` — reads of the shared cache authorized for that person,
-writes (owned Secrets included) sent with their credentials. A service that was never bound refuses to
-read or write (RuntimeError) rather than act as the API's own account. The memoized renderings stay shared.
+**Whom it acts for.** Every read and write goes through :attr:`KindService.client`, a
+:class:`cluster.acting.ActingClient` for the person of the current request — reads of the shared cache
+authorized for them, writes (owned Secrets included) sent with their credentials. The app builds its
+:class:`Services` with ``actor_of`` (the request's :class:`cluster.acting.Actor`, set by authentication before
+any view), so every view, the dashboard's included, acts as its request's person without passing it along;
+outside a request (no actor) a read or write raises instead of acting as the API's own account.
+:meth:`Services.acting_as` binds the services to one actor explicitly (tests, benchmarks). The memoized
+renderings stay shared.
 """
 
 from __future__ import annotations
@@ -75,11 +78,13 @@ class KindService:
         *,
         on_write: Callable[[Resource], None] = _nothing,
         access: ClusterAccess | None = None,
+        actor_of: Callable[[], Actor] | None = None,
         client: ActingClient | None = None,
         renderer: listing.Renderer | None = None,
     ) -> None:
         self.kind = kind
         self.access = access
+        self.actor_of = actor_of
         self._client = client
         self.settings = settings
         self.on_write = on_write
@@ -87,20 +92,17 @@ class KindService:
 
     @property
     def client(self) -> ActingClient:
-        """The client of the person this service acts for (:meth:`acting_as`); never the API's own by default."""
-        if self._client is None:
-            raise RuntimeError(f"the {self.kind.title} service is not bound to a caller (Services.acting_as)")
-        return self._client
+        """The client of the person this service acts for: the one it was bound to (:meth:`acting_as`), else the current
+        request's (``actor_of``). Never the API's own account by default: without either, RuntimeError."""
+        if self._client is not None:
+            return self._client
+        if self.access is None or self.actor_of is None:
+            raise RuntimeError(f"the {self.kind.title} service acts for nobody (no request, not bound)")
+        return self.access.acting_as(self.actor_of())
 
     def acting_as(self, client: ActingClient) -> KindService:
         """This service for one person (their client), sharing the memoized renderings."""
         return KindService(self.kind, self.settings, on_write=self.on_write, access=self.access, client=client, renderer=self.renderer)
-
-    def acting_for(self, actor: Actor) -> KindService:
-        """This service for ``actor`` (a request's person), through the app's cluster access."""
-        if self.access is None:
-            raise RuntimeError(f"the {self.kind.title} service has no cluster access to act through")
-        return self.acting_as(self.access.acting_as(actor))
 
     @property
     def title(self) -> str:
@@ -372,12 +374,13 @@ class Services:
         *,
         kinds: Iterable[Kind] = KINDS,
         on_write: Callable[[Resource], None] = _nothing,
+        actor_of: Callable[[], Actor] | None = None,
     ) -> None:
         self.settings = settings
         self.access = access
-        self.actor: Actor | None = None
+        self.actor_of = actor_of
         self._client: ActingClient | None = None
-        self._bind(tuple(KindService(kind, settings, on_write=on_write, access=access) for kind in kinds), None)
+        self._bind(tuple(KindService(kind, settings, on_write=on_write, access=access, actor_of=actor_of) for kind in kinds), None)
 
     def _bind(self, kinds: tuple[KindService, ...], combined: CombinedTasks | None) -> None:
         self.kinds = kinds
@@ -389,31 +392,38 @@ class Services:
         """These services for one person: every kind service bound to their :class:`cluster.acting.ActingClient`."""
         client = self.access.acting_as(actor)
         bound = object.__new__(Services)
-        bound.settings, bound.access, bound.actor, bound._client = self.settings, self.access, actor, client
+        bound.settings, bound.access, bound.actor_of, bound._client = self.settings, self.access, None, client
         bound._bind(tuple(service.acting_as(client) for service in self.kinds), self.combined_tasks)
         return bound
 
     @property
     def client(self) -> ActingClient:
-        """The bound person's client (:meth:`acting_as`); the unbound services have none."""
-        if self._client is None:
-            raise RuntimeError("these services are not bound to a caller (Services.acting_as)")
-        return self._client
+        """The client of the person these services act for (see :attr:`KindService.client`)."""
+        if self._client is not None:
+            return self._client
+        if self.actor_of is None:
+            raise RuntimeError("these services act for nobody (no request, not bound)")
+        return self.access.acting_as(self.actor_of())
 
     def __getitem__(self, title_or_plural: str) -> KindService:
         return self._by_name[title_or_plural]
 
     def namespaces(self) -> list[FrozenDict]:
-        """The Namespace objects this API serves that the bound person may see, from the cache (sorted by name): all of
-        them when they may list namespaces; otherwise those they may get, or list one of our kinds in."""
-        client = self.client
-        served = self.settings.namespace
-        every = [ns for ns in client.client.list(NAMESPACES) if served is None or ns["metadata"]["name"] == served]
-        if client.may("list", NAMESPACES):
-            return every
-        return [ns for ns in every if self._sees(client, ns["metadata"]["name"])]
+        """The Namespace objects this API serves that the person may see (:func:`visible_namespaces`)."""
+        return visible_namespaces(self.client, self.settings, tuple(service.resource for service in self.kinds))
 
-    def _sees(self, client: ActingClient, namespace: str) -> bool:
+
+def visible_namespaces(client: ActingClient, settings: ApiSettings, resources: tuple[Resource, ...]) -> list[FrozenDict]:
+    """The Namespace objects this API serves that ``client``'s person may see, from the shared cache (sorted by name):
+    all of them when they may list namespaces; otherwise those they may get, or list one of ``resources`` in."""
+    served = settings.namespace
+    every = [ns for ns in client.client.list(NAMESPACES) if served is None or ns["metadata"]["name"] == served]
+    if client.may("list", NAMESPACES):
+        return every
+
+    def sees(namespace: str) -> bool:
         if client.may("get", NAMESPACES, name=namespace):
             return True
-        return any(client.may("list", service.resource, namespace=namespace) for service in self.kinds)
+        return any(client.may("list", resource, namespace=namespace) for resource in resources)
+
+    return [ns for ns in every if sees(ns["metadata"]["name"])]

@@ -22,9 +22,10 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.api.problems import Problem, problem_of
 from backend.core import listing
 from backend.core.errors import Failure
-from backend.core.services import KindService
+from backend.core.kinds.registry import KINDS
+from backend.core.services import KindService, visible_namespaces
 from backend.dashboard import rendering
-from cluster import NAMESPACES, ClusterError, FrozenDict
+from cluster import ClusterError, FrozenDict
 
 PAGE_SIZE = 50
 
@@ -166,13 +167,16 @@ def list_page(
     return rendering.page_or_block(template, context, block_name="list", target=target)
 
 
+RESOURCES = tuple(kind.resource for kind in KINDS)
+
+
 def namespace_names(service: KindService) -> list[str]:
-    """Namespaces to choose from (the served one only, when the API is limited to one)."""
+    """Namespaces to choose from: those the person may see (the served one only, when the API is limited to one)."""
     served = service.settings.namespace
     if served:
         return [served]
     try:
-        return [ns["metadata"]["name"] for ns in service.client.list(NAMESPACES)]
+        return [ns["metadata"]["name"] for ns in visible_namespaces(service.client, service.settings, RESOURCES)]
     except ClusterError:
         return []
 

@@ -26,7 +26,7 @@ import yaml
 from flask import request
 
 from backend.dashboard.rendering import WRITE_RESPONSES
-from backend.identity.sessions import logged_in_session
+from backend.identity import callers
 from cluster import SECRETS, ClusterError, NotFound
 from cluster.acting import ActingClient
 from kinds import postgresqls as kind
@@ -51,13 +51,14 @@ class Revealed:
 
 
 def requester() -> str:
-    """Who asked, for the log: the kind of credential (a session by a digest of its id) and the address."""
-    if request.headers.get("Authorization"):
-        who = "a bearer-token client"
-    elif (session_id := logged_in_session()) is not None:
-        who = "dashboard session " + hashlib.sha256(session_id.encode()).hexdigest()[:12]
+    """Who asked, for the log: the person (and how they came in: a session by a digest of its id) and the address."""
+    caller = callers.current()
+    if caller.local:
+        who = "the local mode's own identity"
+    elif caller.session_id is not None:
+        who = f"{caller.name} (dashboard session {hashlib.sha256(caller.session_id.encode()).hexdigest()[:12]})"
     else:
-        who = "an unauthenticated client (authentication is off)"
+        who = f"{caller.name} ({caller.via})"
     return f"{who} from {request.remote_addr or '-'}"
 
 

@@ -7,18 +7,18 @@ authentication) only the requests our rule names:
 - Every state-changing request (not GET/HEAD/OPTIONS) to a dashboard route (``/``, ``/ui/...``)
   must carry the CSRF token: form field ``csrf_token`` or header ``X-CSRF-Token`` (htmx sends it
   from the ``csrf-token`` meta tag of ``base.html``, see ``frontend/static/dashboard.js``). Always,
-  with or without authentication: without a token set (loopback) a cross-site form could otherwise
-  drive a local dashboard.
+  with or without a login: in the local mode (loopback) a cross-site form could otherwise drive a local
+  dashboard.
 - JSON API requests need no token when the browser cannot send them from another site on its own:
   with ``Authorization: Bearer`` (never attached by a browser), without the session cookie (e.g.
   curl), or in a shape that needs a CORS preflight (a JSON body, PUT/PATCH/DELETE) — preflights
   from other origins are refused (:mod:`backend.api.hardening`). A POST that carries the session cookie
   and a "simple" content type (form, multipart, text/plain, none) does need the token.
-  ``/login`` and ``/logout`` are exempt (no session to ride on; cross-site logouts are refused by
-  :mod:`backend.identity.authentication`).
+  ``/login`` and ``/logout`` are exempt (no session to ride on; cross-site logins and logouts are refused by
+  :mod:`backend.identity.login`).
 
 The token is flask-wtf's: a random value kept in Flask's signed session cookie
-(:mod:`backend.identity.sessions`: HttpOnly, SameSite=Strict), handed to the page signed with the app's
+(:mod:`backend.identity.cookies`: HttpOnly, SameSite=Strict), handed to the page signed with the app's
 secret key, and compared in constant time. Settings, with why: ``WTF_CSRF_TIME_LIMIT`` None — a
 token lives as long as its session (a dashboard left open for an hour must still save);
 ``WTF_CSRF_SSL_STRICT`` off — its Referer check cannot work under our ``Referrer-Policy:
@@ -37,7 +37,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.problems import Problem
-from backend.identity.sessions import SESSION_COOKIE
+from backend.identity.cookies import SESSION_COOKIE
 
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"

@@ -24,6 +24,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.api.watch.streams import Streams
 from backend.core.kinds.registry import KINDS
 from backend.dashboard import returning
+from backend.identity import callers
 from backend.settings import ApiSettings
 from kinds import darkrooms, tasks
 from kinds.states import ConditionMeaning, State, Tone
@@ -43,6 +44,21 @@ class NavLink:
     label: str = ""  # the text at every width
     wide: str = ""  # text only on wide screens (``span.label-wide``)
     narrow: str = ""  # text only on narrow screens (``span.label-narrow``)
+
+
+def signed_in() -> dict[str, Any] | None:
+    """Who the header says the pages are shown for: the person (with a logout), or the local mode (none on the login page)."""
+    caller = callers.known()
+    if caller is None:
+        return None
+    if caller.local:
+        return {
+            "name": "Local mode",
+            "title": "One-person mode on this machine: acting as the kubeconfig's own identity",
+            "can_log_out": False,
+        }
+    how = {"oidc": "signed in through the identity provider", "token": "logged in with a Kubernetes token", "bearer": "a bearer token"}
+    return {"name": caller.name, "title": f"{caller.name}, {how.get(caller.via, caller.via)}", "can_log_out": caller.session_id is not None}
 
 
 def _context(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,7 +211,7 @@ def install(blueprint: Blueprint, *, settings: ApiSettings, streams: Streams, na
         g.live_cursor = streams.broadcaster.last_id
 
     def _globals() -> dict[str, Any]:
-        return {"auth_enabled": bool(settings.api_token), "live_cursor": g.get("live_cursor"), "nav_links": nav_links}
+        return {"signed_in": signed_in(), "live_cursor": g.get("live_cursor"), "nav_links": nav_links}
 
     blueprint.app_context_processor(_globals)
 

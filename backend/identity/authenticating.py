@@ -22,7 +22,7 @@ credential is checked and accepted whatever the count — behind an ingress ever
 and a limiter that refused the right token would let anyone lock everyone out.
 
 Requests authenticated by the session cookie that change something must not come from another site
-(``Sec-Fetch-Site``/``Origin``; SameSite=Strict besides): :func:`backend.identity.hardening.cross_site`.
+(``Sec-Fetch-Site``/``Origin``; SameSite=Strict besides): :func:`backend.api.hardening.cross_site`.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ from urllib.parse import urlencode, urlsplit
 from flask import Flask, redirect, request, session
 from werkzeug.wrappers import Response as BaseResponse
 
+from backend.api.hardening import cross_site
+from backend.api.problems import Problem
 from backend.identity import callers, oidc
 from backend.identity.callers import LOCAL, Caller
 from backend.identity.sessions import Login, SessionError, SessionStore
-from backend.problems import Problem
 from backend.settings import ApiSettings
 from cluster import ClusterError
 from cluster.acting import Actor
@@ -249,20 +250,34 @@ class Authenticator:
             return None
         header = request.headers.get("Authorization")
         if header is not None:
-            callers.set_current(self._bearer(header))
+            caller, token = self._bearer(header)
+            callers.set_current(caller, still_valid=lambda: self._still_valid_bearer(token))
             return None
         if self.settings.local:
             callers.set_current(LOCAL)
             return None
-        caller = self._session_caller()
-        if caller is not None:
-            callers.set_current(caller)
+        from_session = self._session_caller()
+        if from_session is not None:
+            session_id = from_session.session_id or ""
+            callers.set_current(from_session, still_valid=lambda: self._still_valid_session(session_id))
             return None
         if request.method in ("GET", "HEAD") and _wants_html() and not request.headers.get("HX-Request"):
             return redirect(login_url(request.full_path.rstrip("?")), 303)
         raise unauthorized("authentication required: send 'Authorization: Bearer <your Kubernetes token>' or log in at /login")
 
-    def _bearer(self, header: str) -> Caller:
+    def _still_valid_bearer(self, token: str) -> bool:
+        try:
+            return self.from_bearer(token) is not None
+        except oidc.ProviderUnavailable:
+            return True  # the provider is down: the token stays good until it expires (checked by the cluster too)
+
+    def _still_valid_session(self, session_id: str) -> bool:
+        try:
+            return self.from_session(session_id) is not None
+        except (SessionError, oidc.ProviderUnavailable):
+            return True  # the store cannot be read right now: the cluster still checks every write
+
+    def _bearer(self, header: str) -> tuple[Caller, str]:
         scheme, _, credentials = header.strip().partition(" ")
         token = credentials.strip()
         if scheme.lower() != "bearer" or not token:
@@ -274,7 +289,7 @@ class Authenticator:
         except (ClusterError, oidc.ProviderUnavailable) as e:
             raise unavailable("check the bearer token", e) from None
         if caller is not None:
-            return caller
+            return caller, token
         self.attempts.failed(client)
         if wait_s:
             raise Problem(
@@ -301,25 +316,6 @@ class Authenticator:
 def _wants_html() -> bool:
     best = request.accept_mimetypes.best_match(["application/json", "application/problem+json", "text/html"])
     return best == "text/html"
-
-
-def cross_site(settings: ApiSettings) -> bool:
-    """Whether the browser says this request comes from another site (neither our host nor an allowed origin).
-
-    ``Sec-Fetch-Site`` (set by the browser, never by a page) decides when present: under our
-    ``Referrer-Policy: no-referrer`` a browser sends ``Origin: null`` with its own same-origin form
-    posts (the logout button), so ``Origin`` is consulted only without it (older browsers)."""
-    fetch_site = request.headers.get("Sec-Fetch-Site", "").lower()
-    if fetch_site == "cross-site":
-        return True
-    if fetch_site in ("same-origin", "none"):
-        return False
-    origin = request.headers.get("Origin")
-    if not origin or origin == "null":
-        return origin == "null"
-    if urlsplit(origin).netloc.lower() == request.host.lower():
-        return False
-    return origin.lower().rstrip("/") not in {allowed.lower() for allowed in settings.allowed_origins}
 
 
 def register(app: Flask, authenticator: Authenticator) -> None:

@@ -10,10 +10,12 @@ its own kubeconfig identity, :data:`LOCAL`). Views read it with :func:`current`;
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from flask import g
 
+from backend.api import actors
 from cluster.acting import SELF, Actor
 from cluster.identities import User
 
@@ -54,8 +56,10 @@ def current() -> Caller:
     return caller
 
 
-def set_current(caller: Caller) -> None:
+def set_current(caller: Caller, *, still_valid: Callable[[], bool] | None = None) -> None:
+    """This request's caller; its actor is what the API's views act as (:mod:`backend.api.actors`)."""
     setattr(g, KEY, caller)
+    actors.set_current(caller.actor, still_valid=still_valid)
 
 
 def known() -> Caller | None:

@@ -29,10 +29,11 @@ import orjson
 from flask import Flask, Response, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
+from backend.api.hardening import cross_site
+from backend.api.problems import Problem
 from backend.identity import oidc
-from backend.identity.authenticating import SESSION_ID, Authenticator, cross_site, safe_next, unauthorized, unavailable
+from backend.identity.authenticating import SESSION_ID, Authenticator, safe_next, unauthorized, unavailable
 from backend.identity.sessions import Login, SessionError
-from backend.problems import Problem
 from backend.settings import ApiSettings
 from cluster import ClusterError
 
@@ -150,6 +151,11 @@ class Logins:
                   schema: {$ref: "#/components/schemas/Problem"}
                 text/html:
                   schema: {type: string}
+            "403":
+              description: The request came from another site.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
             "404":
               description: Token login is not offered here.
               content:
@@ -175,6 +181,8 @@ class Logins:
                 text/html:
                   schema: {type: string}
         """
+        if cross_site(self.settings):
+            raise Problem(403, "logging in from another site is refused")
         as_form = request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data")
         if request.mimetype == "application/json":
             body = request.get_json(silent=True)

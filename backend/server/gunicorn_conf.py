@@ -36,7 +36,7 @@ import socket
 from typing import Any
 
 from backend.server import shutdown
-from backend.settings import TOKEN_ENV, ApiSettings
+from backend.settings import ENV_PREFIX, ApiSettings
 
 _settings = ApiSettings.from_environ(os.environ).check()
 
@@ -74,12 +74,13 @@ def exposed(listeners: list[Any]) -> list[str]:
 
 
 def when_ready(server: Any) -> None:
-    """Refuse to serve an open API off loopback, judging by the sockets bound, not by the settings."""
+    """Refuse to serve the local one-person mode off loopback, judging by the sockets bound, not by the settings."""
     open_to_others = exposed(server.LISTENERS)
-    if open_to_others and not _settings.api_token:
+    if open_to_others and _settings.local:
         reason = (
-            f"refusing to serve on {', '.join(open_to_others)}: off loopback the API needs a bearer token "
-            f"(set {TOKEN_ENV}), whatever --bind or GUNICORN_CMD_ARGS say"
+            f"refusing to serve on {', '.join(open_to_others)} in the local mode (acting as this process's own kubeconfig"
+            f" identity): off loopback every person must log in (set {ENV_PREFIX}AUTHENTICATION=login), whatever --bind or"
+            " GUNICORN_CMD_ARGS say"
         )
         server.log.error(reason)
         server.halt(reason=reason, exit_status=1)
