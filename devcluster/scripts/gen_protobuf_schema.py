@@ -7,7 +7,7 @@ numbers, proto types, labels and gogoproto options (``nullable=false`` means a n
 field, ``customname`` the Go field name); the Go tags give what the proto lacks: the JSON name,
 ``omitempty`` and ``json:",inline"`` (proto nests inlined structs as a field of their own).
 
-Usage: ``python scripts/gen_protobuf_schema.py [path/to/kubectl] > devcluster/protobuf_schema.py``
+Usage: ``python devcluster/scripts/gen_protobuf_schema.py [path/to/kubectl] > devcluster/src/devcluster/protobuf_schema.py``
 (defaults to the kubectl on PATH). Only standard library; the output is committed.
 """
 

@@ -2,9 +2,12 @@
 
 Never run by the test suite; run it with ``make bench`` or::
 
-    .venv/bin/python bench/devcluster.py                # full: both servers, median of 5 runs x 3 s per scenario (~7 min)
-    .venv/bin/python bench/devcluster.py --server dev   # devcluster only (~3 min)
-    .venv/bin/python bench/devcluster.py --quick        # sanity run: 1 run x 0.5 s per scenario (~1.5 min)
+    .venv/bin/python devcluster/bench/apiserver.py                # full: both servers, median of 5 runs x 3 s per scenario (~7 min)
+    .venv/bin/python devcluster/bench/apiserver.py --server dev   # devcluster only (~3 min)
+    .venv/bin/python devcluster/bench/apiserver.py --quick        # sanity run: 1 run x 0.5 s per scenario (~1.5 min)
+
+devcluster's own benchmark; the servers and the raw-socket client come from the repository's ``bench/``
+(``servers.py``, ``common.py``, shared with ``bench/reconcile.py``), put on ``sys.path`` below.
 
 Prints ONE markdown table: with ``--server both`` (the default when ``realcluster/bin/realcluster``
 exists or ``scripts/build_realcluster.sh`` can build it; otherwise devcluster only, with a note on
@@ -81,6 +84,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from common import JSON, Endpoint, exit_on_sigterm, join_processes, log, machine_summary, merged_latencies
 from common import Conn as BaseConn
 from common import nearest_rank as percentile

@@ -13,7 +13,7 @@ type its numbers have: ``"float64"`` when ``encoding/json`` decoded it into ``in
 * :func:`go_sharp` - ``%#v`` of an ``interface{}``; :func:`type_name` - ``%T``; :func:`kind_name` - ``reflect.Kind``.
 * :func:`marshal_json` - ``json.Marshal`` (sorted keys, Go's float notation, ``<>&`` escaped).
 
-Pure functions, checked against Go's output in ``tests/unit/devcluster/test_gofmt.py``.
+Pure functions, checked against Go's output in ``tests/internals/test_gofmt.py``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fidelity.comparing import Difference
 
-DIFFERENCES_FILE = Path(__file__).resolve().parents[2] / "devcluster" / "DIFFERENCES.md"
+DIFFERENCES_FILE = Path(__file__).resolve().parents[2] / "DIFFERENCES.md"  # devcluster/DIFFERENCES.md
 _HEADING = re.compile(r"^###\s+([DF]\d{2,})\b\s*(.*)$")
 _BULLET = re.compile(r"^-\s+(\w+):\s*(.*)$")
 _CODE = re.compile(r"`([^`]+)`")
