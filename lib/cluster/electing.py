@@ -1,6 +1,6 @@
 """Leader election on a ``coordination.k8s.io/v1`` Lease, with client-go's semantics, over the cached client.
 
-Used by the reconciler (:mod:`darkroom_operator.leading`), which runs :meth:`LeaderElector.run` on a
+Used by the reconciler (:mod:`darkroom_operator.runtime.leading`), which runs :meth:`LeaderElector.run` on a
 thread of its own; anything with the :class:`LeaseClient` methods of :class:`cluster.CachedClient`
 (``get`` / ``create`` / ``update``) can carry it. What it follows, from
 ``k8s.io/client-go/tools/leaderelection`` (``tryAcquireOrRenew``, ``acquire``, ``renew``, ``release``):

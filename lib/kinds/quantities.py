@@ -3,7 +3,7 @@
 Called by the reconciler for container requests/limits and by the API (a storage size that must not
 shrink: :func:`quantity_value`). Pure, so it lives in the leaf package :mod:`kinds`. The API server stores
 every quantity canonicalised; if we applied ``"1000m"`` the live object would read ``"1"`` and the
-"is the live object up to date?" check (:mod:`darkroom_operator.comparing`) would see a difference
+"is the live object up to date?" check (:mod:`darkroom_operator.runtime.comparing`) would see a difference
 on every reconcile. Writing the canonical form ourselves keeps a converged resync write-free.
 
 This follows ``k8s.io/apimachinery/pkg/api/resource`` (``Quantity.CanonicalizeBytes``): the format

@@ -1,7 +1,7 @@
 """Kubernetes Events about our objects (core/v1 ``Event``), the way client-go's legacy recorder writes them.
 
 Built once by the runtime (``EventRecorder(client=..., settings=...)``) and handed to reconcilers
-through :class:`darkroom_operator.reconciling.Context`. Each call creates one Event in the object's
+through :class:`darkroom_operator.runtime.reconciling.Context`. Each call creates one Event in the object's
 namespace with ``involvedObject`` (apiVersion, kind, name, namespace, uid, resourceVersion),
 ``source.component`` / ``reportingComponent`` = ``settings.component``, ``reportingInstance`` =
 ``settings.identity``, ``firstTimestamp`` = ``lastTimestamp`` = now and ``count`` 1 (``eventTime``
@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cluster import EVENTS, AlreadyExists, CachedClient
-from darkroom_operator.conditions import timestamp
+from darkroom_operator.runtime.conditions import timestamp
 from darkroom_operator.settings import OperatorSettings
 
 log = logging.getLogger(__name__)

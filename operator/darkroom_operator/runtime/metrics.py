@@ -1,10 +1,10 @@
 """Prometheus metrics of one operator process, in a private :class:`CollectorRegistry`.
 
 Built by :mod:`darkroom_operator.__main__` (tests may build several per interpreter, hence no
-global registry); :mod:`darkroom_operator.controllers` records reconcile outcomes and durations,
-:mod:`darkroom_operator.leading` sets the leader gauge, :mod:`darkroom_operator.serving` exposes
+global registry); :mod:`darkroom_operator.runtime.controllers` records reconcile outcomes and durations,
+:mod:`darkroom_operator.runtime.leading` sets the leader gauge, :mod:`darkroom_operator.runtime.serving` exposes
 ``/metrics``. Workqueue and informer figures are read at scrape time from
-:meth:`darkroom_operator.workqueues.WorkQueue.stats` and :meth:`cluster.Cache.stats` (names follow
+:meth:`darkroom_operator.runtime.workqueues.WorkQueue.stats` and :meth:`cluster.Cache.stats` (names follow
 client-go's workqueue metrics so existing dashboards apply).
 """
 
@@ -18,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from cluster import Cache
-from darkroom_operator.workqueues import WorkQueue
+from darkroom_operator.runtime.workqueues import WorkQueue
 
 RESULTS = ("success", "requeue_after", "error", "conflict", "gone", "unavailable")
 """Values of the ``result`` label: ``gone`` = the primary was deleted while it was being reconciled;

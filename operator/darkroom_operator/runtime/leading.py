@@ -1,6 +1,6 @@
 """The reconciler's leader election: :class:`cluster.electing.LeaderElector` on a thread, wired to the operator.
 
-Called by :mod:`darkroom_operator.running`: :class:`LeaderElector` campaigns on a daemon thread for
+Called by :mod:`darkroom_operator.runtime.running`: :class:`LeaderElector` campaigns on a daemon thread for
 the Lease ``settings.lease_namespace``/``lease_name`` as ``settings.identity`` with the settings'
 timings (client-go's 15 s / 10 s / 2 s by default). Once this replica leads, ``on_started_leading``
 starts the controllers; when a renewal misses the renew deadline it calls ``on_lost`` — the entry
@@ -28,7 +28,7 @@ from typing import Any
 from cluster import Cache, CachedClient, ClientSettings, Transport
 from cluster.electing import LeaderElector as Elector
 from cluster.electing import Timings
-from darkroom_operator.metrics import Metrics
+from darkroom_operator.runtime.metrics import Metrics
 from darkroom_operator.settings import OperatorSettings
 
 log = logging.getLogger(__name__)

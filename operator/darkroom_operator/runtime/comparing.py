@@ -1,7 +1,7 @@
 """Deciding whether a child needs a server-side apply: "does the live object already say everything we would apply?"
 
 Called by :mod:`darkroom_operator.darkrooms` for every child on every reconcile, with the desired
-body from :mod:`darkroom_operator.children` and the live object from the informer cache. Applying
+body from :mod:`darkroom_operator.darkroomchildren` and the live object from the informer cache. Applying
 only when this says no is what makes a resync of converged objects issue zero write requests.
 
 The rule has two parts.

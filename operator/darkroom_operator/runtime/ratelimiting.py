@@ -1,6 +1,6 @@
 """Rate limiters for workqueue retries, after client-go's ``workqueue`` rate limiters, and the clock they read.
 
-Used by :class:`darkroom_operator.workqueues.WorkQueue` (``add_rate_limited``); built by
+Used by :class:`darkroom_operator.runtime.workqueues.WorkQueue` (``add_rate_limited``); built by
 :func:`default_rate_limiter` with client-go's controller defaults: the maximum of a per-key
 exponential backoff (5 ms · 2^failures, capped at 1000 s) and an overall token bucket (10 qps,
 burst 100) — the backoff protects one broken object, the bucket the API server when many fail.

@@ -11,8 +11,8 @@ it?" are answered once:
   server whether it is free (409 if not), with the ``create`` permission the reconciler has anyway;
   a taken name is then looked up on the server (a list by name: ``list`` permission) so our own
   child that the cache has not caught up with is not mistaken for someone else's.
-- **applying** is server-side apply of a :func:`~darkroom_operator.comparing.stamp` ed body, skipped
-  when the live object is :func:`~darkroom_operator.comparing.up_to_date` (a converged resync writes
+- **applying** is server-side apply of a :func:`~darkroom_operator.runtime.comparing.stamp` ed body, skipped
+  when the live object is :func:`~darkroom_operator.runtime.comparing.up_to_date` (a converged resync writes
   nothing). When another field manager's list entries make the merge invalid or undroppable (an
   edited Service port), the child is replaced with our fields laid over it.
 """
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cluster import AlreadyExists, CachedClient, ClusterError, Invalid, NotFound, Resource
-from darkroom_operator.comparing import differences, overlay, up_to_date
+from darkroom_operator.runtime.comparing import differences, overlay, up_to_date
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,11 @@
 """The runtime that drives reconcilers: informers → event handlers → workqueues → worker threads.
 
 Built by :mod:`darkroom_operator.__main__` from the reconcilers, the :class:`cluster.Cache` (not
-started yet) and the settings; started when this replica leads (:mod:`darkroom_operator.leading`)
+started yet) and the settings; started when this replica leads (:mod:`darkroom_operator.runtime.leading`)
 or at once without leader election. :class:`Controllers` declares the informers every reconciler
 needs — its primary kind in ``settings.namespace``; each owned kind there, label-selected on
 ``app.kubernetes.io/managed-by=<settings.managed_by>`` and indexed by owner UID; each extra
-:class:`~darkroom_operator.reconciling.Watch` — one informer per resource, shared when two
+:class:`~darkroom_operator.runtime.reconciling.Watch` — one informer per resource, shared when two
 reconcilers ask for the same one (they must agree on its label selector).
 
 Informers run on every replica (a standby keeps a warm cache, so a takeover starts at once);
@@ -15,13 +15,13 @@ own key; for an owned object the name in its controller ownerReference of the pr
 a watched object whatever ``Watch.to_keys`` answers. Every ``settings.resync_s`` all cached
 primaries are enqueued again.
 
-Workers: each controller has its own :class:`~darkroom_operator.workqueues.WorkQueue` and
+Workers: each controller has its own :class:`~darkroom_operator.runtime.workqueues.WorkQueue` and
 ``settings.workers`` threads (like controller-runtime's MaxConcurrentReconciles per controller), so
 a slow kind never starves another. Outcomes: success → ``forget`` (and ``add_after`` for
 ``Result.requeue_after_s``); an exception → ``add_rate_limited`` and an error log with the error;
 :class:`cluster.Conflict` (a stale read, normal under concurrency) → rate-limited retry logged at
 debug; :class:`cluster.Unavailable` (the server away or overloaded) → the key is re-added with no
-per-key failure and every worker pauses on one shared :class:`~darkroom_operator.ratelimiting.ConnectionBackoff`
+per-key failure and every worker pauses on one shared :class:`~darkroom_operator.runtime.ratelimiting.ConnectionBackoff`
 until a request gets through again; :class:`cluster.NotFound` while the primary is no longer cached → the object is gone,
 nothing to do. Shutdown stops taking work, lets in-flight reconciles finish for up to a timeout.
 """
@@ -37,11 +37,11 @@ from typing import Any, cast
 
 from cluster import OWNER_UID, Cache, ClusterError, Conflict, Informer, NotFound, Resource, Unavailable, by_owner_uid
 from cluster.indexers import IndexFunction
-from darkroom_operator.metrics import Metrics
-from darkroom_operator.ratelimiting import ConnectionBackoff
-from darkroom_operator.reconciling import Reconciler, Result
+from darkroom_operator.runtime.metrics import Metrics
+from darkroom_operator.runtime.ratelimiting import ConnectionBackoff
+from darkroom_operator.runtime.reconciling import Reconciler, Result
+from darkroom_operator.runtime.workqueues import WorkQueue
 from darkroom_operator.settings import OperatorSettings
-from darkroom_operator.workqueues import WorkQueue
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from darkroom_operator.comparing import digest
+from darkroom_operator.runtime.comparing import digest
 from darkroom_operator.settings import OperatorSettings
 from kinds import darkrooms as darkroom_kind
 from kinds.darkrooms import CONFIG_HASH_ANNOTATION, DEFAULT_CACHE_TIME_S

@@ -1,4 +1,4 @@
-"""The desired children of a Darkroom (darkroom_operator.children), field by field.
+"""The desired children of a Darkroom (darkroom_operator.darkroomchildren), field by field.
 
 Behaviours: the ConfigMap holds Darkroom's environment for WebFolder and S3 sources (seed Hystrix
 defaults, LOG_LEVEL=info, METRICS_SYSTEM=prometheus, never DEBUG, never a credential); S3
@@ -15,7 +15,7 @@ import copy
 from typing import Any
 
 import pytest
-from darkroom_operator import children
+from darkroom_operator import darkroomchildren
 from darkroom_operator.settings import OperatorSettings
 
 from kinds import darkrooms as darkroom_kind
@@ -63,7 +63,7 @@ S3_WITH_SECRET = {**S3, "credentialsSecretRef": {"name": "s3-creds"}}
 
 
 def test_configmap_webfolder() -> None:
-    assert children.configmap(darkroom(), SETTINGS) == {
+    assert darkroomchildren.configmap(darkroom(), SETTINGS) == {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": META,
@@ -84,7 +84,7 @@ def test_configmap_webfolder() -> None:
 
 
 def test_configmap_s3_has_bucket_settings_and_no_credentials() -> None:
-    data = children.configmap(darkroom(S3_WITH_SECRET), SETTINGS)["data"]
+    data = darkroomchildren.configmap(darkroom(S3_WITH_SECRET), SETTINGS)["data"]
     assert {k: v for k, v in data.items() if k.startswith("SOURCE_") and "HYSTRIX" not in k} == {
         "SOURCE_KIND": "S3",
         "SOURCE_BUCKET_NAME": "originals",
@@ -100,13 +100,13 @@ def test_configmap_s3_has_bucket_settings_and_no_credentials() -> None:
 def test_configmap_never_debug_and_defaults_cache_time() -> None:
     body = darkroom()
     del body["spec"]["cacheTime"]
-    data = children.config_data(body, SETTINGS)
+    data = darkroomchildren.config_data(body, SETTINGS)
     assert "DEBUG" not in data and data["LOG_LEVEL"] == "info"
     assert data["CACHE_TIME"] == "31536000"
 
 
 def test_minimal_s3_source_sets_only_what_is_given() -> None:
-    data = children.config_data(darkroom({"type": "S3", "bucket": "b"}), SETTINGS)
+    data = darkroomchildren.config_data(darkroom({"type": "S3", "bucket": "b"}), SETTINGS)
     assert [k for k in data if k.startswith("SOURCE_BUCKET") or k in ("SOURCE_PATHPREFIX", "SOURCE_BASEURL")] == ["SOURCE_BUCKET_NAME"]
 
 
@@ -129,8 +129,8 @@ EXPECTED_CONTAINER = {
 
 
 def test_deployment_exactly() -> None:
-    body = children.deployment(darkroom(), SETTINGS)
-    config_hash = children.config_hash(darkroom(), SETTINGS)
+    body = darkroomchildren.deployment(darkroom(), SETTINGS)
+    config_hash = darkroomchildren.config_hash(darkroom(), SETTINGS)
     assert body == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -159,14 +159,14 @@ def test_deployment_exactly() -> None:
 
 
 def test_s3_credentials_only_through_secret_key_refs() -> None:
-    container = children.deployment(darkroom(S3_WITH_SECRET), SETTINGS)["spec"]["template"]["spec"]["containers"][0]
+    container = darkroomchildren.deployment(darkroom(S3_WITH_SECRET), SETTINGS)["spec"]["template"]["spec"]["containers"][0]
     assert container["env"] == [
         {"name": "SOURCE_BUCKET_ACCESSKEY", "valueFrom": {"secretKeyRef": {"name": "s3-creds", "key": "accessKey"}}},
         {"name": "SOURCE_BUCKET_SECRETKEY", "valueFrom": {"secretKeyRef": {"name": "s3-creds", "key": "secretKey"}}},
     ]
-    assert "env" not in children.container(darkroom(S3), SETTINGS)  # a public bucket
+    assert "env" not in darkroomchildren.container(darkroom(S3), SETTINGS)  # a public bucket
     webfolder_with_stray_ref = {"type": "WebFolder", "baseUrl": "https://x.example", "credentialsSecretRef": {"name": "s3-creds"}}
-    assert "env" not in children.container(darkroom(webfolder_with_stray_ref), SETTINGS)
+    assert "env" not in darkroomchildren.container(darkroom(webfolder_with_stray_ref), SETTINGS)
 
 
 @pytest.mark.parametrize(
@@ -177,35 +177,35 @@ def test_image_tag(version: str | None, tag: str) -> None:
     body = darkroom(version=version)
     if version is None:
         del body["spec"]["version"]
-    assert children.image(body, SETTINGS) == f"gojektech/darkroom:{tag}"
+    assert darkroomchildren.image(body, SETTINGS) == f"gojektech/darkroom:{tag}"
 
 
 def test_image_repository_comes_from_settings_and_the_default_version_from_the_kind() -> None:
     settings = OperatorSettings(identity="t", image_repository="registry.local/darkroom")
-    assert children.image(darkroom(version=""), settings) == f"registry.local/darkroom:{darkroom_kind.DEFAULT_VERSION}"
+    assert darkroomchildren.image(darkroom(version=""), settings) == f"registry.local/darkroom:{darkroom_kind.DEFAULT_VERSION}"
 
 
 def test_building_children_never_modifies_the_spec() -> None:
     body = darkroom(S3_WITH_SECRET, version="")
     before = copy.deepcopy(body)
-    for build in (children.configmap, children.deployment, children.service, children.ingress):
+    for build in (darkroomchildren.configmap, darkroomchildren.deployment, darkroomchildren.service, darkroomchildren.ingress):
         build(body, SETTINGS)
     assert body == before
 
 
 def test_config_hash_follows_the_configuration_only() -> None:
-    base = children.config_hash(darkroom(), SETTINGS)
-    assert children.config_hash(darkroom(), SETTINGS) == base  # deterministic
-    assert children.config_hash(darkroom(cacheTime=60), SETTINGS) != base
-    assert children.config_hash(darkroom({"type": "WebFolder", "baseUrl": "https://other.example"}), SETTINGS) != base
-    assert children.config_hash(darkroom(replicas=5), SETTINGS) == base  # scaling does not restart pods
-    assert children.config_hash(darkroom(subDomains=["x"]), SETTINGS) == base
-    s3 = children.config_hash(darkroom(S3_WITH_SECRET), SETTINGS)
-    assert children.config_hash(darkroom({**S3, "credentialsSecretRef": {"name": "other"}}), SETTINGS) != s3
+    base = darkroomchildren.config_hash(darkroom(), SETTINGS)
+    assert darkroomchildren.config_hash(darkroom(), SETTINGS) == base  # deterministic
+    assert darkroomchildren.config_hash(darkroom(cacheTime=60), SETTINGS) != base
+    assert darkroomchildren.config_hash(darkroom({"type": "WebFolder", "baseUrl": "https://other.example"}), SETTINGS) != base
+    assert darkroomchildren.config_hash(darkroom(replicas=5), SETTINGS) == base  # scaling does not restart pods
+    assert darkroomchildren.config_hash(darkroom(subDomains=["x"]), SETTINGS) == base
+    s3 = darkroomchildren.config_hash(darkroom(S3_WITH_SECRET), SETTINGS)
+    assert darkroomchildren.config_hash(darkroom({**S3, "credentialsSecretRef": {"name": "other"}}), SETTINGS) != s3
 
 
 def test_service_exactly() -> None:
-    assert children.service(darkroom(), SETTINGS) == {
+    assert darkroomchildren.service(darkroom(), SETTINGS) == {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": META,
@@ -223,7 +223,7 @@ def _rule(host: str) -> dict[str, Any]:
 
 
 def test_ingress_exactly_without_class_or_tls() -> None:
-    assert children.ingress(darkroom(), SETTINGS) == {
+    assert darkroomchildren.ingress(darkroom(), SETTINGS) == {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",
         "metadata": META,
@@ -233,26 +233,26 @@ def test_ingress_exactly_without_class_or_tls() -> None:
 
 def test_ingress_class_tls_and_domain_from_settings() -> None:
     settings = OperatorSettings(identity="t", domain="img.example.org", ingress_class="nginx", tls_secret="wildcard-tls")
-    spec = children.ingress(darkroom(), settings)["spec"]
+    spec = darkroomchildren.ingress(darkroom(), settings)["spec"]
     assert spec == {
         "rules": [_rule("images.img.example.org"), _rule("cdn.img.example.org")],
         "ingressClassName": "nginx",
         "tls": [{"hosts": ["images.img.example.org", "cdn.img.example.org"], "secretName": "wildcard-tls"}],
     }
-    assert children.hosts(darkroom(), settings) == ["images.img.example.org", "cdn.img.example.org"]
+    assert darkroomchildren.hosts(darkroom(), settings) == ["images.img.example.org", "cdn.img.example.org"]
 
 
 def test_resources_are_written_in_canonical_form() -> None:
     settings = OperatorSettings(identity="t", cpu_request="0.25", memory_request="0.5Gi", cpu_limit="2000m", memory_limit="1024Mi")
-    resources = children.container(darkroom(), settings)["resources"]
+    resources = darkroomchildren.container(darkroom(), settings)["resources"]
     assert resources == {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"cpu": "2", "memory": "1Gi"}}
 
 
 def test_managed_by_label_follows_settings_but_selector_does_not() -> None:
     settings = OperatorSettings(identity="t", managed_by="someone-else")
-    body = children.deployment(darkroom(), settings)
+    body = darkroomchildren.deployment(darkroom(), settings)
     assert body["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "someone-else"
-    assert body["spec"]["selector"] == children.deployment(darkroom(), SETTINGS)["spec"]["selector"]
+    assert body["spec"]["selector"] == darkroomchildren.deployment(darkroom(), SETTINGS)["spec"]["selector"]
 
 
 @pytest.mark.parametrize(
@@ -265,7 +265,7 @@ def test_managed_by_label_follows_settings_but_selector_does_not() -> None:
     ],
 )
 def test_validate(source: dict[str, Any], problems: list[str]) -> None:
-    assert children.validate(darkroom(source)) == problems
+    assert darkroomchildren.validate(darkroom(source)) == problems
 
 
 def test_the_retired_default_version_variable_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:

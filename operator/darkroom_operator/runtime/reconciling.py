@@ -1,6 +1,6 @@
 """The contract between the runtime and the reconcilers: :class:`Reconciler`, :class:`Result`, :class:`Context`.
 
-The runtime (:mod:`darkroom_operator.controllers`) owns informers, the workqueue, workers, leader
+The runtime (:mod:`darkroom_operator.runtime.controllers`) owns informers, the workqueue, workers, leader
 election and metrics; a reconciler owns one primary kind and the children it creates. A reconciler
 is level-based: ``reconcile(key)`` re-reads everything from the cache, makes the cluster match the
 primary object, and returns a :class:`Result` (or raises: the runtime then retries the key with
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from cluster import CachedClient, Resource
 
 if TYPE_CHECKING:
-    from darkroom_operator.recording import EventRecorder
+    from darkroom_operator.runtime.recording import EventRecorder
     from darkroom_operator.settings import OperatorSettings
 
 

@@ -1,6 +1,6 @@
 """The workqueue between informer handlers and reconcile workers, with client-go's semantics.
 
-One :class:`WorkQueue` per controller (:mod:`darkroom_operator.controllers`): handlers ``add`` keys,
+One :class:`WorkQueue` per controller (:mod:`darkroom_operator.runtime.controllers`): handlers ``add`` keys,
 workers ``get`` → reconcile → ``done``. Like client-go's rate-limiting delaying queue:
 
 - a key is handed to at most one worker at a time: a key added while it is being processed is
@@ -9,14 +9,14 @@ workers ``get`` → reconcile → ``done``. Like client-go's rate-limiting delay
 - :meth:`WorkQueue.add_after` holds a key back for a delay; when it is added after again before
   that, the earliest time wins;
 - :meth:`WorkQueue.add_rate_limited` delays by the rate limiter (default: client-go's controller
-  limiter, see :mod:`darkroom_operator.ratelimiting`); :meth:`WorkQueue.forget` clears the key's
+  limiter, see :mod:`darkroom_operator.runtime.ratelimiting`); :meth:`WorkQueue.forget` clears the key's
   failure history; :meth:`WorkQueue.num_requeues` reads it;
 - after :meth:`WorkQueue.shut_down`, adds are ignored and ``get`` keeps handing out what is queued,
   then answers ``(None, True)``; :meth:`WorkQueue.shut_down_with_drain` also waits for the workers
   to finish everything queued and in flight.
 
 Delayed keys need no timer thread: a waiting ``get`` sleeps until the earliest of them is due and
-promotes every due key itself. Time comes from an injectable :class:`~darkroom_operator.ratelimiting.Clock`.
+promotes every due key itself. Time comes from an injectable :class:`~darkroom_operator.runtime.ratelimiting.Clock`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
-from darkroom_operator.ratelimiting import Clock, MonotonicClock, RateLimiter, default_rate_limiter
+from darkroom_operator.runtime.ratelimiting import Clock, MonotonicClock, RateLimiter, default_rate_limiter
 
 
 @dataclass(frozen=True)

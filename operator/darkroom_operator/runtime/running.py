@@ -2,12 +2,12 @@
 
 :class:`Operator` is built by :mod:`darkroom_operator.__main__` (and by tests, in-process, with
 fake reconcilers) from a connection's ``ApiClient``, a :class:`cluster.Cache` whose informers the
-:class:`~darkroom_operator.controllers.Controllers` declared, and the settings. :meth:`Operator.run`
+:class:`~darkroom_operator.runtime.controllers.Controllers` declared, and the settings. :meth:`Operator.run`
 blocks until :meth:`Operator.request_stop` (SIGTERM/SIGINT) or a lost Lease, then shuts down in
 order: stop campaigning, stop taking work and let in-flight reconciles finish (up to
 ``shutdown_timeout_s``; not at all after a lost Lease), release the Lease if we held it (so a standby takes over at once), stop
 informers and the health server. The exit code is 0 for a requested stop, 1 when leadership was
-lost (the process must restart; see :mod:`darkroom_operator.leading`).
+lost (the process must restart; see :mod:`darkroom_operator.runtime.leading`).
 
 Readiness (``/readyz``): the informers have listed (a replica is useful only with a warm cache),
 and — with leader election — this replica either leads or stands by healthily, meaning its
@@ -26,10 +26,10 @@ import time
 from typing import Any
 
 from cluster import Cache
-from darkroom_operator.controllers import Controllers
-from darkroom_operator.leading import LeaderElector
-from darkroom_operator.metrics import Metrics
-from darkroom_operator.serving import HealthServer
+from darkroom_operator.runtime.controllers import Controllers
+from darkroom_operator.runtime.leading import LeaderElector
+from darkroom_operator.runtime.metrics import Metrics
+from darkroom_operator.runtime.serving import HealthServer
 from darkroom_operator.settings import OperatorSettings
 
 log = logging.getLogger(__name__)
