@@ -21,11 +21,16 @@ elsewhere it is left out with a one-line reason in the header. Tests of devclust
 ones of the test's kind (for restarts and kills), ``fresh_devcluster`` private devclusters.
 ``kubectl`` runs the kubectl on PATH with a private discovery cache; ``namespace`` gives each test its
 own namespace.
+
+``identity_provider`` (session) is a real OpenID Connect provider (ORY Hydra, ``tests/identityprovider.py``, built by
+``scripts/build_hydra.sh`` whenever the real control plane is: the same Go and CI rules); ``oidc_realcluster`` a
+private real control plane that trusts its ID tokens, for the clients of ``kube_oidc_clients``.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -33,9 +38,13 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from support import ROOT, ClusterKind, ClusterProcess, DevclusterProcess, Kubectl, RealclusterProcess, install_crds
+from support import ROOT, ClusterKind, ClusterProcess, DevclusterProcess, Kubectl, RealclusterProcess, free_port, install_crds, wait_for
+
+if TYPE_CHECKING:
+    from identityprovider import HydraProcess, KubeOIDCClients
 
 
 def _start(tmp: Path, extra: list[str]) -> DevclusterProcess:
@@ -79,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
         elif build.stderr:
             sys.stderr.write(build.stderr)
     config.stash[_KINDS] = tuple(kinds)
+    config.stash[_IDP_LEFT_OUT] = _build_identity_provider(kinds, config.stash[_LEFT_OUT])
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -86,6 +96,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"clusters: {', '.join(kinds)}"]
     if config.stash[_LEFT_OUT]:
         lines.append(config.stash[_LEFT_OUT])
+    if "real" in kinds and config.stash[_IDP_LEFT_OUT]:
+        lines.append(config.stash[_IDP_LEFT_OUT])
     return lines
 
 
@@ -215,3 +227,91 @@ def crds_installed(kube: ClusterProcess) -> None:
 
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+# --- the OpenID Connect provider (tests/identityprovider.py) and a control plane that trusts it ----------------------
+
+_IDP_LEFT_OUT = pytest.StashKey[str]()
+
+
+def _build_identity_provider(kinds: list[ClusterKind], real_left_out: str) -> str:
+    """Build Hydra (scripts/build_hydra.sh) when the real control plane runs, as realcluster is built above: the
+    identity tests need both. Returns why they are left out ('' when they run)."""
+    if "real" not in kinds:
+        return f"identity provider tests left out: they need the real control plane ({real_left_out or '--cluster=real|both'})"
+    build = subprocess.run([str(ROOT / "scripts" / "build_hydra.sh")], stderr=subprocess.PIPE, text=True)
+    if build.returncode == 3 and not in_ci():
+        return f"identity provider tests left out: {build.stderr.strip()} (under CI=true this fails)"
+    if build.returncode != 0:
+        raise pytest.UsageError(f"cannot build the identity provider (scripts/build_hydra.sh):\n{build.stderr}")
+    if build.stderr:
+        sys.stderr.write(build.stderr)
+    return ""
+
+
+@pytest.fixture(scope="session")
+def identity_provider(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HydraProcess]:
+    """ORY Hydra with its login/consent app, users ``identityprovider.USERS`` (a copy in ``.users``: tests may add)."""
+    from identityprovider import HydraProcess
+
+    if request.config.stash[_IDP_LEFT_OUT]:
+        pytest.skip(request.config.stash[_IDP_LEFT_OUT])
+    provider = HydraProcess(tmp_path_factory.mktemp("hydra")).start()
+    yield provider
+    provider.stop()
+
+
+@pytest.fixture(scope="session")
+def kube_oidc_clients(identity_provider: HydraProcess) -> KubeOIDCClients:
+    """The two clients whose ID tokens ``oidc_realcluster`` accepts. Their redirect URI does not listen: the code is
+    read off the redirect (``HydraProcess.authorization_code_tokens``)."""
+    from identityprovider import SHORT_LIVED_S, KubeOIDCClients
+
+    client_app = f"http://127.0.0.1:{free_port()}"
+    callback, logged_out = [f"{client_app}/callback"], [f"{client_app}/logged-out"]
+    return KubeOIDCClients(
+        standard=identity_provider.register_client("kubernetes", secrets.token_urlsafe(24), callback, logged_out),
+        short_lived=identity_provider.register_client(
+            "kubernetes-short-lived",
+            secrets.token_urlsafe(24),
+            callback,
+            logged_out,
+            id_token_lifespan=f"{SHORT_LIVED_S}s",
+            access_token_lifespan=f"{SHORT_LIVED_S}s",
+        ),
+    )
+
+
+@pytest.fixture(scope="session")
+def oidc_realcluster(
+    identity_provider: HydraProcess, kube_oidc_clients: KubeOIDCClients, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RealclusterProcess]:
+    """A private real control plane whose kube-apiserver also trusts ``identity_provider``'s ID tokens
+    (``--authentication-config``: audiences the ``kube_oidc_clients``, user ``oidc:<sub>``, groups ``oidc:<group>``),
+    beside its static tokens. Ready once an ID token of alice authenticates."""
+    from identityprovider import authentication_configuration, whoami
+
+    data_dir = tmp_path_factory.mktemp("oidc-realcluster")
+    config = authentication_configuration(
+        data_dir / "authentication-config.yaml",
+        issuer=identity_provider.issuer,
+        ca_pem=identity_provider.ca_pem,
+        audiences=[kube_oidc_clients.standard.client_id, kube_oidc_clients.short_lived.client_id],
+    )
+    cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, "--authentication-config", str(config)]).start()
+    try:
+        alice = identity_provider.users["alice"]
+        token = identity_provider.authorization_code_tokens(kube_oidc_clients.standard, alice.username, alice.password).id_token
+        # kube-apiserver fetches the issuer's discovery document and keys in the background; until then it refuses.
+        wait_for(
+            lambda: whoami(cluster.url, cluster.ca_path, token),
+            timeout_s=60,
+            interval_s=0.2,
+            message="kube-apiserver to accept an ID token",
+        )
+    except BaseException:
+        cluster.stop()
+        raise
+    yield cluster
+    if cluster.proc is not None:
+        cluster.stop()
