@@ -1,16 +1,22 @@
 # Darkroom Control Panel — the two commands a fresh machine needs are `make api` and `make test`.
-# Every target bootstraps .venv/ itself from the hashed locks in requirements/ (compiled by `make lock` from
-# pyproject.toml), re-installing only when pyproject.toml or a lock changes. Two kinds of venv:
+# Every target bootstraps .venv/ itself from the hashed locks in requirements/ (compiled by `make lock` from the
+# pyproject.toml files), re-installing only when a pyproject.toml or a lock changes. Two kinds of venv:
 #   `make api` (and cluster, operator): the product's runtime + the embedded devcluster (requirements/devcluster.txt);
 #   `make test` (and lint, typecheck, unit, bench): that + the toolchain (requirements/dev.txt).
 # A dev venv serves `make api` as it is; a runtime-only venv gets the toolchain added by the first `make test`.
+# Three projects of ours, each installed editable from this checkout and never looked up on an index: the product
+# (pyproject.toml), the leaves it shares with devcluster (lib/shared) and devcluster (devcluster/, the `[devcluster]`
+# extra of the product).
 
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 LOCKS := requirements/build.txt requirements/runtime.txt requirements/devcluster.txt requirements/dev.txt
-FINGERPRINT := $(shell cat pyproject.toml $(LOCKS) 2>/dev/null | sha1sum | cut -c1-12)
+PROJECTS := pyproject.toml lib/shared/pyproject.toml devcluster/pyproject.toml
+# Their distribution names: resolved from their paths ([tool.uv.sources]) and never written into a lock.
+LOCAL_PACKAGES := darkroom-shared-leaves devcluster
+FINGERPRINT := $(shell cat $(PROJECTS) $(LOCKS) 2>/dev/null | sha1sum | cut -c1-12)
 API_STAMP := $(VENV)/.installed-api-$(FINGERPRINT)
 DEV_STAMP := $(VENV)/.installed-dev-$(FINGERPRINT)
 # --no-deps: a lock is the whole closure, hashed (pip refuses anything else); no resolver, no surprise versions.
@@ -23,17 +29,22 @@ OPERATOR_ARGS ?=
 IMAGE ?= darkroom-control-panel:0.1.0
 OVERLAY ?= dev
 UV_ARGS ?=
-UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes --custom-compile-command "make lock" $(UV_ARGS)
+UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes --custom-compile-command "make lock" \
+	$(addprefix --no-emit-package ,$(LOCAL_PACKAGES)) $(UV_ARGS)
+# Where the packages of ours live, by import name (lint-imports finds them through this).
+SOURCE_ROOTS := .:operator:lib:lib/shared:devcluster/src
 
-.PHONY: venv venv-api api test lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
+.PHONY: venv venv-api api test test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
 
-# $(call install,LOCK,WHAT): a venv if missing, then the lock, then our own packages (editable, built with the
-# pinned setuptools of requirements/build.txt, no build isolation: nothing unpinned is fetched).
+# $(call install,LOCK,WHAT): a venv if missing, then the lock, then our own projects (editable, from this checkout:
+# --no-deps, so no name of ours is ever looked up on an index; built with the pinned setuptools of
+# requirements/build.txt, no build isolation: nothing unpinned is fetched).
 define install
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "Installing $(2): $$(grep -c '^[A-Za-z]' $(1)) pinned packages from $(1) into $(VENV)/ (once; again only when a lock changes) ..."
 	@SECONDS=0; $(PIP_INSTALL) -r requirements/build.txt -r $(1) \
-		&& PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . \
+		&& PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
+			-e lib/shared -e devcluster -e . \
 		&& echo "Installed in $${SECONDS} s ($$(du -sh $(VENV) | cut -f1) in $(VENV)/)."
 endef
 
@@ -52,34 +63,40 @@ venv: $(DEV_STAMP)
 api: venv-api
 	@PORT=$(PORT) DEVCLUSTER_PORT=$(DEVCLUSTER_PORT) $(PY) scripts/run_api.py
 
-## lock: recompile requirements/*.txt from pyproject.toml (UV_ARGS=--upgrade to move to the newest versions).
-## dev.txt first; the others are constrained by it, so one package has one version in every lock.
+## lock: recompile requirements/*.txt from the pyproject.toml files (UV_ARGS=--upgrade to move to the newest versions).
+## dev.txt first; the others are constrained by it, so one package has one version in every lock. Our own projects
+## come from their paths ([tool.uv.sources]) and are left out (--no-emit-package): the locks hold third-party packages only.
 lock: venv
-	@$(PY) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))' \
-		| $(UV_COMPILE) - -o requirements/build.txt
+	@$(PY) -c 'import sys, tomllib; print("\n".join(sorted({r for f in sys.argv[1:] for r in tomllib.load(open(f, "rb"))["build-system"]["requires"]})))' \
+		$(PROJECTS) | $(UV_COMPILE) - -o requirements/build.txt
 	@$(UV_COMPILE) pyproject.toml --extra dev -o requirements/dev.txt
 	@$(UV_COMPILE) pyproject.toml --extra devcluster -c requirements/dev.txt -o requirements/devcluster.txt
 	@$(UV_COMPILE) pyproject.toml -c requirements/dev.txt -o requirements/runtime.txt
 
-## test: lint, type-check and run the whole suite
+## test: lint, type-check and run the whole suite (tests/ and devcluster/tests, pyproject's testpaths)
 test: venv lint typecheck
 	@scripts/install_test_tools.sh
 	@$(PY) -m pytest $(PYTEST_ARGS)
+
+## test-devcluster: devcluster's own lane: its unit, conformance and fidelity tests (devcluster/tests) only
+test-devcluster: venv
+	@$(PY) -m pytest devcluster/tests $(PYTEST_ARGS)
 
 ## lint: ruff, and the import contracts of pyproject.toml [tool.importlinter] (who may import whom)
 lint: venv
 	@$(PY) -m ruff check .
 	@$(PY) -m ruff format --check .
-	@PYTHONPATH=.:operator $(VENV)/bin/lint-imports --no-cache --config pyproject.toml
+	@PYTHONPATH=$(SOURCE_ROOTS) $(VENV)/bin/lint-imports --no-cache --config pyproject.toml
 
-# mypy --strict (pyproject [tool.mypy]): product code and tests, then bench/ on its own (its scripts import each
-# other as top-level modules, and bench/devcluster.py would clash with the devcluster package).
+# mypy --strict (pyproject [tool.mypy]): product code, devcluster and the tests, then the benchmarks on their own
+# (bench/ and devcluster/bench: their scripts import each other as top-level modules, `from common import ...`).
 typecheck: venv
 	@$(PY) -m mypy
-	@$(PY) -m mypy bench
+	@$(PY) -m mypy bench devcluster/bench
 
+## unit: the unit tests of the product and of devcluster
 unit: venv
-	@$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+	@$(PY) -m pytest tests/unit devcluster/tests/internals $(PYTEST_ARGS)
 
 ## realcluster: the real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 ## a simulated node) in the foreground; data and kubeconfig in .realcluster/. Needs Go (test infrastructure only).
@@ -99,7 +116,7 @@ cluster: venv-api
 
 ## bench: performance tables (never part of the test suite)
 bench: venv
-	@$(PY) bench/devcluster.py
+	@$(PY) devcluster/bench/apiserver.py
 
 ## docker-build: build the image (API + dashboard and reconciler) from deploy/Dockerfile
 docker-build:

@@ -59,6 +59,7 @@ from common import (
     log,
     machine_summary,
     merged_latencies,
+    pythonpath,
     ready_status,
     start_devcluster,
     stop_process,
@@ -177,7 +178,7 @@ class Gunicorn:
         self.log_path = data_dir / f"gunicorn-{name}.log"
         env = {
             **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(root), str(ROOT / "bench")]),
+            "PYTHONPATH": pythonpath(root, ROOT / "bench"),
             "DARKROOM_API_KUBECONFIG": str(kubeconfig),
             "DARKROOM_API_LOG_LEVEL": "WARNING",
             "PORT": str(self.port),

@@ -55,7 +55,7 @@ from common import HOST, ROOT, free_port, ready_status, stop_process
 from common import quantile as percentile
 from common import start_devcluster as start_server
 
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "lib"))  # this checkout's cluster/ (and kinds/)
 
 from cluster import DARKROOMS, Cache, CachedClient, ClientSettings, ConnectionSettings, InformerSettings, connect
 

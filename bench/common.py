@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmark scripts in bench/ (api, cache, devcluster, reconcile, ui).
+"""Helpers shared by the benchmark scripts in bench/ (api, cache, reconcile, ui) and devcluster/bench/apiserver.py.
 
 Owns what every script needs around the thing it measures: a free 127.0.0.1 port, a devcluster
 subprocess (start, wait for ``/readyz``, stop) with the product's CRDs installed, a minimal
@@ -39,6 +39,18 @@ CRDS_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def package_roots(root: Path) -> list[Path]:
+    """Where the checkout ``root`` keeps our packages, by import name: the root (backend, aggregator), operator/
+    (darkroom_operator), lib/ (cluster, kinds, envsettings) and lib/shared (labelselectors, mergepatch). A benchmark
+    that runs another checkout's code puts these on ``PYTHONPATH``, which comes before this venv's editable install."""
+    return [root, root / "operator", root / "lib", root / "lib" / "shared"]
+
+
+def pythonpath(root: Path, *more: Path) -> str:
+    """A ``PYTHONPATH`` value: :func:`package_roots` of ``root``, then ``more``."""
+    return os.pathsep.join(str(p) for p in [*package_roots(root), *more])
 
 
 def free_port() -> int:

@@ -38,7 +38,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import ROOT, Conn, free_port, log, machine_summary, start_devcluster, stop_process, wait_until
+from common import ROOT, Conn, free_port, log, machine_summary, pythonpath, start_devcluster, stop_process, wait_until
 
 NAMESPACE = "bench"
 DARKROOMS = "/apis/deployments.example.com/v1alpha1/namespaces/bench/darkrooms"
@@ -144,7 +144,7 @@ class Reconciler:
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DARKROOM_")}
         # PYTHONPATH comes before the editable install on sys.path: a baseline checkout runs its own code.
-        env.update(PYTHONPATH=f"{self.source}:{self.source / 'operator'}", DARKROOM_OPERATOR_LOG_LEVEL="WARNING")
+        env.update(PYTHONPATH=pythonpath(self.source), DARKROOM_OPERATOR_LOG_LEVEL="WARNING")
         argv = [sys.executable, "-m", "darkroom_operator", "--kubeconfig", str(self.server.kubeconfig), "--namespace", NAMESPACE]
         argv += ["--no-leader-election", "--health-port", str(self.health)]
         with (self.work / "operator.log").open("ab") as out:

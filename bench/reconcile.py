@@ -119,7 +119,7 @@ from servers import ApiServer, AuditLog, AuditRecord, choose_servers, make_serve
 from workloads import NAMESPACE, WORKLOADS, Tracker, Workload, create_all, workload
 from workloads import BenchConn as Conn
 
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "lib"))  # this checkout's cluster/ (and kinds/)
 
 from cluster import DARKROOMS, Cache, ConnectionSettings, InformerSettings, connect
 

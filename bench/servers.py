@@ -1,6 +1,6 @@
 """The API servers the benchmarks run against, behind one interface, and their audit logs read as one format.
 
-Used by ``bench/devcluster.py`` and ``bench/reconcile.py`` (``--server dev|real|both``); never by the
+Used by ``devcluster/bench/apiserver.py`` and ``bench/reconcile.py`` (``--server dev|real|both``); never by the
 product or the tests. Two kinds:
 
 * ``dev``: :class:`DevServer`, ``python -m devcluster serve`` (plain HTTP, no authentication; one

@@ -62,6 +62,7 @@ from common import (
     machine_summary,
     merged_latencies,
     nearest_rank,
+    pythonpath,
     ready_status,
     start_devcluster,
     stop_process,
@@ -105,7 +106,12 @@ class Server:
         self.name = name
         self.port = free_port()
         self.log_path = data_dir / f"gunicorn-{name.split()[0]}.log"
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "DARKROOM_API_KUBECONFIG": str(kubeconfig), "DARKROOM_API_LOG_LEVEL": "WARNING"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": pythonpath(ROOT),
+            "DARKROOM_API_KUBECONFIG": str(kubeconfig),
+            "DARKROOM_API_LOG_LEVEL": "WARNING",
+        }
         env["PORT"] = str(self.port)
         cmd = [
             sys.executable,

@@ -24,7 +24,7 @@ from typing import Any
 
 from common import ROOT, Conn, Endpoint
 
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "lib"))  # this checkout's cluster/ (and kinds/)
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, POSTGRESQLS, SECRETS, SERVICES, STATEFULSETS, Cache, Resource
 from kinds import postgresqls as pg_kind

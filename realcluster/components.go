@@ -85,7 +85,7 @@ func (c *child) tail(lines int) string {
 // Endpoints/EndpointSlices reject 127.0.0.0/8 addresses; aggregation routes to endpoints directly
 // since there is no kube-proxy.
 func apiserverArgs(o options, p pki, pt ports) []string {
-	return []string{
+	args := []string{
 		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", pt.EtcdClient),
 		"--etcd-compaction-interval=" + o.compactionInterval.String(),
 		fmt.Sprintf("--secure-port=%d", o.port),
@@ -117,6 +117,13 @@ func apiserverArgs(o options, p pki, pt ports) []string {
 		"--profiling=false",
 		"--v=" + o.verbosity,
 	}
+	if o.authnConfig != "" {
+		// JWT authenticators (OIDC) beside the static tokens: the two combine; only the --oidc-* flags may not be
+		// given with it. kube-apiserver fetches each issuer's discovery document and keys in the background
+		// (retrying every 10 s), so it starts and gets ready even while an issuer is unreachable.
+		args = append(args, "--authentication-config="+o.authnConfig)
+	}
+	return args
 }
 
 // controllerManagerArgs: every default controller ("*"), each with its own service-account

@@ -40,6 +40,7 @@ type options struct {
 	readyTimeout       time.Duration
 	verbosity          string
 	auditLog           string
+	authnConfig        string
 }
 
 // auditPolicy records every request once it completed, without bodies (Secrets stay out of the log).
@@ -71,8 +72,21 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.readyTimeout, "ready-timeout", 180*time.Second, "give up if the control plane is not ready within this")
 	fs.StringVar(&o.verbosity, "v", "1", "component log verbosity")
 	fs.StringVar(&o.auditLog, "audit-log", "", "kube-apiserver's audit log (JSON lines, level Metadata: who did what, the response code); off when empty")
+	fs.StringVar(&o.authnConfig, "authentication-config", "", "kube-apiserver's structured authentication configuration (AuthenticationConfiguration, apiserver.config.k8s.io/v1: JWT authenticators for OIDC issuers), beside the static tokens; off when empty")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.authnConfig != "" {
+		// An absolute path: kube-apiserver watches the file (and reloads it when it changes) whatever its working directory.
+		abs, err := filepath.Abs(o.authnConfig)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "realcluster: --authentication-config: %v\n", err)
+			return o, err
+		}
+		o.authnConfig = abs
 	}
 	if o.kubeconfig == "" {
 		o.kubeconfig = filepath.Join(o.dataDir, "kubeconfig")

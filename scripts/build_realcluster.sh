@@ -20,7 +20,7 @@ if ! command -v go >/dev/null 2>&1; then
     exit 3
 fi
 
-if [ -x "$BIN" ] && [ -z "$(find . -newer "$BIN" \( -name '*.go' -o -name go.mod -o -name go.sum \) -not -path './bin/*' -print -quit)" ]; then
+if [ -x "$BIN" ] && [ -z "$(find . -newer "$BIN" \( -name '*.go' -o -name go.mod -o -name go.sum \) -not -path './bin/*' -not -path './oidc/*' -print -quit)" ]; then
     exit 0
 fi
 

@@ -4,7 +4,8 @@ Two kinds of API server run under the tests, with one interface (:class:`Cluster
 :class:`DevclusterProcess` (``kind == "dev"``, our embedded emulator over plain HTTP) and
 :class:`RealclusterProcess` (``kind == "real"``, the real control plane of realcluster/: etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler and a simulated node, over TLS with token
-authentication). Imported by ``conftest.py`` (fixtures) and by test modules (``from support import wait_for``).
+authentication). Imported by ``sharedfixtures.py`` (the fixtures plugin) and by test modules of both trees, tests/ and
+devcluster/tests (``from support import wait_for``: tests/ is on pytest's ``pythonpath``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ not features:
 
 * ``@kopf.on.create`` / ``on.update`` / ``on.resume`` on Darkrooms: server-side apply (field manager
   ``kopf-peer``, force) of the SAME four child bodies the reconciler applies — the pure builders of
-  :mod:`darkroom_operator.children` (ConfigMap, Deployment, Service, Ingress; labels, controller
+  :mod:`darkroom_operator.darkroomchildren` (ConfigMap, Deployment, Service, Ingress; labels, controller
   ownerReferences, config hash) — then ``status.domains`` and ``status.observedGeneration`` through
   kopf's ``patch`` (kopf sends it to the status subresource when the handler returns), only when
   they differ.
@@ -63,7 +63,7 @@ import kubernetes
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "operator"))
 
-from darkroom_operator import children  # noqa: E402  (the reconciler's pure child builders: identical bodies)
+from darkroom_operator import darkroomchildren  # noqa: E402  (the reconciler's pure child builders: identical bodies)
 from darkroom_operator.readiness import readiness  # noqa: E402  (the reconciler's Ready decision)
 from darkroom_operator.settings import OperatorSettings  # noqa: E402
 
@@ -171,10 +171,10 @@ def apply_children(darkroom: Mapping[str, Any], namespace: str, name: str) -> No
         kubernetes.client.NetworkingV1Api(api()),
     )
     options: dict[str, Any] = {"field_manager": MANAGER, "force": True, "_content_type": APPLY, "_preload_content": False}
-    _drain(core.patch_namespaced_config_map(name, namespace, children.configmap(darkroom, SETTINGS), **options))
-    _drain(apps.patch_namespaced_deployment(name, namespace, children.deployment(darkroom, SETTINGS), **options))
-    _drain(core.patch_namespaced_service(name, namespace, children.service(darkroom, SETTINGS), **options))
-    _drain(networking.patch_namespaced_ingress(name, namespace, children.ingress(darkroom, SETTINGS), **options))
+    _drain(core.patch_namespaced_config_map(name, namespace, darkroomchildren.configmap(darkroom, SETTINGS), **options))
+    _drain(apps.patch_namespaced_deployment(name, namespace, darkroomchildren.deployment(darkroom, SETTINGS), **options))
+    _drain(core.patch_namespaced_service(name, namespace, darkroomchildren.service(darkroom, SETTINGS), **options))
+    _drain(networking.patch_namespaced_ingress(name, namespace, darkroomchildren.ingress(darkroom, SETTINGS), **options))
     count("writes", 4)
 
 
@@ -185,11 +185,11 @@ def reconcile_darkroom(body: kopf.Body, name: str, namespace: str | None, status
     count("darkroom_handler")
     assert namespace is not None, "Darkrooms are namespaced"
     darkroom = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": dict(body.metadata), "spec": dict(body.spec)}
-    problems = children.validate(darkroom)
+    problems = darkroomchildren.validate(darkroom)
     if problems:
         raise kopf.PermanentError("; ".join(problems))
     apply_children(darkroom, namespace, name)
-    domains = children.hosts(darkroom, SETTINGS)
+    domains = darkroomchildren.hosts(darkroom, SETTINGS)
     if status.get("domains") != domains:
         patch.status["domains"] = domains
     if status.get("observedGeneration") != body.metadata.get("generation"):

@@ -3,8 +3,8 @@
 Builds :class:`~darkroom_operator.settings.OperatorSettings` from ``DARKROOM_OPERATOR_*`` variables
 and flags (flags win), configures logging, connects (:func:`cluster.connect`, user agent
 ``darkroom-operator/<version>`` so audit logs tell us apart), wires cache → cached client →
-:class:`~darkroom_operator.reconciling.Context` → the Darkroom and Task reconcilers →
-:class:`~darkroom_operator.controllers.Controllers` → :class:`~darkroom_operator.running.Operator`,
+:class:`~darkroom_operator.runtime.reconciling.Context` → the Darkroom and Task reconcilers →
+:class:`~darkroom_operator.runtime.controllers.Controllers` → :class:`~darkroom_operator.runtime.running.Operator`,
 prints ``darkroom-operator: health on http://HOST:PORT`` (tests and humans read it) and runs until
 SIGTERM/SIGINT (exit 0) or a lost Lease (exit 1). Bad flags/settings, no reachable cluster or a
 missing Lease namespace exit 2 with one clear line on stderr.
@@ -36,14 +36,15 @@ from cluster import (
     NotFound,
 )
 from cluster import connect as connect_cluster
-from darkroom_operator import __version__, logs
-from darkroom_operator.controllers import Controllers
+from darkroom_operator import __version__
 from darkroom_operator.darkrooms import DarkroomReconciler
-from darkroom_operator.metrics import Metrics
 from darkroom_operator.postgresqls import PostgresqlReconciler
-from darkroom_operator.reconciling import Context, Reconciler
-from darkroom_operator.recording import EventRecorder
-from darkroom_operator.running import Operator
+from darkroom_operator.runtime import logs
+from darkroom_operator.runtime.controllers import Controllers
+from darkroom_operator.runtime.metrics import Metrics
+from darkroom_operator.runtime.reconciling import Context, Reconciler
+from darkroom_operator.runtime.recording import EventRecorder
+from darkroom_operator.runtime.running import Operator
 from darkroom_operator.settings import OperatorSettings
 from darkroom_operator.tasks import TaskReconciler
 

@@ -5,9 +5,9 @@ Built by the runtime as ``DarkroomReconciler(context)``; the runtime calls :meth
 
 Each reconcile is level-based: read the Darkroom from the cache (gone or being deleted → nothing to
 do; garbage collection removes the children), check what the CRD schema cannot
-(:func:`darkroom_operator.children.validate`), then for every child build the desired body and
+(:func:`darkroom_operator.darkroomchildren.validate`), then for every child build the desired body and
 server-side apply it (one field manager, ``force``) only when the cached child does not already
-contain it (:mod:`darkroom_operator.comparing`) — so a converged resync writes nothing. When the
+contain it (:mod:`darkroom_operator.runtime.comparing`) — so a converged resync writes nothing. When the
 apply still leaves list entries another manager owns (a port edited with ``kubectl edit``), the
 child is replaced with the desired fields written over it (PUT with its resourceVersion). Status goes
 through the status subresource, again only when it differs: ``domains`` (the Ingress hosts),
@@ -24,7 +24,7 @@ triggers a reconcile); an apply the server rejects gives ``Reconciled=False/Appl
 re-raises so the runtime retries with backoff (Conflicts and an unavailable server are only
 retried); an object of a child's name that this Darkroom does not control (another controller's, an
 orphan, one made by hand) is never modified, adopted or deleted (``Reconciled=False/ChildConflict``
-naming it, retried with backoff). Telling ours from others' and applying is :mod:`darkroom_operator.owning`,
+naming it, retried with backoff). Telling ours from others' and applying is :mod:`darkroom_operator.runtime.owning`,
 shared with the Postgresql reconciler. The S3 credentials Secret is never read — RBAC
 grants no Secret access — so a missing Secret shows up as pods that do not become available
 (``Ready=False/PodsUnavailable``, with a hint naming the Secret), not as a spec error.
@@ -37,12 +37,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, ClusterError, NotFound, Resource, thaw
-from darkroom_operator import children, hosts
-from darkroom_operator.comparing import stamp
-from darkroom_operator.conditions import FALSE, TRUE, condition, find, same, set_condition, transition_events
-from darkroom_operator.owning import ChildConflict, Children
+from darkroom_operator import darkroomchildren, hosts
 from darkroom_operator.readiness import readiness
-from darkroom_operator.reconciling import Context, Result, Watch
+from darkroom_operator.runtime.comparing import stamp
+from darkroom_operator.runtime.conditions import FALSE, TRUE, condition, find, same, set_condition, transition_events
+from darkroom_operator.runtime.owning import ChildConflict, Children
+from darkroom_operator.runtime.reconciling import Context, Result, Watch
 from darkroom_operator.settings import OperatorSettings
 from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, READY, RECONCILED, serves_tls
 
@@ -52,10 +52,10 @@ log = logging.getLogger(__name__)
 Builder = Callable[[Mapping[str, Any], OperatorSettings], dict[str, Any]]
 # Apply order: the ConfigMap before the Deployment whose pods read it; the Service before the Ingress routing to it.
 CHILDREN: tuple[tuple[Resource, Builder], ...] = (
-    (CONFIGMAPS, children.configmap),
-    (DEPLOYMENTS, children.deployment),
-    (SERVICES, children.service),
-    (INGRESSES, children.ingress),
+    (CONFIGMAPS, darkroomchildren.configmap),
+    (DEPLOYMENTS, darkroomchildren.deployment),
+    (SERVICES, darkroomchildren.service),
+    (INGRESSES, darkroomchildren.ingress),
 )
 
 
@@ -82,7 +82,7 @@ class DarkroomReconciler:
         if darkroom["metadata"].get("deletionTimestamp"):
             return Result()
         generation = darkroom["metadata"].get("generation")
-        problems = children.validate(darkroom)
+        problems = darkroomchildren.validate(darkroom)
         if problems:
             invalid = condition(RECONCILED, FALSE, INVALID_SPEC, "; ".join(problems), observed_generation=generation)
             self._publish(darkroom, invalid, self._children(darkroom))
@@ -168,7 +168,7 @@ class DarkroomReconciler:
                 READY, FALSE, HOST_CONFLICT, hosts.message(losses, self.settings.domain), observed_generation=meta.get("generation")
             )
         else:
-            ready = readiness(deployment, observed_generation=meta.get("generation"), secret=children.credentials_secret(darkroom))
+            ready = readiness(deployment, observed_generation=meta.get("generation"), secret=darkroomchildren.credentials_secret(darkroom))
         old = status.get("conditions") or ()
         ours = set_condition(set_condition(old, ready, now=now), reconciled, now=now)
         desired: dict[str, Any] = {

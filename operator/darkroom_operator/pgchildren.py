@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cluster import POSTGRESQLS
-from darkroom_operator.comparing import digest
-from darkroom_operator.owning import owner_reference
+from darkroom_operator.runtime.comparing import digest
+from darkroom_operator.runtime.owning import owner_reference
 from darkroom_operator.settings import OperatorSettings
 from kinds import postgresqls as kind
 from kinds.names import INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL, PRODUCT_MANAGED_BY

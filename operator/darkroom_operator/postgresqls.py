@@ -7,7 +7,7 @@ Each reconcile: read the Postgresql from the cache; being deleted → :meth:`_fi
 our finalizer is on it, check what the CRD schema cannot (allowlisted parameters, the reserved user,
 quantities: ``Reconciled=False/InvalidSpec``), make sure the password exists, apply the children
 (:mod:`darkroom_operator.pgchildren`) through the same machinery as the Darkroom reconciler
-(:mod:`darkroom_operator.owning`: never adopt, apply only what differs, so a converged resync
+(:mod:`darkroom_operator.runtime.owning`: never adopt, apply only what differs, so a converged resync
 writes nothing), and publish status: ``phase``, ``Ready`` (the StatefulSet rolled out and its pod
 passes ``pg_isready``), ``Reconciled``, ``endpoint``, ``readyReplicas``, with Events on transitions.
 
@@ -48,10 +48,10 @@ from cluster import (
     Resource,
 )
 from darkroom_operator import pgchildren
-from darkroom_operator.comparing import stamp
-from darkroom_operator.conditions import FALSE, TRUE, condition, find, same, set_condition, transition_events
-from darkroom_operator.owning import ChildConflict, Children, controller_uid
-from darkroom_operator.reconciling import Context, Result, Watch
+from darkroom_operator.runtime.comparing import stamp
+from darkroom_operator.runtime.conditions import FALSE, TRUE, condition, find, same, set_condition, transition_events
+from darkroom_operator.runtime.owning import ChildConflict, Children, controller_uid
+from darkroom_operator.runtime.reconciling import Context, Result, Watch
 from kinds import postgresqls as kind
 from kinds.names import INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL
 from kinds.quantities import quantity_value

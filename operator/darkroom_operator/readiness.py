@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from darkroom_operator.conditions import FALSE, TRUE, condition, find
+from darkroom_operator.runtime.conditions import FALSE, TRUE, condition, find
 from kinds.darkrooms import (
     DEPLOYMENT_AVAILABLE,
     DEPLOYMENT_MISSING,

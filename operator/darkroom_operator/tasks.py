@@ -39,9 +39,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cluster import TASKS, Forbidden, NotFound, Resource
-from darkroom_operator.conditions import FALSE, TRUE, UNKNOWN, condition, find, same, set_condition
-from darkroom_operator.reconciling import Context, Result, Watch
-from darkroom_operator.recording import NORMAL, event_name
+from darkroom_operator.runtime.conditions import FALSE, TRUE, UNKNOWN, condition, find, same, set_condition
+from darkroom_operator.runtime.reconciling import Context, Result, Watch
+from darkroom_operator.runtime.recording import NORMAL, event_name
 from kinds.tasks import (
     DEADLINE_LABEL,
     DEADLINE_LABEL_FORMAT,

@@ -13,8 +13,8 @@ No Docker engine here, so the image is checked three ways:
   reconciler's module exists;
 - the build context and layout: .dockerignore keeps .venv, .git, tests, data directories and
   kubeconfigs out of the context while every COPY source stays in; copying what the runtime
-  stage copies into a temporary /app reproduces the image's tree, where — with only third-party
-  packages besides (``python -S``: no editable install of the checkout) — the API app and its
+  stage copies into a temporary /app reproduces the image's tree, where — on the image's PYTHONPATH, with
+  only third-party packages besides (``python -S``: no editable install of the checkout) — the API app and its
   gunicorn configuration import, ``python -m darkroom_operator --help``, ``python -m aggregator --help``
   (the aggregated API server's Deployment in deploy/components/aggregator) and the CRD installer run,
   and no first-party module imports something the image lacks (e.g. devcluster).
@@ -40,7 +40,21 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 PINNED_PYTHON = re.compile(r"^python:3\.11\.\d+-slim-(bookworm|trixie)(@sha256:[0-9a-f]{64})?$")
 SECRETISH = re.compile(r"(?i)(token|secret|passw|api[_-]?key|credential|private[_-]?key)")
 BUILD_TOOLS = re.compile(r"\b(apt-get|apt|apk|yum|dnf|gcc|g\+\+|make|build-essential|pip|curl|wget)\b")
-FIRST_PARTY = {"aggregator", "backend", "cluster", "kinds", "darkroom_operator", "devcluster", "scripts", "frontend", "tests", "bench"}
+FIRST_PARTY = {
+    "aggregator",
+    "backend",
+    "cluster",
+    "kinds",
+    "envsettings",
+    "labelselectors",
+    "mergepatch",
+    "darkroom_operator",
+    "devcluster",
+    "scripts",
+    "frontend",
+    "tests",
+    "bench",
+}
 
 
 @dataclass
@@ -196,7 +210,15 @@ def context_files() -> list[str]:
 
 def test_dockerignore_keeps_the_context_small_and_clean() -> None:
     rules = dockerignore_rules()
-    for outside in (".venv/bin/python", ".git/config", "tests/conftest.py", ".devcluster/kubeconfig", "devcluster/server.py", "bench/x.py"):
+    for outside in (
+        ".venv/bin/python",
+        ".git/config",
+        "tests/sharedfixtures.py",
+        ".devcluster/kubeconfig",
+        "devcluster/src/devcluster/server.py",
+        "devcluster/pyproject.toml",
+        "bench/x.py",
+    ):
         assert not in_context(outside, rules), outside
     for outside in ("pyproject.toml", "requirements/dev.txt", "requirements/devcluster.txt"):
         assert not in_context(outside, rules), outside
@@ -205,6 +227,8 @@ def test_dockerignore_keeps_the_context_small_and_clean() -> None:
         "backend/app.py",
         "operator/darkroom_operator/__main__.py",
         "aggregator/__main__.py",
+        "lib/cluster/clients.py",
+        "lib/shared/labelselectors/parsing.py",
         "crds/tasks.example.example.com.yaml",
     ):
         assert in_context(inside, rules), inside
@@ -243,8 +267,16 @@ def build_layout(tmp: Path) -> Path:
     return tmp / "app"
 
 
+def image_path(app: Path) -> list[Path]:
+    """The runtime stage's ``ENV PYTHONPATH`` (where it copied our packages), with ``/app`` at ``app``."""
+    (value,) = [m.group(1) for k, args in stages()[-1].instructions if k == "ENV" for m in re.finditer(r"\bPYTHONPATH=(\S+)", args)]
+    entries = value.split(":")
+    assert all(e == "/app" or e.startswith("/app/") for e in entries), value
+    return [app / e.removeprefix("/app").lstrip("/") for e in entries]
+
+
 def image_python(app: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the venv's Python the way the image does: /app and /app/operator on the path, third-party packages only."""
+    """Run the venv's Python the way the image does: the image's PYTHONPATH, third-party packages only."""
     site_packages = sysconfig.get_paths()["purelib"]
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DARKROOM_", "KUBECONFIG", "PYTHON"))}
     return subprocess.run(
@@ -253,7 +285,7 @@ def image_python(app: Path, *args: str, env: dict[str, str] | None = None) -> su
         text=True,
         timeout=120,
         cwd=app,
-        env={**clean, "PYTHONPATH": os.pathsep.join([str(app), str(app / "operator"), site_packages]), **(env or {})},
+        env={**clean, "PYTHONPATH": os.pathsep.join([*map(str, image_path(app)), site_packages]), **(env or {})},
     )
 
 
@@ -281,7 +313,8 @@ def test_the_image_layout_runs_every_entry_point(tmp_path: Path) -> None:
 
 def test_no_first_party_import_of_what_the_image_lacks(tmp_path: Path) -> None:
     app = build_layout(tmp_path)
-    shipped = {p.name for p in app.iterdir() if p.is_dir()} | {p.name for p in (app / "operator").iterdir() if p.is_dir()}
+    shipped = {p.name for entry in image_path(app) for p in entry.iterdir() if (p / "__init__.py").is_file()}
+    assert {"backend", "aggregator", "darkroom_operator", "cluster", "kinds", "envsettings", "labelselectors", "mergepatch"} <= shipped
     missing = []
     for path in app.rglob("*.py"):
         for match in re.finditer(r"^\s*(?:from|import)\s+([A-Za-z_][\w]*)", path.read_text(), re.MULTILINE):

@@ -4,7 +4,9 @@ Behaviours: every lock pins exact versions with hashes and one package has one v
 each lock is exactly the dependency closure of its part of pyproject.toml (runtime: ``[project]``
 dependencies; devcluster: + ``[devcluster]``; dev: + ``[dev]``; build: ``[build-system]``), so it
 installs what pyproject asks for and nothing else — computed from the installed distributions' metadata,
-markers evaluated for the image's platform (CPython 3.11 on Linux); the runtime lock, which is all the
+markers evaluated for the image's platform (CPython 3.11 on Linux), through our own projects (lib/shared,
+devcluster/: their pyproject.toml) without listing them; no lock names a project of ours or a local path
+(they are installed from this checkout, never resolved from an index); the runtime lock, which is all the
 image installs, holds no devcluster-only and no toolchain package; every third-party module that the
 product packages import comes from the runtime lock, and every one devcluster imports from the devcluster
 lock (so the split cannot leave the image without a module it imports); ruff and mypy are pinned exactly;
@@ -30,7 +32,13 @@ LOCKS = ("build", "runtime", "devcluster", "dev")
 # The image's interpreter (deploy/Dockerfile's python:3.11.x-slim base) on either CPU architecture.
 IMAGE_ENV = {"python_version": "3.11", "python_full_version": "3.11.13", "sys_platform": "linux", "platform_system": "Linux"}
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$")
-PRODUCT = ("backend", "cluster", "kinds", "operator/darkroom_operator", "aggregator")
+PRODUCT = ("backend", "lib/cluster", "lib/kinds", "operator/darkroom_operator", "aggregator")
+DEVCLUSTER = "devcluster/src/devcluster"
+# Our own projects by distribution name -> their pyproject.toml ([tool.uv.sources]: path sources, never an index).
+LOCAL = {
+    re.sub(r"[-_.]+", "-", name).lower(): tomllib.loads((ROOT / source["path"] / "pyproject.toml").read_text())
+    for name, source in PYPROJECT["tool"]["uv"]["sources"].items()
+}
 
 
 def normalized(name: str) -> str:
@@ -72,6 +80,9 @@ def closure(requirements: list[str], *, self_extras: dict[str, list[str]]) -> se
         if name == "darkroom-control-panel":  # an extra of our own (dev pulls in [devcluster])
             todo += [(Requirement(r), "") for extra in requirement.extras for r in self_extras[extra]]
             continue
+        if name in LOCAL:  # a project of ours: installed from the checkout, its dependencies locked
+            todo += [(Requirement(r), "") for r in LOCAL[name]["project"]["dependencies"]]
+            continue
         extras = sorted(requirement.extras)
         key = f"{name}[{','.join(extras)}]"
         if key in seen:
@@ -109,6 +120,16 @@ def test_each_lock_is_exactly_the_closure_of_its_part_of_pyproject() -> None:
     for name in LOCKS:
         locked, wanted = set(lock(name)), expected(name)
         assert locked == wanted, f"requirements/{name}.txt is stale (run `make lock`): extra {locked - wanted}, missing {wanted - locked}"
+
+
+def test_no_lock_names_a_project_of_ours_or_a_local_path() -> None:
+    assert {"darkroom-shared-leaves", "devcluster"} <= set(LOCAL)
+    for name in LOCKS:
+        text = (ROOT / "requirements" / f"{name}.txt").read_text()
+        assert not set(lock(name)) & {*LOCAL, "darkroom-control-panel"}, f"requirements/{name}.txt pins a project of ours"
+        for line in text.splitlines():
+            if not line.lstrip().startswith("#"):
+                assert not re.search(r"file:|^\s*-e\b|(^|\s)\.{0,2}/|@\s*\S+://", line), f"requirements/{name}.txt: {line!r}"
 
 
 def test_the_image_lock_holds_neither_devcluster_nor_the_toolchain() -> None:
@@ -158,7 +179,7 @@ def test_what_the_code_imports_is_in_its_lock() -> None:
     product = _distributions_of(_third_party_imports(*PRODUCT))
     assert {"flask", "kubernetes", "yaml", "aiohttp", "cryptography"} <= set(product)
     assert {m: d for m, d in product.items() if not d & runtime} == {}, "product imports missing from requirements/runtime.txt"
-    simulator = _distributions_of(_third_party_imports("devcluster"))
+    simulator = _distributions_of(_third_party_imports(DEVCLUSTER))
     assert {"aiohttp", "jsonpatch"} <= set(simulator)
     assert {m: d for m, d in simulator.items() if not d & devcluster} == {}, "devcluster imports missing from requirements/devcluster.txt"
 

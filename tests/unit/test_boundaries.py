@@ -1,10 +1,10 @@
 """The architecture's rules that import-linter cannot state (architecture.md "Layout").
 
 Who may import whom is import-linter's job: the contracts in pyproject.toml ``[tool.importlinter]``, run by
-``make lint`` (and so ``make test``). Behaviours here: every top-level package of ours is a root package of
-those contracts (a new package is checked from its first commit; ``labelselectors`` joins when it exists)
-and ``make lint`` runs them; no importable top-level ``operator`` package shadows the standard library;
-every module opens with a docstring.
+``make lint`` (and so ``make test``). Behaviours here: every top-level package of ours, in any of the package roots
+(the root, operator/, lib/, lib/shared, devcluster/src), is a root package of those contracts (a new package is
+checked from its first commit) and ``make lint`` runs them, with every package root on its path (and on mypy's);
+no importable top-level ``operator`` package shadows the standard library; every module opens with a docstring.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATOR_PACKAGE_DIR = ROOT / "operator"
+# Where the packages of ours live: the root (backend, aggregator), operator/ (darkroom_operator), lib/ (cluster, kinds,
+# envsettings), lib/shared (labelselectors, mergepatch: a project of their own) and devcluster/src (devcluster's project).
+PACKAGE_ROOTS = (ROOT, OPERATOR_PACKAGE_DIR, ROOT / "lib", ROOT / "lib" / "shared", ROOT / "devcluster" / "src")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
@@ -24,12 +27,13 @@ def _python_files(*dirs: Path) -> list[Path]:
 
 
 def _package_dir(name: str) -> Path:
-    return ROOT / name if (ROOT / name / "__init__.py").exists() else OPERATOR_PACKAGE_DIR / name
+    (found,) = [root / name for root in PACKAGE_ROOTS if (root / name / "__init__.py").exists()]
+    return found
 
 
 def _our_packages() -> set[str]:
-    """Top-level packages in the repository root and operator/ (tests/ and bench/ hold no package of the product)."""
-    return {p.parent.name for p in [*ROOT.glob("*/__init__.py"), *OPERATOR_PACKAGE_DIR.glob("*/__init__.py")]} - {"tests", "bench"}
+    """Top-level packages in the package roots (tests/ and bench/ hold no package of the product)."""
+    return {p.parent.name for root in PACKAGE_ROOTS for p in root.glob("*/__init__.py")} - {"tests", "bench"}
 
 
 def test_every_package_of_ours_is_under_the_import_contracts() -> None:
@@ -48,6 +52,16 @@ def test_make_lint_runs_the_import_contracts() -> None:
     contracts = {c["id"] for c in PYPROJECT["tool"]["importlinter"]["contracts"]}
     expected = {"layers", "devcluster-alone", "no-product-imports-devcluster", "kinds-pure", "backend-layers", "backend-core-no-http"}
     assert expected <= contracts
+    assert {"shared-leaves-alone", "operator-layers", "operator-kinds-independent"} <= contracts
+
+
+def test_lint_and_typecheck_see_every_package_root() -> None:
+    roots = {str(root.relative_to(ROOT)) for root in PACKAGE_ROOTS}
+    (source_roots,) = [
+        line.split(":=")[1].strip() for line in (ROOT / "Makefile").read_text().splitlines() if line.startswith("SOURCE_ROOTS")
+    ]
+    assert set(source_roots.split(":")) == roots, "the Makefile's SOURCE_ROOTS (lint-imports' PYTHONPATH)"
+    assert set(PYPROJECT["tool"]["mypy"]["mypy_path"].split(":")) == roots - {"."}, "[tool.mypy] mypy_path"
 
 
 def test_no_top_level_operator_package_shadows_the_standard_library() -> None:
@@ -60,7 +74,7 @@ def test_no_top_level_operator_package_shadows_the_standard_library() -> None:
 def test_every_module_has_a_docstring() -> None:
     packages = [_package_dir(name) for name in sorted(_our_packages())]
     assert len(packages) >= 5
-    for path in _python_files(*packages, ROOT / "scripts", ROOT / "bench"):
+    for path in _python_files(*packages, ROOT / "scripts", ROOT / "bench", ROOT / "devcluster" / "scripts", ROOT / "devcluster" / "bench"):
         tree = ast.parse(path.read_text(), filename=str(path))
         if path.name == "__init__.py" and not tree.body:
             continue

@@ -2,7 +2,7 @@
 
 A copy of the script and of realcluster/ in a temporary tree (sharing this machine's Go module and
 build caches) is broken in two ways: a compile error, and no Go toolchain on PATH (exit code 3, which
-tests/conftest.py turns into a failure under CI and a one-line note elsewhere). Needs Go: without it
+tests/sharedfixtures.py turns into a failure under CI and a one-line note elsewhere). Needs Go: without it
 only the second case runs.
 """
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from darkroom_operator import hosts
 from darkroom_operator.darkrooms import DarkroomReconciler
-from darkroom_operator.reconciling import Context
-from darkroom_operator.recording import EventRecorder
+from darkroom_operator.runtime.reconciling import Context
+from darkroom_operator.runtime.recording import EventRecorder
 from darkroom_operator.settings import OperatorSettings
 from darkroom_operator.tasks import TaskReconciler
 from support import wait_for

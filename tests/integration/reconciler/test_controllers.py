@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from darkroom_operator.controllers import Controllers, owner_key
-from darkroom_operator.metrics import Metrics
-from darkroom_operator.reconciling import Result, Watch
+from darkroom_operator.runtime.controllers import Controllers, owner_key
+from darkroom_operator.runtime.metrics import Metrics
+from darkroom_operator.runtime.reconciling import Result, Watch
 from darkroom_operator.settings import OperatorSettings
 from support import ClusterProcess, wait_for
 

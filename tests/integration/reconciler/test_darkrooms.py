@@ -20,9 +20,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from darkroom_operator.conditions import find
 from darkroom_operator.darkrooms import DarkroomReconciler
-from darkroom_operator.owning import ChildConflict
+from darkroom_operator.runtime.conditions import find
+from darkroom_operator.runtime.owning import ChildConflict
 from darkroom_operator.settings import OperatorSettings
 from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, ClusterProcess, Kubectl, wait_for
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from darkroom_operator.conditions import find
+from darkroom_operator.runtime.conditions import find
 from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, AuditRecord, ClusterProcess, install_crds, read_audit_log, wait_for
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, EVENTS, INGRESSES, NAMESPACES, POSTGRESQLS, SECRETS, SERVICES, TASKS

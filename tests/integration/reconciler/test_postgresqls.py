@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from darkroom_operator.conditions import find
+from darkroom_operator.runtime.conditions import find
 from support import GC_TIMEOUT_S, ClusterProcess, wait_for
 
 from cluster import CONFIGMAPS, EVENTS, PERSISTENTVOLUMECLAIMS, POSTGRESQLS, SECRETS, SERVICES, STATEFULSETS, Invalid, NotFound

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from darkroom_operator.conditions import find
+from darkroom_operator.runtime.conditions import find
 from support import ClusterProcess, wait_for
 
 from cluster import EVENTS, NAMESPACES, TASKS, CachedClient, NotFound

@@ -1,4 +1,4 @@
-"""The "does the live object already hold what we would apply?" rule (darkroom_operator.comparing).
+"""The "does the live object already hold what we would apply?" rule (darkroom_operator.runtime.comparing).
 
 Behaviours: containment of dicts (extra live keys such as server defaults are fine, missing or
 different desired keys are not), lists (same length, element-wise containment, order matters),
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from darkroom_operator import children
-from darkroom_operator.comparing import APPLIED_DIGEST, contains, differences, digest, overlay, stamp, up_to_date
+from darkroom_operator import darkroomchildren
+from darkroom_operator.runtime.comparing import APPLIED_DIGEST, contains, differences, digest, overlay, stamp, up_to_date
 from darkroom_operator.settings import OperatorSettings
 
 
@@ -82,7 +82,7 @@ def _as_live(desired: dict[str, Any], **server: Any) -> dict[str, Any]:
 
 
 def test_live_object_with_server_defaults_is_up_to_date() -> None:
-    desired = stamp(children.service(darkroom_body(), OperatorSettings(identity="t")))
+    desired = stamp(darkroomchildren.service(darkroom_body(), OperatorSettings(identity="t")))
     spec = {**desired["spec"], "clusterIP": "10.96.0.7", "clusterIPs": ["10.96.0.7"], "sessionAffinity": "None"}
     assert up_to_date(_as_live(desired, spec=spec, status={"loadBalancer": {}}), desired)
     assert not up_to_date(None, desired)
@@ -91,8 +91,8 @@ def test_live_object_with_server_defaults_is_up_to_date() -> None:
 def test_removed_fields_are_differences_through_the_digest() -> None:
     tls = OperatorSettings(identity="t", tls_secret="tls", ingress_class="nginx")
     plain = OperatorSettings(identity="t")
-    live = _as_live(stamp(children.ingress(darkroom_body(), tls)))
-    desired = stamp(children.ingress(darkroom_body(), plain))
+    live = _as_live(stamp(darkroomchildren.ingress(darkroom_body(), tls)))
+    desired = stamp(darkroomchildren.ingress(darkroom_body(), plain))
     assert contains({k: v for k, v in live.items() if k != "metadata"}, {k: v for k, v in desired.items() if k != "metadata"})
     assert not up_to_date(live, desired)  # only the digest tells TLS/class were dropped
     assert differences(live, desired) == [f"metadata.annotations.{APPLIED_DIGEST}"]
@@ -100,19 +100,19 @@ def test_removed_fields_are_differences_through_the_digest() -> None:
 
 def test_removed_subdomain_and_s3_to_webfolder() -> None:
     settings = OperatorSettings(identity="t")
-    live = _as_live(stamp(children.ingress(darkroom_body(subDomains=["a", "b"]), settings)))
-    assert not up_to_date(live, stamp(children.ingress(darkroom_body(subDomains=["a"]), settings)))
+    live = _as_live(stamp(darkroomchildren.ingress(darkroom_body(subDomains=["a", "b"]), settings)))
+    assert not up_to_date(live, stamp(darkroomchildren.ingress(darkroom_body(subDomains=["a"]), settings)))
     s3 = {"type": "S3", "bucket": "b", "pathPrefix": "p/", "credentialsSecretRef": {"name": "creds"}}
     webfolder = {"type": "WebFolder", "baseUrl": "https://x.example", "pathPrefix": "p/"}
-    live_cm = _as_live(stamp(children.configmap(darkroom_body(source=s3), settings)))
-    assert not up_to_date(live_cm, stamp(children.configmap(darkroom_body(source=webfolder), settings)))
-    live_deploy = _as_live(stamp(children.deployment(darkroom_body(source=s3), settings)))
-    assert not up_to_date(live_deploy, stamp(children.deployment(darkroom_body(source=webfolder), settings)))
+    live_cm = _as_live(stamp(darkroomchildren.configmap(darkroom_body(source=s3), settings)))
+    assert not up_to_date(live_cm, stamp(darkroomchildren.configmap(darkroom_body(source=webfolder), settings)))
+    live_deploy = _as_live(stamp(darkroomchildren.deployment(darkroom_body(source=s3), settings)))
+    assert not up_to_date(live_deploy, stamp(darkroomchildren.deployment(darkroom_body(source=webfolder), settings)))
 
 
 def test_edited_fields_are_differences() -> None:
     settings = OperatorSettings(identity="t")
-    desired = stamp(children.deployment(darkroom_body(), settings))
+    desired = stamp(darkroomchildren.deployment(darkroom_body(), settings))
     live = _as_live(desired)
     assert up_to_date(live, desired)
     edited = _as_live(desired)

@@ -1,4 +1,4 @@
-"""Status conditions (darkroom_operator.conditions) and the Ready rule (darkroom_operator.readiness).
+"""Status conditions (darkroom_operator.runtime.conditions) and the Ready rule (darkroom_operator.readiness).
 
 Behaviours: lastTransitionTime is kept while the status stays the same (even when reason or message
 change) and set to now when it changes; other condition types keep their place; conditions compare
@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from darkroom_operator.conditions import condition, find, same, set_condition, timestamp, transitioned
 from darkroom_operator.readiness import readiness
+from darkroom_operator.runtime.conditions import condition, find, same, set_condition, timestamp, transitioned
 
 T0 = datetime(2027, 3, 31, 17, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)

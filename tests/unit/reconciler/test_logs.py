@@ -1,4 +1,4 @@
-"""The operator's log lines (darkroom_operator.logs): JSON objects with structured fields, secrets scrubbed.
+"""The operator's log lines (darkroom_operator.runtime.logs): JSON objects with structured fields, secrets scrubbed.
 
 Covers: one JSON object per record with time/level/logger/message and the ``extra=`` fields;
 tracebacks included; text format for humans; values of sensitive-looking fields and bearer
@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from darkroom_operator import logs
+from darkroom_operator.runtime import logs
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from darkroom_operator.recording import event_name
+from darkroom_operator.runtime.recording import event_name
 from darkroom_operator.tasks import deadline_label, desired_labels, overdue, parse_deadline
 
 from kinds.tasks import DEADLINE_LABEL, PRIORITY_LABEL

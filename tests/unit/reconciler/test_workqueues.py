@@ -1,4 +1,4 @@
-"""The operator's workqueue and rate limiters behave like client-go's (darkroom_operator.workqueues, .ratelimiting).
+"""The operator's workqueue and rate limiters behave like client-go's (darkroom_operator.runtime.workqueues, .ratelimiting).
 
 Covers: repeated adds collapse; a key is never handed to two workers at once, and a key added while
 it is processed is queued again (once) after ``done``; ``add_after`` delays and the earliest time
@@ -12,14 +12,14 @@ from __future__ import annotations
 import threading
 
 import pytest
-from darkroom_operator.ratelimiting import (
+from darkroom_operator.runtime.ratelimiting import (
     BucketRateLimiter,
     ConnectionBackoff,
     ItemExponentialFailureRateLimiter,
     MaxOfRateLimiter,
     default_rate_limiter,
 )
-from darkroom_operator.workqueues import WorkQueue
+from darkroom_operator.runtime.workqueues import WorkQueue
 
 
 class FakeClock:

@@ -1,0 +1,317 @@
+"""Shared fixtures: the clusters under test (devcluster and the real control plane), clients for them.
+
+A pytest plugin, the one place both test trees find these: the product's (``tests/``) and devcluster's own
+(``devcluster/tests/``). pyproject.toml loads it for every run (``-p sharedfixtures``, with ``tests/`` on
+``pythonpath``, where :mod:`support` lives too), so ``make test``, ``make test-devcluster`` and a ``pytest``
+of any one file see the same fixtures and options.
+
+``kube`` (session) is the API server a test runs against. Every test that uses it (directly or through
+``api_client``, ``namespace``, ``crds_installed``, ``kubectl``) runs once per selected kind: ``[dev]``
+on devcluster (``python -m devcluster serve``, our emulator) and ``[real]`` on realcluster (real
+etcd + kube-apiserver + kube-controller-manager + kube-scheduler + a simulated node, built from the
+Kubernetes Go modules by ``scripts/build_realcluster.sh``). The same test body runs on both: product
+code never branches on the kind, and tests do so only through the fixtures here.
+
+Which kinds run: ``--cluster=dev|real|both`` or the ``TEST_CLUSTER`` variable (default ``both``).
+Without a Go toolchain the real half cannot be built: under ``CI=true`` that fails the session;
+elsewhere it is left out with a one-line reason in the header. Tests of devcluster itself carry
+``@pytest.mark.devcluster_only`` and run on devcluster alone.
+
+``devcluster``/``realcluster`` (session) are the two shared servers; ``fresh_kube`` starts private
+ones of the test's kind (for restarts and kills), ``fresh_devcluster`` private devclusters.
+``kubectl`` runs the kubectl on PATH with a private discovery cache; ``namespace`` gives each test its
+own namespace.
+
+``identity_provider`` (session) is a real OpenID Connect provider (ORY Hydra, ``tests/identityprovider.py``, built by
+``scripts/build_hydra.sh`` whenever the real control plane is: the same Go and CI rules); ``oidc_realcluster`` a
+private real control plane that trusts its ID tokens, for the clients of ``kube_oidc_clients``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from support import ROOT, ClusterKind, ClusterProcess, DevclusterProcess, Kubectl, RealclusterProcess, free_port, install_crds, wait_for
+
+if TYPE_CHECKING:
+    from identityprovider import HydraProcess, KubeOIDCClients
+
+
+def _start(tmp: Path, extra: list[str]) -> DevclusterProcess:
+    return DevclusterProcess(tmp, extra_args=extra).start()
+
+
+SESSION_ARGS = ["--bookmark-interval", "1", "--deployment-ready-delay", "0.3", "--log-level", "WARNING"]
+# The simulated node turns pods Ready after the same 0.3 s devcluster waits before a Deployment is ready.
+REAL_SESSION_ARGS = ["--pod-ready-delay", "300ms"]
+
+
+_KINDS = pytest.StashKey[tuple[ClusterKind, ...]]()
+_LEFT_OUT = pytest.StashKey[str]()
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cluster",
+        choices=("dev", "real", "both"),
+        default=os.environ.get("TEST_CLUSTER", "both"),
+        help="API server(s) the product suites run on: devcluster, the real control plane, or both (env TEST_CLUSTER)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "devcluster_only(reason): a test of devcluster itself, or one that needs a devcluster-only knob")
+    choice = config.getoption("--cluster")
+    kinds: list[ClusterKind] = ["dev", "real"] if choice == "both" else [choice]
+    config.stash[_LEFT_OUT] = ""
+    if "real" in kinds:
+        build = subprocess.run([str(ROOT / "scripts" / "build_realcluster.sh")], stderr=subprocess.PIPE, text=True)
+        if build.returncode == 3 and not in_ci() and choice == "both":
+            kinds.remove("real")
+            config.stash[_LEFT_OUT] = "real control plane left out: no Go toolchain (under CI=true this fails)"
+        elif build.returncode != 0:
+            raise pytest.UsageError(f"cannot build the real control plane (scripts/build_realcluster.sh):\n{build.stderr}")
+        elif build.stderr:
+            sys.stderr.write(build.stderr)
+    config.stash[_KINDS] = tuple(kinds)
+    config.stash[_IDP_LEFT_OUT] = _build_identity_provider(kinds, config.stash[_LEFT_OUT])
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    kinds: tuple[ClusterKind, ...] = config.stash[_KINDS]
+    lines = [f"clusters: {', '.join(kinds)}"]
+    if config.stash[_LEFT_OUT]:
+        lines.append(config.stash[_LEFT_OUT])
+    if "real" in kinds and config.stash[_IDP_LEFT_OUT]:
+        lines.append(config.stash[_IDP_LEFT_OUT])
+    return lines
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "kube" not in metafunc.fixturenames:
+        return
+    kinds = metafunc.config.stash[_KINDS]
+    if metafunc.definition.get_closest_marker("devcluster_only") is not None:
+        kinds = ("dev",)
+    metafunc.parametrize("kube", list(kinds), indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def kube(request: pytest.FixtureRequest) -> ClusterProcess:
+    """The API server under test: the session devcluster or the session realcluster."""
+    cluster: ClusterProcess = request.getfixturevalue("devcluster" if request.param == "dev" else "realcluster")
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def realcluster_required(request: pytest.FixtureRequest) -> None:
+    """For tests only the real control plane can answer (RBAC, admission): skipped when it is not selected."""
+    if "real" not in request.config.stash[_KINDS]:
+        pytest.skip(f"needs the real control plane (--cluster=real|both) {request.config.stash[_LEFT_OUT]}".rstrip())
+
+
+@pytest.fixture(scope="session")
+def realcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealclusterProcess]:
+    cluster = RealclusterProcess(tmp_path_factory.mktemp("realcluster"), extra_args=REAL_SESSION_ARGS).start()
+    yield cluster
+    if cluster.proc is not None:
+        cluster.stop()
+
+
+@pytest.fixture
+def fresh_kube(kube: ClusterProcess, tmp_path: Path) -> Iterator[Callable[..., ClusterProcess]]:
+    """Factory for private clusters of the test's kind (for restarts and kills); all stopped at teardown.
+
+    ``fresh_kube(audit_log=None)``: only what both kinds offer — an ``--audit-log`` file (read it with
+    :func:`support.read_audit_log`).
+    """
+    started: list[ClusterProcess] = []
+
+    def make(*, audit_log: Path | None = None) -> ClusterProcess:
+        data_dir = tmp_path / f"{kube.kind}{len(started)}"
+        extra = ["--audit-log", str(audit_log)] if audit_log is not None else []
+        cluster: ClusterProcess
+        if kube.kind == "dev":
+            cluster = DevclusterProcess(data_dir, extra_args=[*SESSION_ARGS, *extra])
+        else:
+            cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, *extra])
+        started.append(cluster.start())
+        return cluster
+
+    yield make
+    for cluster in started:
+        if cluster.proc is not None:
+            cluster.stop(signal.SIGKILL)
+
+
+@pytest.fixture(scope="session")
+def devcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]:
+    cluster = _start(tmp_path_factory.mktemp("devcluster"), SESSION_ARGS)
+    yield cluster
+    if cluster.proc is not None:
+        cluster.stop()
+
+
+@pytest.fixture
+def fresh_devcluster(tmp_path: Path) -> Iterator[Callable[..., DevclusterProcess]]:
+    """Factory for private devclusters (extra CLI args allowed); all stopped at teardown."""
+    started: list[DevclusterProcess] = []
+
+    def make(*extra: str) -> DevclusterProcess:
+        cluster = _start(tmp_path / f"dc{len(started)}", [*SESSION_ARGS, *extra])
+        started.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in started:
+        if cluster.proc is not None:
+            cluster.stop(signal.SIGKILL)
+
+
+@pytest.fixture(scope="session")
+def kubectl_binary() -> str:
+    path = shutil.which("kubectl")
+    if path is None:
+        pytest.fail("kubectl is not on PATH: the conformance suite needs it as the independent client")
+    return path
+
+
+@pytest.fixture
+def kubectl(kube: ClusterProcess, kubectl_binary: str, tmp_path: Path) -> Kubectl:
+    return Kubectl(kube.kubeconfig, tmp_path / "kubectl-cache")
+
+
+@pytest.fixture(scope="session")
+def api_client(kube: ClusterProcess) -> Iterator[object]:
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(config_file=str(kube.kubeconfig))
+    yield api
+    api.close()
+    del client
+
+
+@pytest.fixture
+def namespace(api_client: object) -> Iterator[str]:
+    from kubernetes import client
+
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    core = client.CoreV1Api(api_client)
+    core.create_namespace({"metadata": {"name": name}})
+    yield name
+    try:
+        core.delete_namespace(name)
+    except client.ApiException as e:
+        if e.status != 404:
+            raise
+
+
+@pytest.fixture(scope="session")
+def crds_installed(kube: ClusterProcess) -> None:
+    """The product's CRDs from crds/, created and Established."""
+    install_crds(kube.kubeconfig)
+
+
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+# --- the OpenID Connect provider (tests/identityprovider.py) and a control plane that trusts it ----------------------
+
+_IDP_LEFT_OUT = pytest.StashKey[str]()
+
+
+def _build_identity_provider(kinds: list[ClusterKind], real_left_out: str) -> str:
+    """Build Hydra (scripts/build_hydra.sh) when the real control plane runs, as realcluster is built above: the
+    identity tests need both. Returns why they are left out ('' when they run)."""
+    if "real" not in kinds:
+        return f"identity provider tests left out: they need the real control plane ({real_left_out or '--cluster=real|both'})"
+    build = subprocess.run([str(ROOT / "scripts" / "build_hydra.sh")], stderr=subprocess.PIPE, text=True)
+    if build.returncode == 3 and not in_ci():
+        return f"identity provider tests left out: {build.stderr.strip()} (under CI=true this fails)"
+    if build.returncode != 0:
+        raise pytest.UsageError(f"cannot build the identity provider (scripts/build_hydra.sh):\n{build.stderr}")
+    if build.stderr:
+        sys.stderr.write(build.stderr)
+    return ""
+
+
+@pytest.fixture(scope="session")
+def identity_provider(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HydraProcess]:
+    """ORY Hydra with its login/consent app, users ``identityprovider.USERS`` (a copy in ``.users``: tests may add)."""
+    from identityprovider import HydraProcess
+
+    if request.config.stash[_IDP_LEFT_OUT]:
+        pytest.skip(request.config.stash[_IDP_LEFT_OUT])
+    provider = HydraProcess(tmp_path_factory.mktemp("hydra")).start()
+    yield provider
+    provider.stop()
+
+
+@pytest.fixture(scope="session")
+def kube_oidc_clients(identity_provider: HydraProcess) -> KubeOIDCClients:
+    """The two clients whose ID tokens ``oidc_realcluster`` accepts. Their redirect URI does not listen: the code is
+    read off the redirect (``HydraProcess.authorization_code_tokens``)."""
+    from identityprovider import SHORT_LIVED_S, KubeOIDCClients
+
+    client_app = f"http://127.0.0.1:{free_port()}"
+    callback, logged_out = [f"{client_app}/callback"], [f"{client_app}/logged-out"]
+    return KubeOIDCClients(
+        standard=identity_provider.register_client("kubernetes", secrets.token_urlsafe(24), callback, logged_out),
+        short_lived=identity_provider.register_client(
+            "kubernetes-short-lived",
+            secrets.token_urlsafe(24),
+            callback,
+            logged_out,
+            id_token_lifespan=f"{SHORT_LIVED_S}s",
+            access_token_lifespan=f"{SHORT_LIVED_S}s",
+        ),
+    )
+
+
+@pytest.fixture(scope="session")
+def oidc_realcluster(
+    identity_provider: HydraProcess, kube_oidc_clients: KubeOIDCClients, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RealclusterProcess]:
+    """A private real control plane whose kube-apiserver also trusts ``identity_provider``'s ID tokens
+    (``--authentication-config``: audiences the ``kube_oidc_clients``, user ``oidc:<sub>``, groups ``oidc:<group>``),
+    beside its static tokens. Ready once an ID token of alice authenticates."""
+    from identityprovider import authentication_configuration, whoami
+
+    data_dir = tmp_path_factory.mktemp("oidc-realcluster")
+    config = authentication_configuration(
+        data_dir / "authentication-config.yaml",
+        issuer=identity_provider.issuer,
+        ca_pem=identity_provider.ca_pem,
+        audiences=[kube_oidc_clients.standard.client_id, kube_oidc_clients.short_lived.client_id],
+    )
+    cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, "--authentication-config", str(config)]).start()
+    try:
+        alice = identity_provider.users["alice"]
+        token = identity_provider.authorization_code_tokens(kube_oidc_clients.standard, alice.username, alice.password).id_token
+        # kube-apiserver fetches the issuer's discovery document and keys in the background; until then it refuses.
+        wait_for(
+            lambda: whoami(cluster.url, cluster.ca_path, token),
+            timeout_s=60,
+            interval_s=0.2,
+            message="kube-apiserver to accept an ID token",
+        )
+    except BaseException:
+        cluster.stop()
+        raise
+    yield cluster
+    if cluster.proc is not None:
+        cluster.stop()
