@@ -31,6 +31,8 @@ PACKAGES = {
     "k8s.io/api/rbac/v1/generated.proto": "rbac.v1",
     "k8s.io/api/policy/v1/generated.proto": "policy.v1",
     "k8s.io/api/autoscaling/v1/generated.proto": "autoscaling.v1",
+    "k8s.io/api/authentication/v1/generated.proto": "authentication.v1",
+    "k8s.io/api/authorization/v1/generated.proto": "authorization.v1",
     "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto": "meta.v1",
     "k8s.io/apimachinery/pkg/util/intstr/generated.proto": "intstr",
     "k8s.io/apimachinery/pkg/api/resource/generated.proto": "resource",
@@ -45,6 +47,8 @@ PROTO_PACKAGES = {
     "k8s.io.api.coordination.v1": "coordination.v1",
     "k8s.io.api.rbac.v1": "rbac.v1",
     "k8s.io.api.autoscaling.v1": "autoscaling.v1",
+    "k8s.io.api.authentication.v1": "authentication.v1",
+    "k8s.io.api.authorization.v1": "authorization.v1",
     "k8s.io.apimachinery.pkg.apis.meta.v1": "meta.v1",
     "k8s.io.apimachinery.pkg.util.intstr": "intstr",
     "k8s.io.apimachinery.pkg.api.resource": "resource",
@@ -72,11 +76,23 @@ ROOTS = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "rbac.v1.ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "rbac.v1.ClusterRoleBinding",
     ("autoscaling/v1", "Scale"): "autoscaling.v1.Scale",
+    # kubectl auth whoami / can-i: the reviews a caller makes about itself (answered, never stored)
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.v1.SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.v1.SelfSubjectAccessReview",
     # client-go stamps DeleteOptions with the group version of the client that sends it.
     ("*", "DeleteOptions"): "meta.v1.DeleteOptions",
 }
 # Messages whose JSON form is not an object of their fields; protobuf.py decodes them by name.
-SPECIAL = {"meta.v1.Time", "meta.v1.MicroTime", "meta.v1.FieldsV1", "intstr.IntOrString", "resource.Quantity"}
+SPECIAL = {
+    "meta.v1.Time",
+    "meta.v1.MicroTime",
+    "meta.v1.FieldsV1",
+    "intstr.IntOrString",
+    "resource.Quantity",
+    # Go's `type ExtraValue []string`: a message of one repeated string in protobuf, a JSON array of strings
+    "authentication.v1.ExtraValue",
+    "authorization.v1.ExtraValue",
+}
 # Messages with their own JSON form that protobuf.py does not decode: none may be reachable.
 UNSUPPORTED = {"meta.v1.Duration", "runtime.RawExtension", "runtime.Unknown", "meta.v1.Patch"}
 SCALARS = {
@@ -386,7 +402,7 @@ def main() -> None:
         "",
         "from __future__ import annotations",
         "",
-        f"SPECIAL = frozenset({{{', '.join(_q(s) for s in sorted(SPECIAL))}}})",
+        "SPECIAL = frozenset(\n    {\n" + "".join(f"        {_q(s)},\n" for s in sorted(SPECIAL)) + "    }\n)",
         "",
         "ROOTS: dict[tuple[str, str], str] = {",
         *(f"    ({_q(k[0])}, {_q(k[1])}): {_q(v)}," for k, v in ROOTS.items()),

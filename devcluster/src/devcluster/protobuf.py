@@ -245,6 +245,8 @@ def _map_entry(value_type: str, buf: bytes, start: int, end: int) -> tuple[str, 
 
 
 def _special(type_name: str, buf: bytes, start: int, end: int) -> Any:
+    if type_name.endswith(".ExtraValue"):  # Go's []string: every field 1 in order, as a JSON array
+        return [_text(buf, [value]) for value in _fields(buf, start, end).get(1, [])]
     fields: dict[int, tuple[int, Any]] = {}
     pos = start
     while pos < end:

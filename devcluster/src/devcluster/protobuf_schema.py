@@ -17,7 +17,17 @@ ROOTS: (apiVersion, kind) -> top-level message ("*": any apiVersion).
 
 from __future__ import annotations
 
-SPECIAL = frozenset({"intstr.IntOrString", "meta.v1.FieldsV1", "meta.v1.MicroTime", "meta.v1.Time", "resource.Quantity"})
+SPECIAL = frozenset(
+    {
+        "authentication.v1.ExtraValue",
+        "authorization.v1.ExtraValue",
+        "intstr.IntOrString",
+        "meta.v1.FieldsV1",
+        "meta.v1.MicroTime",
+        "meta.v1.Time",
+        "resource.Quantity",
+    }
+)
 
 ROOTS: dict[tuple[str, str], str] = {
     ("v1", "Namespace"): "core.v1.Namespace",
@@ -37,6 +47,8 @@ ROOTS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "rbac.v1.ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "rbac.v1.ClusterRoleBinding",
     ("autoscaling/v1", "Scale"): "autoscaling.v1.Scale",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.v1.SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.v1.SelfSubjectAccessReview",
     ("*", "DeleteOptions"): "meta.v1.DeleteOptions",
 }
 
@@ -81,6 +93,57 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, bool, bool]]] = {
     "apps.v1.RollingUpdateDeployment": {
         1: ("maxUnavailable", "message", "intstr.IntOrString", False, False),
         2: ("maxSurge", "message", "intstr.IntOrString", False, False),
+    },
+    "authentication.v1.SelfSubjectReview": {
+        1: ("metadata", "message", "meta.v1.ObjectMeta", False, False),
+        2: ("status", "message", "authentication.v1.SelfSubjectReviewStatus", False, False),
+    },
+    "authentication.v1.SelfSubjectReviewStatus": {
+        1: ("userInfo", "message", "authentication.v1.UserInfo", False, False),
+    },
+    "authentication.v1.UserInfo": {
+        1: ("username", "scalar", "string", False, True),
+        2: ("uid", "scalar", "string", False, True),
+        3: ("groups", "scalar", "string", True, False),
+        4: ("extra", "map", "authentication.v1.ExtraValue", False, False),
+    },
+    "authorization.v1.FieldSelectorAttributes": {
+        1: ("rawSelector", "scalar", "string", False, True),
+        2: ("requirements", "message", "meta.v1.FieldSelectorRequirement", True, False),
+    },
+    "authorization.v1.LabelSelectorAttributes": {
+        1: ("rawSelector", "scalar", "string", False, True),
+        2: ("requirements", "message", "meta.v1.LabelSelectorRequirement", True, False),
+    },
+    "authorization.v1.NonResourceAttributes": {
+        1: ("path", "scalar", "string", False, True),
+        2: ("verb", "scalar", "string", False, True),
+    },
+    "authorization.v1.ResourceAttributes": {
+        1: ("namespace", "scalar", "string", False, True),
+        2: ("verb", "scalar", "string", False, True),
+        3: ("group", "scalar", "string", False, True),
+        4: ("version", "scalar", "string", False, True),
+        5: ("resource", "scalar", "string", False, True),
+        6: ("subresource", "scalar", "string", False, True),
+        7: ("name", "scalar", "string", False, True),
+        8: ("fieldSelector", "message", "authorization.v1.FieldSelectorAttributes", False, False),
+        9: ("labelSelector", "message", "authorization.v1.LabelSelectorAttributes", False, False),
+    },
+    "authorization.v1.SelfSubjectAccessReview": {
+        1: ("metadata", "message", "meta.v1.ObjectMeta", False, False),
+        2: ("spec", "message", "authorization.v1.SelfSubjectAccessReviewSpec", False, False),
+        3: ("status", "message", "authorization.v1.SubjectAccessReviewStatus", False, False),
+    },
+    "authorization.v1.SelfSubjectAccessReviewSpec": {
+        1: ("resourceAttributes", "message", "authorization.v1.ResourceAttributes", False, False),
+        2: ("nonResourceAttributes", "message", "authorization.v1.NonResourceAttributes", False, False),
+    },
+    "authorization.v1.SubjectAccessReviewStatus": {
+        1: ("allowed", "scalar", "bool", False, False),
+        2: ("reason", "scalar", "string", False, True),
+        3: ("evaluationError", "scalar", "string", False, True),
+        4: ("denied", "scalar", "bool", False, True),
     },
     "autoscaling.v1.Scale": {
         1: ("metadata", "message", "meta.v1.ObjectMeta", False, False),
@@ -1022,6 +1085,11 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, bool, bool]]] = {
         4: ("propagationPolicy", "scalar", "string", False, False),
         5: ("dryRun", "scalar", "string", True, False),
         6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "scalar", "bool", False, False),
+    },
+    "meta.v1.FieldSelectorRequirement": {
+        1: ("key", "scalar", "string", False, False),
+        2: ("operator", "scalar", "string", False, False),
+        3: ("values", "scalar", "string", True, False),
     },
     "meta.v1.LabelSelector": {
         1: ("matchLabels", "map", "string", False, False),

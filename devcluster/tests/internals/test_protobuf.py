@@ -11,7 +11,7 @@ Behaviours covered:
   NetworkPolicy / RBAC / Namespace / ServiceAccount / Scale / DeleteOptions objects too.
 * JSON shapes: ``metav1.Time`` -> RFC 3339 seconds (nanos dropped), zero Time -> null,
   ``MicroTime`` -> microseconds, ``IntOrString`` -> int or string, ``Quantity`` -> string,
-  ``FieldsV1`` -> its JSON, ``map<string,bytes>`` -> base64, inline structs merged (VolumeSource,
+  ``FieldsV1`` -> its JSON, ``ExtraValue`` -> a list of strings, ``map<string,bytes>`` -> base64, inline structs merged (VolumeSource,
   ProbeHandler, LocalObjectReference, EphemeralContainerCommon).
 * Omitted vs empty: absent fields and empty repeated fields stay absent; zero values of
   non-pointer ``omitempty`` scalars (which gogo protobuf always writes) are dropped; pointer
@@ -94,6 +94,8 @@ def _special(type_name: str, value: Any) -> bytes:
         if isinstance(value, int):
             return _key(1, 0) + _varint(0) + _key(2, 0) + _varint(value) + _len(3, b"")
         return _key(1, 0) + _varint(1) + _key(2, 0) + _varint(0) + _len(3, value.encode())
+    if type_name.endswith(".ExtraValue"):
+        return b"".join(_len(1, item.encode()) for item in value)
     if type_name == "resource.Quantity":
         return _len(1, value.encode())
     assert type_name == "meta.v1.FieldsV1"
@@ -234,6 +236,8 @@ SAMPLE_SPECIAL = {
     "meta.v1.MicroTime": "2024-05-06T07:08:09.123456Z",
     "resource.Quantity": "250m",
     "meta.v1.FieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}},
+    "authentication.v1.ExtraValue": ["atlas", "zeus"],
+    "authorization.v1.ExtraValue": ["atlas"],
 }
 
 

@@ -24,6 +24,11 @@ calls back:
   of those tokens and ``system:unsecured``) and group ``system:masters``, denied for everyone else —
   devcluster has no RBAC evaluation.
 
+And the two reviews a caller makes about itself, as the product's dashboard does to show what its user may
+do: ``selfsubjectreviews`` (authentication.k8s.io/v1: who the caller is, ``kubectl auth whoami``) and
+``selfsubjectaccessreviews`` (authorization.k8s.io/v1: always allowed — devcluster authorizes every request of
+the callers it authenticates; a bearer token it did not issue is 401, as everywhere on the proxied paths).
+
 :func:`authentication_configmap` is the ``kube-system/extension-apiserver-authentication`` ConfigMap
 kube-apiserver publishes for delegated authentication (its requestheader keys name the front proxy).
 """
@@ -129,6 +134,31 @@ class Identity:
                 "reason": "devcluster allows only the users of the tokens it issued, system:unsecured and system:masters",
             }
         return _review("SubjectAccessReview", "authorization.k8s.io/v1", body, status)
+
+    def self_subject_review(self, body: Any, caller: User) -> dict[str, Any]:
+        """The SelfSubjectReview answer: who the caller is (``kubectl auth whoami``)."""
+        _spec(body, "SelfSubjectReview", "authentication.k8s.io/v1")
+        metadata = dict(body.get("metadata") or {}) if isinstance(body, dict) else {}
+        metadata["creationTimestamp"] = None
+        return {
+            "kind": "SelfSubjectReview",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": metadata,
+            "status": {"userInfo": caller.as_user_info()},
+        }
+
+    def self_subject_access_review(self, body: Any, caller: User) -> dict[str, Any]:
+        """The SelfSubjectAccessReview answer: allowed — every caller devcluster authenticates may do everything."""
+        spec = _spec(body, "SelfSubjectAccessReview", "authorization.k8s.io/v1")
+        if bool(spec.get("resourceAttributes")) == bool(spec.get("nonResourceAttributes")):
+            raise _invalid(
+                "SelfSubjectAccessReview",
+                "spec.resourceAttributes",
+                "Invalid value",
+                "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+            )
+        status = {"allowed": True, "reason": f"devcluster authorizes every request of its users ({caller.name})"}
+        return _review("SelfSubjectAccessReview", "authorization.k8s.io/v1", body, status)
 
 
 def _spec(body: Any, kind: str, api_version: str) -> dict[str, Any]:

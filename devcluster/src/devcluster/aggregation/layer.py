@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from devcluster import protobuf
 from devcluster.aggregation.identity import AUTH_CONFIGMAP, Identity, User, authentication_configmap
 from devcluster.aggregation.pki import Pki
 from devcluster.aggregation.proxy import Proxy
@@ -30,6 +31,11 @@ _APISERVER = WriteOptions(manager="kube-apiserver", field_validation="Ignore")
 _REVIEWS = {
     ("authentication.k8s.io", "v1", "tokenreviews"): "token_review",
     ("authorization.k8s.io", "v1", "subjectaccessreviews"): "subject_access_review",
+}
+# Reviews a caller makes about itself: answered for whoever the request authenticates as.
+_SELF_REVIEWS = {
+    ("authentication.k8s.io", "v1", "selfsubjectreviews"): "self_subject_review",
+    ("authorization.k8s.io", "v1", "selfsubjectaccessreviews"): "self_subject_access_review",
 }
 
 
@@ -105,15 +111,23 @@ class AggregationLayer:
         if len(parts) < 3 or parts[0] != "apis":
             return None
         group, version = parts[1], parts[2]
-        review = _REVIEWS.get((group, version, parts[3] if len(parts) == 4 else ""))
-        if review is not None:
+        key = (group, version, parts[3] if len(parts) == 4 else "")
+        review, self_review = _REVIEWS.get(key), _SELF_REVIEWS.get(key)
+        if review is not None or self_review is not None:
             if request.method != "POST":
                 raise StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-            try:
-                body = orjson.loads(await request.read())
-            except orjson.JSONDecodeError as e:
-                raise StatusError(400, "BadRequest", f"the body is not JSON: {e}") from None
-            answer = getattr(self.identity, review)(body)
+            raw = await request.read()
+            if request.content_type == protobuf.MEDIA_TYPE:  # kubectl auth whoami / can-i send protobuf
+                body = protobuf.decode(raw)
+            else:
+                try:
+                    body = orjson.loads(raw)
+                except orjson.JSONDecodeError as e:
+                    raise StatusError(400, "BadRequest", f"the body is not JSON: {e}") from None
+            if self_review is not None:
+                answer = getattr(self.identity, self_review)(body, self.identity.authenticate(request.headers))
+            else:
+                answer = getattr(self.identity, str(review))(body)
             return web.Response(status=201, body=orjson.dumps(answer), content_type="application/json")
         if self.catalog.group_versions().get(f"{group}/{version}"):
             return None  # served by devcluster itself: local APIServices win
