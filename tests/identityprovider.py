@@ -76,6 +76,9 @@ HYDRA_BIN = ROOT / "realcluster" / "bin" / "hydra"
 DEFAULT_SCOPES = ("openid", "profile", "email", "groups", "offline_access")
 # The key set whose public key Hydra publishes beside its own and whose private key stays with the test (mint_token).
 TEST_KEY_SET = "test.signing"
+# The control panel's own client at the provider (tests/identityfixtures.py registers it); kube-apiserver of the
+# oidc_realcluster trusts its ID tokens too, so the panel can pass a person's token through.
+PANEL_CLIENT_ID = "darkroom-control-panel"
 TEST_KEY_ID = "test-signing-key"
 _HTTP_TIMEOUT_S = 10.0
 
@@ -788,6 +791,23 @@ class HydraProcess:
                 again.feed(landing.response.text)
             raise OIDCError(f"login of {user!r} refused: {again.alert or landing.response.text[:500]}")
         return landing
+
+    def sign_in_through(self, http: requests.Session, start_url: str, user: str, password: str) -> requests.Response:
+        """Follow a relying party's login (``start_url``, e.g. its ``/login/oidc``) with ``http`` as the browser: through
+        the provider, its login form (filled in for ``user``) and consent, back to the relying party; its last answer."""
+        response = http.get(start_url, allow_redirects=True, timeout=_HTTP_TIMEOUT_S)
+        if not response.url.startswith(self._login_app_url()):
+            return response  # remembered: the provider sent the browser straight back
+        form = _FormParser()
+        form.feed(response.text)
+        if form.action is None or "password" not in form.fields:
+            raise OIDCError(f"expected the login form at {response.url}, got: {response.text[:500]}")
+        form.fields.update(username=user, password=password)
+        return http.post(urllib.parse.urljoin(response.url, form.action), data=form.fields, allow_redirects=True, timeout=_HTTP_TIMEOUT_S)
+
+    def _login_app_url(self) -> str:
+        assert self.login_app is not None, "the provider is not started"
+        return self.login_app.url
 
     def logout(self, browser: requests.Session, client: OAuthClient, id_token: str) -> str:
         """RP-initiated logout of the sign-in ``browser`` holds (Hydra's ``/oauth2/sessions/logout``, the login app

@@ -289,14 +289,14 @@ def oidc_realcluster(
     """A private real control plane whose kube-apiserver also trusts ``identity_provider``'s ID tokens
     (``--authentication-config``: audiences the ``kube_oidc_clients``, user ``oidc:<sub>``, groups ``oidc:<group>``),
     beside its static tokens. Ready once an ID token of alice authenticates."""
-    from identityprovider import authentication_configuration, whoami
+    from identityprovider import PANEL_CLIENT_ID, authentication_configuration, whoami
 
     data_dir = tmp_path_factory.mktemp("oidc-realcluster")
     config = authentication_configuration(
         data_dir / "authentication-config.yaml",
         issuer=identity_provider.issuer,
         ca_pem=identity_provider.ca_pem,
-        audiences=[kube_oidc_clients.standard.client_id, kube_oidc_clients.short_lived.client_id],
+        audiences=[kube_oidc_clients.standard.client_id, kube_oidc_clients.short_lived.client_id, PANEL_CLIENT_ID],
     )
     cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, "--authentication-config", str(config)]).start()
     try:

@@ -30,7 +30,8 @@ from typing import Any
 import orjson
 import requests
 from authlib.integrations.base_client import OAuthError
-from authlib.integrations.flask_client import OAuth
+from authlib.integrations.flask_client import FlaskOAuth2App, OAuth
+from authlib.integrations.requests_client import OAuth2Session
 from authlib.oidc.core import CodeIDToken
 from flask import Flask
 from joserfc import jwt
@@ -68,6 +69,23 @@ class Tokens:
         return int(self.claims.get("exp", 0))
 
 
+class _ProviderSession(OAuth2Session):  # type: ignore[misc]  # Authlib ships no annotations
+    """Authlib's requests session, verifying the provider with the configured CA. requests lets the environment's
+    ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` override a session's own ``verify``; the CA named for the provider wins."""
+
+    def request(self, method: str, url: str, withhold_token: bool = False, auth: Any = None, **kwargs: Any) -> Any:
+        kwargs.setdefault("verify", self.verify)
+        return super().request(method, url, withhold_token=withhold_token, auth=auth, **kwargs)
+
+
+class _ProviderApp(FlaskOAuth2App):  # type: ignore[misc]  # Authlib ships no annotations
+    client_cls = _ProviderSession
+
+
+class _OAuth(OAuth):  # type: ignore[misc]
+    oauth2_client_cls = _ProviderApp
+
+
 class Provider:
     """The configured OpenID provider (``settings.oidc_issuer_url``), for one app."""
 
@@ -75,7 +93,7 @@ class Provider:
         self.settings = settings
         self.issuer = settings.oidc_issuer_url.rstrip("/")
         verify: bool | str = str(settings.oidc_ca_file) if settings.oidc_ca_file else True
-        self.oauth = OAuth(app)
+        self.oauth = _OAuth(app)
         self.client: Any = self.oauth.register(
             NAME,
             client_id=settings.oidc_client_id,
