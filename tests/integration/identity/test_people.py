@@ -10,12 +10,13 @@ namespace; a browser signs in through the provider (code flow with PKCE) and the
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import requests
 from identityfixtures import TEAM_A, TEAM_B, Panel, Teams
 
 
-def _darkroom(namespace: str) -> dict[str, object]:
+def _darkroom(namespace: str) -> dict[str, Any]:
     name = f"dr-{uuid.uuid4().hex[:6]}"
     return {"name": name, "namespace": namespace, "source": {"type": "WebFolder", "baseUrl": "https://example.com/i"}, "subDomains": [name]}
 
