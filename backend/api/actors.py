@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import g
+from flask import g, request
 
 from cluster.acting import Actor
 
 KEY = "darkroom_actor"
 CHECK = "darkroom_actor_check"
+#: Where the production server's access log finds the request's person (a key of the ASGI scope; never a token).
+ACCESS_USER = "darkroom_control_panel.user"
+LOCAL_NAME = "(local)"  # the local one-person mode: the kubeconfig's own identity
 
 
 def current() -> Actor:
@@ -32,5 +35,10 @@ def still_valid() -> Callable[[], bool] | None:
 
 
 def set_current(actor: Actor, *, still_valid: Callable[[], bool] | None = None) -> None:
+    """This request's actor (and, for long-lived responses, how to check later that its credentials still hold); its
+    name goes to the access log (:data:`ACCESS_USER`)."""
     setattr(g, KEY, actor)
     setattr(g, CHECK, still_valid)
+    scope = request.environ.get("asgi.scope")
+    if isinstance(scope, dict):
+        scope[ACCESS_USER] = actor.name or LOCAL_NAME

@@ -42,7 +42,9 @@ DESCRIPTION = (
     "(`application/problem+json`); `ETag` is the object's resourceVersion and `If-Match` guards updates; "
     "`?dryRun=All` checks a write without storing it. A Postgresql's `password` is write-only and goes only "
     "into its Secret `<name>-credentials`; postgres applies it when it first initialises its data directory, "
-    "so changing it later updates the Secret only."
+    "so changing it later updates the Secret only. Every request acts as the person who makes it: send your own "
+    "Kubernetes token (or the OIDC ID token the cluster trusts) as `Authorization: Bearer`, and the cluster decides what "
+    "you may see and do, as with kubectl."
 )
 
 PROBLEM = {
@@ -60,6 +62,13 @@ PROBLEM = {
             "additionalProperties": {"type": "array", "items": {"type": "string"}},
         },
         "checks": {"type": "object", "description": "Readiness checks (only from /readyz).", "additionalProperties": {"type": "string"}},
+        "user": {"type": "string", "description": "A refusal (403): who was refused, as the cluster knows them."},
+        "verb": {"type": "string", "description": "A refusal (403): what was refused (`create`, `list`, ...)."},
+        "group": {"type": "string", "description": "A refusal (403): the API group of the resource (`` for core)."},
+        "resource": {"type": "string", "description": "A refusal (403): the resource (`darkrooms`, `secrets`, ...)."},
+        "subresource": {"type": "string", "description": "A refusal (403): the subresource, if any."},
+        "namespace": {"type": "string", "description": "A refusal (403): the namespace (absent: cluster-wide or every namespace)."},
+        "name": {"type": "string", "description": "A refusal (403): the object's name, if one."},
     },
     "required": ["type", "title", "status"],
 }
@@ -88,7 +97,12 @@ WATCH_EVENT = {
 }
 OWN_COMPONENTS = {"Problem": PROBLEM, "Health": HEALTH, "Login": LOGIN, "WatchEvent": WATCH_EVENT}
 UNAUTHORIZED = {
-    "description": "Missing or invalid bearer token / session cookie.",
+    "description": "Missing or invalid bearer token (your Kubernetes or OIDC ID token) / session cookie.",
+    "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+}
+# Every request acts as its person: the cluster may refuse what they may not do (a problem naming verb, resource, namespace).
+FORBIDDEN = {
+    "description": "You may not do this (the cluster's refusal, for you): the problem names user, verb, group, resource, namespace.",
     "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
 }
 
@@ -138,6 +152,7 @@ def build(app: Flask, *, settings: ApiSettings) -> dict[str, Any]:
         for method, operation in operations.items():
             if secured and operation.get("security") != []:
                 operation.setdefault("responses", {}).setdefault("401", copy.deepcopy(UNAUTHORIZED))
+                operation["responses"].setdefault("403", copy.deepcopy(FORBIDDEN))
             merged[method] = operation
     for path, (operations, parameters) in paths.items():
         spec.path(path=path, operations=operations, parameters=copy.deepcopy(parameters) or None)

@@ -24,8 +24,10 @@ the loop a socket and a coroutine each; threads run only Flask views. Per reques
    the loop; the view's thread is free as soon as the view returns. The stream's cap lease is
    released when it ends.
 5. One access-log line per request on the ``darkroom_control_panel.access`` logger (wired to
-   gunicorn's access log by the worker): client, method, path *without* the query string,
-   protocol, status, bytes, milliseconds; request data escaped (:func:`backend.server.logs.escape`).
+   gunicorn's access log by the worker): client, the person the request acted as (``-`` before
+   authentication, ``(local)`` in the local mode; never a token: :data:`backend.api.actors.ACCESS_USER`),
+   method, path *without* the query string, protocol, status, bytes, milliseconds; request data escaped
+   (:func:`backend.server.logs.escape`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 import orjson
 from a2wsgi.wsgi import build_environ
 
+from backend.api.actors import ACCESS_USER
 from backend.api.problems import PROBLEM_JSON, TITLES, TYPE_BASE
 from backend.api.watch.streams import HANDOFF, Handoff
 from backend.server import streaming
@@ -181,8 +184,9 @@ class _AccessRecord:
         path = raw.decode("latin-1").split("?", 1)[0]  # never the query string
         client = scope.get("client")
         access_log.info(
-            '%s "%s %s HTTP/%s" %s %s %dms',
+            '%s %s "%s %s HTTP/%s" %s %s %dms',
             escape(client[0]) if client else "-",
+            escape(str(scope.get(ACCESS_USER) or "-")),
             escape(scope["method"]),
             escape(path),
             escape(scope.get("http_version", "1.1")),
