@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 if TYPE_CHECKING:
+    from backend.settings import ApiSettings
     from devcluster.server import DevCluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,18 +79,51 @@ class CannotStart(Exception):
     """A start-up problem the user can fix, said in one line."""
 
 
-def check_api_settings(api_env: dict[str, str]) -> None:
+def check_api_settings(api_env: dict[str, str]) -> ApiSettings:
     """Build the API's settings as the API will (deprecated names warned about here, on the terminal), or say why not."""
     from backend.settings import ApiSettings, UnsafeSettings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            ApiSettings.from_environ(api_env).check()
+            settings = ApiSettings.from_environ(api_env).check()
         except (ValueError, UnsafeSettings) as e:
             raise CannotStart(f"Darkroom Control Panel cannot start: {e}") from None
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr, flush=True)
+    return settings
+
+
+def kubeconfig_identity(kubeconfig: str) -> str:
+    """Who the kubeconfig authenticates as (a SelfSubjectReview, ``kubectl auth whoami``); "" when it cannot be told."""
+    from cluster import ClusterError, ConnectionSettings, connect
+
+    try:
+        connection = connect(ConnectionSettings(kubeconfig=Path(kubeconfig), probe=False), environ=os.environ)
+    except ClusterError:
+        return ""
+    try:
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        review = connection.transport.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body=body, timeout_s=5)
+        return str(((review.get("status") or {}).get("userInfo") or {}).get("username") or "")
+    except ClusterError:
+        return ""
+    finally:
+        connection.close()
+
+
+def who_line(settings: ApiSettings, kubeconfig: str) -> str:
+    """The banner's line on who acts: the local one-person mode, or everyone as themselves."""
+    if settings.local:
+        name = kubeconfig_identity(kubeconfig)
+        acting = f"as {name}, " if name else "as "
+        return (
+            f"local mode — one person on this machine, no login: everything is done {acting}the kubeconfig's identity"
+            " (off loopback every person logs in and acts as themselves)"
+        )
+    ways = [w for w, on in (("a Kubernetes token", settings.token_login), (f"OIDC ({settings.oidc_issuer_url})", settings.oidc)) if on]
+    how = "their own token goes to the cluster" if settings.identity == "passthrough" else "the API impersonates them"
+    return f"login — every person logs in ({' or '.join(ways)}) and acts as themselves ({how})"
 
 
 def start_devcluster(data_dir: Path, host: str, port: int) -> DevCluster:
@@ -359,7 +393,7 @@ def check_api_port(host: str, port: int, pid_file: Path) -> None:
 def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
     """Start the stack and wait for Ctrl-C; :class:`CannotStart` before anything runs if the user must change something."""
     pid_file = log_dir / "stack.pids"
-    check_api_settings({**os.environ, "DARKROOM_API_HOST": args.host, "PORT": str(args.port)})
+    settings = check_api_settings({**os.environ, "DARKROOM_API_HOST": args.host, "PORT": str(args.port)})
     check_api_port(args.host, args.port, pid_file)
 
     cluster = None
@@ -450,6 +484,7 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
         print(f"  CRDs:       {', '.join(crds)} (installed)")
         print(f"  reconciler: running (pid {operator.proc.pid}; health http://127.0.0.1:{health_port}/healthz; log {operator.log_path})")
         print(f"  API + dashboard: {url} (pid {api.proc.pid}; log {api.log_path})")
+        print(f"  who:        {who_line(settings, str(kubeconfig))}")
         # On a cluster of the user's, no APIService: its API server may not reach this machine (in a cluster,
         # deploy/components/aggregator registers one); kubectl can ask the server here directly instead.
         registration = f"APIService {APISERVICE}, through devcluster" if cluster is not None else "not registered with the cluster"
