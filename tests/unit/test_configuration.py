@@ -70,18 +70,14 @@ def test_every_field_declares_its_variable_and_a_doc() -> None:
         assert {f.name: v.names for f, v in variables(cls)} == {f.name: (f"{prefix}{f.name.upper()}",) for f, _ in variables(cls)}
     api = {f.name: v.names for f, v in variables(ApiSettings)}
     assert api["port"] == ("DARKROOM_API_PORT", "PORT")
-    assert api["api_token"] == ("DARKROOM_API_TOKEN",)
-    assert {name for name, names in api.items() if names != (f"DARKROOM_API_{name.upper()}",)} == {"port", "api_token"}
+    assert "api_token" not in api  # the shared token is gone (from_environ refuses it, naming what replaces it)
+    assert {name for name, names in api.items() if names != (f"DARKROOM_API_{name.upper()}",)} == {"port"}
 
 
 def test_the_readme_table_names_exactly_the_declared_variables() -> None:
     rows = _readme_rows()
     named = set().union(*(_named(row) for row in rows))
-    deprecated = {"DARKROOM_API_API_TOKEN"}
-    assert named - deprecated == _declared(), (
-        f"only in README: {sorted(named - deprecated - _declared())}; missing: {sorted(_declared() - named)}"
-    )
-    assert all("deprecated" in row for row in rows if any(name in _named(row) for name in deprecated))
+    assert named == _declared(), f"only in README: {sorted(named - _declared())}; missing: {sorted(_declared() - named)}"
 
 
 def test_an_empty_environment_gives_the_defaults() -> None:
