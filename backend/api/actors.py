@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import g, request
+from flask import g, has_request_context, request
 
 from cluster.acting import Actor
 
@@ -39,6 +39,7 @@ def set_current(actor: Actor, *, still_valid: Callable[[], bool] | None = None) 
     name goes to the access log (:data:`ACCESS_USER`)."""
     setattr(g, KEY, actor)
     setattr(g, CHECK, still_valid)
-    scope = request.environ.get("asgi.scope")
-    if isinstance(scope, dict):
-        scope[ACCESS_USER] = actor.name or LOCAL_NAME
+    if has_request_context():  # outside a request (a render shared by every stream) there is no access log line
+        scope = request.environ.get("asgi.scope")
+        if isinstance(scope, dict):
+            scope[ACCESS_USER] = actor.name or LOCAL_NAME

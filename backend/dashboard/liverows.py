@@ -36,13 +36,14 @@ from flask import Blueprint, Flask, Response, request
 from flask.blueprints import BlueprintSetupState
 from prometheus_client import Counter
 
-from backend.api import operations
+from backend.api import actors, operations
 from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event, Filters
 from backend.api.watch.streams import Streams, open_stream
 from backend.dashboard import rendering
-from cluster import FrozenDict
+from cluster import FrozenDict, Resource
+from cluster.acting import SELF
 
 log = logging.getLogger(__name__)
 MEMBERS = b"members"
@@ -58,6 +59,8 @@ class RowView:
     template: str  # the list template; its block ``row`` renders one object
     var: str  # the row block's variable for the object
     item: Callable[[FrozenDict], Mapping[str, Any]]  # the object as the row shows it
+    #: more resources a person must be able to list to get this view's rows (a Task row with its Events: events)
+    requires: tuple[Resource, ...] = ()
 
 
 class Renders:
@@ -87,6 +90,9 @@ class Renders:
     def _render(self, view: RowView, event: Event, head: bytes, row_event: bytes) -> bytes:
         try:
             with self._app.app_context():
+                # One render for every tab: made with the API's own view of the cache; each stream only carries it to
+                # people who may list everything the row shows (RowView.requires, checked per stream).
+                actors.set_current(SELF)
                 html = rendering.block_text(view.template, "row", {view.var: view.item(event.source or FrozenDict()), "shared": True})
         except Exception:  # a row that cannot be rendered must not end every stream: the tabs reload their list
             log.exception("could not render the %s row of %s/%s", view.name, event.namespace, event.name)
@@ -165,7 +171,8 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams)
         q = (request.args.get("q") or "").strip().lower()[:253]
         renders = app_renders[0]
         filters = Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
-        return open_stream(streams, filters, encode=lambda event: renders.encode(found, event))
+        requires = {found.kind: found.requires} if found.requires else None
+        return open_stream(streams, filters, encode=lambda event: renders.encode(found, event), requires=requires)
 
     live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(
         _operation(by_name), sort_keys=False

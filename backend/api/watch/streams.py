@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 
 from flask import Response, request
@@ -33,7 +33,7 @@ from backend.api.watch.visibility import Ended, Visibility
 from backend.core.access import ClusterAccess
 from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
-from cluster import ClusterError
+from cluster import ClusterError, Resource
 
 log = logging.getLogger(__name__)
 
@@ -194,25 +194,35 @@ class Streams:
     refused: Counter | None
     access: ClusterAccess
 
-    def visibility(self) -> Visibility | None:
-        """What the current request's person may see of the stream (None: the API's own identity sees everything)."""
+    def visibility(self, requires: Mapping[str, tuple[Resource, ...]] | None = None) -> Visibility | None:
+        """What the current request's person may see of the stream (None: the API's own identity sees everything).
+        ``requires``: per event kind, more resources its person must be able to list for the event to be shown (a
+        Task row that carries its Events needs ``events`` too)."""
         actor = actors.current()
         if actor.user is None:
             return None
+        needed = {kind: (resource, *(requires or {}).get(kind, ())) for kind, resource in RESOURCES.items()}
         return Visibility(
             self.access.acting_as(actor),
             self.access.access_reviews,
-            RESOURCES,
+            needed,
             still_valid=actors.still_valid(),
             recheck_s=self.settings.review_cache_ttl_s,
         )
 
 
-def open_stream(streams: Streams, filters: Filters, *, encode: Callable[[Event], bytes] | None = None) -> Response:
+def open_stream(
+    streams: Streams,
+    filters: Filters,
+    *,
+    encode: Callable[[Event], bytes] | None = None,
+    requires: Mapping[str, tuple[Resource, ...]] | None = None,
+) -> Response:
     """The response of a stream view (in a request): the caps (503 + ``Retry-After``), the resume point
     (``Last-Event-ID`` or ``?lastEventId=``), then the stream handed to the front (or a blocking body).
 
-    Every stream carries only what the request's person may list (:mod:`.visibility`). ``encode`` (optional) turns
+    Every stream carries only what the request's person may list (:mod:`.visibility`; ``requires``: see
+    :meth:`Streams.visibility`). ``encode`` (optional) turns
     each matching event into this stream's frames instead of the JSON frame (the dashboard's live rows,
     :mod:`backend.dashboard.liverows`).
     """
@@ -226,7 +236,7 @@ def open_stream(streams: Streams, filters: Filters, *, encode: Callable[[Event],
         if streams.refused is not None:
             streams.refused.labels(e.cap).inc()
         raise Problem(503, str(e), headers={"Retry-After": str(settings.stream_retry_after_s)}) from e
-    visibility = streams.visibility()
+    visibility = streams.visibility(requires)
     cursor, reset = broadcaster.resume_point(last)
     subscription = Subscription(
         broadcaster, cursor=cursor, reset=reset, filters=filters, heartbeat_s=settings.sse_heartbeat_s, encode=encode, visibility=visibility

@@ -38,42 +38,44 @@ class Visibility:
         self,
         client: ActingClient,
         reviewer: AccessReviewer,
-        resources: Mapping[str, Resource],
+        resources: Mapping[str, tuple[Resource, ...]],
         *,
         still_valid: Callable[[], bool] | None = None,
         recheck_s: float = 10.0,
     ) -> None:
         self.client = client
         self.reviewer = reviewer
-        self.resources = resources  # event kind (title) -> resource
+        self.resources = resources  # event kind (title) -> the resources its person must be able to list
         self.still_valid = still_valid
         self.recheck_s = recheck_s
         self._next_check = time.monotonic() + recheck_s
         self.shown = 0
         self.withheld = 0
 
-    def _attributes(self, event: Event) -> tuple[ResourceAttributes, ResourceAttributes]:
-        resource = self.resources[event.kind]
-        return ResourceAttributes.of("list", resource), ResourceAttributes.of("list", resource, namespace=event.namespace)
-
     def known(self, event: Event) -> bool | None:
         """Whether ``event`` may be shown, if that is known without a review; None otherwise. Never blocks."""
         user = self.client.actor.user
         if user is None:
             return True
-        everywhere, here = self._attributes(event)
-        decision = self.reviewer.known(user, everywhere)
-        if decision is None:
-            return None
-        if decision.allowed:
-            return True
-        decision = self.reviewer.known(user, here)
-        return None if decision is None else decision.allowed
+        for resource in self.resources[event.kind]:
+            decision = self.reviewer.known(user, ResourceAttributes.of("list", resource))
+            if decision is None:
+                return None
+            if decision.allowed:
+                continue
+            decision = self.reviewer.known(user, ResourceAttributes.of("list", resource, namespace=event.namespace))
+            if decision is None:
+                return None
+            if not decision.allowed:
+                return False
+        return True
 
     def decide(self, event: Event) -> bool:
         """Whether ``event`` may be shown (blocking: reviews what is not cached). ClusterError when it cannot be reviewed."""
-        resource = self.resources[event.kind]
-        return self.client.may("list", resource) or self.client.may("list", resource, namespace=event.namespace)
+        return all(
+            self.client.may("list", resource) or self.client.may("list", resource, namespace=event.namespace)
+            for resource in self.resources[event.kind]
+        )
 
     def count(self, shown: bool) -> None:
         if shown:
