@@ -89,6 +89,7 @@ ROLES: tuple[tuple[str, str, str], ...] = (
 IMPERSONATION_ROLE = ("ClusterRole", "darkroom-api-impersonate", API_SA)
 CLUSTER_SCOPED_RESOURCES = {"namespaces", "tokenreviews", "subjectaccessreviews", "users", "groups"}
 MERGE = "application/merge-patch+json"
+SESSION_TYPE = "darkroom-control-panel.example.com/session"  # backend/identity/sessions.py
 
 
 @dataclass(frozen=True)
@@ -152,13 +153,26 @@ def _bind_people(kubectl: Kubectl) -> None:
     kubectl.run("create", "rolebinding", "alice-group-edit", "-n", TEAM, "--clusterrole=edit", f"--group={ALICE_GROUP}")
 
 
-def _may(admin: Any, user: str, verb: str, group: str, resource: str, namespace: str | None, name: str | None = None) -> bool:
+def _may(
+    admin: Any,
+    user: str,
+    verb: str,
+    group: str,
+    resource: str,
+    namespace: str | None,
+    *,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> bool:
+    """A SubjectAccessReview for ``user`` (a ServiceAccount gets its groups, as its token would carry them)."""
     from kubernetes import client
 
-    attributes = client.V1ResourceAttributes(group=group, resource=resource, verb=verb, namespace=namespace, name=name)
     groups = ["system:authenticated"]
     if user.startswith("system:serviceaccount:"):
         groups += ["system:serviceaccounts", f"system:serviceaccounts:{user.split(':')[2]}"]
+    attributes = client.V1ResourceAttributes(
+        group=group, resource=resource, subresource=subresource, verb=verb, namespace=namespace, name=name
+    )
     review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(user=user, groups=groups, resource_attributes=attributes))
     return bool(client.AuthorizationV1Api(admin).create_subject_access_review(review).status.allowed)
 
@@ -457,31 +471,22 @@ def run_impersonation_scenario(
 
 
 def allowed(rbac: RbacCluster, rule: Rule) -> bool:
-    """A SubjectAccessReview for the rule's first (group, resource, verb, name) as its ServiceAccount."""
-    resource = rule.body["resources"][0]
+    """Whether the rule's ServiceAccount may do the rule's first (group, resource, verb, name): a SubjectAccessReview."""
+    resource, _, subresource = rule.body["resources"][0].partition("/")
     if rule.role_kind == "Role":
         namespace: str | None = NAMESPACE
     else:
-        namespace = None if resource.partition("/")[0] in CLUSTER_SCOPED_RESOURCES else TEAM
-    return _allowed_subresource(rbac, rule, namespace)
-
-
-def _allowed_subresource(rbac: RbacCluster, rule: Rule, namespace: str | None) -> bool:
-    from kubernetes import client
-
-    resource, _, subresource = rule.body["resources"][0].partition("/")
-    attributes = client.V1ResourceAttributes(
-        group=rule.body["apiGroups"][0],
-        resource=resource,
-        subresource=subresource or None,
-        verb=rule.body["verbs"][0],
-        namespace=namespace,
+        namespace = None if resource in CLUSTER_SCOPED_RESOURCES else TEAM
+    return _may(
+        rbac.admin,
+        account(rule.service_account),
+        rule.body["verbs"][0],
+        rule.body["apiGroups"][0],
+        resource,
+        namespace,
         name=(rule.body.get("resourceNames") or [None])[0],
+        subresource=subresource or None,
     )
-    user = account(rule.service_account)
-    groups = ["system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}", "system:authenticated"]
-    review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(user=user, groups=groups, resource_attributes=attributes))
-    return bool(client.AuthorizationV1Api(rbac.admin).create_subject_access_review(review).status.allowed)
 
 
 def edit_role(rbac: RbacCluster, rule: Rule, operations: list[dict[str, Any]]) -> None:
@@ -546,6 +551,13 @@ def test_each_impersonation_rule_is_needed(rbac: RbacCluster, provider: Provider
     assert_needed(rbac, rule, lambda timeout_s, refusals: run_impersonation_scenario(rbac, provider, timeout_s, refusals))
 
 
+def overwritten(core: Any) -> Any:
+    """The Secret darkroom-api as read by ``core``'s credentials (its Role may read it), with another signing key."""
+    found = core.read_namespaced_secret("darkroom-api", NAMESPACE)
+    found.data = {"secret-key": "bWluZQ=="}
+    return found
+
+
 def test_the_api_writes_no_secret_but_its_login_sessions(rbac: RbacCluster) -> None:
     """The API's ServiceAccount has no Secret rights outside its namespace (RBAC), and in it the admission policy
     darkroom-api-secrets lets it create, change and delete login-session Secrets only — not the Secret darkroom-api
@@ -594,16 +606,6 @@ def test_the_api_writes_no_secret_but_its_login_sessions(rbac: RbacCluster) -> N
     assert admin.read_namespaced_secret("payments-db", TEAM).data == {"password": "aHVudGVyMg=="}
     assert admin.read_namespaced_secret("darkroom-api", NAMESPACE).data == {"secret-key": "aw=="}
     admin.delete_namespaced_secret("darkroom-api", NAMESPACE)
-
-
-SESSION_TYPE = "darkroom-control-panel.example.com/session"
-
-
-def overwritten(core: Any) -> Any:
-    """The Secret darkroom-api as read by ``core``'s credentials (its Role may read it), with another signing key."""
-    found = core.read_namespaced_secret("darkroom-api", NAMESPACE)
-    found.data = {"secret-key": "bWluZQ=="}
-    return found
 
 
 def test_edit_does_all_the_dashboard_offers_and_view_reads_without_writing_or_seeing_passwords(rbac: RbacCluster) -> None:
