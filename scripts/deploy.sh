@@ -6,8 +6,9 @@
 #   scripts/deploy.sh undeploy [OVERLAY]
 #
 # deploy: creates the namespace and, only if it does not exist yet, the Secret darkroom-api with a
-# random api-token and secret-key (fed to kubectl on stdin, never on a command line), then
-# server-side applies the overlay. undeploy: deletes every object of the overlay labelled
+# random secret-key (signs session cookies and CSRF tokens) and, when DARKROOM_API_OIDC_CLIENT_SECRET is set in
+# the environment, the OIDC client's secret as oidc-client-secret (fed to kubectl on stdin, never on a command
+# line), then server-side applies the overlay. undeploy: deletes every object of the overlay labelled
 # app.kubernetes.io/part-of=darkroom-control-panel — everything but the CRDs, so the Darkrooms and
 # Tasks in the cluster survive. KUBECTL overrides the kubectl command (e.g. "kubectl --context x").
 set -euo pipefail
@@ -28,6 +29,11 @@ case "$action" in
 deploy)
     "${kubectl[@]}" get namespace "$namespace" >/dev/null 2>&1 || "${kubectl[@]}" create namespace "$namespace"
     if ! "${kubectl[@]}" -n "$namespace" get secret darkroom-api >/dev/null 2>&1; then
+        client_secret=""
+        if [ -n "${DARKROOM_API_OIDC_CLIENT_SECRET:-}" ]; then
+            # base64 in `data`: no quoting of whatever characters the provider put in the secret
+            client_secret="  oidc-client-secret: $(printf '%s' "$DARKROOM_API_OIDC_CLIENT_SECRET" | base64 | tr -d '\n')"
+        fi
         "${kubectl[@]}" create -f - >/dev/null <<SECRET
 apiVersion: v1
 kind: Secret
@@ -37,12 +43,11 @@ metadata:
   labels:
     app.kubernetes.io/part-of: darkroom-control-panel
 type: Opaque
-stringData:
-  api-token: $(random_hex)
-  secret-key: $(random_hex)
+data:
+  secret-key: $(random_hex | base64 | tr -d '\n')
+$client_secret
 SECRET
-        echo "deploy.sh: created Secret $namespace/darkroom-api; the API token:" \
-            "kubectl -n $namespace get secret darkroom-api -o jsonpath='{.data.api-token}' | base64 -d"
+        echo "deploy.sh: created Secret $namespace/darkroom-api (secret-key${client_secret:+, oidc-client-secret})"
     fi
     "${kubectl[@]}" apply --server-side --field-manager=darkroom-deploy -k "$dir"
     ;;

@@ -1,48 +1,47 @@
 """Running the product's components as their Deployments in deploy/ run them, outside a pod: helpers of the RBAC tests.
 
-:class:`Process` (a child with its output in a file), :func:`resolve_env` (a container's env as the
-kubelet would set it), :func:`http` (one request to the API with a bearer token), :func:`status_of`
-(the status code of a GET, 0 when nothing answers), :func:`service_account_kubeconfig` (credentials
-of a ServiceAccount). Used by tests/deploy/test_rbac_audit.py and
+:class:`Process` (a child with its output in a file), :func:`resolve_env` (a container's env as the kubelet would
+set it) and :func:`deployment_env` (a Deployment's, outside a pod), :func:`api_argv` (the API container's command,
+run by this Python), :func:`http` (one request to the API with a person's bearer token), :class:`Browser` (a person
+on the dashboard: logged-in session cookie, pages, CSRF-checked form posts), :func:`status_of` (the status code of
+a request, 0 when nothing answers), :func:`service_account_kubeconfig` (credentials of a ServiceAccount) and
+:func:`service_account_token` (what a person pastes to log in). Used by tests/deploy/test_rbac_audit.py and
 tests/deploy/test_rbac_real.py.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import requests
 import yaml
 from support import ROOT, ClusterProcess, Kubectl
 
-from .manifests import NAMESPACE, env_of
+from .manifests import NAMESPACE, env_of, one
+
+# What the kubelet would name the pods (the reconciler's leader election uses its pod name as identity).
+POD_NAMES = {"darkroom-operator": "darkroom-operator-7c9d8-abcde", "darkroom-api": "darkroom-api-5f6b7-fghij"}
 
 
-def login_cookie(base: str, token: str) -> str | None:
-    """``name=value`` of the session cookie ``POST /login`` hands out for ``token`` (None: refused)."""
-    request = urllib.request.Request(
-        base + "/login", data=json.dumps({"token": token}).encode(), method="POST", headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            cookie = response.headers.get("Set-Cookie")
-    except OSError:
-        return None
-    return cookie.split(";", 1)[0] if cookie else None
+def service_account_token(cluster: ClusterProcess, namespace: str, name: str, cache: Path) -> str:
+    """A TokenRequest token of ServiceAccount ``namespace/name`` (two hours): what a pod's projected token is, and
+    what a person pastes at the dashboard's login."""
+    kubectl = Kubectl(cluster.kubeconfig, cache)
+    return kubectl.run("create", "token", name, "-n", namespace, "--duration=2h").stdout.strip()
 
 
 def service_account_kubeconfig(cluster: ClusterProcess, namespace: str, name: str, path: Path) -> Path:
-    """A kubeconfig that authenticates as ServiceAccount ``namespace/name`` with a TokenRequest token (what
-    a pod's projected token is). devcluster authenticates nobody: there it is the cluster's kubeconfig."""
-    if cluster.kind == "dev":
-        return cluster.kubeconfig
-    kubectl = Kubectl(cluster.kubeconfig, path.parent / "kubectl-cache")
-    token = kubectl.run("create", "token", name, "-n", namespace, "--duration=2h").stdout.strip()
+    """A kubeconfig that authenticates as ServiceAccount ``namespace/name`` with a TokenRequest token."""
+    token = service_account_token(cluster, namespace, name, path.parent / "kubectl-cache")
     config = yaml.safe_load(cluster.kubeconfig.read_text())
     for user in config["users"]:
         user["user"] = {"token": token}
@@ -85,10 +84,25 @@ def resolve_env(container: dict[str, Any], *, pod: str, secret_values: dict[str,
         if "fieldRef" in source:
             resolved[name] = {"metadata.name": pod, "metadata.namespace": NAMESPACE}[source["fieldRef"]["fieldPath"]]
         elif "secretKeyRef" in source:
-            resolved[name] = secret_values[source["secretKeyRef"]["key"]]
+            key = source["secretKeyRef"]["key"]
+            if key in secret_values:
+                resolved[name] = secret_values[key]
+            elif not source["secretKeyRef"].get("optional"):
+                raise AssertionError(f"{name}: the Secret has no key {key} (and the reference is not optional)")
         else:
             raise AssertionError(f"unsupported env source {source}")
     return resolved
+
+
+def deployment_env(docs: list[dict[str, Any]], name: str, *, kubeconfig: Path, secret_values: dict[str, str]) -> dict[str, str]:
+    """The environment the Deployment ``name`` in ``docs`` gives its container, outside a pod: this process's
+    environment without our settings, the container's env resolved, ``KUBECONFIG`` naming the ServiceAccount's
+    credentials."""
+    container = one(docs, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DARKROOM_", "KUBECONFIG", "PORT"))}
+    env.update(resolve_env(container, pod=POD_NAMES[name], secret_values=secret_values))
+    env.update({"PYTHONUNBUFFERED": "1", "KUBECONFIG": str(kubeconfig)})
+    return env
 
 
 def http(
@@ -112,17 +126,66 @@ def decoded(raw: bytes, content_type: str) -> Any:
     return json.loads(raw) if raw and "json" in content_type else raw.decode(errors="replace")
 
 
-def page(url: str, cookie: str) -> tuple[int, str]:
-    """A dashboard page as a logged-in browser gets it: status code and HTML (0 and "" when nothing answers)."""
-    request = urllib.request.Request(url, headers={"Cookie": cookie, "Accept": "text/html"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return int(response.status), response.read().decode(errors="replace")
-    except urllib.error.HTTPError as e:
-        with e:
-            return e.code, e.read().decode(errors="replace")
-    except OSError:
-        return 0, ""
+def api_argv(container: dict[str, Any]) -> list[str]:
+    """The API container's command (gunicorn with the image's config), run by this Python."""
+    assert container["command"][0] == "gunicorn", container["command"]
+    return [sys.executable, "-m", "gunicorn", *container["command"][1:]]
+
+
+CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
+
+
+class Browser:
+    """A person on the dashboard: a cookie jar holding the signed session cookie (with the CSRF value flask-wtf keeps
+    in it), asking for HTML like a browser. ``http`` may be a provider's browser (an OIDC login's cookies)."""
+
+    def __init__(self, base: str, http: requests.Session | None = None) -> None:
+        self.base = base
+        self.http = http or requests.Session()
+        self.http.headers["Accept"] = "text/html"
+
+    def log_in(self, token: str) -> int:
+        """POST /login with a pasted Kubernetes token (the JSON form); the status code (204: a session started)."""
+        return self._status(lambda: self.http.post(self.base + "/login", json={"token": token}, timeout=30))
+
+    def page(self, path: str) -> tuple[int, str]:
+        """A page: status code and HTML (0 and "" when nothing answers)."""
+        try:
+            response = self.http.get(self.base + path, timeout=30)
+        except requests.RequestException:
+            return 0, ""
+        return response.status_code, response.text
+
+    def json(self, path: str) -> tuple[int, Any]:
+        """A JSON endpoint with the session cookie (no bearer token)."""
+        try:
+            response = self.http.get(self.base + path, headers={"Accept": "application/json"}, timeout=30)
+        except requests.RequestException:
+            return 0, None
+        return response.status_code, decoded(response.content, response.headers.get("Content-Type", ""))
+
+    def submit(self, form_page: str, action: str, data: dict[str, str] | None = None) -> tuple[int, str]:
+        """Post a dashboard form as the page ``form_page`` would (its CSRF token); status code and HTML."""
+        code, html = self.page(form_page)
+        match = CSRF_META.search(html)
+        if code != 200 or match is None:
+            return code, html
+        try:
+            response = self.http.post(self.base + action, data={**(data or {}), "csrf_token": match.group(1)}, timeout=30)
+        except requests.RequestException:
+            return 0, ""
+        return response.status_code, response.text
+
+    def log_out(self) -> int:
+        """POST /logout as a JSON client (204: the session ended everywhere)."""
+        return self._status(lambda: self.http.post(self.base + "/logout", headers={"Accept": "application/json"}, timeout=30))
+
+    @staticmethod
+    def _status(send: Any) -> int:
+        try:
+            return int(send().status_code)
+        except requests.RequestException:
+            return 0
 
 
 UNREADABLE_CHILD = "could not read it"  # how a detail page's children panel shows a child the API may not read

@@ -3,8 +3,9 @@
 Behaviours covered (each on a private devcluster, through the kubectl on PATH):
 
 - ``scripts/deploy.sh deploy dev`` (what ``make deploy`` runs) creates the namespace, the Secret
-  ``darkroom-api`` with a random 64-hex-digit ``api-token`` and ``secret-key`` and server-side
-  applies the overlay: every rendered object exists afterwards; a second run keeps the Secret's
+  ``darkroom-api`` with a random 64-hex-digit ``secret-key`` and — given ``DARKROOM_API_OIDC_CLIENT_SECRET`` in its
+  environment — the OIDC client secret as it is (any characters; without it, the signing key alone), and
+  server-side applies the overlay: every rendered object exists afterwards; a second run keeps the Secret's
   values and changes no object (same resourceVersions);
 - the base and the production overlay pass ``kubectl apply --server-side --dry-run=server``; of
   production, only the kinds devcluster does not serve are left out (PodDisruptionBudget, policy/v1
@@ -33,8 +34,13 @@ from .manifests import NAMESPACE, of_kind, render, rendered_yaml
 DEPLOY_SH = ROOT / "scripts" / "deploy.sh"
 
 
-def deploy_sh(kubectl: Kubectl, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECTL": f"kubectl --kubeconfig {kubectl.kubeconfig} --cache-dir {kubectl.cache_dir}"}
+# A client secret as a provider may issue it: quotes, a colon, a dollar, a hash — none may break the Secret's YAML.
+CLIENT_SECRET = 's3cr\'et: "$HOME" #not-a-comment'
+
+
+def deploy_sh(kubectl: Kubectl, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DARKROOM_")}
+    env = {**clean, **(env or {}), "KUBECTL": f"kubectl --kubeconfig {kubectl.kubeconfig} --cache-dir {kubectl.cache_dir}"}
     result = subprocess.run([str(DEPLOY_SH), *args], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
     assert result.returncode == 0, f"deploy.sh {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     return result
@@ -58,17 +64,17 @@ def test_deploy_applies_the_dev_overlay_and_undeploy_removes_it(fresh_devcluster
     kubectl = Kubectl(cluster.kubeconfig, tmp_path / "kubectl-cache")
     docs = render("dev")
 
-    deploy_sh(kubectl, "deploy", "dev")
+    deploy_sh(kubectl, "deploy", "dev", env={"DARKROOM_API_OIDC_CLIENT_SECRET": CLIENT_SECRET})
     # devcluster simulates the rollouts (status writes); compare once they are done.
     kubectl.run("rollout", "status", "-n", NAMESPACE, "deployment/darkroom-operator", "deployment/darkroom-api", "--timeout=60s")
     first = resource_versions(kubectl, docs)
     assert len(first) == len(docs)
     keys = secret_data(kubectl)
-    assert set(keys) == {"api-token", "secret-key"}
-    assert all(re.fullmatch(r"[0-9a-f]{64}", v) for v in keys.values()) and keys["api-token"] != keys["secret-key"]
+    assert set(keys) == {"secret-key", "oidc-client-secret"}
+    assert re.fullmatch(r"[0-9a-f]{64}", keys["secret-key"]) and keys["oidc-client-secret"] == CLIENT_SECRET
 
-    deploy_sh(kubectl, "deploy", "dev")
-    assert secret_data(kubectl) == keys, "an existing token is never replaced"
+    deploy_sh(kubectl, "deploy", "dev", env={"DARKROOM_API_OIDC_CLIENT_SECRET": "another"})
+    assert secret_data(kubectl) == keys, "an existing Secret is never replaced"
     assert resource_versions(kubectl, docs) == first, "applying again changes nothing"
 
     # A Darkroom created meanwhile survives undeploy: the CRDs stay.
@@ -85,6 +91,17 @@ def test_deploy_applies_the_dev_overlay_and_undeploy_removes_it(fresh_devcluster
     for doc in of_kind(docs, "CustomResourceDefinition"):
         kubectl.run("get", "crd", doc["metadata"]["name"])
     kubectl.run("get", "darkroom", darkroom["metadata"]["name"], "-n", darkroom["metadata"]["namespace"])
+
+
+@pytest.mark.kubectl
+def test_deploy_without_a_client_secret_makes_only_the_signing_key(
+    fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path
+) -> None:
+    kubectl = Kubectl(fresh_devcluster().kubeconfig, tmp_path / "kubectl-cache")
+    result = deploy_sh(kubectl, "deploy", "dev")
+    assert "created Secret darkroom-system/darkroom-api (secret-key)" in result.stdout
+    keys = secret_data(kubectl)
+    assert set(keys) == {"secret-key"} and re.fullmatch(r"[0-9a-f]{64}", keys["secret-key"])
 
 
 @pytest.mark.kubectl

@@ -292,7 +292,7 @@ def image_python(app: Path, *args: str, env: dict[str, str] | None = None) -> su
 def test_the_image_layout_runs_every_entry_point(tmp_path: Path) -> None:
     app = build_layout(tmp_path)
     assert (app / "frontend" / "templates").is_dir()
-    env = {"DARKROOM_API_HOST": "0.0.0.0", "DARKROOM_API_TOKEN": "layout-test", "PORT": "5000"}
+    env = {"DARKROOM_API_HOST": "0.0.0.0", "DARKROOM_API_AUTHENTICATION": "login", "PORT": "5000"}
     probe = (
         "import backend.app, backend.server.gunicorn_conf as g, darkroom_operator.darkrooms, darkroom_operator.tasks;"
         "import gunicorn.app.wsgiapp;"

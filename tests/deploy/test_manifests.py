@@ -9,11 +9,12 @@ Behaviours covered:
   samples under crds/samples against the CRDs' own openAPIV3Schema (jsonschema; a broken sample
   is caught);
 - namespaced objects live in darkroom-system; every object but the CRDs carries the part-of label
-  ``make undeploy`` deletes by; no Secret is rendered (the API's token Secret is made at deploy time);
+  ``make undeploy`` deletes by; no Secret is rendered (the API's Secret is made at deploy time);
 - the Deployments: entry points of the image, env the settings read (leader election with the pod
-  name as identity and the Lease in the pod's namespace; the API's token and signing key from the
-  Secret, never literal), probes on /healthz and /readyz at the ports the processes serve,
-  requests and memory limits on every container;
+  name as identity and the Lease in the pod's namespace; the API in the login mode, passthrough, OIDC issuer and
+  client id as plain settings, its signing key and OIDC client secret from the Secret, never literal, no shared
+  token; sessions in the pod's namespace), and the API's own startup checks accept them; probes on /healthz and
+  /readyz at the ports the processes serve, requests and memory limits on every container;
 - Services and the Ingress point at ports and pods that exist; NetworkPolicies deny by default and
   open exactly DNS, the API server ports, the API's HTTP port and the operator's metrics port;
 - overlays: dev runs one replica each; production two reconciler replicas with leader election,
@@ -46,6 +47,7 @@ from .manifests import (
     one,
     pod_templates,
 )
+from .running import resolve_env
 
 K8S_VERSION = "1.30.0"
 CRDS = sorted((ROOT / "crds").glob("*.yaml"))
@@ -66,6 +68,8 @@ BASE_OBJECTS = {
     "ClusterRoleBinding darkroom-api",
     "Role darkroom-system/darkroom-api-sessions",
     "RoleBinding darkroom-system/darkroom-api-sessions",
+    "ClusterRole darkroom-control-panel-view",
+    "ClusterRole darkroom-control-panel-edit",
     "ValidatingAdmissionPolicy darkroom-api-secrets",
     "ValidatingAdmissionPolicyBinding darkroom-api-secrets",
     "Deployment darkroom-system/darkroom-operator",
@@ -239,10 +243,36 @@ def test_api_deployment(overlay: str, rendered: dict[str, list[dict[str, Any]]])
     assert env["DARKROOM_API_HOST"]["value"] == "0.0.0.0"
     port = int(env["PORT"]["value"])
     assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"http": port}
-    for name, key in (("DARKROOM_API_TOKEN", "api-token"), ("DARKROOM_API_SECRET_KEY", "secret-key")):
+    assert "DARKROOM_API_TOKEN" not in env, "the shared token is gone: it would stop the API"
+    assert env["DARKROOM_API_AUTHENTICATION"]["value"] == "login"
+    assert env["DARKROOM_API_IDENTITY"]["value"] == "passthrough"
+    for name in ("DARKROOM_API_OIDC_ISSUER_URL", "DARKROOM_API_OIDC_CLIENT_ID"):
+        assert "value" in env[name], f"{name} is a plain setting"
+    secret_refs = {
+        "DARKROOM_API_SECRET_KEY": {"name": "darkroom-api", "key": "secret-key"},
+        "DARKROOM_API_OIDC_CLIENT_SECRET": {"name": "darkroom-api", "key": "oidc-client-secret", "optional": True},
+    }
+    for name, ref in secret_refs.items():
         assert "value" not in env[name], f"{name} must come from a Secret"
-        assert env[name]["valueFrom"] == {"secretKeyRef": {"name": "darkroom-api", "key": key}}
+        assert env[name]["valueFrom"] == {"secretKeyRef": ref}
+    assert env["DARKROOM_API_SESSION_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
     assert_probes(container, "http")
+
+
+@pytest.mark.kubectl
+@pytest.mark.parametrize("overlay", list(OVERLAYS))
+def test_the_api_starts_with_what_its_deployment_says(overlay: str, rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """The API's settings, read from the container's env as the kubelet resolves it, pass the API's own startup
+    checks: login off loopback (never the local mode), the sessions in the pod's namespace; OIDC in production."""
+    from backend.settings import ApiSettings
+
+    (container,) = one(rendered[overlay], "Deployment", "darkroom-api")["spec"]["template"]["spec"]["containers"]
+    environ = resolve_env(container, pod="darkroom-api-0", secret_values={"secret-key": "k" * 64})
+    settings = ApiSettings.from_environ(environ).check()
+    assert (settings.local, settings.on_loopback, settings.identity, settings.session_namespace) == (False, False, "passthrough", NAMESPACE)
+    assert settings.token_login and settings.oidc == (overlay == "production")
+    if settings.oidc:
+        assert settings.oidc_issuer_url.startswith("https://") and settings.oidc_client_id
 
 
 def assert_probes(container: dict[str, Any], port: str) -> None:

@@ -1,19 +1,25 @@
-"""The RBAC rules of deploy/base grant each component exactly its verbs: no wildcards, no Secret reads.
+"""The RBAC rules of deploy/ grant each component exactly its verbs: no wildcards, and the API almost nothing of its own.
 
 Behaviours covered:
 
 - the reconciler's and the API's effective rules (bindings resolved to roles, per namespace) are
   exactly the tables below, identical in every overlay;
 - no rule anywhere uses ``*`` (in apiGroups, resources, verbs or resourceNames);
-- the reconciler has no rule on Secrets at all; the API may only write (patch) and delete the
-  credentials Secrets it manages (server-side apply: patch, plus create for a new one) and delete
-  them — no get/list/watch, so it can neither read nor enumerate them;
+- the reconciler has no rule on Secrets but get and create; the API, acting for people with their own credentials,
+  may itself only fill its cache (list/watch), review tokens and access, and keep its login sessions: no get, create,
+  update, patch or delete of any object of ours or of their children, no Secret outside its own namespace, no
+  impersonation in the base;
+- deploy/components/impersonation adds impersonating users and groups — not ServiceAccounts, UIDs or user extras —
+  to the API's ServiceAccount only, and switches the API to ``DARKROOM_API_IDENTITY=impersonate``; nothing else;
+- deploy/base/rbac-users.yaml puts our kinds into the built-in roles: read into view (so edit and admin), write into
+  edit and admin, and no Secret anywhere (reading a password is the built-in edit's Secret rights);
 - leader election is confined to the darkroom-system namespace, with get/update limited to its
   own Lease by name; the startup check may read only the Lease's namespace;
 - the model answers like the RBAC authorizer (a Role applies only in its namespace; resourceNames
   restrict; subresources are distinct resources).
 
-Whether these rules cover what the processes really do is tests/deploy/test_rbac_audit.py.
+Whether these rules cover what the processes really do is tests/deploy/test_rbac_audit.py; that each is needed,
+tests/deploy/test_rbac_real.py.
 """
 
 from __future__ import annotations
@@ -23,7 +29,22 @@ from typing import Any
 
 import pytest
 
-from .manifests import API_SA, NAMESPACE, OPERATOR_SA, OVERLAYS, Request, grants, of_kind, render_with_components, verb_table
+from .manifests import (
+    API_SA,
+    NAMESPACE,
+    OPERATOR_SA,
+    OVERLAYS,
+    Request,
+    Rule,
+    env_of,
+    grants,
+    ident,
+    of_kind,
+    one,
+    render,
+    render_with_components,
+    verb_table,
+)
 
 NONE: frozenset[str] = frozenset()
 READ = {"get", "list", "watch"}
@@ -52,24 +73,34 @@ OPERATOR_LEADER_ELECTION = {
     ("coordination.k8s.io", "leases", frozenset({"darkroom-operator"})): {"get", "update"},
 }
 API_CLUSTER = {
-    ("deployments.example.com", "darkrooms", NONE): READ | {"create", "update", "patch", "delete"},
-    ("example.example.com", "tasks", NONE): READ | {"create", "update", "delete"},
-    ("database.db.example.com", "postgresqls", NONE): READ | {"create", "update", "patch", "delete"},
-    ("", "events", NONE): {"list", "watch"},
-    ("", "namespaces", NONE): {"list", "watch"},
-    ("", "secrets", NONE): {"create", "patch", "delete"},
-    # The detail pages' children panels: read one by one by name.
-    ("", "configmaps", NONE): {"get"},
-    ("", "services", NONE): {"get"},
-    ("", "persistentvolumeclaims", NONE): {"get"},
-    ("apps", "deployments", NONE): {"get"},
-    ("apps", "statefulsets", NONE): {"get"},
-    ("networking.k8s.io", "ingresses", NONE): {"get"},
+    # the shared cache
+    ("deployments.example.com", "darkrooms", NONE): WATCH,
+    ("example.example.com", "tasks", NONE): WATCH,
+    ("database.db.example.com", "postgresqls", NONE): WATCH,
+    ("", "events", NONE): WATCH,
+    ("", "namespaces", NONE): WATCH,
+    # who is calling, and may they read what the cache holds
+    ("authentication.k8s.io", "tokenreviews", NONE): {"create"},
+    ("authorization.k8s.io", "subjectaccessreviews", NONE): {"create"},
 }
 API_SESSIONS = {
-    ("", "configmaps", NONE): {"list", "watch", "create"},
-    ("", "configmaps", frozenset({"darkroom-api-sessions"})): {"patch"},
+    ("", "secrets", NONE): {"create", "get", "list", "watch", "update", "delete"},
 }
+IMPERSONATION = {
+    ("", "users", NONE): {"impersonate"},
+    ("", "groups", NONE): {"impersonate"},
+}
+OUR_KINDS = (("deployments.example.com", "darkrooms"), ("example.example.com", "tasks"), ("database.db.example.com", "postgresqls"))
+CHILDREN = (
+    ("", "configmaps"),
+    ("", "services"),
+    ("", "persistentvolumeclaims"),
+    ("", "secrets"),
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("networking.k8s.io", "ingresses"),
+)
+EVERY_VERB = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "impersonate")
 
 
 def as_sets(table: dict[Any, frozenset[str]]) -> dict[Any, set[str]]:
@@ -90,7 +121,7 @@ def test_operator_verbs_are_exactly_these(overlay: str, rendered: dict[str, list
 def test_api_verbs_are_exactly_these(overlay: str, rendered: dict[str, list[dict[str, Any]]]) -> None:
     granted = grants(rendered[overlay], API_SA)
     assert as_sets(verb_table(list(granted.cluster))) == API_CLUSTER
-    assert set(granted.namespaced) == {NAMESPACE}, "the logged-out sessions list only in the API's own namespace"
+    assert set(granted.namespaced) == {NAMESPACE}, "login sessions only in the API's own namespace"
     assert as_sets(verb_table(list(granted.namespaced[NAMESPACE]))) == API_SESSIONS
 
 
@@ -105,17 +136,73 @@ def test_no_wildcards_anywhere(overlay: str, rendered: dict[str, list[dict[str, 
 
 
 @pytest.mark.kubectl
-def test_reconciler_cannot_list_or_change_secrets_and_api_cannot_read_secrets(rendered: dict[str, list[dict[str, Any]]]) -> None:
+def test_reconciler_cannot_list_or_change_secrets(rendered: dict[str, list[dict[str, Any]]]) -> None:
     operator = grants(rendered["base"], OPERATOR_SA)
     # It gets one Secret by name (a Postgresql's password) and creates a generated one; nothing else.
     for verb in ("list", "watch", "update", "patch", "delete", "deletecollection"):
         assert not operator.allows(Request(verb, "", "secrets", namespace="default", name="x")), verb
     assert not any(any(res.startswith("secrets/") for res in r.resources) for r in operator.all_rules())
+
+
+@pytest.mark.kubectl
+def test_the_api_itself_may_write_nothing_of_people_and_read_no_secret_of_theirs(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """Every write and every read beyond the cache is made with the person's credentials: the API's own account
+    gets none of that, in a team's namespace or cluster-wide."""
     api = grants(rendered["base"], API_SA)
-    for verb in ("get", "list", "watch"):
-        assert not api.allows(Request(verb, "", "secrets", namespace="default", name="x")), verb
-    assert api.allows(Request("patch", "", "secrets", namespace="default", name="d-s3-credentials"))
-    assert api.allows(Request("delete", "", "secrets", namespace="default", name="d-s3-credentials"))
+    for namespace in ("team-a", ""):
+        for group, resource in OUR_KINDS + CHILDREN:
+            for verb in EVERY_VERB:
+                if verb in ("list", "watch") and (group, resource) in OUR_KINDS:
+                    continue  # the cache
+                assert not api.allows(Request(verb, group, resource, namespace=namespace, name="x")), (verb, resource, namespace)
+    for verb in EVERY_VERB:
+        assert not api.allows(Request(verb, "", "secrets", namespace="team-a", name="x-credentials")), verb
+    assert not any(verb == "impersonate" for rule in api.all_rules() for verb in rule.verbs), "impersonation only in its component"
+
+
+@pytest.mark.kubectl
+def test_the_impersonation_component_adds_users_and_groups_only(tmp_path: Path) -> None:
+    """deploy/components/impersonation: the API's ServiceAccount may impersonate users and groups (nothing else, and
+    nobody else may), and the API is told to."""
+    docs = render_with_components(tmp_path, "impersonation")
+    api = grants(docs, API_SA)
+    assert as_sets(verb_table(list(api.cluster))) == {**API_CLUSTER, **IMPERSONATION}
+    assert as_sets(verb_table(list(api.namespaced[NAMESPACE]))) == API_SESSIONS
+    for resource in ("serviceaccounts", "uids", "userextras/scopes", "userextras"):
+        assert not api.allows(Request("impersonate", "", resource, namespace=NAMESPACE, name="x")), resource
+        assert not api.allows(Request("impersonate", "authentication.k8s.io", resource, name="x")), resource
+    assert as_sets(verb_table(list(grants(docs, OPERATOR_SA).cluster))) == OPERATOR_CLUSTER
+    assert grants(docs, "default").all_rules() == []
+    (container,) = one(docs, "Deployment", API_SA)["spec"]["template"]["spec"]["containers"]
+    assert env_of(container)["DARKROOM_API_IDENTITY"] == {"name": "DARKROOM_API_IDENTITY", "value": "impersonate"}
+    without = {ident(d) for d in render("base")}
+    assert {ident(d) for d in docs} - without == {"ClusterRole darkroom-api-impersonate", "ClusterRoleBinding darkroom-api-impersonate"}
+
+
+@pytest.mark.kubectl
+def test_our_kinds_are_in_the_built_in_roles(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """deploy/base/rbac-users.yaml: view reads our kinds, edit (and admin) also write them; no Secret rule."""
+    roles = {
+        r["metadata"]["name"]: r
+        for r in of_kind(rendered["base"], "ClusterRole")
+        if r["metadata"]["name"].startswith("darkroom-control-panel-")
+    }
+    aggregated = {
+        name: {
+            k.rsplit("/", 1)[1] for k, v in r["metadata"]["labels"].items() if k.startswith("rbac.authorization.k8s.io/") and v == "true"
+        }
+        for name, r in roles.items()
+    }
+    assert aggregated == {
+        "darkroom-control-panel-view": {"aggregate-to-view"},
+        "darkroom-control-panel-edit": {"aggregate-to-edit", "aggregate-to-admin"},
+    }
+    view = verb_table([Rule.parse(r) for r in roles["darkroom-control-panel-view"]["rules"]])
+    edit = verb_table([Rule.parse(r) for r in roles["darkroom-control-panel-edit"]["rules"]])
+    for group, resource in OUR_KINDS:
+        assert view[(group, resource, NONE)] == READ
+        assert edit[(group, resource, NONE)] == {"create", "update", "patch", "delete", "deletecollection"}
+    assert {resource for _, resource, _ in [*view, *edit]} == {"darkrooms", "tasks", "postgresqls"}
 
 
 @pytest.mark.kubectl
@@ -134,12 +221,3 @@ def test_the_model_answers_like_the_rbac_authorizer(rendered: dict[str, list[dic
     # Nobody else is bound to these roles.
     assert grants(rendered["base"], "default").all_rules() == []
     assert grants(rendered["base"], OPERATOR_SA, namespace="default").all_rules() == []
-
-
-@pytest.mark.kubectl
-def test_the_show_password_component_adds_only_get_secrets(tmp_path: Path) -> None:
-    """deploy/components/show-password: opt-in read of Secrets for the dashboard's "Show password", nothing more."""
-    docs = render_with_components(tmp_path, "show-password")
-    with_component = as_sets(verb_table(list(grants(docs, API_SA).cluster)))
-    assert with_component == {**API_CLUSTER, ("", "secrets", NONE): API_CLUSTER[("", "secrets", NONE)] | {"get"}}
-    assert as_sets(verb_table(list(grants(docs, OPERATOR_SA).cluster))) == OPERATOR_CLUSTER

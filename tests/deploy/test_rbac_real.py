@@ -1,52 +1,80 @@
-"""The deploy/ RBAC is exactly enough on a real control plane: every rule is needed.
+"""The deploy/ RBAC is exactly enough on a real control plane: every rule is needed — and people's rights are their own.
 
 tests/deploy/test_rbac_audit.py shows the components need *nothing more* than their rules (on the real
 control plane, as their ServiceAccounts, with no request refused). This module shows they need
 *nothing less*: on a private real cluster (kube-apiserver with RBAC, the
 OwnerReferencesPermissionEnforcement admission plugin, its audit log) with deploy/base applied, each
-rule of the reconciler's and the API's Roles is removed in turn, the component runs its scenario as
-its ServiceAccount, and something fails — a step of the scenario does not happen *and* the audit log
-shows a request of that ServiceAccount refused with 403. The rule is put back afterwards (and a
-SubjectAccessReview confirms each change took effect before the scenario starts).
+rule of the reconciler's Roles, the API's ClusterRole ``darkroom-api`` and its sessions Role is removed in
+turn, the component runs its scenario as its ServiceAccount, and something fails — a step of the scenario does
+not happen *and* the audit log shows a request *of that ServiceAccount's own* refused with 403 (a person's
+refusal does not count). The rule is put back afterwards (and a SubjectAccessReview confirms each change took
+effect before the scenario starts).
 
 Scenarios: the reconciler (leader election on) turns an admin-created Darkroom Ready with its four
 children and an Event, handles a Task (finalizer, labels, status, TaskCreated, then TaskDeleted when
 it is deleted), turns an admin-created Postgresql Running (generated password Secret, StatefulSet,
 Services, ConfigMap; finalizer) and lets it go when it is deleted, and releases its Lease on
-SIGTERM (the Lease is deleted first, so it must create it);
-the API (gunicorn, bearer token) becomes ready, creates an S3 Darkroom (credentials Secret), answers 412 to a stale If-Match after
-re-reading the object, switches the Darkroom to a WebFolder (Secret removed), lists tasks with their events and the
-namespaces, creates and deletes a Task, deletes the Darkroom, and logs a dashboard session in and
-out (the sessions ConfigMap is deleted first, so the logout must create it; the old cookie must
-then be refused). Runs on the real control plane only:
-devcluster authorizes nothing.
+SIGTERM (the Lease is deleted first, so it must create it).
+The API (gunicorn, the Deployment's environment: login mode, passthrough) does the work of a *person* — a
+ServiceAccount of the test namespace bound to the built-in ``edit``, their token sent as a bearer token and pasted
+at ``POST /login``: it becomes ready, creates an S3 Darkroom (its keys' Secret written as the person), answers 412
+to a stale If-Match, switches the Darkroom to a WebFolder (Secret removed), creates a Task and lists it with its
+Events, lists the namespaces, deletes the Task and the Darkroom, and a dashboard session logs in, shows a page
+and logs out (the old cookie is then refused: the API looks the ended session up).
+The impersonation component (deploy/components/impersonation): the API in ``impersonate`` mode verifies alice's
+ID token from a real OpenID provider (ORY Hydra) and creates, lists and deletes a Darkroom as her — kube-apiserver
+records its ServiceAccount impersonating ``oidc:alice``, whose rights come from her group; each of the component's
+two rules (users, groups) is removed in turn and the API's impersonation is refused (403).
+
+Besides: the admission policy lets the API's ServiceAccount write login-session Secrets and nothing else, even in
+its own namespace; and the user roles of deploy/base/rbac-users.yaml: a person with the built-in ``edit`` in a
+namespace can do there everything the dashboard offers (create, edit, scale, delete Darkrooms, Tasks and
+Postgresqls, detail pages with their children, "Show password"), one with ``view`` can read it all but neither
+write nor read a password. Runs on the real control plane only: devcluster authorizes nothing.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from support import ROOT, ClusterProcess, Kubectl, as_dict, free_port, read_audit_log, wait_for
+import yaml
+from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
 
-from .manifests import API_SA, NAMESPACE, OPERATOR_SA, one, render
-from .running import UNREADABLE_CHILD, Process, http, login_cookie, page, resolve_env, service_account_kubeconfig, status_of
+from .audit import Refusals, account, entries, log_size, refused
+from .manifests import API_SA, NAMESPACE, OPERATOR_SA, one, render, render_with_components
+from .running import (
+    POD_NAMES,
+    UNREADABLE_CHILD,
+    Browser,
+    Process,
+    api_argv,
+    deployment_env,
+    http,
+    service_account_kubeconfig,
+    service_account_token,
+    status_of,
+)
+
+if TYPE_CHECKING:
+    from identityprovider import HydraProcess, OAuthClient
 
 TEAM = "team-rbac"
+EDITOR, VIEWER = "editor", "viewer"  # ServiceAccounts of TEAM bound to the built-in edit and view: people who paste a token
+ALICE_GROUP = "oidc:team-a-editors"  # alice's group at the provider, prefixed as the API impersonates it
+OIDC_CLIENT_ID = "darkroom-rbac-real"
 # Each step takes about a second on the real control plane. With every rule a slow machine gets the
 # longer wait; without one, a step that never happens costs the shorter one (the 403 in the audit log is
 # what proves the cause).
 STEP_TIMEOUT_S = 30.0
 WITHOUT_A_RULE_TIMEOUT_S = 10.0
-POD_NAMES = {OPERATOR_SA: "darkroom-operator-7c9d8-abcde", API_SA: "darkroom-api-5f6b7-fghij"}
 SHORT_LEASE = {
     "DARKROOM_OPERATOR_LEASE_DURATION_S": "4",
     "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "3",
@@ -55,8 +83,13 @@ SHORT_LEASE = {
 ROLES: tuple[tuple[str, str, str], ...] = (
     ("ClusterRole", "darkroom-operator", OPERATOR_SA),
     ("Role", "darkroom-operator-leader-election", OPERATOR_SA),
+    ("ClusterRole", "darkroom-api", API_SA),
+    ("Role", "darkroom-api-sessions", API_SA),
 )
-ROLES += (("ClusterRole", "darkroom-api", API_SA),)
+IMPERSONATION_ROLE = ("ClusterRole", "darkroom-api-impersonate", API_SA)
+CLUSTER_SCOPED_RESOURCES = {"namespaces", "tokenreviews", "subjectaccessreviews", "users", "groups"}
+MERGE = "application/merge-patch+json"
+SESSION_TYPE = "darkroom-control-panel.example.com/session"  # backend/identity/sessions.py
 
 
 @dataclass(frozen=True)
@@ -68,6 +101,7 @@ class Rule:
     index: int
     body: dict[str, Any]
     service_account: str
+    role_rules: tuple[dict[str, Any], ...]  # all the Role's rules, to put back
 
     def __str__(self) -> str:
         names = f" [{','.join(self.body['resourceNames'])}]" if self.body.get("resourceNames") else ""
@@ -75,26 +109,77 @@ class Rule:
         return f"{self.role_name}#{self.index} {groups} {','.join(self.body['resources'])}{names}: {','.join(self.body['verbs'])}"
 
 
-def rules() -> list[Rule]:
-    docs = render("base")
-    return [
-        Rule(kind, name, index, rule, account) for kind, name, account in ROLES for index, rule in enumerate(one(docs, kind, name)["rules"])
-    ]
+def with_impersonation(tmp: Path) -> list[dict[str, Any]]:
+    """deploy/base with deploy/components/impersonation, as an overlay adds it."""
+    return render_with_components(tmp, "impersonation")
+
+
+def rules_of(docs: list[dict[str, Any]], roles: tuple[tuple[str, str, str], ...]) -> list[Rule]:
+    found = []
+    for kind, name, sa in roles:
+        role_rules = tuple(one(docs, kind, name)["rules"])
+        found += [Rule(kind, name, index, rule, sa, role_rules) for index, rule in enumerate(role_rules)]
+    return found
+
+
+def impersonation_rules() -> list[Rule]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return rules_of(with_impersonation(Path(tmp)), (IMPERSONATION_ROLE,))
+
+
+# -- the cluster, the people, the provider -------------------------------------------------------------
 
 
 @dataclass
 class RbacCluster:
-    cluster: ClusterProcess
+    cluster: RealclusterProcess
     audit: Path
     kubeconfigs: dict[str, Path]
+    tokens: dict[str, str]  # the people's: EDITOR, VIEWER
+    impersonating: list[dict[str, Any]]  # the base rendered with the impersonation component
     admin: Any  # kubernetes.client.ApiClient
     tmp: Path
+
+
+def _kubectl_apply(kubectl: Kubectl, docs: list[dict[str, Any]]) -> None:
+    kubectl.run("apply", "--server-side", "--field-manager=darkroom-deploy", "-f", "-", input_text=yaml.safe_dump_all(docs))
+
+
+def _bind_people(kubectl: Kubectl) -> None:
+    """The people of TEAM: ServiceAccounts with the built-in edit and view, and alice's provider group with edit."""
+    for person, role in ((EDITOR, "edit"), (VIEWER, "view")):
+        kubectl.run("create", "serviceaccount", person, "-n", TEAM)
+        kubectl.run("create", "rolebinding", f"{person}-{role}", "-n", TEAM, f"--clusterrole={role}", f"--serviceaccount={TEAM}:{person}")
+    kubectl.run("create", "rolebinding", "alice-group-edit", "-n", TEAM, "--clusterrole=edit", f"--group={ALICE_GROUP}")
+
+
+def _may(
+    admin: Any,
+    user: str,
+    verb: str,
+    group: str,
+    resource: str,
+    namespace: str | None,
+    *,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> bool:
+    """A SubjectAccessReview for ``user`` (a ServiceAccount gets its groups, as its token would carry them)."""
+    from kubernetes import client
+
+    groups = ["system:authenticated"]
+    if user.startswith("system:serviceaccount:"):
+        groups += ["system:serviceaccounts", f"system:serviceaccounts:{user.split(':')[2]}"]
+    attributes = client.V1ResourceAttributes(
+        group=group, resource=resource, subresource=subresource, verb=verb, namespace=namespace, name=name
+    )
+    review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(user=user, groups=groups, resource_attributes=attributes))
+    return bool(client.AuthorizationV1Api(admin).create_subject_access_review(review).status.allowed)
 
 
 @pytest.fixture(scope="module")
 def rbac(realcluster_required: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RbacCluster]:
     from kubernetes import config
-    from support import RealclusterProcess
 
     tmp = tmp_path_factory.mktemp("rbac-real")
     audit = tmp / "audit.jsonl"
@@ -105,51 +190,57 @@ def rbac(realcluster_required: None, tmp_path_factory: pytest.TempPathFactory) -
         kubectl.run(
             "wait", "--for=condition=Established", "--timeout=30s", "crd/darkrooms.deployments.example.com", "crd/tasks.example.example.com"
         )
+        (tmp / "component").mkdir()
+        impersonating = with_impersonation(tmp / "component")
+        # the impersonation component's RBAC (its Deployment patch is what the impersonating API runs with)
+        _kubectl_apply(kubectl, [one(impersonating, kind, "darkroom-api-impersonate") for kind in ("ClusterRole", "ClusterRoleBinding")])
         kubectl.run("create", "namespace", TEAM)
-        kubeconfigs = {
-            account: service_account_kubeconfig(cluster, NAMESPACE, account, tmp / f"{account}.kubeconfig")
-            for account in (OPERATOR_SA, API_SA)
-        }
+        _bind_people(kubectl)
         admin = config.new_client_from_config(config_file=str(cluster.kubeconfig))
-        yield RbacCluster(cluster=cluster, audit=audit, kubeconfigs=kubeconfigs, admin=admin, tmp=tmp)
+        # kube-controller-manager aggregates our kinds into the built-in roles shortly after they appear
+        wait_for(
+            lambda: _may(admin, account(EDITOR, TEAM), "create", "deployments.example.com", "darkrooms", TEAM),
+            timeout_s=30,
+            message="edit to include Darkrooms",
+        )
+        kubeconfigs = {sa: service_account_kubeconfig(cluster, NAMESPACE, sa, tmp / f"{sa}.kubeconfig") for sa in (OPERATOR_SA, API_SA)}
+        tokens = {person: service_account_token(cluster, TEAM, person, tmp / "kubectl-cache") for person in (EDITOR, VIEWER)}
+        yield RbacCluster(
+            cluster=cluster, audit=audit, kubeconfigs=kubeconfigs, tokens=tokens, impersonating=impersonating, admin=admin, tmp=tmp
+        )
         admin.close()
     finally:
         cluster.stop()
 
 
+@dataclass(frozen=True)
+class Provider:
+    """The OpenID provider the impersonating API trusts, and our client there."""
+
+    hydra: HydraProcess
+    client: OAuthClient
+
+    def id_token(self, user: str) -> str:
+        person = self.hydra.users[user]
+        return self.hydra.authorization_code_tokens(self.client, person.username, person.password).id_token
+
+
+@pytest.fixture(scope="module")
+def provider(identity_provider: HydraProcess) -> Provider:
+    # Only ID tokens are asked for here (bearer requests): the redirect URI need not listen.
+    callback = f"http://127.0.0.1:{free_port()}/login/oidc/callback"
+    client = identity_provider.register_client(OIDC_CLIENT_ID, secrets.token_urlsafe(24), [callback])
+    return Provider(hydra=identity_provider, client=client)
+
+
 # -- the scenarios ---------------------------------------------------------------------------------
-
-
-class Refusals:
-    """Whether ``account`` has had a request refused (403) since this was made: reads only the audit log's new lines."""
-
-    def __init__(self, audit: Path, account: str) -> None:
-        self.audit = audit
-        self.user = f"system:serviceaccount:{NAMESPACE}:{account}"
-        self.offset = audit.stat().st_size if audit.exists() else 0
-        self.seen = False
-
-    def __call__(self) -> bool:
-        if self.seen or not self.audit.exists():
-            return self.seen
-        with self.audit.open("rb") as log:
-            log.seek(self.offset)
-            chunk = log.read()
-        complete = chunk[: chunk.rfind(b"\n") + 1]  # a line being written is read next time
-        self.offset += len(complete)
-        for line in complete.splitlines():
-            if self.user.encode() in line:
-                entry = json.loads(line)
-                if (entry.get("user") or {}).get("username") == self.user and (entry.get("responseStatus") or {}).get("code") == 403:
-                    self.seen = True
-        return self.seen
 
 
 class Steps:
     """Runs named waits; the first one that does not happen is recorded and ends the scenario.
 
     ``refused`` (a rule removed): a wait ends as soon as the component has had a request refused — the step
-    it waits for needed what was refused — instead of after the whole timeout (24 rules x 10 s in CI)."""
+    it waits for needed what was refused — instead of after the whole timeout."""
 
     def __init__(self, process: Process, timeout_s: float, refused: Callable[[], bool] | None = None) -> None:
         self.process = process
@@ -179,13 +270,21 @@ class StopScenario(Exception):
     pass
 
 
-def component_env(account: str, kubeconfig: Path, extra: dict[str, str]) -> dict[str, str]:
-    docs = render("base")
-    container = one(docs, "Deployment", account)["spec"]["template"]["spec"]["containers"][0]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DARKROOM_", "KUBECONFIG", "PORT"))}
-    env.update(resolve_env(container, pod=POD_NAMES[account], secret_values=extra))
-    env.update({"PYTHONUNBUFFERED": "1", "KUBECONFIG": str(kubeconfig)})
-    return env
+def names(answer: tuple[int, Any]) -> set[str]:
+    """The names in a list the API answered (none for anything but 200)."""
+    code, body = answer
+    if code != 200 or not isinstance(body, dict):
+        return set()
+    return {item.get("name") or item["metadata"]["name"] for item in body.get("items", [])}
+
+
+def start_api(rbac: RbacCluster, docs: list[dict[str, Any]], suffix: str, **settings: str) -> tuple[Process, str]:
+    """The API as the Deployment in ``docs`` runs it, as its ServiceAccount, on a loopback port; ``settings`` on top."""
+    port = free_port()
+    env = deployment_env(docs, API_SA, kubeconfig=rbac.kubeconfigs[API_SA], secret_values={"secret-key": secrets.token_hex(32)})
+    env.update({"DARKROOM_API_HOST": "127.0.0.1", "PORT": str(port), **settings})
+    container = one(docs, "Deployment", API_SA)["spec"]["template"]["spec"]["containers"][0]
+    return Process("API", api_argv(container), env, rbac.tmp / f"api-{suffix}.log"), f"http://127.0.0.1:{port}"
 
 
 def run_operator_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable[[], bool] | None = None) -> list[str]:
@@ -195,7 +294,7 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable
     coordination = client.CoordinationV1Api(rbac.admin)
     suffix = uuid.uuid4().hex[:6]
     health = free_port()
-    env = component_env(OPERATOR_SA, rbac.kubeconfigs[OPERATOR_SA], {})
+    env = deployment_env(render("base"), OPERATOR_SA, kubeconfig=rbac.kubeconfigs[OPERATOR_SA], secret_values={})
     env.update({"DARKROOM_OPERATOR_HEALTH_HOST": "127.0.0.1", "DARKROOM_OPERATOR_HEALTH_PORT": str(health), **SHORT_LEASE})
     try:  # a fresh start: the elector must create its Lease, not only take over a released one
         coordination.delete_namespaced_lease("darkroom-operator", NAMESPACE)
@@ -286,56 +385,46 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable
 
 
 def run_api_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable[[], bool] | None = None) -> list[str]:
-    from kubernetes import client
-
-    try:  # a fresh start: the first logout must create the sessions ConfigMap
-        client.CoreV1Api(rbac.admin).delete_namespaced_config_map("darkroom-api-sessions", NAMESPACE)
-    except client.ApiException as e:
-        if e.status != 404:
-            raise
+    """A person (EDITOR's token) at work through the API, which runs as its ServiceAccount in passthrough mode."""
     suffix = uuid.uuid4().hex[:6]
-    token, port = secrets.token_hex(16), free_port()
-    env = component_env(API_SA, rbac.kubeconfigs[API_SA], {"api-token": token, "secret-key": secrets.token_hex(16)})
-    env.update({"DARKROOM_API_HOST": "127.0.0.1", "PORT": str(port)})
-    argv = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "server" / "gunicorn_conf.py"), "backend.server.wsgi:app"]
-    process = Process("API", argv, env, rbac.tmp / f"api-{suffix}.log")
+    process, base = start_api(rbac, render("base"), suffix)
     steps = Steps(process, timeout_s, refused)
-    base = f"http://127.0.0.1:{port}"
-    name = f"s3-{suffix}"
+    token = rbac.tokens[EDITOR]
+    name, task = f"s3-{suffix}", f"t-{suffix}"
     item = f"{base}/darkrooms/{TEAM}/{name}"
-    merge = "application/merge-patch+json"
     try:
         steps.wait("the API's /readyz", lambda: status_of(base + "/readyz") == 200)
         source = {"type": "S3", "bucket": "demo-images", "region": "eu-west-1", "accessKey": "AKIDEXAMPLE", "secretKey": "wJalrEXAMPLEKEY"}
         code, body = http("POST", base + "/darkrooms", token, {"name": name, "namespace": TEAM, "source": source, "subDomains": [name]})
-        steps.expect("POST an S3 Darkroom", code == 201, (code, body))
-        code, body = http("PATCH", item, token, {"replicas": 2}, merge, if_match='"1"')
+        steps.expect("POST an S3 Darkroom (its Secret written as the person)", code == 201, (code, body))
+        code, body = http("PATCH", item, token, {"replicas": 2}, MERGE, if_match='"1"')
         steps.expect("412 for a stale If-Match (re-read from the server)", code == 412, (code, body))
-        code, body = http("PATCH", item, token, {"source": {"type": "WebFolder", "baseUrl": "https://example.com/x"}}, merge)
+        code, body = http("PATCH", item, token, {"source": {"type": "WebFolder", "baseUrl": "https://example.com/x"}}, MERGE)
         steps.expect("switch to a WebFolder (Secret removed)", code == 200, (code, body))
-        code, body = http("POST", base + "/postgresqls", token, {"name": f"pg-{suffix}", "namespace": TEAM, "password": "pw-rbac-789"})
-        steps.expect("POST a Postgresql with a password", code == 201, (code, body))
-        viewer = login_cookie(base, token)
-        steps.expect("log in to view detail pages", viewer is not None)
-        for path in (f"/ui/darkrooms/{TEAM}/{name}", f"/ui/postgresqls/{TEAM}/pg-{suffix}"):
-            code, html = page(base + path, str(viewer))  # no reconciler here: every child is "not created yet" (a 404)
-            steps.expect(f"{path} reads every child", code == 200 and UNREADABLE_CHILD not in html, (code, html[-1500:]))
-        code, body = http("DELETE", f"{base}/postgresqls/{TEAM}/pg-{suffix}", token)
-        steps.expect("DELETE the Postgresql", code in (202, 204), (code, body))
-        for path in ("/combinedtasks", "/namespaces", "/postgresqls"):
-            code, body = http("GET", base + path, token)
-            steps.expect(f"GET {path}", code == 200, (code, body))
-        task = {"name": f"t-{suffix}", "namespace": TEAM, "priority": 1, "deadline": "2030-01-01T00:00:00Z"}
-        code, body = http("POST", base + "/tasks", token, task)
+        code, body = http(
+            "POST", base + "/tasks", token, {"name": task, "namespace": TEAM, "priority": 1, "deadline": "2030-01-01T00:00:00Z"}
+        )
         steps.expect("POST a Task", code == 201, (code, body))
-        code, body = http("DELETE", f"{base}/tasks/{TEAM}/t-{suffix}", token)
+        steps.wait(
+            "the Task among the tasks with their events",
+            lambda: task in names(http("GET", f"{base}/combinedtasks?namespace={TEAM}", token)),
+        )
+        code, body = http("GET", base + "/namespaces", token)
+        steps.expect(
+            "GET /namespaces offers the person's namespace", code == 200 and TEAM in {n["name"] for n in body["items"]}, (code, body)
+        )
+        code, body = http("DELETE", f"{base}/tasks/{TEAM}/{task}", token)
         steps.expect("DELETE the Task", code in (202, 204), (code, body))
         code, body = http("DELETE", item, token)
         steps.expect("DELETE the Darkroom", code in (202, 204), (code, body))
-        session = login_cookie(base, token)
-        steps.expect("log in", session is not None)
-        steps.expect("log out", status_of(base + "/logout", method="POST", headers={"Cookie": str(session)}, timeout_s=10) == 204)
-        steps.expect("the logged-out session refused", status_of(base + "/metrics", headers={"Cookie": str(session)}, timeout_s=10) == 401)
+        browser = Browser(base)
+        steps.expect("log in with the pasted token", browser.log_in(token) == 204)
+        code, html = browser.page(f"/ui/tasks?namespace={TEAM}")
+        steps.expect("a dashboard page in the session", code == 200, (code, html[-1500:]))
+        copy = Browser(base)  # a copy of the cookie, kept past the logout
+        copy.http.cookies.update(browser.http.cookies)
+        steps.expect("log out", browser.log_out() == 204)
+        steps.expect("the ended session refused (looked up: gone)", copy.json("/darkrooms")[0] == 401)
     except StopScenario:
         pass
     finally:
@@ -343,44 +432,61 @@ def run_api_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable[[], 
     return steps.problems
 
 
-SCENARIOS = {OPERATOR_SA: run_operator_scenario, API_SA: run_api_scenario}
-
-
-def refused(rbac: RbacCluster, account: str, skip: int) -> list[str]:
-    user = f"system:serviceaccount:{NAMESPACE}:{account}"
-    return sorted(
-        {
-            f"{r.verb} {r.api_group or 'core'} {r.resource}{'/' + r.subresource if r.subresource else ''}"
-            for r in read_audit_log(rbac.audit)[skip:]
-            if r.user == user and r.code == 403
-        }
+def run_impersonation_scenario(
+    rbac: RbacCluster, provider: Provider, timeout_s: float, refused: Callable[[], bool] | None = None
+) -> list[str]:
+    """alice (her ID token) through the API in impersonation mode (deploy/components/impersonation): the cluster does
+    not trust the provider; the API verifies the token and acts as ``oidc:alice`` in her group."""
+    suffix = uuid.uuid4().hex[:6]
+    process, base = start_api(
+        rbac,
+        rbac.impersonating,
+        f"impersonate-{suffix}",
+        DARKROOM_API_OIDC_ISSUER_URL=provider.hydra.issuer,
+        DARKROOM_API_OIDC_CLIENT_ID=provider.client.client_id,
+        DARKROOM_API_OIDC_CLIENT_SECRET=provider.client.client_secret,
+        DARKROOM_API_OIDC_CA_FILE=str(provider.hydra.ca_path),
+        DARKROOM_API_OIDC_SCOPES="openid profile email groups offline_access",
     )
+    steps = Steps(process, timeout_s, refused)
+    token = provider.id_token("alice")
+    name = f"as-alice-{suffix}"
+    try:
+        steps.wait("the API's /readyz", lambda: status_of(base + "/readyz") == 200)
+        body = {"name": name, "namespace": TEAM, "source": {"type": "WebFolder", "baseUrl": "https://example.com/a"}, "subDomains": [name]}
+        code, answer = http("POST", base + "/darkrooms", token, body)
+        steps.expect("POST a Darkroom as alice", code == 201, (code, answer))
+        listed = http("GET", f"{base}/darkrooms?namespace={TEAM}", token)
+        steps.expect("alice lists it", name in names(listed), listed)
+        code, answer = http("DELETE", f"{base}/darkrooms/{TEAM}/{name}", token)
+        steps.expect("DELETE it as alice", code in (202, 204), (code, answer))
+    except StopScenario:
+        pass
+    finally:
+        process.stop()
+    return steps.problems
 
 
 # -- the role edits ----------------------------------------------------------------------------------
 
 
 def allowed(rbac: RbacCluster, rule: Rule) -> bool:
-    """A SubjectAccessReview for the rule's first (group, resource, verb, name) as its ServiceAccount."""
-    from kubernetes import client
-
+    """Whether the rule's ServiceAccount may do the rule's first (group, resource, verb, name): a SubjectAccessReview."""
     resource, _, subresource = rule.body["resources"][0].partition("/")
-    namespace = NAMESPACE if rule.role_kind == "Role" else ("" if resource == "namespaces" else TEAM)
-    review = client.V1SubjectAccessReview(
-        spec=client.V1SubjectAccessReviewSpec(
-            user=f"system:serviceaccount:{NAMESPACE}:{rule.service_account}",
-            groups=["system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}", "system:authenticated"],
-            resource_attributes=client.V1ResourceAttributes(
-                group=rule.body["apiGroups"][0],
-                resource=resource,
-                subresource=subresource or None,
-                verb=rule.body["verbs"][0],
-                namespace=namespace or None,
-                name=(rule.body.get("resourceNames") or [None])[0],
-            ),
-        )
+    if rule.role_kind == "Role":
+        namespace: str | None = NAMESPACE
+    else:
+        namespace = None if resource in CLUSTER_SCOPED_RESOURCES else TEAM
+    return _may(
+        rbac.admin,
+        account(rule.service_account),
+        rule.body["verbs"][0],
+        rule.body["apiGroups"][0],
+        resource,
+        namespace,
+        name=(rule.body.get("resourceNames") or [None])[0],
+        subresource=subresource or None,
     )
-    return bool(client.AuthorizationV1Api(rbac.admin).create_subject_access_review(review).status.allowed)
 
 
 def edit_role(rbac: RbacCluster, rule: Rule, operations: list[dict[str, Any]]) -> None:
@@ -394,62 +500,177 @@ def edit_role(rbac: RbacCluster, rule: Rule, operations: list[dict[str, Any]]) -
         api.patch_cluster_role(rule.role_name, operations)
 
 
+def assert_needed(rbac: RbacCluster, rule: Rule, scenario: Callable[[float, Callable[[], bool]], list[str]]) -> None:
+    """Without ``rule`` the scenario fails, and the audit log shows a request of the rule's ServiceAccount refused."""
+    path = f"/rules/{rule.index}"
+    user = account(rule.service_account)
+    edit_role(rbac, rule, [{"op": "test", "path": path, "value": rule.body}, {"op": "remove", "path": path}])
+    try:
+        wait_for(lambda: not allowed(rbac, rule), timeout_s=10, message="the removal to take effect")
+        since = log_size(rbac.audit)
+        problems = scenario(WITHOUT_A_RULE_TIMEOUT_S, Refusals(rbac.audit, user))
+        assert problems, f"{rule.service_account} did its whole job without {rule}: the rule is not needed"
+        assert refused(rbac.audit, user, since), f"the scenario failed ({problems}) but no request of {user} was refused (403)"
+    finally:
+        # the whole list (a Role whose only rule was removed has no rules field to add to)
+        edit_role(rbac, rule, [{"op": "add", "path": "/rules", "value": list(rule.role_rules)}])
+        wait_for(lambda: allowed(rbac, rule), timeout_s=10, message="the rule restored")
+
+
+SCENARIOS = {OPERATOR_SA: run_operator_scenario, API_SA: run_api_scenario}
+
+
 # -- the tests ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_every_scenario_passes_with_every_rule(rbac: RbacCluster) -> None:
-    for account, scenario in SCENARIOS.items():
-        skip = len(read_audit_log(rbac.audit))
-        assert scenario(rbac, STEP_TIMEOUT_S) == [], account
-        assert refused(rbac, account, skip) == [], account
+def test_every_scenario_passes_with_every_rule(rbac: RbacCluster, provider: Provider) -> None:
+    for sa, scenario in SCENARIOS.items():
+        since = log_size(rbac.audit)
+        assert scenario(rbac, STEP_TIMEOUT_S) == [], sa
+        assert refused(rbac.audit, account(sa), since) == [], sa
+    since = log_size(rbac.audit)
+    assert run_impersonation_scenario(rbac, provider, STEP_TIMEOUT_S) == []
+    assert refused(rbac.audit, account(API_SA), since) == []
+    # kube-apiserver saw alice's write: the API's ServiceAccount impersonating her, with her group.
+    writes = [e for e in entries(rbac.audit, since) if e.request.verb == "create" and e.request.resource == "darkrooms"]
+    assert [(w.user, w.impersonated_user, ALICE_GROUP in w.impersonated_groups, w.code) for w in writes] == [
+        (account(API_SA), "oidc:alice", True, 201)
+    ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("rule", rules(), ids=str)
+@pytest.mark.parametrize("rule", rules_of(render("base"), ROLES), ids=str)
 def test_each_rule_is_needed(rbac: RbacCluster, rule: Rule) -> None:
-    path = f"/rules/{rule.index}"
-    edit_role(rbac, rule, [{"op": "test", "path": path, "value": rule.body}, {"op": "remove", "path": path}])
-    try:
-        wait_for(lambda: not allowed(rbac, rule), timeout_s=10, message="the removal to take effect")
-        skip = len(read_audit_log(rbac.audit))
-        problems = SCENARIOS[rule.service_account](rbac, WITHOUT_A_RULE_TIMEOUT_S, Refusals(rbac.audit, rule.service_account))
-        assert problems, f"the {rule.service_account} did its whole job without {rule}: the rule is not needed"
-        assert refused(rbac, rule.service_account, skip), f"the scenario failed ({problems}) but no request was refused (403)"
-    finally:
-        edit_role(rbac, rule, [{"op": "add", "path": path, "value": rule.body}])
-        wait_for(lambda: allowed(rbac, rule), timeout_s=10, message="the rule restored")
+    assert_needed(rbac, rule, lambda timeout_s, refusals: SCENARIOS[rule.service_account](rbac, timeout_s, refusals))
 
 
-def test_the_api_can_touch_no_secret_but_its_own(rbac: RbacCluster) -> None:
-    """Issue 12.10: the ClusterRole lets the API write Secrets anywhere; deploy/'s admission policy
-    narrows that to its own credentials Secrets — a foreign Secret can be neither created, patched
-    (which would answer with its data) nor deleted by the API's ServiceAccount."""
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", impersonation_rules(), ids=str)
+def test_each_impersonation_rule_is_needed(rbac: RbacCluster, provider: Provider, rule: Rule) -> None:
+    assert_needed(rbac, rule, lambda timeout_s, refusals: run_impersonation_scenario(rbac, provider, timeout_s, refusals))
+
+
+def overwritten(core: Any) -> Any:
+    """The Secret darkroom-api as read by ``core``'s credentials (its Role may read it), with another signing key."""
+    found = core.read_namespaced_secret("darkroom-api", NAMESPACE)
+    found.data = {"secret-key": "bWluZQ=="}
+    return found
+
+
+def test_the_api_writes_no_secret_but_its_login_sessions(rbac: RbacCluster) -> None:
+    """The API's ServiceAccount has no Secret rights outside its namespace (RBAC), and in it the admission policy
+    darkroom-api-secrets lets it create, change and delete login-session Secrets only — not the Secret darkroom-api
+    beside them (its signing key, the OIDC client secret), nor any other."""
     from kubernetes import client, config
 
     admin = client.CoreV1Api(rbac.admin)
     admin.create_namespaced_secret(TEAM, {"metadata": {"name": "payments-db"}, "stringData": {"password": "hunter2"}})
+    admin.create_namespaced_secret(NAMESPACE, {"metadata": {"name": "darkroom-api"}, "stringData": {"secret-key": "k"}})
+    session = {
+        "name": "darkroom-session-0123456789abcdef",
+        "labels": {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-session"},
+    }
     as_api = config.new_client_from_config(config_file=str(rbac.kubeconfigs[API_SA]))
     try:
         core = client.CoreV1Api(as_api)
-        attempts: dict[str, Callable[[], object]] = {
-            "patch": lambda: core.patch_namespaced_secret(
-                "payments-db", TEAM, [{"op": "test", "path": "/metadata/name", "value": "payments-db"}]
+        by_rbac: dict[str, Callable[[], object]] = {
+            "read a person's Secret": lambda: core.read_namespaced_secret("payments-db", TEAM),
+            "create a Secret in a team's namespace": lambda: core.create_namespaced_secret(
+                TEAM, {"metadata": session, "type": SESSION_TYPE}
             ),
-            "delete": lambda: core.delete_namespaced_secret("payments-db", TEAM),
-            "create": lambda: core.create_namespaced_secret(TEAM, {"metadata": {"name": "anything"}, "stringData": {"k": "v"}}),
-            "create unlabelled": lambda: core.create_namespaced_secret(
-                TEAM, {"metadata": {"name": "fake-s3-credentials"}, "stringData": {"k": "v"}}
+            "delete a person's Secret": lambda: core.delete_namespaced_secret("payments-db", TEAM),
+        }
+        by_policy: dict[str, Callable[[], object]] = {
+            "overwrite darkroom-api": lambda: core.replace_namespaced_secret("darkroom-api", NAMESPACE, overwritten(core)),
+            "delete darkroom-api": lambda: core.delete_namespaced_secret("darkroom-api", NAMESPACE),
+            "create an Opaque Secret": lambda: core.create_namespaced_secret(
+                NAMESPACE, {"metadata": {"name": "anything"}, "stringData": {"k": "v"}}
+            ),
+            "create a session-named Secret without the labels": lambda: core.create_namespaced_secret(
+                NAMESPACE, {"metadata": {"name": session["name"]}, "type": SESSION_TYPE}
             ),
         }
-        for what, attempt in attempts.items():
-            with pytest.raises(client.ApiException) as refused:
+        for what, attempt in {**by_rbac, **by_policy}.items():
+            with pytest.raises(client.ApiException) as refusal:
                 attempt()
-            assert refused.value.status in (403, 422), what
-            assert "darkroom-api-secrets" in refused.value.body and "hunter2" not in refused.value.body, what
-        ours = {"name": "fine-s3-credentials", "labels": {"app.kubernetes.io/managed-by": "darkroom-control-panel"}}
-        core.create_namespaced_secret(TEAM, {"metadata": ours, "stringData": {"accessKey": "a", "secretKey": "s"}})
-        core.delete_namespaced_secret("fine-s3-credentials", TEAM)
+            assert refusal.value.status == 403, what
+            assert ("darkroom-api-secrets" in refusal.value.body) == (what in by_policy), (what, refusal.value.body)
+            assert "hunter2" not in refusal.value.body, what
+        created = core.create_namespaced_secret(NAMESPACE, {"metadata": session, "type": SESSION_TYPE, "stringData": {"session": "{}"}})
+        created.string_data = {"session": "{}"}
+        core.replace_namespaced_secret(session["name"], NAMESPACE, created)
+        core.delete_namespaced_secret(session["name"], NAMESPACE)
     finally:
         as_api.close()
     assert admin.read_namespaced_secret("payments-db", TEAM).data == {"password": "aHVudGVyMg=="}
+    assert admin.read_namespaced_secret("darkroom-api", NAMESPACE).data == {"secret-key": "aw=="}
+    admin.delete_namespaced_secret("darkroom-api", NAMESPACE)
+
+
+def test_edit_does_all_the_dashboard_offers_and_view_reads_without_writing_or_seeing_passwords(rbac: RbacCluster) -> None:
+    """deploy/base/rbac-users.yaml: our kinds in the built-in roles. Through the API (every rule in place), EDITOR
+    creates, edits, scales and deletes a Darkroom (S3 keys: a Secret), a Task (finished) and a Postgresql (given
+    password), opens their pages (every child readable) and reveals the password; VIEWER sees all of it, children
+    included, and is refused every write and the password — each refusal a 403 naming the verb and resource."""
+    suffix = uuid.uuid4().hex[:6]
+    process, base = start_api(rbac, render("base"), f"people-{suffix}")
+    editor, viewer = rbac.tokens[EDITOR], rbac.tokens[VIEWER]
+    darkroom, task, pg = f"dr-{suffix}", f"t-{suffix}", f"pg-{suffix}"
+    try:
+        wait_for(lambda: process.alive() and status_of(base + "/readyz") == 200, timeout_s=STEP_TIMEOUT_S, message="the API's /readyz")
+        s3 = {"type": "S3", "bucket": "team-bucket", "region": "eu-west-1", "accessKey": "AKIDEXAMPLE", "secretKey": "wJalrEXAMPLEKEY"}
+        writes = [
+            ("POST", "/darkrooms", {"name": darkroom, "namespace": TEAM, "source": s3, "subDomains": [darkroom]}, 201),
+            ("PATCH", f"/darkrooms/{TEAM}/{darkroom}", {"replicas": 2}, 200),
+            ("PATCH", f"/darkrooms/{TEAM}/{darkroom}", {"subDomains": [darkroom, f"{darkroom}-www"]}, 200),
+            ("POST", "/tasks", {"name": task, "namespace": TEAM, "priority": 2, "deadline": "2030-01-01T00:00:00Z"}, 201),
+            ("PATCH", f"/tasks/{TEAM}/{task}", {"state": "Finished"}, 200),
+            ("POST", "/postgresqls", {"name": pg, "namespace": TEAM, "password": "pw-edit-123"}, 201),
+        ]
+        for method, path, body, expected in writes:
+            code, answer = http(method, base + path, editor, body, MERGE if method == "PATCH" else "application/json")
+            assert code == expected, (method, path, code, answer)
+        pages = (f"/ui/darkrooms/{TEAM}/{darkroom}", f"/ui/postgresqls/{TEAM}/{pg}", f"/ui/tasks/{TEAM}/{task}")
+        password = (f"/ui/postgresqls/{TEAM}/{pg}", f"/ui/postgresqls/{TEAM}/{pg}/password")
+
+        editing = Browser(base)
+        assert editing.log_in(editor) == 204
+        for path in pages:
+            code, html = editing.page(path)
+            assert code == 200 and UNREADABLE_CHILD not in html, (path, code, html[-1500:])
+        code, html = editing.submit(*password)
+        assert code == 200 and "pw-edit-123" in html, (code, html[-1500:])
+
+        for path in (f"/darkrooms?namespace={TEAM}", f"/darkrooms/{TEAM}/{darkroom}", f"/tasks/{TEAM}/{task}", f"/postgresqls/{TEAM}/{pg}"):
+            code, answer = http("GET", base + path, viewer)
+            assert code == 200, (path, code, answer)
+        viewing = Browser(base)
+        assert viewing.log_in(viewer) == 204
+        for path in pages:
+            code, html = viewing.page(path)
+            assert code == 200 and UNREADABLE_CHILD not in html, (path, code, html[-1500:])
+        code, html = viewing.submit(*password)
+        assert code == 403 and "pw-edit-123" not in html, (code, html[-1500:])
+        refusals = [
+            (
+                "POST",
+                "/darkrooms",
+                {"name": f"v-{suffix}", "namespace": TEAM, "source": s3, "subDomains": [f"v-{suffix}"]},
+                "create",
+                "darkrooms",
+            ),
+            ("PATCH", f"/darkrooms/{TEAM}/{darkroom}", {"replicas": 1}, "update", "darkrooms"),
+            ("DELETE", f"/tasks/{TEAM}/{task}", None, "delete", "tasks"),
+            ("POST", "/postgresqls", {"name": f"v-{suffix}", "namespace": TEAM}, "create", "postgresqls"),
+            ("DELETE", f"/postgresqls/{TEAM}/{pg}", None, "delete", "postgresqls"),
+        ]
+        for method, path, body, verb, resource in refusals:
+            code, answer = http(method, base + path, viewer, body, MERGE if method == "PATCH" else "application/json")
+            assert code == 403 and (answer["verb"], answer["resource"], answer["namespace"]) == (verb, resource, TEAM), (path, code, answer)
+
+        for path in (f"/tasks/{TEAM}/{task}", f"/postgresqls/{TEAM}/{pg}", f"/darkrooms/{TEAM}/{darkroom}"):
+            code, answer = http("DELETE", base + path, editor)
+            assert code in (202, 204), (path, code, answer)
+    finally:
+        process.stop()
