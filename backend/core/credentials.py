@@ -1,4 +1,4 @@
-"""The S3 credentials Secret of a Darkroom: written and removed by the API, never read.
+"""The S3 credentials Secret of a Darkroom: written and removed as the person who writes the Darkroom, never read.
 
 Called by :mod:`backend.core.kinds.darkrooms` after the Darkroom itself was written. The Secret is named
 ``<darkroom>-s3-credentials``, holds ``accessKey``/``secretKey``, is labelled
@@ -11,8 +11,10 @@ whatever has that name. An existing one is changed only by a JSON patch whose fi
 atomically and rejects the patch (422) otherwise — and removed only by a delete whose preconditions
 are the UID and resourceVersion such a test-only patch just returned. A Secret of that name that
 someone else made (or one left by a former Darkroom of the same name) is reported as a 409 and left
-alone. The API never gets or lists Secrets; error messages are scrubbed of the key values before
-they reach a response or a log line.
+alone. Every one of these requests carries the person's credentials (the client is their
+:class:`cluster.acting.ActingClient`): a person who may not write Secrets there is refused by the cluster, and
+the Darkroom write is undone. This module never gets or lists Secrets; error messages are scrubbed of the key
+values before they reach a response or a log line.
 """
 
 from __future__ import annotations

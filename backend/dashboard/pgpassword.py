@@ -1,15 +1,16 @@
 """The password behind a Postgresql page's "Show password": read on request, logged, never cached.
 
 Called by :mod:`.pgpages` (``POST /ui/postgresqls/<ns>/<name>/password``; CSRF-checked like every
-dashboard POST). :func:`read` reads the Secret ``<name>-credentials`` through the API's Kubernetes
-client (handed in by the page) (a GET to the API server each time: the API has no Secret informer) and returns its
+dashboard POST). :func:`read` reads the Secret ``<name>-credentials`` as the person who asked (their
+:class:`cluster.acting.ActingClient`, handed in by the page: a GET to the API server with their credentials, each
+time — the API caches no Secret of the cluster's) and returns its
 ``password`` only when the Secret's controller ownerReference is this Postgresql — so a Secret of
 that name someone else made, or one named in ``passwordSecretRef`` (the user's own), is never
-revealed. Each read is logged at INFO with who asked (the kind of credential; a dashboard session by
+revealed. Each read is logged at INFO with who asked (the person and how they came in; a dashboard session by
 a digest of its id), the namespace and name, never the value; a refusal at WARNING.
 
-The cluster must let the API ``get`` ``secrets`` (core group): without it the read is a 403 that
-:func:`read` turns into an explanation for the page (status 403), not an error.
+The person must be allowed to ``get`` ``secrets`` there (the built-in "edit" and "admin" may, "view" may not):
+otherwise the read is a 403 that :func:`read` turns into an explanation for the page (status 403), not an error.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from cluster import errors
 from cluster.attributes import ResourceAttributes
 from cluster.bodies import FrozenDict
 from cluster.clients import CachedClient, PatchType
-from cluster.identities import OWN, Credentials, User
+from cluster.identities import OWN, Credentials, Impersonation, User
 from cluster.resources import Resource
 from cluster.reviewing import AccessReviewer
 
@@ -191,10 +191,17 @@ class ActingClient:
         return self.actor.credentials
 
     def _sent(self, send: Callable[[], T], attributes: ResourceAttributes | None = None) -> T:
-        """Run a request made with the actor's credentials; a refusal is marked as the actor's."""
+        """Run a request made with the actor's credentials; a refusal is marked as the actor's — unless it refuses the
+        process itself: impersonating the person is not allowed to it (a misconfigured panel, not the person's doing)."""
         try:
             return send()
         except errors.Forbidden as e:  # Unauthorized too: the person's token was refused (expired, revoked)
-            if self.actor.user is not None:
+            if self.actor.user is not None and not refuses_impersonation(e, self.actor.credentials):
                 e.made_for(self.actor.name, attributes)
             raise
+
+
+def refuses_impersonation(error: errors.Forbidden, credentials: Credentials) -> bool:
+    """Whether ``error`` is kube-apiserver refusing the process the right to impersonate (``... cannot impersonate
+    resource "users" ...``), as opposed to refusing the impersonated person what they asked."""
+    return isinstance(credentials, Impersonation) and error.status == 403 and "cannot impersonate" in error.message

@@ -12,7 +12,8 @@ create or replace (not with ``passwordSecretRef``) is written into the Secret
 ``username``) with a controller ownerReference to the Postgresql, after the Postgresql itself (a
 failure undoes the Postgresql write, as for a Darkroom's S3 keys in :mod:`backend.core.kinds.darkrooms`). It
 never enters the CR, a response, an Event, a ConfigMap or a log line; responses do not even say
-whether one was given (the API never reads Secrets, so it could not say so truthfully later).
+whether one was given (the API does not read the Secret back, so it could not say so truthfully later). The
+Secret is written as the person who writes the Postgresql (their :class:`cluster.acting.ActingClient`).
 
 **When the password takes effect**: postgres applies it only when it first initialises its data
 directory. Given on create, it is the database's password. Given later, it updates the Secret only —
