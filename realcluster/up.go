@@ -40,6 +40,7 @@ type options struct {
 	readyTimeout       time.Duration
 	verbosity          string
 	auditLog           string
+	auditPolicy        string
 	authnConfig        string
 }
 
@@ -72,9 +73,25 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.readyTimeout, "ready-timeout", 180*time.Second, "give up if the control plane is not ready within this")
 	fs.StringVar(&o.verbosity, "v", "1", "component log verbosity")
 	fs.StringVar(&o.auditLog, "audit-log", "", "kube-apiserver's audit log (JSON lines, level Metadata: who did what, the response code); off when empty")
+	fs.StringVar(&o.auditPolicy, "audit-policy-file", "", "kube-apiserver's audit policy (audit.k8s.io/v1 Policy: which requests at which level, e.g. RequestResponse for some resources) instead of the built-in one (every request at level Metadata); needs --audit-log")
 	fs.StringVar(&o.authnConfig, "authentication-config", "", "kube-apiserver's structured authentication configuration (AuthenticationConfiguration, apiserver.config.k8s.io/v1: JWT authenticators for OIDC issuers), beside the static tokens; off when empty")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.auditPolicy != "" {
+		if o.auditLog == "" {
+			fmt.Fprintln(os.Stderr, "realcluster: --audit-policy-file needs --audit-log (where the records go)")
+			return o, errors.New("--audit-policy-file without --audit-log")
+		}
+		abs, err := filepath.Abs(o.auditPolicy)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "realcluster: --audit-policy-file: %v\n", err)
+			return o, err
+		}
+		o.auditPolicy = abs
 	}
 	if o.authnConfig != "" {
 		// An absolute path: kube-apiserver watches the file (and reloads it when it changes) whatever its working directory.
@@ -153,9 +170,12 @@ func up(o options) error {
 
 	args := apiserverArgs(o, p, pt)
 	if o.auditLog != "" {
-		policy := filepath.Join(o.dataDir, "audit-policy.yaml")
-		if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
-			return err
+		policy := o.auditPolicy
+		if policy == "" {
+			policy = filepath.Join(o.dataDir, "audit-policy.yaml")
+			if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+				return err
+			}
 		}
 		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+o.auditLog, "--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxbackup=0")
 	}
