@@ -148,7 +148,7 @@ class ItemView(MethodView):
     def delete(self, namespace: str, name: str) -> Response:
         service, dry = self.service, dry_run()
         wanted = if_match()
-        current = service.current_at(namespace, name, wanted, precondition=True)
+        current = service.current_at(namespace, name, wanted, precondition=True, verb="delete")
         try:
             result, terminating = service.delete(
                 namespace,

@@ -204,9 +204,19 @@ class KindService:
 
     # -- preconditions ----------------------------------------------------------------------
 
-    def current_at(self, namespace: str, name: str, wanted: frozenset[str] | None, *, precondition: bool) -> Mapping[str, Any]:
-        """The current object, at one of the ``wanted`` versions if given (else :meth:`stale`)."""
-        current = self.fetch(namespace, name)
+    def current_at(
+        self, namespace: str, name: str, wanted: frozenset[str] | None, *, precondition: bool, verb: str = "get"
+    ) -> Mapping[str, Any]:
+        """The current object, at one of the ``wanted`` versions if given (else :meth:`stale`).
+
+        ``verb``: what the caller is about to do with it. A missing object is NotFound only to someone who may do that
+        to it; anyone else is refused that verb (Forbidden), as kube-apiserver decides a write before it looks."""
+        try:
+            current = self.fetch(namespace, name)
+        except errors.NotFound:
+            if verb != "get":
+                self.client.require(verb, self.resource, namespace=namespace, name=name)
+            raise
         if wanted is None or version(current) in wanted:
             return current
         current = self.fetch(namespace, name, fresh=True)  # the cache may lag behind a version the client saw
@@ -256,17 +266,19 @@ class KindService:
         body_version: str | None,
         wanted: frozenset[str] | None,
         dry_run: bool = False,
+        verb: str = "update",
     ) -> dict[str, Any]:
         """Store ``build(current)`` — a validated friendly object — over the current object; what was written.
 
         ``wanted``: the versions ``If-Match`` accepts (None: no precondition but ``body_version``, a body's
         resourceVersion, a Conflict when stale). Without either, a conflict rebuilds on the fresh object and retries.
-        ``dry_run``: store nothing, return what would be stored.
+        ``dry_run``: store nothing, return what would be stored. ``verb``: what the caller asked for (``update``,
+        ``patch``), which a missing object is refused as (:meth:`current_at`).
         """
         precondition = True
         if wanted is None and body_version:
             wanted, precondition = frozenset((body_version,)), False
-        current = self.current_at(namespace, name, wanted, precondition=precondition)
+        current = self.current_at(namespace, name, wanted, precondition=precondition, verb=verb)
         if body_version and body_version != version(current):
             raise self.stale(current, precondition=False)
         for _ in range(RETRIES):
@@ -313,7 +325,7 @@ class KindService:
             friendly = self.checked(self.kind.update_schema, self.patched(current, patch), existing=current)
             return self.with_identity(friendly, namespace, name)
 
-        return self.check_and_replace(namespace, name, build, body_version=body_version, wanted=wanted, dry_run=dry_run)
+        return self.check_and_replace(namespace, name, build, body_version=body_version, wanted=wanted, dry_run=dry_run, verb="patch")
 
     def delete(
         self, namespace: str, name: str, *, uid: str | None, resource_version: str | None = None, dry_run: bool = False
