@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from backend.core import errors
-from cluster import SECRETS, AlreadyExists, ClusterError, Invalid, NotFound
+from cluster import SECRETS, AlreadyExists, ClusterError, Forbidden, Invalid, NotFound
 from cluster.acting import ActingClient
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,9 @@ def _not_ours(namespace: str, name: str) -> str:
 
 def store(client: ActingClient, *, name: str, owner: Mapping[str, Any], keys: tuple[str, str], dry_run: bool = False) -> None:
     """Create our Secret, or change the keys of the one we own; raises :class:`CredentialsError` (never the
-    cluster's error, which might quote a key), not retryable when the name is taken by a Secret that is not ours.
+    cluster's error, which might quote a key), not retryable when the name is taken by a Secret that is not ours —
+    except the person's refusal (:class:`cluster.Forbidden` made for them), which propagates: it names what they may
+    not do with Secrets, never a value, and is answered as their 403.
     ``dry_run``: the same writes as dry runs (the API server checks them, stores nothing)."""
     namespace = owner["metadata"]["namespace"]
     body = secret_body(name=name, owner=owner, keys=keys)
@@ -110,6 +112,8 @@ def store(client: ActingClient, *, name: str, owner: Mapping[str, Any], keys: tu
         log.warning("%s", _not_ours(namespace, name))
         raise CredentialsError(_not_ours(namespace, name)) from None
     except ClusterError as e:
+        if isinstance(e, Forbidden) and e.user is not None:
+            raise  # refused for the person: their 403 (401) names what they may not do with Secrets, never a value
         detail = f"could not write the credentials Secret {namespace}/{name}: {scrub(e.message, keys)}"
         log.warning("%s", detail)
         raise CredentialsError(detail, retryable=e.status == 0 or e.status >= 500) from None

@@ -54,7 +54,7 @@ from backend.core.credentials import MANAGED_BY, REDACTED, CredentialsError
 from backend.core.kinds.base import Kind
 from backend.core.schemas import postgresqls as postgresqls_schemas
 from backend.settings import ApiSettings
-from cluster import POSTGRESQLS, SECRETS, AlreadyExists, ClusterError, Invalid
+from cluster import POSTGRESQLS, SECRETS, AlreadyExists, ClusterError, Forbidden, Invalid
 from cluster.acting import ActingClient
 from kinds import postgresqls as kind
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION as PASSWORD_PENDING
@@ -107,7 +107,8 @@ def store_password(client: ActingClient, *, owner: Mapping[str, Any], user: str,
     """Create the owned password Secret, or set the password and user in the one this Postgresql controls.
 
     Raises :class:`backend.core.credentials.CredentialsError` (never the cluster's error, which might quote
-    the password), not retryable when the name is taken by a Secret that is not ours.
+    the password), not retryable when the name is taken by a Secret that is not ours — except the person's refusal
+    (:class:`cluster.Forbidden` made for them), which propagates and is answered as their 403.
     """
     body = secret_body(owner=owner, user=user, password=password)
     namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
@@ -126,6 +127,8 @@ def store_password(client: ActingClient, *, owner: Mapping[str, Any], user: str,
         log.warning("%s", _not_ours(namespace, name))
         raise CredentialsError(_not_ours(namespace, name)) from None
     except ClusterError as e:
+        if isinstance(e, Forbidden) and e.user is not None:
+            raise  # refused for the person: their 403 (401) names what they may not do with Secrets, never a value
         detail = f"could not write the password Secret {namespace}/{name}: {scrub(e.message, password)}"
         log.warning("%s", detail)
         raise CredentialsError(detail, retryable=e.status == 0 or e.status >= 500) from None
