@@ -8,17 +8,23 @@ On the ``oidc_realcluster`` (a real control plane whose kube-apiserver trusts th
   bindings of the built-in roles to the provider's groups: **alice** (``team-a-editors``) edits team-a; **bob**
   (``team-a-viewers``, ``team-b-editors``) views team-a and edits team-b; **carol** has no rights at all. The
   ServiceAccount ``team-a/deployer`` (edit in team-a) gives a Kubernetes token to paste (:meth:`Teams.sa_token`).
-- ``panel_factory`` (session): ``make(identity="passthrough"|"impersonate", **settings)`` starts a control panel in
-  the login mode on its own port (werkzeug, in a thread), registered at the provider as the OIDC client
-  ``darkroom-control-panel`` (which kube-apiserver trusts too, :data:`identityprovider.PANEL_CLIENT_ID`) with this port's callback;
-  ``panel`` is the passthrough one. :meth:`Panel.id_token` signs a person in (code flow with PKCE, no browser) and
-  gives the panel client's ID token — what an API client sends as ``Authorization: Bearer``.
+- ``panel_factory`` (session): ``make(identity="passthrough"|"impersonate", oauth_client=None, **settings)`` starts a
+  control panel in the login mode on its own port (werkzeug, in a thread), registered at the provider as the OIDC client
+  ``darkroom-control-panel`` (which kube-apiserver trusts too, :data:`identityprovider.PANEL_CLIENT_ID`) with this port's
+  callback added (the client is registered once: the tokens it issued stay valid) — or as ``oauth_client`` (e.g.
+  ``kube_oidc_clients.short_lived``, whose tokens expire within seconds); ``settings`` override any of the panel's
+  (``kubeconfig``, ``review_cache_ttl_s``, ...). ``panel`` is the passthrough one. :meth:`Panel.id_token` signs a
+  person in (code flow with PKCE, no browser) and gives the panel client's ID token — what an API client sends as
+  ``Authorization: Bearer``.
+- Tests marked ``stops_identity_provider`` (they stop the session's provider, which keeps its clients only in memory)
+  run after every other test of the session.
 
 Everything here is test infrastructure: the API under test is ``backend.app.create_app`` itself, unchanged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import subprocess
 import threading
@@ -40,6 +46,18 @@ TEAM_A, TEAM_B, SESSIONS = "team-a", "team-b", "darkroom-system"
 # (namespace, built-in role, provider group): who may do what
 BINDINGS = ((TEAM_A, "edit", "team-a-editors"), (TEAM_A, "view", "team-a-viewers"), (TEAM_B, "edit", "team-b-editors"))
 USER_PREFIX = GROUP_PREFIX = "oidc:"
+
+
+STOPS_PROVIDER = "stops_identity_provider"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{STOPS_PROVIDER}: stops the session's identity provider; runs after every other test")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that stop the session's identity provider go last (the sort is stable: the others keep their order)."""
+    items.sort(key=lambda item: item.get_closest_marker(STOPS_PROVIDER) is not None)
 
 
 @dataclass
@@ -115,15 +133,23 @@ class Panel:
         return http
 
 
-def _register_panel_client(provider: HydraProcess, secret: str, ports: list[int]) -> OAuthClient:
-    """(Re)register :data:`PANEL_CLIENT_ID` with every panel's callback and logout return (Hydra's admin API)."""
-    bases = [f"http://127.0.0.1:{port}" for port in ports]
+def _callbacks(port: int) -> tuple[list[str], list[str]]:
+    """A panel's redirect URI and post-logout redirect URI at the provider."""
+    base = f"http://127.0.0.1:{port}"
+    return [f"{base}/login/oidc/callback"], [f"{base}/login?logged_out=1"]
+
+
+def _register_panel_client(provider: HydraProcess, secret: str, port: int, registered: OAuthClient | None) -> OAuthClient:
+    """Register :data:`PANEL_CLIENT_ID` with the first panel's callback and logout return (Hydra's admin API), or add a
+    later panel's to it: the client is never registered again, so the tokens it issued (refresh tokens of open
+    sessions) stay valid."""
+    redirects, logged_out = _callbacks(port)
+    if registered is not None:
+        return provider.add_redirect_uris(registered, redirects, logged_out)
     with requests.Session() as http:
         http.verify = str(provider.ca_path)
         http.delete(f"{provider.admin_url}/admin/clients/{PANEL_CLIENT_ID}", timeout=10)
-    return provider.register_client(
-        PANEL_CLIENT_ID, secret, [f"{base}/login/oidc/callback" for base in bases], [f"{base}/login?logged_out=1" for base in bases]
-    )
+    return provider.register_client(PANEL_CLIENT_ID, secret, redirects, logged_out)
 
 
 @pytest.fixture(scope="session")
@@ -139,32 +165,36 @@ def panel_factory(
     from backend.settings import ApiSettings
 
     started: list[Panel] = []
-    ports: list[int] = []
     lock = threading.Lock()
     secret = secrets.token_urlsafe(24)
+    registered: list[OAuthClient] = []  # the panel client, once registered
 
-    def make(identity: str = "passthrough", **overrides: Any) -> Panel:
+    def make(identity: str = "passthrough", *, oauth_client: OAuthClient | None = None, **overrides: Any) -> Panel:
         with lock:  # one client at the provider for every panel: each panel's callback is one of its redirect URIs
             port = free_port()
-            ports.append(port)
-            client = _register_panel_client(identity_provider, secret, ports)
-            settings = ApiSettings(
-                kubeconfig=teams.cluster.kubeconfig,
-                authentication="login",
-                identity=identity,
-                secret_key=secrets.token_hex(32),
-                session_namespace=SESSIONS,
-                oidc_issuer_url=identity_provider.issuer,
-                oidc_client_id=client.client_id,
-                oidc_client_secret=secret,
-                oidc_ca_file=identity_provider.ca_path,
-                oidc_scopes="openid profile email groups offline_access",
-                oidc_username_claim="sub",
-                oidc_username_prefix=USER_PREFIX,
-                oidc_groups_prefix=GROUP_PREFIX,
-                sse_heartbeat_s=1.0,
-                **overrides,
-            )
+            if oauth_client is None:
+                client = _register_panel_client(identity_provider, secret, port, registered[0] if registered else None)
+                registered[:] = [client]
+            else:  # another client (e.g. one whose tokens expire within seconds), sending browsers to this panel too
+                client = identity_provider.add_redirect_uris(oauth_client, *_callbacks(port))
+                client = dataclasses.replace(client, redirect_uris=tuple(_callbacks(port)[0]))
+            defaults: dict[str, Any] = {
+                "kubeconfig": teams.cluster.kubeconfig,
+                "authentication": "login",
+                "identity": identity,
+                "secret_key": secrets.token_hex(32),
+                "session_namespace": SESSIONS,
+                "oidc_issuer_url": identity_provider.issuer,
+                "oidc_client_id": client.client_id,
+                "oidc_client_secret": client.client_secret,
+                "oidc_ca_file": identity_provider.ca_path,
+                "oidc_scopes": "openid profile email groups offline_access",
+                "oidc_username_claim": "sub",
+                "oidc_username_prefix": USER_PREFIX,
+                "oidc_groups_prefix": GROUP_PREFIX,
+                "sse_heartbeat_s": 1.0,
+            }
+            settings = ApiSettings(**{**defaults, **overrides})
             app = create_app(settings)
             server = make_server("127.0.0.1", port, app, threaded=True, request_handler=RequestHandler)
             thread = threading.Thread(target=server.serve_forever, name=f"panel-{port}-{uuid.uuid4().hex[:4]}", daemon=True)

@@ -13,8 +13,10 @@ Owns everything the identity tests need on the provider's side:
 - :meth:`HydraProcess.authorization_code_tokens`: the authorization-code flow (PKCE by default) driven without a
   browser, as a browser would: follow the redirects, fill in the login form, read ``code`` off the redirect to the
   client's ``redirect_uri`` (which need not listen), exchange it at the token endpoint. :meth:`HydraProcess.refresh`
-  is the refresh_token grant, :meth:`HydraProcess.logout` the RP-initiated logout (in the cookie jar of
-  :meth:`HydraProcess.browser` that signed in).
+  is the refresh_token grant, :meth:`HydraProcess.revoke` the revocation of a token, :meth:`HydraProcess.logout` the
+  RP-initiated logout (in the cookie jar of :meth:`HydraProcess.browser` that signed in).
+  :meth:`HydraProcess.add_redirect_uris` lets a registered client send browsers to more places (another relying party
+  on another port using the same client).
 - a test signing key: the JWKS Hydra publishes (``/.well-known/jwks.json``) also holds the public half of an RSA key
   this module made (key set :data:`TEST_KEY_SET`), so :meth:`HydraProcess.mint_token` signs tokens with claims of the
   test's choosing that pass a relying party's signature check (a wrong issuer, an odd claim) — and, with
@@ -44,6 +46,7 @@ Every request the app answers is logged to ``<data-dir>/login-app.log``.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime
 import hashlib
 import html
@@ -722,6 +725,23 @@ class HydraProcess:
             token_endpoint_auth_method=token_endpoint_auth_method,
         )
 
+    def add_redirect_uris(
+        self, client: OAuthClient, redirect_uris: Sequence[str], post_logout_redirect_uris: Sequence[str] = ()
+    ) -> OAuthClient:
+        """Let ``client`` also send browsers back to ``redirect_uris`` (and after a logout to ``post_logout_redirect_uris``):
+        a JSON patch of Hydra's admin API, which keeps the client's secret and token lifespans."""
+        patch = [{"op": "add", "path": "/redirect_uris/-", "value": uri} for uri in redirect_uris]
+        patch += [{"op": "add", "path": "/post_logout_redirect_uris/-", "value": uri} for uri in post_logout_redirect_uris]
+        url = f"{self.admin_url}/admin/clients/{urllib.parse.quote(client.client_id, safe='')}"
+        with _session() as http, http.patch(url, json=patch, timeout=_HTTP_TIMEOUT_S) as response:
+            if response.status_code != 200:
+                raise OIDCError(f"adding redirect URIs to client {client.client_id!r}: {response.status_code} {response.text}")
+        return dataclasses.replace(
+            client,
+            redirect_uris=(*client.redirect_uris, *redirect_uris),
+            post_logout_redirect_uris=(*client.post_logout_redirect_uris, *post_logout_redirect_uris),
+        )
+
     def browser(self) -> requests.Session:
         """A cookie jar that trusts this provider's CA: pass it to :meth:`authorization_code_tokens` and :meth:`logout`
         to act as one browser (the login is remembered: a second authorization in it skips the form)."""
@@ -827,7 +847,19 @@ class HydraProcess:
         """The refresh_token grant: new tokens (a new ID token too) for the same session."""
         return self._token_request(client, {"grant_type": "refresh_token", "refresh_token": refresh_token})
 
-    def _token_request(self, client: OAuthClient, form_data: dict[str, str]) -> Tokens:
+    def revoke(self, client: OAuthClient, token: str, token_type_hint: str = "refresh_token") -> None:
+        """Revoke a token of ``client`` (RFC 7009, Hydra's ``/oauth2/revoke``): a refresh with it then fails."""
+        form_data, headers = self._client_authentication(client, {"token": token, "token_type_hint": token_type_hint})
+        with (
+            _session(self.ca_path) as http,
+            http.post(f"{self.public_url}/oauth2/revoke", data=form_data, headers=headers, timeout=_HTTP_TIMEOUT_S) as response,
+        ):
+            if response.status_code != 200:
+                raise OIDCError(f"revocation refused: {response.status_code} {response.text}")
+
+    @staticmethod
+    def _client_authentication(client: OAuthClient, form_data: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+        """The form and headers of a request to the token or revocation endpoint, authenticated as ``client``."""
         headers = {}
         if client.token_endpoint_auth_method == "client_secret_basic":
             # RFC 6749 2.3.1: both parts form-encoded before they are joined and base64-encoded.
@@ -835,6 +867,10 @@ class HydraProcess:
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         else:
             form_data = {**form_data, "client_id": client.client_id, "client_secret": client.client_secret}
+        return form_data, headers
+
+    def _token_request(self, client: OAuthClient, form_data: dict[str, str]) -> Tokens:
+        form_data, headers = self._client_authentication(client, form_data)
         with (
             _session(self.ca_path) as http,
             http.post(f"{self.public_url}/oauth2/token", data=form_data, headers=headers, timeout=_HTTP_TIMEOUT_S) as response,

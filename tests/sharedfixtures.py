@@ -24,7 +24,9 @@ own namespace.
 
 ``identity_provider`` (session) is a real OpenID Connect provider (ORY Hydra, ``tests/identityprovider.py``, built by
 ``scripts/build_hydra.sh`` whenever the real control plane is: the same Go and CI rules); ``oidc_realcluster`` a
-private real control plane that trusts its ID tokens, for the clients of ``kube_oidc_clients``.
+private real control plane that trusts its ID tokens, for the clients of ``kube_oidc_clients``; its kube-apiserver
+audit log is ``oidc_audit_log`` (:data:`OIDC_AUDIT_POLICY`: access reviews with their bodies, everything else of
+people and panels as metadata).
 """
 
 from __future__ import annotations
@@ -282,6 +284,28 @@ def kube_oidc_clients(identity_provider: HydraProcess) -> KubeOIDCClients:
     )
 
 
+# The audit policy of the OIDC control plane: who did what (level Metadata: never a body, so never a Secret's data
+# nor a TokenReview's token), and the access reviews whole (level RequestResponse: the attributes and the subject
+# asked about, and the answer). The control plane's own components are left out: they are not what the tests watch.
+OIDC_AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: None
+    users: ["system:kube-controller-manager", "system:kube-scheduler", "system:apiserver", "system:kube-proxy"]
+  - level: None
+    userGroups: ["system:nodes", "system:serviceaccounts:kube-system"]
+  - level: None
+    nonResourceURLs: ["/*"]
+  - level: None
+    resources: [{group: coordination.k8s.io, resources: [leases]}]
+  - level: RequestResponse
+    resources: [{group: authorization.k8s.io, resources: [subjectaccessreviews, selfsubjectaccessreviews]}]
+  - level: Metadata
+"""
+
+
 @pytest.fixture(scope="session")
 def oidc_realcluster(
     identity_provider: HydraProcess, kube_oidc_clients: KubeOIDCClients, tmp_path_factory: pytest.TempPathFactory
@@ -298,7 +322,10 @@ def oidc_realcluster(
         ca_pem=identity_provider.ca_pem,
         audiences=[kube_oidc_clients.standard.client_id, kube_oidc_clients.short_lived.client_id, PANEL_CLIENT_ID],
     )
-    cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, "--authentication-config", str(config)]).start()
+    policy = data_dir / "audit-policy.yaml"
+    policy.write_text(OIDC_AUDIT_POLICY)
+    audit = ["--audit-log", str(data_dir / "audit.log"), "--audit-policy-file", str(policy)]
+    cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, "--authentication-config", str(config), *audit]).start()
     try:
         alice = identity_provider.users["alice"]
         token = identity_provider.authorization_code_tokens(kube_oidc_clients.standard, alice.username, alice.password).id_token
@@ -315,3 +342,9 @@ def oidc_realcluster(
     yield cluster
     if cluster.proc is not None:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def oidc_audit_log(oidc_realcluster: RealclusterProcess) -> Path:
+    """kube-apiserver's audit log of ``oidc_realcluster`` (JSON lines, :data:`OIDC_AUDIT_POLICY`)."""
+    return oidc_realcluster.data_dir / "audit.log"
