@@ -46,7 +46,7 @@ from backend.identity.sessions import Login, SessionError, SessionStore
 from backend.settings import ApiSettings
 from cluster import ClusterError
 from cluster.acting import Actor
-from cluster.identities import BearerToken, Impersonation, User
+from cluster.identities import AUTHENTICATED, BearerToken, Impersonation, User
 from cluster.reviewing import TokenReviewer
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,9 @@ class Authenticator:
 
     def user_from_claims(self, claims: Mapping[str, Any]) -> User:
         """The person an ID token names, as the API impersonates them: the configured claims, prefixed so that an
-        identity provider can never name a Kubernetes system user or group."""
+        identity provider can never name a Kubernetes system user or group — and ``system:authenticated``, which
+        kube-apiserver gives everyone it impersonates, so the access reviews of their cache reads ask about the same
+        person their writes are decided for (a grant to every authenticated user counts for both)."""
         name = claims.get(self.settings.oidc_username_claim)
         if not isinstance(name, str) or not name:
             raise oidc.InvalidToken(f"the ID token has no {self.settings.oidc_username_claim!r} claim to name the person by")
@@ -159,7 +161,7 @@ class Authenticator:
             else []
         )
         prefix = self.settings.oidc_groups_prefix
-        return User(name=self.settings.oidc_username_prefix + name, groups=tuple(prefix + g for g in groups), how="oidc")
+        return User(name=self.settings.oidc_username_prefix + name, groups=(*(prefix + g for g in groups), AUTHENTICATED), how="oidc")
 
     def from_bearer(self, token: str) -> Caller | None:
         """The caller a bearer token stands for; None when it stands for nobody. ClusterError /
