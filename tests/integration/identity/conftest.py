@@ -432,3 +432,35 @@ def problem(response: requests.Response, status: int) -> dict[str, Any]:
     assert response.status_code == status, f"{response.request.method} {response.url}: {response.status_code} {response.text[:600]}"
     found: dict[str, Any] = response.json()
     return found
+
+
+def task_event(control_plane: ControlPlane, namespace: str, task_uid: str, *, about: tuple[str, str, str]) -> str:
+    """An Event in ``namespace`` labelled with ``task_uid`` (how the reconciler marks a Task's Events), its
+    ``involvedObject`` the Task ``about`` = (namespace, name, uid) — which kube requires to be in the Event's namespace;
+    its name."""
+    from kinds.tasks import TASK_UID_LABEL
+
+    name = unique("event")
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": namespace, "labels": {TASK_UID_LABEL: task_uid}},
+        "involvedObject": {
+            "apiVersion": "example.example.com/v1",
+            "kind": "Task",
+            "namespace": about[0],
+            "name": about[1],
+            "uid": about[2],
+        },
+        "reason": "Tested",
+        "message": f"an Event of the identity tests in {namespace}",
+        "type": "Normal",
+        "count": 1,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "source": {"component": "identity-tests"},
+    }
+    created = control_plane.request("POST", f"/api/v1/namespaces/{namespace}/events", json=event)
+    assert created.status_code == 201, created.text
+    return name
