@@ -464,3 +464,24 @@ def task_event(control_plane: ControlPlane, namespace: str, task_uid: str, *, ab
     created = control_plane.request("POST", f"/api/v1/namespaces/{namespace}/events", json=event)
     assert created.status_code == 201, created.text
     return name
+
+
+def stored_login(panel: Panel, browser: requests.Session, control_plane: ControlPlane) -> dict[str, Any] | None:
+    """What the panel stores for ``browser``'s session (the Login of :mod:`backend.identity.sessions`, tokens included),
+    read as the admin from its Secret; None when the session has ended. The cookie is read with the panel's own
+    signing serializer (it holds only the session id)."""
+    import base64
+
+    from backend.identity.authenticating import SESSION_ID
+    from backend.identity.sessions import DATA_KEY, secret_name
+
+    cookie = browser.cookies.get(panel.app.config["SESSION_COOKIE_NAME"])
+    if cookie is None:
+        return None
+    serializer = panel.app.session_interface.get_signing_serializer(panel.app)  # type: ignore[attr-defined]
+    session_id = serializer.loads(cookie)[SESSION_ID]
+    secret = control_plane.secret(panel.settings.session_namespace, secret_name(session_id))
+    if secret is None:
+        return None
+    login: dict[str, Any] = json.loads(base64.b64decode(secret["data"][DATA_KEY]))
+    return login
