@@ -454,7 +454,7 @@ def task_event(control_plane: ControlPlane, namespace: str, task_uid: str, *, ab
             "uid": about[2],
         },
         "reason": "Tested",
-        "message": f"an Event of the identity tests in {namespace}",
+        "message": f"identity test event {name}",
         "type": "Normal",
         "count": 1,
         "firstTimestamp": now,
