@@ -115,10 +115,25 @@ class Provider:
             raise ProviderUnavailable(f"the identity provider at {self.issuer} names another issuer in its discovery document")
         return metadata
 
-    def reachable(self) -> str | None:
-        """None when the provider answers; otherwise why not (for the login page)."""
+    def probe(self) -> None:
+        """Ask the provider for its discovery document now: the one Authlib keeps after the first login says nothing
+        about whether the provider still answers. :class:`ProviderUnavailable` when it does not (or names another issuer)."""
+        self.metadata()
+        url = f"{self.issuer}/.well-known/openid-configuration"
         try:
-            self.metadata()
+            with self.client._get_oauth_client() as session:
+                answer = session.get(url, timeout=TIMEOUT_S, withhold_token=True)
+                answer.raise_for_status()
+                issuer = str(answer.json().get("issuer", "")).rstrip("/")
+        except (requests.RequestException, ValueError) as e:
+            raise ProviderUnavailable(f"the identity provider {self.issuer} cannot be reached ({type(e).__name__})") from e
+        if issuer != self.issuer:
+            raise ProviderUnavailable(f"the identity provider at {self.issuer} names another issuer in its discovery document")
+
+    def reachable(self) -> str | None:
+        """None when the provider answers now (:meth:`probe`); otherwise why not (for the login page)."""
+        try:
+            self.probe()
         except ProviderUnavailable as e:
             return str(e)
         return None
@@ -126,8 +141,9 @@ class Provider:
     # -- login ----------------------------------------------------------------------------------
 
     def redirect(self, redirect_uri: str) -> Any:
-        """The redirect to the provider's authorization endpoint (state, nonce and PKCE verifier kept in the session)."""
-        self.metadata()
+        """The redirect to the provider's authorization endpoint (state, nonce and PKCE verifier kept in the session) —
+        only while the provider answers (:meth:`probe`): a browser is not sent to a provider that is down."""
+        self.probe()
         try:
             return self.client.authorize_redirect(redirect_uri)
         except (requests.RequestException, OAuthError) as e:
