@@ -320,6 +320,13 @@ def impersonating_panel(panel_factory: Callable[..., Panel]) -> Panel:
     return panel_factory("impersonate")
 
 
+def loopback() -> requests.Session:
+    """An HTTP session for the panels on 127.0.0.1: no proxy, CA bundle or netrc from the environment."""
+    session = requests.Session()
+    session.trust_env = False
+    return session
+
+
 # --- Server-Sent Events --------------------------------------------------------------------------------------------
 
 
@@ -398,9 +405,11 @@ class EventStream:
         wait_for(lambda: self.last_id >= event_id or None, timeout_s=timeout_s, message=f"the stream to reach event {event_id}")
 
     def close(self) -> None:
-        connection = getattr(self.response.raw, "connection", None)
-        sock = getattr(connection, "sock", None)
-        if sock is not None:
+        # the socket under the response (urllib3's http.client response reads it through a SocketIO): shutting it
+        # down wakes the reader now, where closing the response would wait for the server's next frame
+        fp = getattr(getattr(self.response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+        if isinstance(sock, socket.socket):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
         self.response.close()
@@ -466,21 +475,28 @@ def task_event(control_plane: ControlPlane, namespace: str, task_uid: str, *, ab
     return name
 
 
-def stored_login(panel: Panel, browser: requests.Session, control_plane: ControlPlane) -> dict[str, Any] | None:
-    """What the panel stores for ``browser``'s session (the Login of :mod:`backend.identity.sessions`, tokens included),
-    read as the admin from its Secret; None when the session has ended. The cookie is read with the panel's own
-    signing serializer (it holds only the session id)."""
-    import base64
-
+def session_secret(panel: Panel, browser: requests.Session) -> str | None:
+    """The name of the Secret that holds ``browser``'s session at ``panel`` (None without a session cookie): the cookie
+    read with the panel's own signing serializer (it holds only the session id)."""
     from backend.identity.authenticating import SESSION_ID
-    from backend.identity.sessions import DATA_KEY, secret_name
+    from backend.identity.sessions import secret_name
 
     cookie = browser.cookies.get(panel.app.config["SESSION_COOKIE_NAME"])
     if cookie is None:
         return None
     serializer = panel.app.session_interface.get_signing_serializer(panel.app)  # type: ignore[attr-defined]
-    session_id = serializer.loads(cookie)[SESSION_ID]
-    secret = control_plane.secret(panel.settings.session_namespace, secret_name(session_id))
+    return secret_name(serializer.loads(cookie)[SESSION_ID])
+
+
+def stored_login(panel: Panel, browser: requests.Session, control_plane: ControlPlane) -> dict[str, Any] | None:
+    """What the panel stores for ``browser``'s session (the Login of :mod:`backend.identity.sessions`, tokens included),
+    read as the admin from its Secret; None when the session has ended."""
+    import base64
+
+    from backend.identity.sessions import DATA_KEY
+
+    name = session_secret(panel, browser)
+    secret = control_plane.secret(panel.settings.session_namespace, name) if name else None
     if secret is None:
         return None
     login: dict[str, Any] = json.loads(base64.b64decode(secret["data"][DATA_KEY]))

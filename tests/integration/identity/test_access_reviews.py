@@ -42,6 +42,7 @@ from .conftest import (
     EventStream,
     Tokens,
     body,
+    loopback,
     problem,
     requests_of,
     task_event,
@@ -55,8 +56,7 @@ GROUP_OF = {kind.plural: kind.group for kind in KIND_LIST} | {"events": "", "nam
 
 @pytest.fixture(scope="module")
 def http() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        session.trust_env = False
+    with loopback() as session:
         yield session
 
 

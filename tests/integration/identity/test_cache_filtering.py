@@ -40,6 +40,7 @@ from .conftest import (
     Tokens,
     body,
     changed,
+    loopback,
     problem,
     task_event,
     unique,
@@ -55,8 +56,7 @@ REVIEW_TTL_S = 1.0
 
 @pytest.fixture(scope="module")
 def http() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        session.trust_env = False
+    with loopback() as session:
         yield session
 
 
@@ -235,14 +235,14 @@ def test_every_stream_carries_exactly_the_changes_its_person_may_list(
     open_streams: Callable[..., EventStream],
 ) -> None:
     mark = unique("live")
-    watches = {person: open_streams(requests.Session(), f"{panel.url}/watch", tokens.bearer(person)) for person in PEOPLE}
+    watches = {person: open_streams(loopback(), f"{panel.url}/watch", tokens.bearer(person)) for person in PEOPLE}
     lives = {
         (person, view): open_streams(browsers[person], f"{panel.url}/ui/live/{view}?q={mark}") for person in PEOPLE for view in LIVE_VIEWS
     }
     assert {s.status for s in [*watches.values(), *lives.values()]} == {200}
     wait_for(lambda: all(s.frames for s in [*watches.values(), *lives.values()]) or None, timeout_s=10, message="every stream to be ready")
 
-    with requests.Session() as http:
+    with loopback() as http:
         made = _changes(panel, tokens, http, mark)
 
     def bob_has_all() -> int | None:  # bob may list both namespaces: his stream has every change, the last one's id
@@ -283,10 +283,10 @@ def test_a_revoked_permission_stops_an_open_stream_within_the_review_ttl(
 ) -> None:
     binding = unique("dave-views")
     teams.kubectl("create", "rolebinding", binding, "-n", TEAM_A, "--clusterrole=view", f"--group={GROUP_PREFIX}revocable")
-    dave = open_streams(requests.Session(), f"{quick_panel.url}/watch?kind=Task", tokens.bearer("dave"))
-    observer = open_streams(requests.Session(), f"{quick_panel.url}/watch?kind=Task", tokens.bearer("alice"))
+    dave = open_streams(loopback(), f"{quick_panel.url}/watch?kind=Task", tokens.bearer("dave"))
+    observer = open_streams(loopback(), f"{quick_panel.url}/watch?kind=Task", tokens.bearer("alice"))
     assert dave.status == observer.status == 200
-    http = requests.Session()
+    http = loopback()
 
     def change() -> tuple[str, bool]:
         """A new Task in team-a (by alice); whether dave's stream carried it."""

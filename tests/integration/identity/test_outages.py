@@ -21,12 +21,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import requests
 import yaml
 from identityfixtures import TEAM_A, Panel, Teams
 from identityprovider import HydraProcess, KubeOIDCClients, jwt_claims
 
-from .conftest import ControlPlane, Tokens, stored_login, unique, wait_until_epoch
+from .conftest import ControlPlane, Tokens, loopback, stored_login, unique, wait_until_epoch
 
 
 class Gate:
@@ -102,7 +101,7 @@ def test_reviews_that_cannot_be_made_are_503_never_allowed(gated: tuple[Gate, di
     gate, panels = gated
     seen, unseen = tokens["alice"], panels["passthrough"].id_token("alice")
     browser = panels["passthrough"].browser_login("alice")
-    http = requests.Session()
+    http = loopback()
     for panel in panels.values():  # reviewed (and cached) while the cluster answers
         assert (
             http.get(f"{panel.url}/darkrooms", params={"namespace": TEAM_A}, headers={"Authorization": f"Bearer {seen}"}).status_code == 200
@@ -147,6 +146,7 @@ def test_the_provider_down_the_login_page_says_so_and_sessions_keep_working_unti
         "impersonated bearer": (impersonating_panel, impersonating_panel.id_token("alice")),
     }
     short = short_lived_panel.browser_login("alice")  # its ID token lives 5 s: the provider goes down right after
+    http = loopback()
 
     identity_provider.stop()
 
@@ -154,15 +154,15 @@ def test_the_provider_down_the_login_page_says_so_and_sessions_keep_working_unti
     assert login is not None
     assert short.get(f"{short_lived_panel.url}/darkrooms", params={"namespace": TEAM_A}).status_code == 200  # renewal failed quietly
 
-    page = requests.get(f"{panel.url}/login", headers={"Accept": "text/html"})
+    page = http.get(f"{panel.url}/login", headers={"Accept": "text/html"})
     assert page.status_code == 200 and "cannot be reached" in page.text, page.text[-1500:]
-    started = requests.get(f"{panel.url}/login/oidc", headers={"Accept": "text/html"}, allow_redirects=False)
+    started = http.get(f"{panel.url}/login/oidc", headers={"Accept": "text/html"}, allow_redirects=False)
     assert started.status_code == 503 and "cannot be reached" in started.text, (started.status_code, started.headers.get("Location"))
 
     for what, (target, browser) in sessions.items():
         assert browser.get(f"{target.url}/darkrooms", params={"namespace": TEAM_A}).status_code == 200, what
     for what, (target, token) in bearers.items():
-        answer = requests.get(f"{target.url}/darkrooms", params={"namespace": TEAM_A}, headers={"Authorization": f"Bearer {token}"})
+        answer = http.get(f"{target.url}/darkrooms", params={"namespace": TEAM_A}, headers={"Authorization": f"Bearer {token}"})
         assert answer.status_code == 200, what
 
     wait_until_epoch(jwt_claims(login["token"])["exp"] + 1, message="the short-lived session's ID token to expire")
@@ -170,3 +170,4 @@ def test_the_provider_down_the_login_page_says_so_and_sessions_keep_working_unti
     for _, browser in sessions.values():
         browser.close()
     short.close()
+    http.close()

@@ -29,7 +29,21 @@ import requests
 from identityfixtures import TEAM_A, TEAM_B, Panel
 from support import wait_for
 
-from .conftest import BY_PLURAL, KIND_LIST, NAMESPACES, PEOPLE, ControlPlane, Kind, Tokens, body, changed, problem, s3_darkroom, unique
+from .conftest import (
+    BY_PLURAL,
+    KIND_LIST,
+    NAMESPACES,
+    PEOPLE,
+    ControlPlane,
+    Kind,
+    Tokens,
+    body,
+    changed,
+    loopback,
+    problem,
+    s3_darkroom,
+    unique,
+)
 
 EDITORS = {TEAM_A: "alice", TEAM_B: "bob"}
 VERBS = ("list", "get", "create", "update", "patch", "delete")
@@ -38,8 +52,7 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 
 @pytest.fixture(scope="module")
 def http() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        session.trust_env = False
+    with loopback() as session:
         yield session
 
 

@@ -27,7 +27,7 @@ from identityfixtures import TEAM_A, Panel
 from identityprovider import PANEL_CLIENT_ID, HydraProcess, KubeOIDCClients, jwt_claims, new_rsa_key, sign_jwt
 from support import wait_for
 
-from .conftest import ControlPlane, stored_login, wait_until_epoch
+from .conftest import ControlPlane, loopback, stored_login, wait_until_epoch
 
 WRONG_ISSUER = "https://issuer.example.com"
 REVIEW_TTL_S = 1.0
@@ -35,8 +35,7 @@ REVIEW_TTL_S = 1.0
 
 @pytest.fixture(scope="module")
 def http() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        session.trust_env = False
+    with loopback() as session:
         yield session
 
 

@@ -24,7 +24,7 @@ import pytest
 import requests
 from identityfixtures import TEAM_A, Panel, Teams
 
-from .conftest import AuditLog, ControlPlane, Tokens, body, problem, requests_of, s3_darkroom, unique
+from .conftest import AuditLog, ControlPlane, Tokens, body, loopback, problem, requests_of, s3_darkroom, unique
 
 KEYS = ("AKIA-WHO-KUBE-SEES", "who-kube-sees-secret-key")
 PASSWORD = "who-kube-sees-password"
@@ -34,8 +34,7 @@ DEPLOYER = f"system:serviceaccount:{TEAM_A}:deployer"
 
 @pytest.fixture(scope="module")
 def http() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        session.trust_env = False
+    with loopback() as session:
         yield session
 
 
@@ -140,8 +139,7 @@ def test_a_pasted_service_account_token_passes_through_when_the_panel_impersonat
     impersonating_panel: Panel, teams: Teams, audit: AuditLog, http: requests.Session
 ) -> None:
     token = teams.sa_token()
-    login = requests.Session()
-    login.trust_env = False
+    login = loopback()
     logged_in = login.post(f"{impersonating_panel.url}/login", json={"token": token}, headers={"Accept": "application/json"})
     assert logged_in.status_code == 204, logged_in.text
     for headers, session in (
