@@ -621,7 +621,7 @@ class HydraProcess:
                 argv = [str(HYDRA_BIN), "serve", "all", "--config", str(config_path), "--sqa-opt-out"]
                 self.proc = subprocess.Popen(argv, cwd=self.data_dir, stdout=log, stderr=subprocess.STDOUT)
             self._wait_ready(timeout_s)
-            self._publish_test_key()
+            self._publish_test_key(timeout_s)
         except BaseException:
             self.stop(signal.SIGKILL)
             raise
@@ -648,13 +648,16 @@ class HydraProcess:
             time.sleep(0.1)
         raise RuntimeError(f"hydra was not ready within {timeout_s}s (last answer: {last}): {self.log_path.read_text()[-3000:]}")
 
-    def _publish_test_key(self) -> None:
+    def _publish_test_key(self, timeout_s: float) -> None:
+        """Import the test key and check the JWKS lists it. The first JWKS request makes Hydra generate its own ID
+        token signing key (RSA 4096), which on a busy machine (and a niced test run) takes longer than a request
+        should: that read may take the whole start budget."""
         with _session(self.ca_path) as http:
             keys = {"keys": [rsa_jwk(self.test_key, TEST_KEY_ID)]}
             with http.put(f"{self.admin_url}/admin/keys/{TEST_KEY_SET}", json=keys, timeout=_HTTP_TIMEOUT_S) as response:
                 if response.status_code != 200:
                     raise OIDCError(f"importing the test signing key: {response.status_code} {response.text}")
-            with http.get(f"{self.public_url}/.well-known/jwks.json", timeout=_HTTP_TIMEOUT_S) as response:
+            with http.get(f"{self.public_url}/.well-known/jwks.json", timeout=(_HTTP_TIMEOUT_S, timeout_s)) as response:
                 kids = [key.get("kid") for key in response.json()["keys"]]
         if TEST_KEY_ID not in kids:
             raise OIDCError(f"the test signing key is not in Hydra's JWKS (kids: {kids})")
