@@ -651,14 +651,26 @@ class HydraProcess:
     def _publish_test_key(self, timeout_s: float) -> None:
         """Import the test key and check the JWKS lists it. The first JWKS request makes Hydra generate its own ID
         token signing key (RSA 4096), which on a busy machine (and a niced test run) takes longer than a request
-        should: that read may take the whole start budget."""
+        should: that read may take the whole start budget. A connection that breaks meanwhile (seen on a loaded
+        machine: a TLS record that fails its MAC check) is retried on a new one, twice."""
         with _session(self.ca_path) as http:
             keys = {"keys": [rsa_jwk(self.test_key, TEST_KEY_ID)]}
             with http.put(f"{self.admin_url}/admin/keys/{TEST_KEY_SET}", json=keys, timeout=_HTTP_TIMEOUT_S) as response:
                 if response.status_code != 200:
                     raise OIDCError(f"importing the test signing key: {response.status_code} {response.text}")
-            with http.get(f"{self.public_url}/.well-known/jwks.json", timeout=(_HTTP_TIMEOUT_S, timeout_s)) as response:
-                kids = [key.get("kid") for key in response.json()["keys"]]
+        for attempt in range(3):
+            try:
+                with (
+                    _session(self.ca_path) as http,
+                    http.get(f"{self.public_url}/.well-known/jwks.json", timeout=(_HTTP_TIMEOUT_S, timeout_s)) as response,
+                ):
+                    kids = [key.get("kid") for key in response.json()["keys"]]
+                    break
+            except requests.ConnectionError as e:  # SSLError included
+                with self.log_path.open("a") as log:
+                    log.write(f"test harness: reading the JWKS failed (attempt {attempt + 1} of 3): {e}\n")
+                if attempt == 2:
+                    raise
         if TEST_KEY_ID not in kids:
             raise OIDCError(f"the test signing key is not in Hydra's JWKS (kids: {kids})")
 
