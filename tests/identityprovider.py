@@ -638,7 +638,12 @@ class HydraProcess:
                 # The first request for the discovery document also makes Hydra generate its ID token signing key.
                 with (
                     _session(self.ca_path) as http,
-                    http.get(f"{self.public_url}/.well-known/openid-configuration", timeout=_HTTP_TIMEOUT_S) as response,
+                    # its read may take what is left of the budget: a read given up cancels the key generation, and
+                    # on a busy machine every next one would be given up too
+                    http.get(
+                        f"{self.public_url}/.well-known/openid-configuration",
+                        timeout=(_HTTP_TIMEOUT_S, max(1.0, deadline - time.monotonic())),
+                    ) as response,
                 ):
                     if response.status_code == 200 and response.json().get("issuer") == self.issuer:
                         return
@@ -649,10 +654,10 @@ class HydraProcess:
         raise RuntimeError(f"hydra was not ready within {timeout_s}s (last answer: {last}): {self.log_path.read_text()[-3000:]}")
 
     def _publish_test_key(self, timeout_s: float) -> None:
-        """Import the test key and check the JWKS lists it. The first JWKS request makes Hydra generate its own ID
-        token signing key (RSA 4096), which on a busy machine (and a niced test run) takes longer than a request
-        should: that read may take the whole start budget. A connection that breaks meanwhile (seen on a loaded
-        machine: a TLS record that fails its MAC check) is retried on a new one, twice."""
+        """Import the test key and check the JWKS lists it. Hydra may still be generating its own ID token signing key
+        (RSA 4096: over 10 s on a busy machine, and a niced test run), so the read may take the whole start budget. A
+        connection that breaks meanwhile (seen on a loaded machine: a TLS record that fails its MAC check) is retried
+        on a new one, twice."""
         with _session(self.ca_path) as http:
             keys = {"keys": [rsa_jwk(self.test_key, TEST_KEY_ID)]}
             with http.put(f"{self.admin_url}/admin/keys/{TEST_KEY_SET}", json=keys, timeout=_HTTP_TIMEOUT_S) as response:
