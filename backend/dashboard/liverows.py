@@ -10,7 +10,10 @@ with htmx-ext-sse (``sse-connect`` on the list section), so the page declares wh
   list template's ``row`` block; the row (``sse-swap`` with that name, ``hx-swap="outerHTML"``) replaces
   itself. A deleted object's row is replaced by a comment (the row goes).
 - ``event: members`` — an object was added or deleted: the list refreshes itself (``hx-trigger="sse:members"``),
-  as only the tab knows its page and sort order.
+  as only the tab knows its page and sort order. In a list whose rows show what differs per person
+  (:attr:`RowView.personal`: a Task with its Events, which may lie in namespaces one person may list and another may
+  not), a changed object is a ``members`` event too: each tab fetches its list again as its own person, as a row
+  rendered once cannot be right for every tab.
 - ``event: reset`` — the resume point is gone (or a row could not be rendered): the list refreshes itself too.
 
 Renders: the first stream that needs an event's row for a view renders it and keeps it on the event
@@ -59,8 +62,10 @@ class RowView:
     template: str  # the list template; its block ``row`` renders one object
     var: str  # the row block's variable for the object
     item: Callable[[FrozenDict], Mapping[str, Any]]  # the object as the row shows it
-    #: more resources a person must be able to list to get this view's rows (a Task row with its Events: events)
+    #: more resources a person must be able to list to get this view's rows
     requires: tuple[Resource, ...] = ()
+    #: a row shows what differs per person (see the module docstring): a change refreshes each tab's list instead
+    personal: bool = False
 
 
 class Renders:
@@ -81,6 +86,8 @@ class Renders:
         row_event = f"{event.kind}/{event.namespace}/{event.name}".encode()
         if event.change == "DELETED":
             return head + b"event: %s\ndata: %s\n\n" % (row_event, GONE) + b"event: members\ndata: DELETED\n\n"
+        if view.personal:
+            return head + b"event: members\ndata: MODIFIED\n\n"
         with self._lock:  # one render per event and view, however many streams ask at once
             frame = event.encodings.get(view.name)
             if frame is None:
@@ -118,7 +125,8 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
             "summary": "Live rows of a list page (Server-Sent Events of HTML rows)",
             "description": (
                 "``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object (HTML; a comment once it is deleted);"
-                " ``members``: an object of the filters was added or deleted (refresh the list); ``reset``: changes were missed"
+                " ``members``: an object of the filters was added or deleted, or changed in a list whose rows differ per person"
+                " (refresh the list); ``reset``: changes were missed"
                 " (refresh the list). Resume with ``Last-Event-ID`` or ``lastEventId``. The stream caps of ``/watch`` apply."
             ),
             "parameters": [
