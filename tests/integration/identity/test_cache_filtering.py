@@ -195,14 +195,17 @@ def test_dashboard_pages_show_each_person_what_they_may_list(
     assert shown_events == expected
 
 
-def _changes(panel: Panel, tokens: Tokens, http: requests.Session, mark: str) -> list[tuple[str, str, str, str]]:
+def _changes(
+    panel: Panel, tokens: Tokens, http: requests.Session, mark: str, created: Callable[[dict[tuple[str, str], str]], None]
+) -> list[tuple[str, str, str, str]]:
     """Create, change and delete one object of each kind in each namespace (each by its editor); the changes made
-    as (type, kind title, namespace, name), in order."""
+    as (type, kind title, namespace, name), in order. ``created`` is called with the names once all exist."""
     made = []
     names = {(kind.plural, ns): f"{mark}-{kind.plural[:2]}-{ns[-1]}" for kind in KIND_LIST for ns in NAMESPACES}
     for (plural, namespace), name in names.items():
         problem(http.post(f"{panel.url}/{plural}", json=body(plural, name, namespace), headers=tokens.bearer(EDITORS[namespace])), 201)
         made.append(("ADDED", BY_PLURAL[plural].title, namespace, name))
+    created(names)
     for (plural, namespace), name in names.items():
         patch = {**tokens.bearer(EDITORS[namespace]), "Content-Type": "application/merge-patch+json"}
         problem(http.patch(f"{panel.url}/{plural}/{namespace}/{name}", json=changed(plural), headers=patch), 200)
@@ -232,6 +235,7 @@ def test_every_stream_carries_exactly_the_changes_its_person_may_list(
     tokens: Tokens,
     browsers: dict[str, requests.Session],
     listable: dict[tuple[str, str], set[str]],
+    control_plane: ControlPlane,
     open_streams: Callable[..., EventStream],
 ) -> None:
     mark = unique("live")
@@ -242,8 +246,20 @@ def test_every_stream_carries_exactly_the_changes_its_person_may_list(
     assert {s.status for s in [*watches.values(), *lives.values()]} == {200}
     wait_for(lambda: all(s.frames for s in [*watches.values(), *lives.values()]) or None, timeout_s=10, message="every stream to be ready")
 
-    with loopback() as http:
-        made = _changes(panel, tokens, http, mark)
+    elsewhere: list[str] = []
+    client = loopback()
+
+    def label_an_event_in_team_b(names: dict[tuple[str, str], str]) -> None:
+        """An Event in team-b for the team-a Task (only who may list Events in team-b may see it), before it changes."""
+        task = control_plane.get(BY_PLURAL["tasks"].kube_path(TEAM_A, names[("tasks", TEAM_A)]))
+        assert task is not None
+        uid = task["metadata"]["uid"]
+        elsewhere.append(task_event(control_plane, TEAM_B, uid, about=(TEAM_B, names[("tasks", TEAM_B)], unique("uid"))))
+        probe = f"{panel.url}/combinedtasks/{TEAM_A}/{names[('tasks', TEAM_A)]}"
+        wait_for(lambda: len(problem(client.get(probe, headers=tokens.bearer("bob")), 200)["status"]["events"]) == 1 or None, timeout_s=10)
+
+    with client:
+        made = _changes(panel, tokens, client, mark, label_an_event_in_team_b)
 
     def bob_has_all() -> int | None:  # bob may list both namespaces: his stream has every change, the last one's id
         ours = [f for f in watches["bob"].events() if f.json()["name"].startswith(mark)]
@@ -269,6 +285,9 @@ def test_every_stream_carries_exactly_the_changes_its_person_may_list(
                 frames[("members", change)] += 1  # a personal view's tab refreshes its list as its person
             if change == "DELETED" or (change == "MODIFIED" and view not in PERSONAL_VIEWS):
                 frames[("row", namespace, name, "gone" if change == "DELETED" else "row")] += 1
+        if TEAM_B not in listable[(person, "events")]:
+            shown = "".join(frame.data for frame in stream.events())
+            assert f"identity test event {elsewhere[0]}" not in shown, f"{person}'s {view} stream carried a team-b Event"
         assert _live_frames(stream, title, mark) == frames, (person, view)
 
 
