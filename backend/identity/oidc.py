@@ -45,7 +45,10 @@ log = logging.getLogger(__name__)
 
 NAME = "oidc"
 TIMEOUT_S = 5.0
-LEEWAY_S = 60
+LEEWAY_S = 60  # clock skew allowed on a login's fresh tokens (Authlib's default is 120)
+# A bearer ID token an API client sends is impersonated as it stands: a few seconds of skew, no more — kube-apiserver
+# itself allows none past exp, and a token past its time must not keep acting for a minute.
+BEARER_LEEWAY_S = 5
 
 
 class ProviderUnavailable(Exception):
@@ -223,7 +226,7 @@ class Provider:
                 {"iss": {"values": [metadata["issuer"]]}},
                 {"nonce": None, "client_id": self.settings.oidc_client_id},
             )
-            claims.validate(now=int(time.time()), leeway=LEEWAY_S)
+            claims.validate(now=int(time.time()), leeway=BEARER_LEEWAY_S)
         except requests.RequestException as e:
             raise ProviderUnavailable(f"the identity provider {self.issuer} cannot be reached ({type(e).__name__})") from e
         except (JoserfcError, KeyError, ValueError, TypeError) as e:
