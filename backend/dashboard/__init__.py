@@ -14,7 +14,9 @@ remembers) and its ``install(blueprint, services)`` adds its routes, closing ove
 Templates live in ``frontend/templates`` (a page and its fragments are blocks of one template:
 :mod:`.rendering`), static files (vendored htmx, CSS, JS) in ``frontend/static``. Writes go through
 the same application service as the JSON API (:mod:`.actions`); CSRF and the Content-Security-Policy
-are :mod:`.protection`; list rows are rendered once per change and pushed live by :mod:`.liverows`.
+are :mod:`.protection`; list rows are rendered once per change and pushed live by :mod:`.liverows`. What the
+person may do — which controls are disabled, with the reason — is asked of the cluster as them (:mod:`.allowing`);
+a failure a view lets through is an HTML page, a refusal naming what was refused (:func:`.browsing.problem_page`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from flask import Blueprint
 
 from backend.api.watch.streams import Streams
 from backend.core.services import Services
-from backend.dashboard import darkroompages, liverows, pgpages, protection, rendering, returning, taskpages
+from backend.dashboard import allowing, browsing, darkroompages, liverows, pgpages, protection, rendering, returning, taskpages
 
 PAGES = (darkroompages, taskpages, pgpages)  # each kind's pages module, in the navigation's order
 DOCS = rendering.NavLink("/docs", "docs", "API", wide=" docs")  # the last navigation entry (backend.api.openapi's page)
@@ -34,6 +36,8 @@ def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:
     blueprint = Blueprint("dashboard", __name__)
     lists = tuple(link for pages in PAGES for link in pages.LISTS)
     protection.install(blueprint)
+    browsing.install(blueprint)
+    allowing.install(blueprint, reviewer=services.access.self_reviews)
     rendering.install(blueprint, settings=services.settings, streams=streams, nav=(*lists, DOCS))
     live = tuple(view for pages in PAGES for view in pages.install(blueprint, services))
     liverows.install(blueprint, views=live, streams=streams)

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
-from flask import Response, redirect, request
+from flask import Blueprint, Response, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.problems import Problem, problem_of
@@ -25,7 +25,9 @@ from backend.core.errors import Failure
 from backend.core.kinds.registry import KINDS
 from backend.core.services import KindService, visible_namespaces
 from backend.dashboard import rendering
-from cluster import ClusterError, FrozenDict
+from backend.identity.authenticating import login_url
+from backend.identity.permissions import sentence
+from cluster import ClusterError, Forbidden, FrozenDict
 
 PAGE_SIZE = 50
 
@@ -193,11 +195,76 @@ def with_query(path: str, **params: str | None) -> str:
     return path + ("?" + urlencode(shown) if shown else "")
 
 
+def refusal_of(error: Failure | ClusterError | Problem) -> Forbidden | None:
+    """The cluster's refusal of a request made for the person (what they may not do is known), else None."""
+    if isinstance(error, Forbidden) and error.user is not None and error.attributes is not None and error.status == 403:
+        return error
+    return None
+
+
+def refusal_sentence(refused: Forbidden) -> str:
+    """``You may not delete darkrooms "x" in namespace "team-b".`` (the person's own words for what was refused)."""
+    assert refused.attributes is not None
+    return sentence(refused.attributes.refused())
+
+
 def problem_page(error: Failure | ClusterError | Problem) -> Response:
-    """A failure while rendering a page, shown as an HTML page (or fragment for htmx) with the status the JSON API
-    would answer (:func:`backend.api.problems.problem_of`)."""
+    """A failure while rendering a page, shown as an HTML page (or fragment for htmx: the flash shows it) with the status
+    the JSON API would answer (:func:`backend.api.problems.problem_of`). A refusal by the cluster names what was refused
+    and who was refused, and offers the way back to the list (every namespace the person may see)."""
     problem = problem_of(error)
-    context: Mapping[str, Any] = {"status": problem.status, "title": problem.title, "detail": problem.detail or ""}
-    if rendering.fragment_wanted():
+    context: dict[str, Any] = {"status": problem.status, "title": problem.title, "detail": problem.detail or ""}
+    refused = refusal_of(error)
+    if refused is not None:
+        assert refused.attributes is not None
+        context.update(title="Not allowed", detail=refusal_sentence(refused), refused={"user": refused.user, **refused.attributes.fields()})
+    elif problem.detail:
+        context["detail"] = sentence(problem.detail)
+    if rendering.fragment_wanted() or request.headers.get("HX-Request"):
         return rendering.block("error.html", "message", context, status=problem.status)
     return rendering.page("error.html", context, status=problem.status)
+
+
+def install(blueprint: Blueprint) -> None:
+    """Dashboard views answer every failure they let through as HTML (:func:`problem_page`), never problem+json: a refusal
+    by the cluster, a domain error, a problem raised by a view (a browser asked; the JSON API keeps problem+json)."""
+
+    @blueprint.errorhandler(ClusterError)
+    def _cluster(error: ClusterError) -> BaseResponse:
+        return _html_or_problem(error)
+
+    @blueprint.errorhandler(Failure)
+    def _failure(error: Failure) -> BaseResponse:
+        return _html_or_problem(error)
+
+    @blueprint.errorhandler(Problem)
+    def _problem(error: Problem) -> BaseResponse:
+        return _html_or_problem(error)
+
+
+def _html_or_problem(error: Failure | ClusterError | Problem) -> BaseResponse:
+    if not _wants_html():
+        return problem_of(error).response()
+    if problem_of(error).status == 401:
+        return _to_login()
+    response: BaseResponse = problem_page(error)
+    for name, value in problem_of(error).headers.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def _to_login() -> BaseResponse:
+    """Credentials no longer accepted (the session ended, the cluster refuses the token): back to the login, then here."""
+    if request.headers.get("HX-Request"):
+        current = urlsplit(request.headers.get("HX-Current-URL", "/"))
+        back = current.path + (f"?{current.query}" if current.query else "")
+        return Response("", status=401, headers={"HX-Redirect": login_url(back)})
+    return redirect(login_url(request.full_path.rstrip("?") if request.method == "GET" else "/"), 303)
+
+
+def _wants_html() -> bool:
+    """A browser's page or an htmx swap (an EventSource or a script asking for JSON gets problem+json)."""
+    if request.headers.get("HX-Request"):
+        return True
+    best = request.accept_mimetypes.best_match(["application/json", "application/problem+json", "text/event-stream", "text/html"])
+    return best == "text/html"

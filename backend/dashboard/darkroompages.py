@@ -20,6 +20,8 @@ the children panel uses the Ingress it shows, judged by the same :func:`kinds.da
   with inline errors; 409 on edit: the form again with the current values explained). ``add-item`` /
   ``remove-item=subDomains:<i>`` edit the sub-domain list server-side (``forms.js`` does it in place).
 - ``POST /ui/darkrooms/<ns>/<name>/delete`` — delete (the detail page asks for confirmation).
+- ``POST /ui/darkrooms/<ns>/<name>/scale`` — set ``replicas`` (the detail page's Replicas control, block ``scale``:
+  a refusal or an invalid number comes back in it).
 """
 
 from __future__ import annotations
@@ -28,12 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Response, request
+from werkzeug.wrappers import Response as BaseResponse
 
+from backend.api.problems import Problem
+from backend.core import errors
 from backend.core.access import INVOLVED_UID
 from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
-from backend.dashboard import browsing, forms, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, editing, forms, liverows, rendering, returning, yamlview
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -41,6 +46,7 @@ from kinds import darkrooms as darkroom_kind
 
 LIST = "darkrooms.html"
 DETAIL = "darkroom_detail.html"
+MAX_REPLICAS = 100  # the CRD's maximum of spec.replicas
 
 FORM_SPEC = forms.FormSpec(
     kind="Darkroom",
@@ -157,7 +163,29 @@ class DarkroomPages:
             return Response("", status=200, mimetype="text/html")  # gone: the row disappears
         return rendering.block(LIST, "row", {"d": obj})
 
-    def detail(self, namespace: str, name: str) -> Response:
+    def scale(self, namespace: str, name: str) -> BaseResponse:
+        """Set spec.replicas (the JSON API's PATCH, through the same service); the Replicas control again on a refusal
+        or an invalid number (htmx swaps it in place; without JavaScript, the page with it)."""
+        text = (request.form.get("replicas") or "").strip()
+        problem: Problem | None = None
+        try:
+            actions.change(self.service, namespace, name, {"replicas": int(text)})
+        except ValueError:
+            problem = Problem(422, errors={"replicas": [f"Enter a whole number of replicas from 0 to {MAX_REPLICAS}."]})
+        except errors.NotFound as gone:
+            return browsing.problem_page(gone)
+        except (ClusterError, Failure) as error:
+            problem = editing.problem_of(error)
+        if problem is None:
+            return browsing.go(browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"))
+        messages = [m for ms in (problem.errors or {"replicas": [problem.detail or problem.title]}).values() for m in ms]
+        if rendering.fragment_wanted() == "darkroom-scale":
+            obj = self.service.friendly(self.service.fetch(namespace, name))
+            context = {"d": {**obj, "replicas": text}, "namespace": namespace, "name": name, "scale_errors": {"replicas": messages}}
+            return rendering.block(DETAIL, "scale", context, status=problem.status)
+        return self.detail(namespace, name, status=problem.status, scale_errors={"replicas": messages})
+
+    def detail(self, namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
         target = rendering.fragment_wanted()
         try:
             raw = self.service.fetch(namespace, name)
@@ -174,10 +202,11 @@ class DarkroomPages:
             "events": events_of(self.service.client, obj["uid"]),
             "children": owned,
             "saved": bool(request.args.get("saved")),
+            **extra,
         }
         if target != "darkroom-live":
             context.update(yamlview.context(raw, owned))
-        return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live")
+        return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live", status=status)
 
 
 PAGE = forms.FormPage(
@@ -216,6 +245,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         ),
         ("/ui/darkrooms/<namespace>/<name>/edit", "edit_darkroom", flow.edit, ("get", "post"), "Edit Darkroom form; POST saves"),
         ("/ui/darkrooms/<namespace>/<name>/delete", "delete_darkroom", flow.delete, ("post",), "Delete a Darkroom"),
+        ("/ui/darkrooms/<namespace>/<name>/scale", "scale_darkroom", pages.scale, ("post",), "Scale a Darkroom (form field replicas)"),
     )
     rendering.add_views(blueprint, views)
     return (liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),)

@@ -6,7 +6,10 @@ writes through :mod:`.actions` and redirects (:func:`.browsing.go`) — or rende
 422 with the errors inline by field, 409 on create as an error on the name, 409 on edit with the
 current values to compare (the form then carries their generation, so saving again overwrites
 knowingly), any other problem as a form-wide error (``$``). A delete that fails is an error page.
-A create or delete goes back to the list as the user last had it (:mod:`.returning`).
+A create or delete goes back to the list as the user last had it (:mod:`.returning`). What the person may not do shows
+before they try (:meth:`Flow.allowances`: Save disabled with the reason, a new object's namespaces they may not create
+in offered disabled); the cluster still decides, and a refusal comes back in the form as its error (403, swapped in
+place: the form is ``data-swap-errors``).
 """
 
 from __future__ import annotations
@@ -23,14 +26,19 @@ from backend.api import problems
 from backend.api.problems import Problem
 from backend.core.errors import Failure
 from backend.core.services import KindService
-from backend.dashboard import actions, browsing, rendering, returning
+from backend.dashboard import actions, allowing, browsing, rendering, returning
+from backend.identity.permissions import ALLOWED
 from cluster import ClusterError
 
 Values = dict[str, Any]
 
 
 def problem_of(error: Failure | ClusterError | Problem) -> Problem:
-    """What a failed write means for the page: a domain or API server error mapped as the JSON API maps it."""
+    """What a failed write means for the page: a domain or API server error mapped as the JSON API maps it (a refusal
+    by the cluster as the person reads it: ``You may not create darkrooms in namespace "team-a".``)."""
+    refused = browsing.refusal_of(error)
+    if refused is not None:
+        return Problem(403, browsing.refusal_sentence(refused))
     return problems.problem_of(error)
 
 
@@ -74,15 +82,44 @@ class Flow:
     def form(
         self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
     ) -> Response:
-        context = {"mode": mode, "values": values, "errors": errors or {}, "namespaces": browsing.namespace_names(self.service), **extra}
+        namespaces = browsing.namespace_names(self.service)
+        context = {
+            "mode": mode,
+            "values": values,
+            "errors": errors or {},
+            "namespaces": namespaces,
+            **self.allowances(mode, values, namespaces),
+            **extra,
+        }
         return rendering.page_or_block(self.template, context, block_name="form", target=self.target, status=status)
+
+    def allowances(self, mode: str, values: Mapping[str, Any], namespaces: list[str]) -> dict[str, Any]:
+        """``can_save`` (Create or Save changes, disabled with the reason) and ``refused_namespaces`` (a new object's
+        namespaces the person may not create in: offered disabled), asked as the person (:mod:`.allowing`)."""
+        asked = allowing.current()
+        if asked is None:
+            return {"can_save": ALLOWED, "refused_namespaces": {}}
+        resource = self.service.resource
+        if mode == "create":
+            refused = {ns: answer.reason for ns in namespaces if not (answer := asked.may("create", resource, ns))}
+            return {"can_save": asked.anywhere("create", resource, namespaces), "refused_namespaces": refused}
+        return {"can_save": asked.may("update", resource, values["namespace"], values["name"]), "refused_namespaces": {}}
+
+    def _creatable(self, namespace: str) -> str:
+        """``namespace``, or — when the person may not create there — the first namespace they may create in (the
+        others are offered disabled, with the reason)."""
+        asked = allowing.current()
+        if asked is None or asked.may("create", self.service.resource, namespace):
+            return namespace
+        allowed = (ns for ns in browsing.namespace_names(self.service) if asked.may("create", self.service.resource, ns))
+        return next(allowed, namespace)
 
     def _friendly(self, namespace: str, name: str, *, fresh: bool = False) -> dict[str, Any]:
         return self.service.friendly(self.service.fetch(namespace, name, fresh=fresh))
 
     def new(self) -> BaseResponse:
         if request.method == "GET":
-            namespace = request.args.get("namespace") or self.service.settings.namespace or "default"
+            namespace = self._creatable(request.args.get("namespace") or self.service.settings.namespace or "default")
             return self.form(mode="create", values=self.blank(namespace))
         form = request.form
         values = self.form_values(form)

@@ -24,6 +24,8 @@ events of its tab's filters (kind, namespace, name substring), so the filter liv
 
 A row pushed to every tab cannot carry one browser's CSRF token: shared renders get ``shared=True``
 and leave the hidden field out (htmx sends the token as a header; pushed rows exist only with JavaScript).
+Nor one person's permissions: a shared render shows every action as allowed (:func:`.allowing.for_everyone`) and
+each tab's ``static/dashboard.js`` disables what its list section says its person may not do (:mod:`.allowing`).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event, Filters
 from backend.api.watch.streams import Streams, open_stream
-from backend.dashboard import rendering
+from backend.dashboard import allowing, rendering
 from cluster import FrozenDict, Resource
 from cluster.acting import SELF
 
@@ -100,6 +102,7 @@ class Renders:
                 # One render for every tab: made with the API's own view of the cache; each stream only carries it to
                 # people who may list everything the row shows (RowView.requires, checked per stream).
                 actors.set_current(SELF)
+                allowing.for_everyone()  # no person's answers in a row every tab gets (static/dashboard.js applies each tab's)
                 html = rendering.block_text(view.template, "row", {view.var: view.item(event.source or FrozenDict()), "shared": True})
         except Exception:  # a row that cannot be rendered must not end every stream: the tabs reload their list
             log.exception("could not render the %s row of %s/%s", view.name, event.namespace, event.name)

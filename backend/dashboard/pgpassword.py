@@ -9,8 +9,9 @@ that name someone else made, or one named in ``passwordSecretRef`` (the user's o
 revealed. Each read is logged at INFO with who asked (the person and how they came in; a dashboard session by
 a digest of its id), the namespace and name, never the value; a refusal at WARNING.
 
-The person must be allowed to ``get`` ``secrets`` there (the built-in "edit" and "admin" may, "view" may not):
-otherwise the read is a 403 that :func:`read` turns into an explanation for the page (status 403), not an error.
+The person must be allowed to ``get`` that Secret there (the built-in "edit" and "admin" may, "view" may not): the
+page disables "Show password" with the reason when they may not (:mod:`.allowing`), and a refusal all the same is a 403
+that :func:`read` turns into the person's reason for the page (status 403), not an error.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from flask import request
 
 from backend.dashboard.rendering import WRITE_RESPONSES
 from backend.identity import callers
-from cluster import SECRETS, ClusterError, NotFound
+from backend.identity.permissions import sentence
+from cluster import SECRETS, ClusterError, Forbidden, NotFound
 from cluster.acting import ActingClient
 from kinds import postgresqls as kind
 
@@ -84,14 +86,16 @@ def read(client: ActingClient, pg: Mapping[str, Any]) -> Revealed:
         if e.status in (401, 403):
             who = requester()
             log.warning("password of Postgresql %s not shown to %s: reading Secret %s was refused (%s)", where, who, secret_name, e.status)
-            return Revealed(
-                secret=secret_name,
-                problem=(
+            refused = e.attributes if isinstance(e, Forbidden) and e.user is not None else None
+            because = (
+                sentence(refused.refused())
+                if refused is not None
+                else (
                     f"The cluster does not allow the control panel to read the Secret {secret_name} (HTTP {e.status}: its RBAC "
-                    "needs the verb get on secrets). Ask your cluster administrator, or read it with kubectl."
-                ),
-                status=403,
+                    "needs the verb get on secrets)."
+                )
             )
+            return Revealed(secret=secret_name, problem=f"{because} Ask your cluster administrator for access.", status=403)
         return Revealed(secret=secret_name, problem=f"The cluster is unavailable: {e.message}. Try again.", status=503)
     if not owned_by(secret, uid):
         log.warning("password of Postgresql %s not shown to %s: Secret %s is not this database's", where, requester(), secret_name)

@@ -56,9 +56,25 @@ def signed_in() -> dict[str, Any] | None:
             "name": "Local mode",
             "title": "One-person mode on this machine: acting as the kubeconfig's own identity",
             "can_log_out": False,
+            "person": False,
         }
     how = {"oidc": "signed in through the identity provider", "token": "logged in with a Kubernetes token", "bearer": "a bearer token"}
-    return {"name": caller.name, "title": f"{caller.name}, {how.get(caller.via, caller.via)}", "can_log_out": caller.session_id is not None}
+    return {
+        "name": caller.name,
+        "title": f"{caller.name}, {how.get(caller.via, caller.via)}",
+        "can_log_out": caller.session_id is not None,
+        "person": True,
+    }
+
+
+def list_link(nav: Sequence[NavLink], path: str) -> NavLink:
+    """The list page a dashboard path belongs to (``/ui/tasks/team-a/t1/edit`` → Tasks); the first list otherwise."""
+    parts = path.split("/")
+    segment = parts[2] if len(parts) > 2 and parts[1] == "ui" else ""
+    for link in nav:
+        if segment and segment in (link.nav, link.href.removeprefix("/ui/")):
+            return link
+    return nav[0]
 
 
 def _context(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -202,6 +218,7 @@ def install(blueprint: Blueprint, *, settings: ApiSettings, streams: Streams, na
     blueprint.add_app_template_global(darkrooms.domain_url, "domain_url")
     blueprint.add_app_template_global(returning.list_href, "list_href")
     blueprint.add_app_template_global(lambda: returning.REFRESH_HEADER, "refresh_header")
+    blueprint.add_app_template_global(lambda path: list_link(nav_links, path), "way_back")
 
     @blueprint.before_request
     def _note_live_cursor() -> None:

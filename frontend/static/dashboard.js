@@ -20,6 +20,11 @@
 // 7. A form whose request succeeded with a redirect stays inert until the browser has left the
 //    page: hx-disabled-elt re-enables its buttons when the request ends, and a second click in
 //    that moment (a double click) would otherwise send the create again.
+// 8. What the person may not do: a list section says, per namespace on its page, which row actions are refused and
+//    why (data-denied, backend/dashboard/allowing.py). A row pushed over SSE is rendered once for every tab, as for
+//    anyone: each swapped-in row's controls that need a refused verb (data-needs) get the markup the server gives a
+//    refused control (_macros.html gate): aria-disabled, the reason as title and data-why, no href, nothing to submit.
+//    A refused control does nothing when activated.
 (function () {
   "use strict";
 
@@ -296,6 +301,60 @@
     true
   );
 
+  // -- what the person may not do ---------------------------------------------------------------
+  function deny(control, reason) {
+    control.setAttribute("aria-disabled", "true");
+    control.setAttribute("title", reason);
+    control.setAttribute("data-why", reason);
+    if (control.tagName === "A") {
+      control.removeAttribute("href");
+      control.setAttribute("role", "link");
+      control.setAttribute("tabindex", "0");
+    } else {
+      control.setAttribute("type", "button");
+      control.removeAttribute("commandfor");
+      control.removeAttribute("command");
+    }
+  }
+
+  function applyDenials(root) {
+    var section = root.closest ? root.closest("[data-denied]") : null;
+    if (!section) {
+      return;
+    }
+    var denied;
+    try {
+      denied = JSON.parse(section.getAttribute("data-denied") || "{}");
+    } catch (e) {
+      return;
+    }
+    var controls = root.matches("[data-needs]") ? [root] : Array.prototype.slice.call(root.querySelectorAll("[data-needs]"));
+    controls.forEach(function (control) {
+      var row = control.closest("[data-namespace]");
+      var reasons = row ? denied[row.getAttribute("data-namespace")] : null;
+      var reason = reasons && reasons[control.getAttribute("data-needs")];
+      if (reason && control.getAttribute("aria-disabled") !== "true") {
+        deny(control, reason);
+      }
+    });
+  }
+
+  document.addEventListener("htmx:load", function (evt) {
+    applyDenials(evt.target);
+  });
+
+  document.addEventListener(
+    "click",
+    function (evt) {
+      var control = evt.target.closest && evt.target.closest('[aria-disabled="true"]');
+      if (control) {
+        evt.preventDefault();
+        evt.stopPropagation();
+      }
+    },
+    true
+  );
+
   // -- errors of htmx requests -------------------------------------------------------------
   function flash(text) {
     var region = document.getElementById("flash");
@@ -307,17 +366,21 @@
     region.hidden = false;
   }
 
+  // An HTML error (backend/dashboard/browsing.py problem_page) says what went wrong in its [data-detail]: a refusal
+  // by the cluster is that sentence alone ("You may not delete darkrooms ... ."); anything else names its status.
   document.addEventListener("htmx:responseError", function (evt) {
     var xhr = evt.detail.xhr;
     var detail = "";
+    var refused = false;
     try {
       detail = JSON.parse(xhr.responseText).detail || "";
     } catch (e) {
       var doc = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
-      var message = doc.querySelector(".error-page p");
-      detail = message ? message.textContent : "";
+      var message = doc.querySelector(".error-page [data-detail]") || doc.querySelector(".error-page p");
+      detail = message ? message.textContent.trim() : "";
+      refused = xhr.status === 403 && !!doc.querySelector('.error-page[data-status="403"]');
     }
-    flash("The request failed (" + xhr.status + ")" + (detail ? ": " + detail : "."));
+    flash(refused && detail ? detail : "The request failed (" + xhr.status + ")" + (detail ? ": " + detail : "."));
   });
 
   document.addEventListener("htmx:sendError", function () {

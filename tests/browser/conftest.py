@@ -1,10 +1,12 @@
 """Fixtures of the browser tests: chromium via Playwright, and per test module the whole stack.
 
-``stack`` (module): a namespace of its own on the session devcluster, the reconciler watching it
-(``python -m darkroom_operator``, as in tests/integration/reconciler) and the API + dashboard app
-(``create_app`` with its own informers) under a real threaded werkzeug server. ``page`` (function):
+``stack`` (module): a namespace of its own on the session cluster (devcluster or the real control plane), the
+reconciler watching it (``python -m darkroom_operator``, as in tests/integration/reconciler) and the API + dashboard
+app in the local one-person mode (``create_app`` with its own informers) under a real threaded werkzeug server;
+``login_panel`` (module) the same cluster's dashboard in the login mode (a pasted token: ``Stack.admin_token``). ``page`` (function):
 a fresh browser context (own cookies) on the app that records console errors, page errors and
-``securitypolicyviolation`` events; every test ends by asserting there were none. ``shot(page,
+``securitypolicyviolation`` events; every test ends by asserting there were none (``pages``: the same on any app's
+URL, e.g. a control panel of tests/identityfixtures.py). ``shot(page,
 name)`` saves a screenshot to test-output/screenshots/.
 
 Chromium: Debian's /usr/bin/chromium (never ``playwright install``). When it is missing the tests
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import threading
 import uuid
@@ -26,7 +29,7 @@ from typing import Any
 
 import pytest
 from integration.reconciler.conftest import OperatorProcess
-from support import ROOT, ClusterProcess, free_port
+from support import ROOT, ClusterProcess, RealclusterProcess, free_port
 from werkzeug.serving import make_server
 
 from backend.api.watch import watching
@@ -80,7 +83,14 @@ class Stack:
     app: Any
     api_client: Any
     operator: OperatorProcess
+    kube: ClusterProcess
     extra_namespaces: list[str] = field(default_factory=list)
+
+    def admin_token(self) -> str:
+        """A token the cluster knows (its administrator's): what a person pastes on the login page of :func:`login_panel`."""
+        if isinstance(self.kube, RealclusterProcess):
+            return self.kube.token("admin")
+        return (self.kube.data_dir / "pki" / "admin.token").read_text().strip()
 
     def custom(self) -> Any:
         from kubernetes import client
@@ -124,7 +134,7 @@ def stack(kube: ClusterProcess, crds_installed: None, api_client: Any, tmp_path_
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=RequestHandler)
     thread = threading.Thread(target=server.serve_forever, name=f"dashboard-{port}", daemon=True)
     thread.start()
-    stack = Stack(url=f"http://127.0.0.1:{port}", namespace=namespace, app=app, api_client=api_client, operator=operator)
+    stack = Stack(url=f"http://127.0.0.1:{port}", namespace=namespace, app=app, api_client=api_client, operator=operator, kube=kube)
     yield stack
     watching.close(app)
     server.shutdown()
@@ -141,6 +151,47 @@ def stack(kube: ClusterProcess, crds_installed: None, api_client: Any, tmp_path_
 
 
 @dataclass
+class Served:
+    """An app served on a loopback port of its own."""
+
+    url: str
+    stop: Callable[[], None]
+
+
+def serve(app: Any, name: str) -> Served:
+    """Serve ``app`` on a free loopback port (a threaded werkzeug server, as the stack's)."""
+    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=RequestHandler)
+    thread = threading.Thread(target=server.serve_forever, name=f"{name}-{server.server_port}", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        watching.close(app)
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+        serving.shutdown(app)
+
+    return Served(url=f"http://127.0.0.1:{server.server_port}", stop=stop)
+
+
+@pytest.fixture(scope="module")
+def login_panel(stack: Stack) -> Iterator[str]:
+    """The dashboard in the login mode (a Kubernetes token pasted on /login: :meth:`Stack.admin_token`) over the stack's
+    cluster, with informers and sessions of its own (a namespace for them): its URL."""
+    settings = ApiSettings(
+        kubeconfig=stack.kube.kubeconfig,
+        authentication="login",
+        token_login=True,
+        session_namespace=stack.new_namespace(),
+        secret_key=secrets.token_hex(32),
+        sse_heartbeat_s=5.0,
+    )
+    served = serve(create_app(settings), "login-panel")
+    yield served.url
+    served.stop()
+
+
+@dataclass
 class Watched:
     """A page plus what its console said."""
 
@@ -149,12 +200,14 @@ class Watched:
 
 
 @pytest.fixture
-def new_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Watched]]:
+def pages(browser: Any) -> Iterator[Callable[..., Watched]]:
+    """Fresh browser contexts (own cookies) on any app: ``pages(base_url, **context_options)``; each page records console
+    errors, page errors, CSP violations and dialogs, and the test fails at its end if there were any."""
     contexts: list[Any] = []
     watched: list[Watched] = []
 
-    def make(**context_options: Any) -> Watched:
-        context = browser.new_context(base_url=stack.url, **context_options)
+    def make(base_url: str, **context_options: Any) -> Watched:
+        context = browser.new_context(base_url=base_url, **context_options)
         context.set_default_timeout(15_000)
         context.add_init_script(CSP_PROBE)
         contexts.append(context)
@@ -181,6 +234,12 @@ def new_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Watched]]:
     for context in contexts:
         context.close()
     assert not problems, f"console errors, CSP violations or dialogs: {problems}"
+
+
+@pytest.fixture
+def new_page(pages: Callable[..., Watched], stack: Stack) -> Callable[..., Watched]:
+    """:func:`pages` on the stack's dashboard."""
+    return lambda **context_options: pages(stack.url, **context_options)
 
 
 @pytest.fixture

@@ -9,20 +9,12 @@ taller than one line). Screenshots of each go to test-output/screenshots/phone-*
 from __future__ import annotations
 
 import functools
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import free_port, wait_for
-from werkzeug.serving import make_server
+from support import wait_for
 
-from backend.api.watch import watching
-from backend.app import create_app
-from backend.core import services
-from backend.server import shutdown as serving
-from backend.server.logs import RequestHandler
-from backend.settings import ApiSettings
 from browser.conftest import Stack, Watched, shot
 
 PHONE = {"width": 390, "height": 844}
@@ -73,23 +65,6 @@ def objects(stack: Stack) -> Stack:
     return stack
 
 
-@pytest.fixture(scope="module")
-def secured_url(stack: Stack) -> Iterator[str]:
-    """The same dashboard with an API token, for the login page."""
-    settings = ApiSettings(kubeconfig=stack.app.extensions[services.EXTENSION].settings.kubeconfig, api_token="phone-token")
-    app = create_app(settings)
-    port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=RequestHandler)
-    thread = threading.Thread(target=server.serve_forever, name=f"secured-{port}", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    watching.close(app)
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
-    serving.shutdown(app)
-
-
 def check(page: Any, label: str) -> None:
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"{label}: the page is {width}px wide"
@@ -108,7 +83,7 @@ def check(page: Any, label: str) -> None:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_page_fits_a_phone(objects: Stack, secured_url: str, new_page: Callable[..., Watched], scheme: str) -> None:
+def test_every_page_fits_a_phone(objects: Stack, login_panel: str, new_page: Callable[..., Watched], scheme: str) -> None:
     watched = new_page(viewport=PHONE, color_scheme=scheme)
     page = watched.page
     ns = objects.namespace
@@ -156,7 +131,7 @@ def test_every_page_fits_a_phone(objects: Stack, secured_url: str, new_page: Cal
     page.locator(".error-summary").wait_for()
     check(page, f"darkroom-form-errors-{scheme}")
 
-    page.goto(secured_url + "/login")
+    page.goto(login_panel + "/login")
     check(page, f"login-{scheme}")
 
 

@@ -1,27 +1,19 @@
 """Security in a real browser: XSS payloads from the cluster (condition messages, Task details, a
 filter in the URL) render as text; requests without a valid CSRF token are refused (403); HTML
-pages carry the CSP; with a token set, the login form opens a session (Flask's signed cookie:
-HttpOnly, SameSite=Strict) in which the dashboard's forms and htmx buttons carry flask-wtf's CSRF
-token, and logging out ends it; the dark theme (and a screenshot of it). No CSP violation in any test.
+pages carry the CSP; in the login mode, a Kubernetes token pasted on the login page opens a session (Flask's
+signed cookie: HttpOnly, SameSite=Strict, holding only a session id) in which the dashboard's forms and htmx
+buttons carry flask-wtf's CSRF token, and logging out ends it; the dark theme (and a screenshot of it). No CSP
+violation in any test.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from support import free_port, wait_for
-from werkzeug.serving import make_server
+from support import wait_for
 
-from backend.api.watch import watching
-from backend.app import create_app
-from backend.core import services
-from backend.identity.sessions import SESSION_COOKIE
-from backend.server.logs import RequestHandler
-from backend.settings import ApiSettings
+from backend.identity.cookies import SESSION_COOKIE
 from browser.conftest import Stack, shot
 
 XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>"\'><svg onload=alert(3)>'
@@ -106,28 +98,12 @@ def test_dark_theme(stack: Stack, new_page: Any) -> None:
     assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
 
 
-TOKEN = "browser-login-token-3f9a1c"
-
-
-@pytest.fixture
-def guarded(stack: Stack) -> Iterator[str]:
-    """The dashboard with a token set (on the stack's informers), served on a port of its own: its URL."""
-    app = create_app(ApiSettings(api_token=TOKEN), access=stack.app.extensions[services.EXTENSION].access)
-    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=RequestHandler)
-    thread = threading.Thread(target=server.serve_forever, name="guarded-dashboard", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    watching.close(app)
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
-
-
-def test_login_session_carries_csrf_protected_writes_until_logout(stack: Stack, page: Any, guarded: str) -> None:
+def test_login_session_carries_csrf_protected_writes_until_logout(stack: Stack, page: Any, login_panel: str) -> None:
+    guarded = login_panel
     page.goto(f"{guarded}/ui/tasks?namespace={stack.namespace}")
     page.wait_for_url(re.compile(r"/login\?next="))
-    page.get_by_label("API token").fill(TOKEN)
-    page.get_by_role("button", name="Log in").click()
+    page.get_by_label("Token", exact=True).fill(stack.admin_token())
+    page.get_by_role("button", name="Log in with the token").click()
     page.wait_for_url(re.compile(rf"/ui/tasks\?namespace={stack.namespace}$"))
     (cookie,) = [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] > 0
@@ -144,7 +120,8 @@ def test_login_session_carries_csrf_protected_writes_until_logout(stack: Stack, 
     shot(page, "logged-in-tasks")
 
     page.get_by_role("button", name="Log out").click()
-    page.wait_for_url(re.compile(r"/login$"))
+    page.wait_for_url(re.compile(r"/login\?logged_out=1$"))
+    assert page.get_by_text("You are logged out.").is_visible()
     assert not [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
     page.goto(f"{guarded}/ui/tasks?namespace={stack.namespace}")
     page.wait_for_url(re.compile(r"/login\?next="))

@@ -47,6 +47,7 @@ class Field:
     write_only: bool = False  # never rendered back (values leave it out)
     fixed: bool = False  # cannot change after creation: read-only on edit
     variants: tuple[int, ...] = ()  # used only by these variants of the enclosing switch (empty: by all)
+    refused: tuple[tuple[str, str], ...] = ()  # (option, why): options of a select offered disabled, with the reason
 
     @property
     def wide(self) -> bool:

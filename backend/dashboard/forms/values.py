@@ -77,11 +77,19 @@ class Form:
         """The name of a new object (create mode)."""
         return Field(path="name", label="Name", title="Name", widget="text", help=hint, required=True, max_length=max_length)
 
-    def namespace_field(self, namespaces: Sequence[str], current: str) -> Field:
-        """The namespace of a new object: the namespaces there are (and the one asked for, if it is not among them)."""
+    def namespace_field(self, namespaces: Sequence[str], current: str, refused: Mapping[str, str] | None = None) -> Field:
+        """The namespace of a new object: the namespaces there are (and the one asked for, if it is not among them);
+        ``refused``: those the person may not create in, with the reason (offered disabled)."""
         options = (*namespaces, *(() if not current or current in namespaces else (current,)))
         return Field(
-            path="namespace", label="Namespace", title="Namespace", widget="select", options=options, default=current, required=True
+            path="namespace",
+            label="Namespace",
+            title="Namespace",
+            widget="select",
+            options=options,
+            default=current,
+            required=True,
+            refused=tuple((ns, why) for ns, why in (refused or {}).items() if ns in options),
         )
 
     def walk(self) -> Iterator[Node]:
