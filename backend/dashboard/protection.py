@@ -27,10 +27,13 @@ no-referrer``, and the cross-site check it stands for is SameSite=Strict plus th
 problem+json otherwise) with the same wording as before flask-wtf.
 
 Every HTML response gets :data:`CSP` (scripts, styles, connections and form targets: this origin
-only; no inline script or style; not frameable) unless the view set its own.
+only; no inline script or style; not frameable) unless the view set its own. Since form targets are this origin only —
+redirects included —, a logout that goes on to the identity provider is a page that goes there (:func:`leave_by_page`).
 """
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_wtf.csrf import CSRFError, CSRFProtect
@@ -105,6 +108,23 @@ def finish(response: Response) -> Response:
     return response
 
 
+def leave_by_page(response: Response) -> Response:
+    """The after-request hook for ``POST /logout`` going on to the identity provider's logout: a page that goes there.
+
+    ``form-action 'self'`` covers every redirect a form submission leads to (Chromium checks each hop), so the logout
+    form's redirect to the provider's end-session endpoint — and on through its own pages — would be blocked and the
+    person left on a page whose session has ended. A same-origin page whose ``<meta http-equiv="refresh">`` goes there
+    is no form submission: ``leaving.html`` (no-store; the session cookie is cleared with it, as with the redirect)."""
+    if request.method != "POST" or request.path != "/logout" or response.status_code not in (302, 303):
+        return response
+    target = response.headers.get("Location", "")
+    parts = urlsplit(target)
+    if not parts.netloc or (parts.scheme, parts.netloc) == (request.scheme, request.host):
+        return response
+    html = render_template("leaving.html", target=target, provider=parts.netloc)
+    return Response(html, status=200, mimetype="text/html", headers={"Cache-Control": "no-store"})
+
+
 def install(blueprint: Blueprint) -> None:
     def _init(setup: object) -> None:
         app: Flask = setup.app  # type: ignore[attr-defined]
@@ -114,4 +134,5 @@ def install(blueprint: Blueprint) -> None:
 
     blueprint.record_once(_init)
     blueprint.after_app_request(finish)
+    blueprint.after_app_request(leave_by_page)  # runs before finish (Flask runs them last-registered first): its page gets the CSP
     blueprint.app_context_processor(lambda: {"csrf_field": CSRF_FIELD})

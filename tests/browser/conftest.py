@@ -197,6 +197,15 @@ class Watched:
 
     page: Any
     problems: list[str]
+    failed: list[str] = field(default_factory=list)  # "<status> <url>" of every answer >= 400, to tell which a console error is
+    expected: list[re.Pattern[str]] = field(default_factory=list)  # problems this test causes on purpose (:meth:`expect`)
+
+    def expect(self, pattern: str) -> None:
+        """Problems matching ``pattern`` are the test's own doing (a refused request it makes): not failures."""
+        self.expected.append(re.compile(pattern))
+
+    def unexpected(self) -> list[str]:
+        return [p for p in self.problems if not any(pattern.search(p) for pattern in self.expected)]
 
 
 @pytest.fixture
@@ -216,10 +225,17 @@ def pages(browser: Any) -> Iterator[Callable[..., Watched]]:
 
         def on_console(message: Any) -> None:
             if message.type == "error" and not EXPECTED_STATUS.search(message.text):
-                entry.problems.append(f"console: {message.text}")
+                where = (message.location or {}).get("url") or page.url
+                entry.problems.append(f"console: {message.text} [at {where}]")
 
         page.on("console", on_console)
         page.on("pageerror", lambda error: entry.problems.append(f"page error: {error}"))
+
+        def on_response(response: Any) -> None:
+            if response.status >= 400:
+                entry.failed.append(f"{response.status} {response.url}")
+
+        page.on("response", on_response)
 
         def on_dialog(dialog: Any) -> None:  # an alert() would mean injected script ran
             entry.problems.append(f"dialog: {dialog.message}")
@@ -230,10 +246,11 @@ def pages(browser: Any) -> Iterator[Callable[..., Watched]]:
         return entry
 
     yield make
-    problems = [p for entry in watched for p in entry.problems]
+    problems = [p for entry in watched for p in entry.unexpected()]
     for context in contexts:
         context.close()
-    assert not problems, f"console errors, CSP violations or dialogs: {problems}"
+    failed = [f for entry in watched for f in entry.failed]
+    assert not problems, f"console errors, CSP violations or dialogs: {problems} (answers >= 400: {failed})"
 
 
 @pytest.fixture
