@@ -7,7 +7,7 @@ app in the local one-person mode (``create_app`` with its own informers) under a
 a fresh browser context (own cookies) on the app that records console errors, page errors and
 ``securitypolicyviolation`` events; every test ends by asserting there were none (``pages``: the same on any app's
 URL, e.g. a control panel of tests/identityfixtures.py). ``shot(page,
-name)`` saves a screenshot to test-output/screenshots/.
+name)`` saves a screenshot to test-output/screenshots/ (``BROWSER_SCREENSHOTS``: another directory).
 
 Chromium: Debian's /usr/bin/chromium (never ``playwright install``). When it is missing the tests
 fail under CI (``CI=true``) and are skipped elsewhere with the reason (``make test`` installs it
@@ -40,7 +40,7 @@ from backend.settings import ApiSettings
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SCREENSHOTS = ROOT / "test-output" / "screenshots"
+SCREENSHOTS = Path(os.environ.get("BROWSER_SCREENSHOTS") or ROOT / "test-output" / "screenshots")  # where shot() saves
 # Forms answer 422 (invalid input) and 409 (conflict) on purpose; chromium logs every non-2xx load.
 EXPECTED_STATUS = re.compile(r"^Failed to load resource: the server responded with a status of (409|422)\b")
 CSP_PROBE = """
@@ -267,5 +267,5 @@ def page(new_page: Callable[..., Watched]) -> Any:
 def shot(page: Any, name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=True, timeout=60_000)  # a long page (/docs) on a busy machine takes a while
     return path

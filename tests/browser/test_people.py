@@ -10,7 +10,7 @@ create form's namespaces —, also in a row pushed live to his list, and those h
 sees empty lists that say why, not errors. A page the cluster refuses is an HTML page naming what was refused and
 offering the way back; an htmx request it refuses says so in the flash; the JSON API keeps problem+json. The login
 page, bob's list and a refused action at 1366 and 390 px, light and dark: nothing wider than the screen, no console
-error, no CSP violation (screenshots in /tmp/e-screens/).
+error, no CSP violation (screenshots: people-*.png, conftest.shot).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,9 +27,8 @@ from identityfixtures import TEAM_A, TEAM_B, Panel, Teams
 from support import wait_for
 
 from backend.identity.cookies import SESSION_COOKIE
-from browser.conftest import Watched
+from browser.conftest import Watched, shot
 
-SCREENS = Path("/tmp/e-screens")
 WIDE, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
 LAYOUTS = [(scheme, size) for scheme in ("light", "dark") for size in (WIDE, PHONE)]
 NAVIGATION_STATUS = re.compile(r"Failed to load resource: the server responded with a status of (401|403)\b")
@@ -111,8 +109,7 @@ def sign_in(page: Any, panel: Panel, person: str, path: str = "/") -> None:
 
 
 def screen(page: Any, name: str) -> None:
-    SCREENS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENS / f"{name}.png"), full_page=True)
+    shot(page, f"people-{name}")
 
 
 def fits(page: Any, width: int, label: str) -> None:
