@@ -370,7 +370,10 @@ def test_a_refused_secret_read_is_explained(refused: Refused) -> None:
     pg = make_pg(client.CustomObjectsApi(refused.admin), namespace, "locked")
     secret_of(client.CoreV1Api(refused.admin), pg)
     http = Client(refused.app.test_client())
-    cached(http, namespace, "locked")
+    page = cached(http, namespace, "locked")
+    # The local mode asks its own (kubeconfig's) identity what it may do: "Show password" comes disabled, with why.
+    reason = f"You may not get secrets &#34;locked-credentials&#34; in namespace &#34;{namespace}&#34;."
+    assert 'aria-disabled="true"' in page and f'title="{reason}"' in page and 'id="pg-password-why"' in page
     answer = http.post(f"/ui/postgresqls/{namespace}/locked/password", headers={"HX-Request": "true", "HX-Target": "pg-password"})
     html = answer.get_data(as_text=True)
     assert answer.status_code == 403 and html.lstrip().startswith('<div id="pg-password"')
