@@ -114,8 +114,11 @@ def leave_by_page(response: Response) -> Response:
     ``form-action 'self'`` covers every redirect a form submission leads to (Chromium checks each hop), so the logout
     form's redirect to the provider's end-session endpoint — and on through its own pages — would be blocked and the
     person left on a page whose session has ended. A same-origin page whose ``<meta http-equiv="refresh">`` goes there
-    is no form submission: ``leaving.html`` (no-store; the session cookie is cleared with it, as with the redirect)."""
+    is no form submission: ``leaving.html`` (no-store; the session cookie is cleared with it, as with the redirect).
+    Only for a browser's navigation (``Sec-Fetch-Mode: navigate``): any other client gets the redirect as it is."""
     if request.method != "POST" or request.path != "/logout" or response.status_code not in (302, 303):
+        return response
+    if request.headers.get("Sec-Fetch-Mode") != "navigate":
         return response
     target = response.headers.get("Location", "")
     parts = urlsplit(target)
