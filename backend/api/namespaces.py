@@ -19,10 +19,7 @@ def blueprint(services: Services) -> Blueprint:
     found = Blueprint("namespaces", __name__)
 
     def list_namespaces() -> Response:
-        items = [
-            {"name": ns["metadata"]["name"], "phase": (ns.get("status") or {}).get("phase")}
-            for ns in services.namespaces()
-        ]
+        items = [{"name": ns["metadata"]["name"], "phase": (ns.get("status") or {}).get("phase")} for ns in services.namespaces()]
         return Response(orjson.dumps({"items": items}), mimetype=bodies.JSON)
 
     apidocs.document(list_namespaces, "GET", "List namespaces", {
