@@ -14,7 +14,9 @@ with htmx-ext-sse (``sse-connect`` on the list section), so the page declares wh
 - ``event: reset`` — the resume point is gone (or a row could not be rendered): the list refreshes itself too.
 
 Renders: the first stream that needs an event's row for a view renders it and keeps it on the event
-(:attr:`backend.api.watch.broadcasting.Event.encodings`); every other tab gets those bytes. So a status change costs one
+(:attr:`backend.api.watch.broadcasting.Event.encodings`); every other tab gets those bytes. A row is rendered as the
+person of the stream that renders it; a view whose row reads more than the event's object (a Task's Events:
+``personal``) is rendered, and kept, once per person, so no tab shows another person's reads. So a status change costs one
 render per view that has an open tab, whatever the number of tabs, and none when no tab is open.
 ``darkroom_dashboard_row_renders_total{view}`` in ``/metrics`` counts them. Each stream forwards only the
 events of its tab's filters (kind, namespace, name substring), so the filter lives here only.
@@ -36,13 +38,14 @@ from flask import Blueprint, Flask, Response, request
 from flask.blueprints import BlueprintSetupState
 from prometheus_client import Counter
 
-from backend.api import operations
+from backend.api import actors, operations
 from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event, Filters
 from backend.api.watch.streams import Streams, open_stream
 from backend.dashboard import rendering
 from cluster import FrozenDict
+from cluster.acting import Actor
 
 log = logging.getLogger(__name__)
 MEMBERS = b"members"
@@ -58,6 +61,7 @@ class RowView:
     template: str  # the list template; its block ``row`` renders one object
     var: str  # the row block's variable for the object
     item: Callable[[FrozenDict], Mapping[str, Any]]  # the object as the row shows it
+    personal: bool = False  # ``item`` reads through the services (as the person): one render per person, not one for all
 
 
 class Renders:
@@ -68,8 +72,8 @@ class Renders:
         self._counter = counter
         self._lock = threading.Lock()
 
-    def encode(self, view: RowView, event: Event) -> bytes:
-        """The frames of ``event`` for streams of ``view`` (b"": nothing for them)."""
+    def encode(self, view: RowView, event: Event, actor: Actor) -> bytes:
+        """The frames of ``event`` for ``actor``'s streams of ``view`` (b"": nothing for them)."""
         if event.kind != view.kind:
             return b""
         head = b"id: %d\n" % event.id
@@ -78,15 +82,17 @@ class Renders:
         row_event = f"{event.kind}/{event.namespace}/{event.name}".encode()
         if event.change == "DELETED":
             return head + b"event: %s\ndata: %s\n\n" % (row_event, GONE) + b"event: members\ndata: DELETED\n\n"
-        with self._lock:  # one render per event and view, however many streams ask at once
-            frame = event.encodings.get(view.name)
+        key = f"{view.name}/{actor.credentials.key}" if view.personal and actor.user is not None else view.name
+        with self._lock:  # one render per event and view (and person, for a personal view), however many streams ask at once
+            frame = event.encodings.get(key)
             if frame is None:
-                frame = event.encodings[view.name] = self._render(view, event, head, row_event)
+                frame = event.encodings[key] = self._render(view, event, head, row_event, actor)
         return frame
 
-    def _render(self, view: RowView, event: Event, head: bytes, row_event: bytes) -> bytes:
+    def _render(self, view: RowView, event: Event, head: bytes, row_event: bytes, actor: Actor) -> bytes:
         try:
             with self._app.app_context():
+                actors.set_current(actor)  # what the row reads through the services, it reads as the stream's person
                 html = rendering.block_text(view.template, "row", {view.var: view.item(event.source or FrozenDict()), "shared": True})
         except Exception:  # a row that cannot be rendered must not end every stream: the tabs reload their list
             log.exception("could not render the %s row of %s/%s", view.name, event.namespace, event.name)
@@ -163,9 +169,9 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams)
         if namespace is not None and not watching.DNS_LABEL.match(namespace):
             raise Problem(400, "invalid live filters", errors={"namespace": ["must be a DNS label"]})
         q = (request.args.get("q") or "").strip().lower()[:253]
-        renders = app_renders[0]
+        renders, actor = app_renders[0], actors.current()
         filters = Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
-        return open_stream(streams, filters, encode=lambda event: renders.encode(found, event))
+        return open_stream(streams, filters, encode=lambda event: renders.encode(found, event, actor))
 
     live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(
         _operation(by_name), sort_keys=False

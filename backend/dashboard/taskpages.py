@@ -149,5 +149,5 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
     title = pages.service.title
     return (
         liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly),
-        liverows.RowView("combinedtasks", kind=title, template=COMBINED, var="t", item=pages.combined),
+        liverows.RowView("combinedtasks", kind=title, template=COMBINED, var="t", item=pages.combined, personal=True),
     )
