@@ -290,8 +290,8 @@ def test_show_password(http: Client, custom: Any, namespace: str, api_client: An
     assert f'id="pg-password-value" data-length="{len(PASSWORD)}">{PASSWORD}</code>' in html
     assert shown.headers["Cache-Control"] == "no-store"
     reads = [r.getMessage() for r in caplog.records if "read from Secret" in r.getMessage()]
-    assert reads == [f"password of Postgresql {namespace}/vault read from Secret vault-credentials by an unauthenticated client "
-                     "(authentication is off) from 127.0.0.1"]  # fmt: skip
+    assert reads == [f"password of Postgresql {namespace}/vault read from Secret vault-credentials by the local mode's own identity "
+                     "from 127.0.0.1"]  # fmt: skip
     assert all(PASSWORD not in r.getMessage() for r in caplog.records)
     hidden = http.get(path, headers=fragment).get_data(as_text=True)
     assert "Show password" in hidden and PASSWORD not in hidden
