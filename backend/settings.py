@@ -38,9 +38,9 @@ class UnsafeSettings(ValueError):
     """The settings would expose the API without protection, or cannot work (the message says which variable)."""
 
 
-def _choice(name: str, allowed: tuple[str, ...]) -> Callable[[str], str]:
+def _choice(name: str, allowed: tuple[str, ...], *, empty_is_unset: bool = False) -> Callable[[str], str]:
     def parse(value: str) -> str:
-        if value not in allowed:
+        if value not in allowed and not (empty_is_unset and value == ""):
             raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
         return value
 
@@ -48,7 +48,7 @@ def _choice(name: str, allowed: tuple[str, ...]) -> Callable[[str], str]:
     return parse
 
 
-_authentication = _choice("authentication", AUTHENTICATIONS)
+_authentication = _choice("authentication", AUTHENTICATIONS, empty_is_unset=True)  # "": by address, as when unset
 _identity = _choice("identity", IDENTITIES)
 
 

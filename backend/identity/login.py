@@ -174,7 +174,7 @@ class Logins:
                 text/html:
                   schema: {type: string}
             "503":
-              description: The token or the session self.store cannot be checked right now.
+              description: The token or the session store cannot be checked right now.
               content:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
@@ -193,14 +193,14 @@ class Logins:
             next_path = safe_next(request.form.get("next"))
         else:
             raise Problem(415, 'send the token as a form (application/x-www-form-urlencoded) or JSON: {"token": "..."}')
-        if self.settings.local:
-            return redirect(next_path, 303) if as_form else Response(status=204)
-        if not self.settings.token_login:
+        if not self.settings.local and not self.settings.token_login:
             raise Problem(404, "logging in with a Kubernetes token is not offered here; sign in through the identity provider")
         if not isinstance(token, str) or not token.strip():
             if as_form:
                 return self.page(status=400, error="Paste a Kubernetes token.", next_path=next_path)
             raise Problem(400, "the request has no 'token'", errors={"token": ["required"]})
+        if self.settings.local:  # nothing to log in to (a token is still required by the request's schema): go straight on
+            return redirect(next_path, 303) if as_form else Response(status=204)
         token = token.strip()
         client = request.remote_addr or ""
         wait_s = self.authenticator.attempts.retry_after_s(client)
@@ -227,11 +227,11 @@ class Logins:
         return self.start(login, next_path, as_form=as_form)
 
     def login_with_provider(self) -> BaseResponse:
-        """Sign in through the identity self.provider (authorization code with PKCE).
+        """Sign in through the identity provider (authorization code with PKCE).
         ---
         get:
           tags: [authentication]
-          summary: Sign in through the identity self.provider (HTML)
+          summary: Sign in through the identity provider (HTML)
           security: []
           parameters:
             - {name: next, in: query, required: false, schema: {type: string}, description: Local path to return to.}
@@ -239,19 +239,19 @@ class Logins:
             "302":
               description: To the provider's authorization endpoint.
             "404":
-              description: No identity self.provider is configured.
+              description: No identity provider is configured.
               content:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
             "503":
-              description: The self.provider cannot be reached (the login page says so).
+              description: The provider cannot be reached (the login page says so).
               content:
                 text/html:
                   schema: {type: string}
         """
         next_path = safe_next(request.args.get("next"))
         if self.provider is None:
-            raise Problem(404, "no identity self.provider is configured here")
+            raise Problem(404, "no identity provider is configured here")
         session[NEXT] = next_path
         redirect_uri = self.settings.oidc_redirect_url or url_for("oidc_callback", _external=True)
         try:
@@ -261,11 +261,11 @@ class Logins:
         return response
 
     def oidc_callback(self) -> BaseResponse:
-        """Where the self.provider sends the browser back: the code is exchanged and the ID token checked.
+        """Where the provider sends the browser back: the code is exchanged and the ID token checked.
         ---
         get:
           tags: [authentication]
-          summary: Identity self.provider callback (HTML)
+          summary: Identity provider callback (HTML)
           security: []
           responses:
             "303":
@@ -280,15 +280,20 @@ class Logins:
               content:
                 text/html:
                   schema: {type: string}
+            "404":
+              description: No identity provider is configured.
+              content:
+                application/problem+json:
+                  schema: {$ref: "#/components/schemas/Problem"}
             "503":
-              description: The self.provider or the cluster cannot be reached.
+              description: The provider or the cluster cannot be reached.
               content:
                 text/html:
                   schema: {type: string}
         """
         next_path = safe_next(session.pop(NEXT, None))
         if self.provider is None:
-            raise Problem(404, "no identity self.provider is configured here")
+            raise Problem(404, "no identity provider is configured here")
         try:
             tokens = self.provider.finish()
         except oidc.ProviderUnavailable as e:
@@ -332,7 +337,7 @@ class Logins:
         return self.start(login, next_path, as_form=True)
 
     def logout(self) -> BaseResponse:
-        """End the session everywhere (its copies too), and at the identity self.provider where it offers that.
+        """End the session everywhere (its copies too), and at the identity provider where it offers that.
         ---
         post:
           tags: [authentication]

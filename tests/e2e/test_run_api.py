@@ -8,9 +8,10 @@ everything cleanly on SIGINT (Ctrl-C); with KUBECONFIG set it uses that cluster 
 curl-style flow create → Ready with domains → update → delete works through the whole stack (on
 devcluster and on the real control plane, with KUBECONFIG); the S3
 sentinel secret never shows in API responses, logs, CRs or ConfigMaps; a child that dies stops the
-stack with a message naming it; a taken API or devcluster port, or settings the API would refuse, is
-one line naming the variable to change (PORT, DEVCLUSTER_PORT, DARKROOM_API_TOKEN), before anything
-starts; the token's old name DARKROOM_API_API_TOKEN still works and is named deprecated.
+stack with a message naming it; a taken API or devcluster port, or settings the API would refuse (the local mode
+off loopback, the shared token of earlier releases), is one line naming the variable to change (PORT,
+DEVCLUSTER_PORT, DARKROOM_API_AUTHENTICATION, DARKROOM_API_TOKEN), before anything starts; in the login mode the
+embedded devcluster's admin token (``<data-dir>/pki/admin.token``) is the way in.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from support import GC_TIMEOUT_S, ROOT, ClusterProcess, DevclusterProcess, Kubectl, free_port, wait_for
+
+from backend.settings import SHARED_TOKEN_GONE
 
 
 def _start(data_dir: Path, port: int, api_port: int, log_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -286,24 +289,30 @@ def test_a_taken_port_is_one_line_naming_the_variable_to_change(tmp_path: Path) 
 
 def test_settings_the_api_would_refuse_are_one_line_before_anything_starts(tmp_path: Path) -> None:
     free = {"PORT": str(free_port()), "DEVCLUSTER_PORT": str(free_port())}
-    assert _refused(tmp_path, ["--host", "0.0.0.0"], {**free, "DARKROOM_API_TOKEN": ""}) == [
-        "Darkroom Control Panel cannot start: refusing to serve on 0.0.0.0: off loopback the API needs a bearer token"
-        " (set DARKROOM_API_TOKEN)"
+    assert _refused(tmp_path, ["--host", "0.0.0.0"], {**free, "DARKROOM_API_AUTHENTICATION": "local"}) == [
+        "Darkroom Control Panel cannot start: refusing to serve on 0.0.0.0 in the local mode (acting as this process's own"
+        " kubeconfig identity for whoever connects): off loopback every person must log in — leave DARKROOM_API_AUTHENTICATION"
+        " unset or set it to login"
+    ]
+    assert _refused(tmp_path, [], {**free, "DARKROOM_API_TOKEN": "an-old-shared-token"}) == [
+        f"Darkroom Control Panel cannot start: {SHARED_TOKEN_GONE.format(name='DARKROOM_API_TOKEN')}"
     ]
     assert _refused(tmp_path, [], {**free, "DARKROOM_API_SSE_HISTORY": "many"}) == [
         "Darkroom Control Panel cannot start: DARKROOM_API_SSE_HISTORY: invalid literal for int() with base 10: 'many'"
     ]
 
 
-def test_the_tokens_old_name_works_and_is_named_deprecated(tmp_path: Path) -> None:
-    """A token turns authentication on (on loopback too): the old name still does, and the run says to rename it."""
+def test_the_login_mode_takes_the_embedded_devclusters_admin_token(tmp_path: Path) -> None:
+    """Asked for on loopback, the login mode wants a person's token: on the embedded devcluster, its admin token."""
     api_port = free_port()
-    assert "DARKROOM_API_TOKEN" not in os.environ
-    proc = _start(tmp_path / "data", free_port(), api_port, tmp_path / "logs", env={"KUBECONFIG": "", "DARKROOM_API_API_TOKEN": "old-name"})
+    data_dir = tmp_path / "data"
+    proc = _start(data_dir, free_port(), api_port, tmp_path / "logs", env={"KUBECONFIG": "", "DARKROOM_API_AUTHENTICATION": "login"})
     try:
-        first = _read_banner(proc).splitlines()[0]
-        assert first == "warning: DARKROOM_API_API_TOKEN is deprecated: rename it DARKROOM_API_TOKEN (the old name will stop working)"
-        assert _curl("GET", f"http://127.0.0.1:{api_port}/darkrooms")[0] == 401
-        assert _curl("GET", f"http://127.0.0.1:{api_port}/darkrooms", headers={"Authorization": "Bearer old-name"})[0] == 200
+        _read_banner(proc)
+        url = f"http://127.0.0.1:{api_port}/darkrooms"
+        token = (data_dir / "pki" / "admin.token").read_text().strip()
+        assert _curl("GET", url)[0] == 401
+        assert _curl("GET", url, headers={"Authorization": "Bearer not-the-admin-token"})[0] == 401
+        assert _curl("GET", url, headers={"Authorization": f"Bearer {token}"})[0] == 200
     finally:
         assert _stop(proc)[0] == 0

@@ -10,8 +10,8 @@ Behaviours covered:
 - the reconciler's flags are its settings' overrides: ``--<field>`` for the fields in ``FLAGS``, ``--no-leader-election``,
   ``--log-format text`` for ``log_json``, nothing when not given;
 - the README's Configuration table names exactly the declared variables (an abbreviated ``_NAME`` after a full
-  ``DARKROOM_API_...``/``DARKROOM_OPERATOR_...`` in the same row is that prefix's), and the deprecated token name
-  only as deprecated;
+  ``DARKROOM_API_...``/``DARKROOM_OPERATOR_...`` in the same row is that prefix's), and the shared token of earlier
+  releases only as no longer supported;
 - an empty environment gives the defaults; ``DARKROOM_API_PORT`` wins over ``PORT``;
 - a bad value stops with the variable's name and why (an integer, a number, a boolean), as a ValueError the
   entry points report (``bad settings: ...``, ``cannot start: ...``).
@@ -28,7 +28,7 @@ from darkroom_operator.__main__ import FLAGS, parse_args
 from darkroom_operator.settings import OperatorSettings
 
 from aggregator.settings import AggregatorSettings, from_args
-from backend.settings import ApiSettings
+from backend.settings import SHARED_TOKEN_VARIABLES, ApiSettings
 from envsettings import variables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +77,9 @@ def test_every_field_declares_its_variable_and_a_doc() -> None:
 def test_the_readme_table_names_exactly_the_declared_variables() -> None:
     rows = _readme_rows()
     named = set().union(*(_named(row) for row in rows))
-    assert named == _declared(), f"only in README: {sorted(named - _declared())}; missing: {sorted(_declared() - named)}"
+    gone = set(SHARED_TOKEN_VARIABLES)
+    assert named - gone == _declared(), f"only in README: {sorted(named - gone - _declared())}; missing: {sorted(_declared() - named)}"
+    assert all("no longer supported" in row for row in rows if any(name in _named(row) for name in gone))
 
 
 def test_an_empty_environment_gives_the_defaults() -> None:

@@ -6,12 +6,19 @@ on it (several apps may share it: each gets its own metrics registry and /watch 
 ``serve_front(app)`` runs it the way production does (the ASGI front of :mod:`backend.server.asgi` on
 uvicorn with the header-deadline protocol of :mod:`backend.server.workers`) on its own event-loop thread;
 ``darkrooms`` creates, changes and deletes Darkroom objects straight through the API server.
+
+The login mode: ``session_namespace`` (session) holds the login sessions' Secrets; ``login_access`` (session) is a
+cluster access started in the login mode (it also watches those Secrets); ``make_login_app(**settings)`` builds
+apps in the login mode on it, sharing :data:`integration.logins.SECRET_KEY` as replicas do; ``person`` is someone the
+cluster knows by a bearer token (:func:`integration.logins.person_of`: devcluster's admin, or on the real control
+plane a ServiceAccount of the test's namespace with no rights).
 """
 
 from __future__ import annotations
 
 import socket
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +36,7 @@ from backend.server.asgi import Front
 from backend.server.logs import RequestHandler
 from backend.server.workers import header_deadline
 from backend.settings import ApiSettings
+from integration.logins import SECRET_KEY, Person, login_settings, person_of
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
 
@@ -55,6 +63,42 @@ def make_app(kube: ClusterProcess, ops_access: ClusterAccess) -> Iterator[Callab
     yield make
     for app in apps:
         watching.close(app)  # its informer handlers stay subscribed but become no-ops
+
+
+@pytest.fixture(scope="session")
+def session_namespace(api_client: Any) -> Iterator[str]:
+    """The namespace of the login sessions' Secrets (one per cluster under test)."""
+    from kubernetes import client
+
+    name = f"sessions-{uuid.uuid4().hex[:8]}"
+    core: Any = client.CoreV1Api(api_client)  # plain dict bodies: the client sends them as they are
+    core.create_namespace({"metadata": {"name": name}})
+    yield name
+    core.delete_namespace(name)
+
+
+@pytest.fixture(scope="session")
+def login_access(kube: ClusterProcess, crds_installed: None, session_namespace: str) -> Iterator[ClusterAccess]:
+    access = ClusterAccess.start(login_settings(kube.kubeconfig, session_namespace), environ={})
+    assert access.synced
+    yield access
+    access.stop()
+
+
+@pytest.fixture
+def make_login_app(make_app: Callable[..., Flask], login_access: ClusterAccess, session_namespace: str) -> Callable[..., Flask]:
+    """Apps in the login mode (``authentication="login"`` on loopback), their sessions in ``session_namespace``."""
+
+    def make(*, access: ClusterAccess | None = None, **overrides: Any) -> Flask:
+        settings = {"authentication": "login", "session_namespace": session_namespace, "secret_key": SECRET_KEY, **overrides}
+        return make_app(access=access or login_access, **settings)
+
+    return make
+
+
+@pytest.fixture
+def person(kube: ClusterProcess, api_client: Any, namespace: str) -> Person:
+    return person_of(kube, api_client, namespace)
 
 
 @pytest.fixture

@@ -1,16 +1,16 @@
 """The production server: gunicorn with backend/server/gunicorn_conf.py serving backend.server.wsgi:app.
 
-Covers: it starts against the session devcluster with settings from the environment and serves
-/healthz, /readyz and authenticated endpoints; SIGTERM ends open /watch streams cleanly (a complete
-chunked response, not a connection cut at the graceful timeout) and the process exits 0; the log
-(gunicorn access and error log, app log) never contains the token, even when a client puts it in
-a query string or a login form, and access lines carry no query strings; off loopback without a
-token gunicorn refuses to start, also when only ``--bind`` / ``GUNICORN_CMD_ARGS`` put it there
-(the addresses actually bound are checked); 40 open /watch streams plus 40 clients sending headers
-or a body a byte at a time leave /healthz and GET /darkrooms answering at once; request data in a
-path (``%0a``, ``%1b``) cannot forge a log line or write a terminal escape; behind a trusted proxy
-(``X-Forwarded-Proto: https`` from a ``FORWARDED_ALLOW_IPS`` address) the session cookie is Secure
-and responses carry HSTS, and a request not from a trusted proxy gets neither.
+Covers: it starts against the session cluster with settings from the environment, in the login mode, and serves
+/healthz, /readyz and, to a person's bearer token or login session, everything else; SIGTERM ends open /watch streams
+cleanly (a complete chunked response, not a connection cut at the graceful timeout) and the process exits 0; the log
+(gunicorn access and error log, app log) never contains the token, even when a client puts it in a query string or a
+login form, and access lines carry no query strings; the local mode off loopback makes gunicorn refuse to start,
+also when only ``--bind`` / ``GUNICORN_CMD_ARGS`` put it there (the addresses actually bound are checked), and so
+does the shared token of earlier releases, naming what replaces it; 40 open /watch streams plus 40 clients sending
+headers or a body a byte at a time leave /healthz and GET /darkrooms answering at once; request data in a path
+(``%0a``, ``%1b``) cannot forge a log line or write a terminal escape; behind a trusted proxy (``X-Forwarded-Proto:
+https`` from a ``FORWARDED_ALLOW_IPS`` address) the session cookie of a login is Secure and responses carry HSTS,
+and a request not from a trusted proxy gets neither.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 from support import ROOT, ClusterProcess, free_port, wait_for
 
-from .conftest import SseStream
+from integration.logins import Person
 
-TOKEN = "gunicorn-Sentinel-4b7e91c2d3f0a8"
+from .conftest import SseStream
 
 
 def gunicorn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -63,12 +63,17 @@ def status(port: int, path: str, *, method: str = "GET", body: bytes | None = No
 
 
 @pytest.fixture
-def server(kube: ClusterProcess, crds_installed: None, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, Path]]:
+def server(
+    kube: ClusterProcess, crds_installed: None, namespace: str, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], int, Path]]:
+    """gunicorn in the login mode on loopback, its sessions in the test's namespace."""
     port = free_port()
     log = tmp_path / "gunicorn.log"
     env = {
         "DARKROOM_API_KUBECONFIG": str(kube.kubeconfig),
-        "DARKROOM_API_TOKEN": TOKEN,
+        "DARKROOM_API_AUTHENTICATION": "login",
+        "DARKROOM_API_SESSION_NAMESPACE": namespace,
+        "DARKROOM_API_SECRET_KEY": "gunicorn-signing-key",
         "DARKROOM_API_SSE_HEARTBEAT_S": "0.5",
         "DARKROOM_API_LOG_LEVEL": "DEBUG",
         "PORT": str(port),
@@ -90,16 +95,16 @@ def server(kube: ClusterProcess, crds_installed: None, tmp_path: Path) -> Iterat
 
 
 @pytest.mark.slow
-def test_serves_and_stops_cleanly(server: tuple[subprocess.Popen[bytes], int, Path]) -> None:
+def test_serves_and_stops_cleanly(server: tuple[subprocess.Popen[bytes], int, Path], person: Person) -> None:
     proc, port, log = server
-    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    token, bearer = person.token, person.bearer
     assert status(port, "/readyz") == 200
     assert status(port, "/metrics") == 401
     assert status(port, "/metrics", headers=bearer) == 200
-    assert status(port, f"/metrics?token={TOKEN}&access_token={TOKEN}") == 401
-    assert status(port, "/metrics", headers={"Authorization": f"Bearer {TOKEN}-not"}) == 401
+    assert status(port, f"/metrics?token={token}&access_token={token}") == 401
+    assert status(port, "/metrics", headers={"Authorization": f"Bearer {token}-not"}) == 401
     form = {"Content-Type": "application/x-www-form-urlencoded"}
-    assert status(port, "/login", method="POST", body=f"token={TOKEN}&next=/docs".encode(), headers=form) == 303
+    assert status(port, "/login", method="POST", body=f"token={token}&next=/docs".encode(), headers=form) == 303
     assert status(port, "/darkrooms", headers=bearer) == 200
 
     stream = SseStream(f"http://127.0.0.1:{port}", "/watch", headers=bearer)
@@ -118,7 +123,7 @@ def test_serves_and_stops_cleanly(server: tuple[subprocess.Popen[bytes], int, Pa
     assert proc.wait(30) == 0
 
     text = log.read_text()
-    assert TOKEN not in text
+    assert token not in text
     assert '"GET /metrics HTTP/1.1" 401' in text
     assert '"GET /watch HTTP/1.1" 200' in text
     assert "?token" not in text and "access_token" not in text
@@ -126,20 +131,35 @@ def test_serves_and_stops_cleanly(server: tuple[subprocess.Popen[bytes], int, Pa
     assert "Shutting down: Master" in text
 
 
-def test_refuses_to_start_off_loopback_without_token(kube: ClusterProcess, tmp_path: Path) -> None:
+def test_refuses_the_local_mode_off_loopback(kube: ClusterProcess, tmp_path: Path) -> None:
     log = tmp_path / "gunicorn.log"
-    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_HOST": "0.0.0.0", "PORT": str(free_port())}
-    env.pop("DARKROOM_API_TOKEN", None)
-    proc = gunicorn({**env, "DARKROOM_API_TOKEN": ""}, log)
+    env = {
+        "DARKROOM_API_KUBECONFIG": str(kube.kubeconfig),
+        "DARKROOM_API_HOST": "0.0.0.0",
+        "DARKROOM_API_AUTHENTICATION": "local",
+        "PORT": str(free_port()),
+    }
+    proc = gunicorn(env, log)
     assert proc.wait(60) != 0
-    assert "refusing to serve on 0.0.0.0" in log.read_text()
+    assert "refusing to serve on 0.0.0.0 in the local mode" in log.read_text()
+
+
+def test_refuses_the_shared_token_of_earlier_releases(kube: ClusterProcess, tmp_path: Path) -> None:
+    log = tmp_path / "gunicorn.log"
+    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_TOKEN": "an-old-shared-token", "PORT": str(free_port())}
+    proc = gunicorn(env, log)
+    assert proc.wait(60) != 0
+    text = log.read_text()
+    assert "DARKROOM_API_TOKEN is no longer supported: the shared API token is replaced by per-person login" in text
+    assert "an-old-shared-token" not in text
 
 
 @pytest.mark.parametrize("how", ["GUNICORN_CMD_ARGS", "-b"])
-def test_refuses_to_serve_on_a_bound_address_off_loopback_without_token(how: str, kube: ClusterProcess, tmp_path: Path) -> None:
+def test_refuses_to_serve_the_local_mode_on_a_bound_address_off_loopback(how: str, kube: ClusterProcess, tmp_path: Path) -> None:
+    """The settings say loopback (so the local mode), but gunicorn was told to bind elsewhere."""
     log = tmp_path / "gunicorn.log"
     port = free_port()
-    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "DARKROOM_API_TOKEN": "", "PORT": str(free_port())}
+    env = {"DARKROOM_API_KUBECONFIG": str(kube.kubeconfig), "PORT": str(free_port())}
     if how == "-b":
         proc = gunicorn(env, log, "-b", f"0.0.0.0:{port}")
     else:
@@ -151,7 +171,7 @@ def test_refuses_to_serve_on_a_bound_address_off_loopback_without_token(how: str
             proc.kill()
             proc.wait(10)
     text = log.read_text()
-    assert f"refusing to serve on 0.0.0.0:{port}" in text, text
+    assert f"refusing to serve on 0.0.0.0:{port} in the local mode" in text, text
     assert "Booting worker" not in text
 
 
@@ -167,9 +187,9 @@ def trickle(port: int, head: bytes, stop: threading.Event) -> None:
 
 
 @pytest.mark.slow
-def test_streams_and_slow_clients_do_not_starve_the_api(server: tuple[subprocess.Popen[bytes], int, Path]) -> None:
+def test_streams_and_slow_clients_do_not_starve_the_api(server: tuple[subprocess.Popen[bytes], int, Path], person: Person) -> None:
     _, port, log = server
-    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    bearer = person.bearer
     streams = []
     stop = threading.Event()
     slow = [
@@ -180,7 +200,7 @@ def test_streams_and_slow_clients_do_not_starve_the_api(server: tuple[subprocess
             target=trickle,
             args=(
                 port,
-                f"POST /darkrooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 500\r\n\r\n".encode(),
+                f"POST /darkrooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {person.token}\r\nContent-Length: 500\r\n\r\n".encode(),
                 stop,
             ),
             daemon=True,
@@ -211,12 +231,13 @@ def test_streams_and_slow_clients_do_not_starve_the_api(server: tuple[subprocess
     assert "Traceback" not in log.read_text()
 
 
-def test_request_data_cannot_forge_log_lines(server: tuple[subprocess.Popen[bytes], int, Path]) -> None:
+def test_request_data_cannot_forge_log_lines(server: tuple[subprocess.Popen[bytes], int, Path], person: Person) -> None:
     _, port, log = server
-    bearer = {"Authorization": f"Bearer {TOKEN}"}
-    assert status(port, "/darkrooms/default/x%0aFORGED-LINE", headers=bearer) == 404
-    assert status(port, "/darkrooms/default/x%0d%0aFORGED-CRLF", headers=bearer) == 404
-    assert status(port, "/darkrooms/default/x%1b[31mRED", headers=bearer) == 404
+    bearer = person.bearer
+    answered = (403, 404)  # not found, or not the person's to read (a ServiceAccount with no rights): answered and logged
+    assert status(port, "/darkrooms/default/x%0aFORGED-LINE", headers=bearer) in answered
+    assert status(port, "/darkrooms/default/x%0d%0aFORGED-CRLF", headers=bearer) in answered
+    assert status(port, "/darkrooms/default/x%1b[31mRED", headers=bearer) in answered
     assert status(port, "/x%0aFORGED-UNAUTHENTICATED") == 401
     wait_for(lambda: "RED" in log.read_text(), message="the access line")
     text = log.read_bytes()
@@ -227,7 +248,7 @@ def test_request_data_cannot_forge_log_lines(server: tuple[subprocess.Popen[byte
     assert [line for line in lines if "x%0aFORGED-LINE" in line or "x\\x0aFORGED-LINE" in line]
 
 
-def test_secure_cookie_and_hsts_behind_a_trusted_proxy(server: tuple[subprocess.Popen[bytes], int, Path]) -> None:
+def test_secure_cookie_and_hsts_behind_a_trusted_proxy(server: tuple[subprocess.Popen[bytes], int, Path], person: Person) -> None:
     _, port, _ = server
     form = {"Content-Type": "application/x-www-form-urlencoded"}
     https = {"X-Forwarded-Proto": "https"}
@@ -235,7 +256,7 @@ def test_secure_cookie_and_hsts_behind_a_trusted_proxy(server: tuple[subprocess.
     for source, forwarded, secure in (("127.0.0.1", https, True), ("127.0.0.2", https, False), ("127.0.0.1", {}, False)):
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
         try:
-            connection.request("POST", "/login", body=f"token={TOKEN}&next=/".encode(), headers={**form, **forwarded})
+            connection.request("POST", "/login", body=f"token={person.token}&next=/".encode(), headers={**form, **forwarded})
             response = connection.getresponse()
             assert response.status == 303
             cookie = response.headers["Set-Cookie"]

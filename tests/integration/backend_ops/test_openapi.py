@@ -3,9 +3,10 @@
 Covers: the document is valid OpenAPI 3.0 (schemathesis' meta-schema validation) and every
 ``$ref`` resolves; every route of the app is documented (nothing is served that the document does
 not name) and every documented path exists; path variables become path parameters; the marshmallow
-schemas of the resources are components; with a token, bearer and session-cookie security schemes
-apply to every operation but the open ones, which document ``security: []``, and each secured
-operation documents 401; /docs lists every operation, rendered server-side.
+schemas of the resources are components; in the local mode no security is documented; in the login
+mode bearer and session-cookie security schemes apply to every operation but the open ones (probes,
+login and logout, the identity provider's redirect and callback), which document ``security: []``,
+and each secured operation documents 401; /docs lists every operation, rendered server-side.
 """
 
 from __future__ import annotations
@@ -18,8 +19,17 @@ from flask import Flask
 
 from backend.api import openapi
 from backend.core.kinds.registry import SCHEMAS
+from integration.logins import Person
 
-OPEN_OPERATIONS = {("get", "/healthz"), ("get", "/readyz"), ("get", "/login"), ("post", "/login"), ("post", "/logout")}
+OPEN_OPERATIONS = {
+    ("get", "/healthz"),
+    ("get", "/readyz"),
+    ("get", "/login"),
+    ("post", "/login"),
+    ("post", "/logout"),
+    ("get", "/login/oidc"),
+    ("get", "/login/oidc/callback"),
+}
 
 
 def refs(node: Any) -> Iterator[str]:
@@ -67,9 +77,8 @@ def test_document_is_valid_and_complete(make_app: Callable[..., Flask]) -> None:
     assert "security" not in doc
 
 
-def test_security_documented_when_a_token_is_set(make_app: Callable[..., Flask]) -> None:
-    client = make_app(host="0.0.0.0", api_token="a-token-for-the-docs")
-    doc = client.test_client().get("/openapi.json", headers={"Authorization": "Bearer a-token-for-the-docs"}).get_json()
+def test_security_documented_in_the_login_mode(make_login_app: Callable[..., Flask], person: Person) -> None:
+    doc = make_login_app().test_client().get("/openapi.json", headers=person.bearer).get_json()
     schemathesis.openapi.from_dict(doc).validate()
     assert doc["components"]["securitySchemes"] == {
         "bearerAuth": {"type": "http", "scheme": "bearer"},

@@ -1,6 +1,8 @@
 """The dashboard's HTML without a browser: pages and fragments from the same blocks, filters, sort orders and
 paging, form validation and writes through the JSON API's flow, CSRF rules (dashboard routes always;
-the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped; domain
+the JSON API only for cookie sessions in a CSRF-able shape), CSP on HTML, untrusted text escaped; the header names
+who the pages are shown for (a logged-in person, with the logout the page then uses; the local mode, without one)
+and the login mode sends a navigating browser to the login page; domain
 links use https:// only when the Ingress has TLS (the list and status from ``status.tls``, the children
 panel from the Ingress it shows); an S3 Darkroom made with both keys left empty reads a public bucket.
 """
@@ -10,16 +12,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask import Flask
-from support import wait_for
+from support import ClusterProcess, wait_for
 
+from backend.api.watch import watching
+from backend.app import create_app
 from backend.core.access import ClusterAccess
-from backend.identity.sessions import SESSION_COOKIE
+from backend.identity.cookies import SESSION_COOKIE
 from cluster import EVENTS
-from integration.dashboard.conftest import Client
+from integration.dashboard.conftest import TOKEN_META, Client
+from integration.logins import login_settings, person_of
 
 DARKROOMS = ("deployments.example.com", "v1alpha1")
 TASKS = ("example.example.com", "v1")
+NAVIGATING = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 
 
 def make_task(custom: Any, namespace: str, name: str, **spec: Any) -> None:
@@ -111,19 +116,44 @@ def test_csrf_is_required_on_every_dashboard_write(http: Client, namespace: str)
     assert other.post("/ui/tasks/new", {**form, "name": "u", "csrf_token": http.csrf}, token=False).status_code == 403
 
 
-def test_json_api_csrf_rule_with_authentication(make_dashboard_app: Any) -> None:
-    app: Flask = make_dashboard_app(api_token="s3cret-token-for-tests")
-    client = app.test_client()
-    assert client.post("/darkrooms", json={}, headers={"Authorization": "Bearer s3cret-token-for-tests"}).status_code == 422
-    login = client.post("/login", data={"token": "s3cret-token-for-tests"})
-    assert login.status_code == 303 and client.get_cookie(SESSION_COOKIE) is not None
-    assert client.post("/darkrooms", json={}).status_code == 422  # JSON needs a CORS preflight: no token needed
-    assert client.post("/darkrooms", data="{}", content_type="text/plain").status_code == 403  # a form-shaped POST riding the cookie
-    page = client.get("/").get_data(as_text=True)
-    assert 'action="/logout"' in page
-    login_page = app.test_client().get("/login")
-    assert login_page.status_code == 200 and 'name="token"' in login_page.get_data(as_text=True)
-    assert "default-src 'self'" in login_page.headers["Content-Security-Policy"]
+def test_the_login_mode_pages_and_the_json_api_csrf_rule(kube: ClusterProcess, api_client: Any, namespace: str) -> None:
+    """A person's session in the dashboard: the header names them and offers the logout the page then uses; JSON with the
+    cookie needs no CSRF token (it needs a CORS preflight), a form-shaped POST riding the cookie does."""
+    person = person_of(kube, api_client, namespace)
+    settings = login_settings(kube.kubeconfig, namespace)
+    access = ClusterAccess.start(settings, environ={})
+    app = create_app(settings, access=access)
+    try:
+        client = app.test_client()
+        assert client.get("/", headers=NAVIGATING).headers["Location"] == "/login?next=%2F"
+        login_page = client.get("/login?next=/ui/tasks")
+        html = login_page.get_data(as_text=True)
+        assert login_page.status_code == 200 and 'name="token"' in html and 'value="/ui/tasks"' in html
+        assert "default-src 'self'" in login_page.headers["Content-Security-Policy"]
+        assert client.post("/darkrooms", json={}, headers=person.bearer).status_code == 422
+
+        login = client.post("/login", data={"token": person.token, "next": "/ui/tasks"})
+        assert login.status_code == 303 and login.headers["Location"] == "/ui/tasks" and client.get_cookie(SESSION_COOKIE) is not None
+        assert client.post("/darkrooms", json={}).status_code == 422  # JSON needs a CORS preflight: no token needed
+        assert client.post("/darkrooms", data="{}", content_type="text/plain").status_code == 403  # a form-shaped POST riding the cookie
+        page = client.get("/ui/tasks").get_data(as_text=True)
+        assert f'<span class="who-name" title="{person.name}, logged in with a Kubernetes token">{person.name}</span>' in page
+        assert 'action="/logout"' in page and person.token not in page
+        csrf = TOKEN_META.search(page)
+        assert csrf is not None
+        same_site = {"Accept": "text/html", "Sec-Fetch-Site": "same-origin"}
+        logout = client.post("/logout", data={"csrf_token": csrf.group(1)}, headers=same_site)
+        assert logout.status_code == 303 and logout.headers["Location"] == "/login?logged_out=1"
+        assert client.get("/ui/tasks", headers=NAVIGATING).headers["Location"] == "/login?next=%2Fui%2Ftasks"
+    finally:
+        watching.close(app)
+        access.stop()
+
+
+def test_the_local_mode_says_so_and_offers_no_logout(http: Client) -> None:
+    page = http.get("/ui/tasks").get_data(as_text=True)
+    assert '<span class="who-name" title="One-person mode on this machine: acting as the kubeconfig&#39;s own identity">' in page
+    assert 'action="/logout"' not in page
 
 
 def test_untrusted_strings_are_escaped(http: Client, custom: Any, namespace: str) -> None:
