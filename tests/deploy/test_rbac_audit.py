@@ -306,8 +306,7 @@ def editor_client(kubeconfig: Path, token: str) -> client.ApiClient:
     configuration = client.Configuration()
     config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
     configuration.cert_file = configuration.key_file = None
-    configuration.api_key = {"authorization": token}
-    configuration.api_key_prefix = {"authorization": "Bearer"}
+    configuration.api_key = {"authorization": f"Bearer {token}"}
     return client.ApiClient(configuration)
 
 
