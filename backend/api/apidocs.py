@@ -24,7 +24,12 @@ View = TypeVar("View", bound=Callable[..., Any])
 PROBLEMS = {
     400: "Malformed request: invalid JSON, empty body, bad query parameter (limit, continue token, label selector, dryRun).",
     404: "No such object.",
-    409: "Conflict: the name is taken (POST), or the object changed since the body's resourceVersion (PUT/PATCH) or during the delete.",
+    409: (
+        "Conflict: the name is taken (POST), the object changed since the body's resourceVersion (PUT/PATCH) or during the delete, "
+        "or a field clashes with another object (a sub-domain another Darkroom holds, a password for a Postgresql whose data "
+        "volume was kept): `errors` then maps each clashing friendly field path to what it clashes with. Beside field errors, "
+        "such a clash is one more entry of the 422's `errors`."
+    ),
     412: "If-Match names a version that is no longer current.",
     413: "The body is larger than the configured maximum.",
     415: "Wrong Content-Type.",

@@ -130,14 +130,16 @@ STATUSES: dict[type[errors.Failure], int] = {
 
 def from_failure(failure: errors.Failure) -> Problem:
     """The problem a domain error of the core means for a client: its status, its detail, and what it carries
-    (``errors`` of an Invalid, the current version as ``ETag`` of a stale write, ``Retry-After`` when known)."""
+    (``errors`` of an Invalid or of a Conflict that names its fields, the current version as ``ETag`` of a stale
+    write, ``Retry-After`` when known)."""
     status = next((STATUSES[cls] for cls in type(failure).__mro__ if cls in STATUSES), 500)
     headers = {}
     if isinstance(failure, errors.Conflict | errors.PreconditionFailed) and failure.version is not None:
         headers["ETag"] = f'"{failure.version}"'
     if isinstance(failure, errors.Unavailable) and failure.retry_after_s is not None:
         headers["Retry-After"] = str(failure.retry_after_s)
-    return Problem(status, failure.detail, errors=failure.errors if isinstance(failure, errors.Invalid) else None, headers=headers)
+    fields = failure.errors if isinstance(failure, errors.Invalid | errors.Conflict) else None
+    return Problem(status, failure.detail, errors=fields, headers=headers)
 
 
 def problem_of(error: errors.Failure | ClusterError | Problem) -> Problem:

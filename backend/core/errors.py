@@ -35,14 +35,18 @@ class NotFound(Failure):
 
 
 class Conflict(Failure):
-    """The object is not in a state that allows this: a name taken, a stale version, a write that kept racing.
+    """The object is not in a state that allows this: a name taken, a stale version, a write that kept racing, a
+    field that clashes with another object (a sub-domain another Darkroom holds).
 
-    ``version``: the current resourceVersion, when the conflict is with a version the caller named.
+    ``version``: the current resourceVersion, when the conflict is with a version the caller named. ``errors``: the
+    friendly field paths that clash, with what each clashes with (empty when no field is to blame), so a form
+    shows the conflict at its field.
     """
 
-    def __init__(self, detail: str, *, version: str | None = None) -> None:
+    def __init__(self, detail: str, *, version: str | None = None, errors: Mapping[str, Sequence[str]] | None = None) -> None:
         super().__init__(detail)
         self.version = version
+        self.errors = {path: list(messages) for path, messages in (errors or {}).items()}
 
 
 class PreconditionFailed(Failure):

@@ -13,12 +13,14 @@ several apps live in one process (tests).
 
 Names say what each step does, from the view down to the cluster:
 
-- ``KindService.check_and_create``: the served-namespace rule, the kind's checks against nothing stored,
-  obvious clashes (Conflict), then :func:`backend.core.writing.create_with_owned` — "create with owned objects,
-  undo on failure" — which calls :meth:`cluster.CachedClient.create`.
+- ``KindService.check_and_create``: the served-namespace rule, the kind's checks against nothing stored and
+  clashes with other objects (:meth:`KindService.verify`: Invalid, or Conflict naming the clashing fields), then
+  :func:`backend.core.writing.create_with_owned` — "create with owned objects, undo on failure" — which calls
+  :meth:`cluster.CachedClient.create`.
 - ``KindService.check_and_replace``: the precondition loop of PUT, PATCH and the dashboard's edits
   (``If-Match``: PreconditionFailed, a body's ``resourceVersion``: Conflict, otherwise rebuilt on the fresh object and
-  retried on a conflict), the kind's checks against the stored object, then
+  retried on a conflict), the kind's checks against the stored object and the clashes the change adds (a
+  sub-domain another Darkroom holds: Conflict, as on a create), then
   :func:`backend.core.writing.replace_with_owned`; it returns the written object. :meth:`KindService.replace`
   and :meth:`KindService.patch` are that loop with a whole body or a merge patch.
 - ``KindService.delete``: exactly the object with that UID (and version, when given).
@@ -169,12 +171,14 @@ class KindService:
         """``data`` loaded by ``schema``, and every problem of it at once (empty: valid): ``earlier`` errors (a patch's
         own), the schema's (all fields, the kind's table rules beside them) and, when those exist, the kind's own checks
         (:meth:`backend.core.kinds.base.Kind.check` against ``existing``) of the fields that did load — so a client fixes a body
-        in one round, not one per layer. On a valid body the kind's checks run where the write runs
-        (:meth:`check_and_create`, :meth:`check_and_replace`)."""
+        in one round, not one per layer — and the clashes with other objects (:meth:`backend.core.kinds.base.Kind.conflicts`:
+        a taken sub-domain) beside them. On a valid body the kind's checks run where the write runs
+        (:meth:`check_and_create`, :meth:`check_and_replace`: :meth:`verify`)."""
         friendly, found = validation.validate(schema, data)
         found = validation.merged(earlier or {}, found)
         if found:
-            found = validation.merged(found, self.kind.check(friendly, existing=existing), beside=True)
+            own = self.kind.check(friendly, existing=existing)
+            found = validation.merged(found, own, self.kind.conflicts(self.client, friendly, existing=existing), beside=True)
         return friendly, found
 
     def checked(self, schema: type[Schema], data: Any, *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -183,6 +187,16 @@ class KindService:
         if found:
             raise errors.Invalid(found)
         return friendly
+
+    def verify(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> None:
+        """The kind's checks of a valid body and its clashes with other objects, all at once: Invalid (422) with every
+        problem when the kind's checks fail (the clashes beside them), else Conflict (409) naming the clashing fields."""
+        found = self.kind.check(friendly, existing=existing)
+        clashes = self.kind.conflicts(self.client, friendly, existing=existing)
+        if found:
+            raise errors.Invalid(validation.merged(found, clashes, beside=True))
+        if clashes:
+            raise errors.Conflict("; ".join(m for messages in clashes.values() for m in messages), errors=clashes)
 
     def patched(self, current: Mapping[str, Any], patch: Any) -> dict[str, Any]:
         """The friendly body a JSON merge patch of friendly fields makes of ``current`` (to be validated as a PUT body)."""
@@ -246,12 +260,7 @@ class KindService:
         """
         if not self.served(friendly["namespace"]):
             raise errors.Invalid({"namespace": [f"this {server} serves namespace {self.settings.namespace} only"]})
-        found = self.kind.check(friendly, existing=None)
-        if found:
-            raise errors.Invalid(found)
-        clash = self.kind.conflicts(self.client, friendly)
-        if clash:
-            raise errors.Conflict(clash)
+        self.verify(friendly, existing=None)
         created = writing.create_with_owned(self.kind, self.client, friendly, dry_run=dry_run)
         if not dry_run:
             self.on_write(self.resource)
@@ -283,9 +292,7 @@ class KindService:
             raise self.stale(current, precondition=False)
         for _ in range(RETRIES):
             friendly = build(current)
-            found = self.kind.check(friendly, existing=current)
-            if found:
-                raise errors.Invalid(found)
+            self.verify(friendly, existing=current)
             try:
                 written = writing.replace_with_owned(
                     self.kind, self.client, friendly, existing=current, resource_version=version(current), dry_run=dry_run

@@ -89,7 +89,9 @@ def create_with_owned(kind: Kind, client: ActingClient, friendly: Mapping[str, A
             kind,
             client,
             friendly,
-            write=lambda: client.create(kind.resource, kind.new_object(friendly), namespace=friendly["namespace"], dry_run=dry_run),
+            write=lambda: client.create(
+                kind.resource, kind.new_object(friendly, client=client), namespace=friendly["namespace"], dry_run=dry_run
+            ),
             previous=None,
             undo=lambda written: client.delete(
                 kind.resource, friendly["name"], namespace=friendly["namespace"], uid=written["metadata"]["uid"]

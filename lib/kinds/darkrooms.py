@@ -9,14 +9,17 @@ Who reads what:
 - TLS (:func:`serves_tls`, :func:`domain_url`) — the reconciler publishes ``status.tls`` from the
   Ingress it applied (whether it has TLS depends on the reconciler's ``tls_secret`` setting, which
   the API cannot read, and the API may not read Ingresses either: ``deploy/base/rbac-api.yaml``);
-  the API returns it and the dashboard links each domain with the scheme :func:`domain_url` gives.
+  the API returns it and the dashboard links each domain with the scheme :func:`domain_url` gives;
+- who holds a host (:func:`claims`, :func:`holder`) — the one rule by which the reconciler gives a
+  sub-domain asked for by several Darkrooms to one of them, and by which the API names that one when
+  it refuses a create or an edit asking for a sub-domain another Darkroom already asks for.
 
 ``tests/unit/test_kinds.py`` holds ``crds/darkrooms.deployments.example.com.yaml`` against this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -162,6 +165,33 @@ def serves_tls(ingress: Mapping[str, Any] | None) -> bool:
 def domain_url(domain: str, *, tls: bool) -> str:
     """The URL a domain is reached at: ``https://`` when its Ingress serves it over TLS, else ``http://``."""
     return f"{'https' if tls else 'http'}://{domain}"
+
+
+# -- hosts: who holds a sub-domain several Darkrooms ask for ----------------------------------------
+#
+# Every Darkroom of one reconciler gets the same domain, so equal sub-domains mean equal Ingress hosts.
+# The older claim holds the host: a claim's age is the Darkroom's creationTimestamp, then
+# namespace/name, so that equal timestamps (one-second resolution) still give one answer on every
+# replica and in the API. A Darkroom being deleted claims nothing.
+
+
+def claims(darkroom: Mapping[str, Any]) -> list[str]:
+    """The sub-domains a stored Darkroom asks for (none while it is being deleted)."""
+    if darkroom["metadata"].get("deletionTimestamp"):
+        return []
+    return [str(s) for s in (darkroom.get("spec") or {}).get("subDomains") or ()]
+
+
+def claim_age(darkroom: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The order of claims: older first (creationTimestamp, then namespace, then name)."""
+    meta = darkroom["metadata"]
+    return (str(meta.get("creationTimestamp") or ""), str(meta["namespace"]), str(meta["name"]))
+
+
+def holder(sub_domain: str, darkrooms: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The Darkroom among ``darkrooms`` that holds ``sub_domain``'s host: the oldest that asks for it (None: nobody asks)."""
+    asking = [d for d in darkrooms if sub_domain in claims(d)]
+    return min(asking, key=claim_age) if asking else None
 
 
 # -- conditions, reasons, state ------------------------------------------------------------------

@@ -7,7 +7,20 @@ Who reads what:
   password-pending annotation) — the API (which writes a given password into the Secret) and the
   reconciler;
 - the phases, the conditions and :func:`state` — the reconciler writes ``status.phase`` and the
-  conditions, the API returns ``status.state`` and the dashboard shows its word and tone.
+  conditions, the API returns ``status.state`` and the dashboard shows its word and tone;
+- what the data volume holds (:class:`DataVolume`, :func:`data_volume_message`) and where the password is
+  (:class:`PasswordSecret`) — the reconciler writes ``status.dataVolume`` and ``status.passwordSecret``, the API
+  returns them (and, on a create that finds a kept data volume, :data:`RETAINED_DATA_ANNOTATION` before the
+  reconciler has looked), the dashboard shows the sentence.
+
+**Data kept with its password.** With ``deletionPolicy: Retain`` (the default) a deleted Postgresql's data
+volume — the PVC :func:`claim_name` — stays, and so does the Secret :func:`password_secret_name` that holds the
+password the data was initialised with: the reconciler gives that Secret a second ownerReference, to the data
+PVC, so garbage collection keeps it as long as the volume exists and removes it with the volume (with
+``Delete``, the StatefulSet owns the PVC, which goes, and the Secret with it). A new Postgresql of the same name
+runs on that data (the StatefulSet reuses the PVC by name, and postgres takes a password only when it first
+initialises its data): it takes the kept Secret back (:data:`KEPT`) and says so; without a kept Secret its
+password is :data:`NEW` and not the data's, which it says as a Warning.
 
 ``tests/unit/test_kinds.py`` holds ``crds/postgresqls.database.db.example.com.yaml`` against this module.
 """
@@ -30,6 +43,9 @@ USERNAME_KEY = "username"  # the generated Secret also names the user, for clien
 # it is there the reconciler should neither generate the Secret nor start the database (postgres takes
 # the password only when it first initialises its data directory).
 PASSWORD_PENDING_ANNOTATION = "database.db.example.com/password-pending"
+# Set by the API on a create that finds the data volume of a former Postgresql of the same name (value: the PVC's
+# name), so its answer says so before the reconciler has looked; the reconciler's status.dataVolume then says more.
+RETAINED_DATA_ANNOTATION = "database.db.example.com/retained-data"
 PORT = 5432
 PASSWORD_LENGTH = 32
 DATA_VOLUME = "data"  # the volumeClaimTemplate: PVCs are data-<name>-<ordinal>
@@ -159,12 +175,63 @@ class Endpoint(TypedDict):
     port: int
 
 
+class PasswordSecret(TypedDict):
+    """Where the pods read the password from, and whether it is there (the Secret exists and holds the key)."""
+
+    name: str
+    key: str
+    present: bool
+
+
+class DataVolume(TypedDict, total=False):
+    """The data volume of pod 0: ``reused`` when it held a former Postgresql's data before this one existed;
+    then ``password`` says whose password the data has (:data:`PASSWORD_ORIGINS`)."""
+
+    claim: str
+    reused: bool
+    password: str
+
+
 class PostgresqlStatus(TypedDict, total=False):
     phase: str
     conditions: list[dict[str, Any]]
     observedGeneration: int
     endpoint: Endpoint
     readyReplicas: int
+    passwordSecret: PasswordSecret
+    dataVolume: DataVolume
+
+
+# -- a data volume kept from a former Postgresql ----------------------------------------------------
+
+KEPT = "Kept"  # the former password Secret was kept with the data and is this Postgresql's: the password shown is the data's
+NEW = "New"  # no Secret was kept with the data: this Postgresql's password (generated or given) is not the data's
+REFERENCED = "Referenced"  # this Postgresql reads its password from the user's Secret: the data keeps the one it was initialised with
+PASSWORD_ORIGINS = (KEPT, NEW, REFERENCED)
+DATA_REUSED = "DataReused"  # Event: the database runs on kept data, with its password
+DATA_PASSWORD_UNKNOWN = "DataPasswordUnknown"  # Warning Event: the database runs on kept data whose password nobody has
+
+
+def data_volume_message(name: str, data: Mapping[str, Any] | None, *, user: str, secret: str) -> str:
+    """The sentence about a Postgresql's data volume (``data``: its ``status.dataVolume``; ``secret``: where the pods
+    read the password from), for the API, the dashboard and the reconciler's Events. Empty for fresh data."""
+    if not data or not data.get("reused"):
+        return ""
+    kept = f'the database runs on the data volume {data.get("claim")} kept from a former Postgresql "{name}"'
+    origin = data.get("password")
+    if origin == KEPT:
+        return f"{kept}: its data and its password, which Secret {secret} (kept with the volume) holds"
+    if origin == NEW:
+        return (
+            f"{kept}, whose password was not kept with it: the password in Secret {secret} is not the database's. "
+            f"Set it in the database (ALTER ROLE {user} PASSWORD ...) or delete this Postgresql and the volume to start afresh"
+        )
+    if origin == REFERENCED:
+        return (
+            f"{kept}: its data, and the password it was initialised with; if Secret {secret} holds another, "
+            f"set that one in the database (ALTER ROLE {user} PASSWORD ...)"
+        )
+    return f"{kept}: its data, and the password it was initialised with (postgres takes a password only when it first initialises its data)"
 
 
 # -- phases, conditions, state -------------------------------------------------------------------

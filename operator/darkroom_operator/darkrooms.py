@@ -15,9 +15,19 @@ through the status subresource, again only when it differs: ``domains`` (the Ing
 set — so the API and the dashboard, which can read neither the settings nor Ingresses, link the
 domains with the right scheme: :func:`kinds.darkrooms.serves_tls`), ``readyReplicas``,
 ``observedGeneration`` and the conditions ``Ready`` and ``Reconciled``
-(:mod:`darkroom_operator.readiness` decides Ready). Events: a Warning when Reconciled turns False,
-changes reason, or fails differently for a new generation — not on every retry — a Normal one
-when it recovers, and Normal ``Ready``/``NotReady`` when Ready flips.
+(:mod:`darkroom_operator.readiness` decides Ready). Events, one per transition and never per resync
+(:func:`darkroom_operator.runtime.conditions.transition_events`): a Warning when Reconciled turns False,
+changes reason, or fails differently for a new generation — not on every retry — and a Normal one when it
+recovers; a Warning named by its reason when Ready turns False for something someone must act on
+(``HostConflict``, ``DeploymentUnavailable``), a Warning ``NotReady`` when pods stop being available, a
+Normal ``Updating`` when a spec change starts a rollout, a Normal ``ScaledToZero``, a Normal ``Ready``.
+
+Hosts: a sub-domain several Darkrooms ask for goes to the older claim (:mod:`darkroom_operator.hosts`, the
+rule of :mod:`kinds.darkrooms`). A Darkroom that loses some of its hosts serves the others; one that loses
+every host has no Ingress and no Deployment (pods that serve no host would only cost), keeps its ConfigMap
+and Service, and says so: ``Ready=False/HostConflict`` naming the older Darkrooms, and ``Reconciled=True``
+with a message that lists what exists (never "Ingress match the spec" while the Ingress is withheld). When
+the older claim lets a host go, the change of that Darkroom enqueues this one, which takes the host over.
 
 Failures: an invalid spec gives ``Reconciled=False/InvalidSpec`` and no retry (the next spec edit
 triggers a reconcile); an apply the server rejects gives ``Reconciled=False/ApplyFailed`` and
@@ -40,11 +50,20 @@ from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Clu
 from darkroom_operator import darkroomchildren, hosts
 from darkroom_operator.readiness import readiness
 from darkroom_operator.runtime.comparing import stamp
-from darkroom_operator.runtime.conditions import FALSE, TRUE, condition, find, same, set_condition, transition_events
+from darkroom_operator.runtime.conditions import (
+    FALSE,
+    TRUE,
+    ReadyReasons,
+    condition,
+    find,
+    same,
+    set_condition,
+    transition_events,
+)
 from darkroom_operator.runtime.owning import ChildConflict, Children
 from darkroom_operator.runtime.reconciling import Context, Result, Watch
 from darkroom_operator.settings import OperatorSettings
-from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, READY, RECONCILED, serves_tls
+from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, LIFECYCLE, READY, RECONCILED, serves_tls
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +76,8 @@ CHILDREN: tuple[tuple[Resource, Builder], ...] = (
     (SERVICES, darkroomchildren.service),
     (INGRESSES, darkroomchildren.ingress),
 )
+WITHHELD = (DEPLOYMENTS, INGRESSES)  # the children a Darkroom that holds none of its hosts goes without
+READY_REASONS = ReadyReasons(steps=LIFECYCLE.starting_reasons, on_purpose=frozenset(LIFECYCLE.by_reason))
 
 
 class DarkroomReconciler:
@@ -100,9 +121,7 @@ class DarkroomReconciler:
             except ClusterError:
                 log.warning("could not record the failure in status", extra={"controller": self.name, "key": key, "reason": reason})
             raise
-        applied = condition(
-            RECONCILED, TRUE, APPLIED, "ConfigMap, Deployment, Service and Ingress match the spec", observed_generation=generation
-        )
+        applied = condition(RECONCILED, TRUE, APPLIED, self._applied(darkroom, losses), observed_generation=generation)
         self._publish(darkroom, applied, live, losses)
         return Result()
 
@@ -115,6 +134,16 @@ class DarkroomReconciler:
             everyone = self.client.list(DARKROOMS)
             return {sub: [d for d in everyone if sub in hosts.subdomains(d)] for sub in hosts.subdomains(darkroom)}
         return {sub: list(informer.store.by_index(hosts.SUBDOMAIN_INDEX, sub)) for sub in hosts.subdomains(darkroom)}
+
+    def _applied(self, darkroom: Mapping[str, Any], losses: Mapping[str, str]) -> str:
+        """What the reconcile made true, as Reconciled's message: every child, or what a host conflict leaves of them."""
+        if not losses:
+            return "ConfigMap, Deployment, Service and Ingress match the spec"
+        why = hosts.message(losses, self.settings.domain)
+        served = [f"{sub}.{self.settings.domain}" for sub in hosts.subdomains(darkroom) if sub not in losses]
+        if served:
+            return f"ConfigMap, Deployment and Service match the spec; the Ingress serves only {', '.join(served)} ({why})"
+        return f"ConfigMap and Service match the spec; no Deployment and no Ingress while every host is held by an older Darkroom ({why})"
 
     def _sharing_keys(self, darkroom: Mapping[str, Any]) -> list[str]:
         """``to_keys`` of the sub-domain watch: the other Darkrooms asking for a sub-domain ``darkroom`` asks for."""
@@ -129,18 +158,20 @@ class DarkroomReconciler:
         return {resource: self.owned_children.controlled(resource, darkroom, name) for resource, _ in CHILDREN}
 
     def _apply(self, darkroom: Mapping[str, Any], losses: Mapping[str, str]) -> dict[Resource, Mapping[str, Any] | None]:
-        """Apply every child; the Ingress only for the hosts this Darkroom wins (none: ours is deleted)."""
+        """Apply every child; the Ingress only for the hosts this Darkroom wins. Winning none, it has no Ingress and no
+        Deployment (ours are deleted): pods that serve no host would only cost; ConfigMap and Service stay, so the
+        Darkroom takes a host over with one Deployment once the older claim lets it go."""
         # Every name first: a conflict on the Service must not leave a Deployment running without it.
         ours = {resource: self.owned_children.ours(resource, darkroom, build(darkroom, self.settings)) for resource, build in CHILDREN}
+        served = [sub for sub in hosts.subdomains(darkroom) if sub not in losses]
         result: dict[Resource, Mapping[str, Any] | None] = {}
         for resource, build in CHILDREN:
             live = ours[resource]
+            if resource in WITHHELD and losses and not served:
+                self.owned_children.withdraw(resource, live)
+                result[resource] = None
+                continue
             if resource is INGRESSES and losses:
-                served = [sub for sub in hosts.subdomains(darkroom) if sub not in losses]
-                if not served:
-                    self.owned_children.withdraw(resource, live)
-                    result[resource] = None
-                    continue
                 view: dict[str, Any] = thaw(darkroom)
                 view["spec"]["subDomains"] = served
                 desired = stamp(build(view, self.settings))
@@ -164,9 +195,10 @@ class DarkroomReconciler:
         now = self.context.now()
         deployment, ingress = live.get(DEPLOYMENTS), live.get(INGRESSES)
         if losses:
-            ready = condition(
-                READY, FALSE, HOST_CONFLICT, hosts.message(losses, self.settings.domain), observed_generation=meta.get("generation")
-            )
+            message = hosts.message(losses, self.settings.domain)
+            if deployment is None and not set(hosts.subdomains(darkroom)) - set(losses):
+                message += "; no pods run until one of its hosts is free"
+            ready = condition(READY, FALSE, HOST_CONFLICT, message, observed_generation=meta.get("generation"))
         else:
             ready = readiness(deployment, observed_generation=meta.get("generation"), secret=darkroomchildren.credentials_secret(darkroom))
         old = status.get("conditions") or ()
@@ -205,7 +237,7 @@ class DarkroomReconciler:
         old_reconciled: Mapping[str, Any] | None,
         reconciled: Mapping[str, Any],
     ) -> None:
-        events = transition_events(old_ready, ready, old_reconciled, reconciled)
+        events = transition_events(old_ready, ready, old_reconciled, reconciled, reasons=READY_REASONS)
         for type_, reason, message in events:
             try:
                 self.context.recorder.event(darkroom, type_=type_, reason=reason, message=message)

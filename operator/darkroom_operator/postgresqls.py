@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
-import string
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,14 +40,23 @@ from cluster import (
     SECRETS,
     SERVICES,
     STATEFULSETS,
-    AlreadyExists,
     ClusterError,
     NotFound,
     Resource,
 )
 from darkroom_operator import pgchildren
+from darkroom_operator.pgpasswords import Outcome, Passwords, data_volume
 from darkroom_operator.runtime.comparing import stamp
-from darkroom_operator.runtime.conditions import FALSE, TRUE, condition, find, same, set_condition, transition_events
+from darkroom_operator.runtime.conditions import (
+    FALSE,
+    TRUE,
+    ReadyReasons,
+    condition,
+    find,
+    same,
+    set_condition,
+    transition_events,
+)
 from darkroom_operator.runtime.owning import ChildConflict, Children, controller_uid
 from darkroom_operator.runtime.reconciling import Context, Result, Watch
 from kinds import postgresqls as kind
@@ -60,7 +67,7 @@ log = logging.getLogger(__name__)
 
 RECHECK_S = 15.0  # how soon a missing password Secret is looked for again
 FINALIZE_POLL_S = 1.0  # how soon the finalizer looks again while the PVCs follow a policy change
-PASSWORD_ALPHABET = string.ascii_letters + string.digits
+READY_REASONS = ReadyReasons(steps=kind.LIFECYCLE.starting_reasons, on_purpose=frozenset(kind.LIFECYCLE.by_reason))
 
 
 class PostgresqlReconciler:
@@ -80,7 +87,7 @@ class PostgresqlReconciler:
         self.watches = (
             Watch(PERSISTENTVOLUMECLAIMS, label_selector=f"{MANAGED_BY_LABEL}={self.settings.managed_by}", to_keys=_claim_owner),
         )
-        self._verified_secrets: dict[str, str] = {}  # Postgresql UID -> UID of the generated Secret we checked is ours
+        self.passwords = Passwords(self.client, settings=self.settings, children=self.owned_children)
 
     def reconcile(self, key: str) -> Result:
         namespace, name = key.split("/", 1)
@@ -93,9 +100,10 @@ class PostgresqlReconciler:
         pg = self._ensure_finalizer(pg)
         generation = pg["metadata"].get("generation")
         problems = _spec_problems(pg)
+        claim = self._claim(pg)
         if problems:
             invalid = condition(kind.RECONCILED, FALSE, kind.INVALID_SPEC, "; ".join(problems), observed_generation=generation)
-            self._publish(pg, invalid, None)
+            self._publish(pg, invalid, None, data=self._data(pg, claim, None))
             return Result()
         if kind.PASSWORD_PENDING_ANNOTATION in (pg["metadata"].get("annotations") or {}) and not self._password_written(pg):
             # The API is writing the user's password: generating one now, or starting postgres (which takes
@@ -103,10 +111,12 @@ class PostgresqlReconciler:
             pending = condition(
                 kind.RECONCILED, TRUE, kind.PASSWORD_PENDING, "waiting for the API to store the password", observed_generation=generation
             )
-            self._publish(pg, pending, None, waiting=True)
+            self._publish(pg, pending, None, waiting=True, data=self._data(pg, claim, None))
             return Result(requeue_after_s=FINALIZE_POLL_S)
+        outcome: Outcome | None = None
         try:
-            password_problem = self._password(pg)
+            outcome = self.passwords.ensure(pg, claim)
+            data = self._data(pg, claim, outcome)
             statefulset = self._apply(pg)
         except ClusterError as e:
             if e.retryable:
@@ -114,20 +124,35 @@ class PostgresqlReconciler:
             reason = kind.CHILD_CONFLICT if isinstance(e, ChildConflict) else kind.APPLY_FAILED
             failed = condition(kind.RECONCILED, FALSE, reason, e.message, observed_generation=generation)
             with contextlib.suppress(ClusterError):
-                self._publish(pg, failed, self.owned_children.controlled(STATEFULSETS, pg, name))
+                sts = self.owned_children.controlled(STATEFULSETS, pg, name)
+                self._publish(pg, failed, sts, outcome, data=self._data(pg, claim, outcome))
             raise
-        applied = condition(
-            kind.RECONCILED,
-            TRUE,
-            kind.APPLIED,
-            "Secret, ConfigMap, Services and StatefulSet match the spec",
-            observed_generation=generation,
-        )
+        applied = condition(kind.RECONCILED, TRUE, kind.APPLIED, _applied(pg), observed_generation=generation)
         fixed = _storage_size_change(pg, statefulset)
         if fixed:  # a CR written around the API and the CRD's rule (devcluster evaluates no CEL)
             applied = condition(kind.RECONCILED, FALSE, kind.STORAGE_SIZE_FIXED, fixed, observed_generation=generation)
-        self._publish(pg, applied, statefulset, password_problem)
-        return Result(requeue_after_s=RECHECK_S if password_problem else None)
+        self._publish(pg, applied, statefulset, outcome, data=data)
+        return Result(requeue_after_s=RECHECK_S if outcome.problem else None)
+
+    # -- the data volume -----------------------------------------------------------------------
+
+    def _claim(self, pg: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The data PVC of pod 0 from the cache (our label), unless it is being deleted."""
+        meta = pg["metadata"]
+        claim = self.owned_children.cached(PERSISTENTVOLUMECLAIMS, meta["namespace"], kind.claim_name(meta["name"], 0))
+        return None if claim is None or claim["metadata"].get("deletionTimestamp") else claim
+
+    def _data(self, pg: Mapping[str, Any], claim: Mapping[str, Any] | None, outcome: Outcome | None) -> dict[str, Any] | None:
+        """``status.dataVolume`` (:func:`darkroom_operator.pgpasswords.data_volume`); whether the claim predates our
+        StatefulSet is asked of the server only when the cache has no StatefulSet of ours (a re-create's first reconcile)."""
+        if claim is None:
+            return None
+        name, namespace = pg["metadata"]["name"], pg["metadata"]["namespace"]
+        before = False
+        if self.owned_children.controlled(STATEFULSETS, pg, name) is None:
+            live = self.client.lookup(STATEFULSETS, name, namespace=namespace)
+            before = live is None or controller_uid(live) != pg["metadata"]["uid"]
+        return data_volume(pg, claim, outcome, before_statefulset=before)
 
     # -- metadata ----------------------------------------------------------------------------
 
@@ -154,33 +179,6 @@ class PostgresqlReconciler:
             return False
         uid: str = pg["metadata"]["uid"]
         return controller_uid(existing) == uid
-
-    def _password(self, pg: Mapping[str, Any]) -> str | None:
-        """Make sure the password exists; why it does not (a referenced Secret or key missing), or None."""
-        meta = pg["metadata"]
-        secret_name, secret_key = pgchildren.password_secret_ref(pg)
-        if (pg.get("spec") or {}).get("passwordSecretRef"):
-            try:
-                referenced = self.client.get(SECRETS, secret_name, namespace=meta["namespace"])
-            except NotFound:
-                return f'the password Secret "{secret_name}" does not exist'
-            data = {**(referenced.get("data") or {}), **(referenced.get("stringData") or {})}
-            return None if data.get(secret_key) else f'the password Secret "{secret_name}" has no key "{secret_key}"'
-        if self._verified_secrets.get(meta["uid"]):
-            return None
-        try:
-            existing: Mapping[str, Any] = self.client.get(SECRETS, secret_name, namespace=meta["namespace"])
-        except NotFound:
-            password = "".join(secrets.choice(PASSWORD_ALPHABET) for _ in range(kind.PASSWORD_LENGTH))
-            try:
-                existing = self.client.create(SECRETS, pgchildren.password_secret(pg, self.settings, password))
-                log.info("generated the password Secret", extra={"controller": self.name, "key": f"{meta['namespace']}/{meta['name']}"})
-            except AlreadyExists:  # the API (or another replica) wrote it meanwhile: theirs stands
-                existing = self.client.get(SECRETS, secret_name, namespace=meta["namespace"])
-        if controller_uid(existing) != meta["uid"]:
-            raise self.owned_children.conflict(SECRETS, secret_name, existing)
-        self._verified_secrets[meta["uid"]] = existing["metadata"]["uid"]
-        return None
 
     # -- children ----------------------------------------------------------------------------
 
@@ -210,18 +208,21 @@ class PostgresqlReconciler:
         pg: Mapping[str, Any],
         reconciled: dict[str, Any],
         statefulset: Mapping[str, Any] | None,
-        password_problem: str | None = None,
+        outcome: Outcome | None = None,
         *,
         waiting: bool = False,
+        data: Mapping[str, Any] | None = None,
     ) -> None:
-        """Write status (only when it differs), then record Events for the transitions it made."""
+        """Write status (only when it differs), then record Events for the transitions it made. ``outcome``: what the
+        password check found (None: it did not run, nothing is said of the password Secret); ``data``: ``status.dataVolume``."""
         meta = pg["metadata"]
         status = pg.get("status") or {}
         now = self.context.now()
+        problem = outcome.problem if outcome is not None else None
         if waiting:
             ready = condition(kind.READY, FALSE, kind.PASSWORD_PENDING, reconciled["message"], observed_generation=meta.get("generation"))
         else:
-            ready = _readiness(statefulset, password_problem, observed_generation=meta.get("generation"))
+            ready = _readiness(statefulset, problem, observed_generation=meta.get("generation"))
         old = status.get("conditions") or ()
         conditions = [c for c in set_condition(set_condition(old, ready, now=now), reconciled, now=now) if c["type"] in kind.CONDITIONS]
         view = {"metadata": meta, "status": {"observedGeneration": meta.get("generation"), "conditions": conditions}}
@@ -232,9 +233,13 @@ class PostgresqlReconciler:
             "endpoint": pgchildren.endpoint(pg),
             "conditions": conditions,
         }
-        unchanged = all(status.get(k) == desired[k] for k in ("phase", "observedGeneration", "readyReplicas", "endpoint")) and all(
-            same(find(old, c["type"]), c) for c in conditions
-        )
+        if outcome is not None:
+            secret_name, secret_key = pgchildren.password_secret_ref(pg)
+            desired["passwordSecret"] = {"name": secret_name, "key": secret_key, "present": problem is None}
+        if data is not None:
+            desired["dataVolume"] = dict(data)
+        compared = ("phase", "observedGeneration", "readyReplicas", "endpoint", "passwordSecret", "dataVolume")
+        unchanged = all(status.get(k) == desired.get(k) for k in compared) and all(same(find(old, c["type"]), c) for c in conditions)
         if unchanged:
             return
         body = {
@@ -246,8 +251,24 @@ class PostgresqlReconciler:
             self.client.apply_status(POSTGRESQLS, {**body, "status": desired}, field_manager=self.settings.field_manager, force=True)
         except NotFound:
             return
-        for type_, reason, message in transition_events(find(old, kind.READY), ready, find(old, kind.RECONCILED), reconciled):
+        events = transition_events(find(old, kind.READY), ready, find(old, kind.RECONCILED), reconciled, reasons=READY_REASONS)
+        for type_, reason, message in [*events, *self._data_events(pg, status.get("dataVolume"), data)]:
             self._event(pg, type_, reason, message)
+
+    def _data_events(
+        self, pg: Mapping[str, Any], old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+    ) -> list[tuple[str, str, str]]:
+        """One Event when the database is found to run on a former Postgresql's data, or learns whose password it has:
+        Normal when the password is the data's (or the user's Secret, which we cannot judge), Warning when nobody has it."""
+        if not new or not new.get("reused") or not new.get("password"):
+            return []
+        if old and old.get("reused") and old.get("password") == new.get("password"):
+            return []
+        secret_name, _ = pgchildren.password_secret_ref(pg)
+        message = kind.data_volume_message(pg["metadata"]["name"], new, user=pgchildren.spec_of(pg)["user"], secret=secret_name)
+        if new["password"] == kind.NEW:
+            return [("Warning", kind.DATA_PASSWORD_UNKNOWN, message)]
+        return [("Normal", kind.DATA_REUSED, message)]
 
     def _event(self, pg: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         try:
@@ -278,7 +299,7 @@ class PostgresqlReconciler:
             self._event(pg, "Normal", "VolumesDeleted", f"deletionPolicy Delete: PersistentVolumeClaims ({names}) go with the StatefulSet")
         else:
             self._event(pg, "Normal", "VolumesRetained", f"deletionPolicy Retain: PersistentVolumeClaims ({names}) are kept")
-        self._verified_secrets.pop(meta["uid"], None)
+        self.passwords.forget(pg)
         with contextlib.suppress(NotFound):
             self._patch_metadata(pg, {"finalizers": [f for f in finalizers if f != kind.FINALIZER] or None})
         return Result()
@@ -290,6 +311,14 @@ class PostgresqlReconciler:
         found = self.client.list(PERSISTENTVOLUMECLAIMS, namespace=meta["namespace"], label_selector=selector)
         prefix = kind.claim_name(meta["name"], 0)[: -len("0")]
         return [c for c in found if c["metadata"]["name"].startswith(prefix) and c["metadata"]["name"][len(prefix) :].isdigit()]
+
+
+def _applied(pg: Mapping[str, Any]) -> str:
+    """Reconciled's message: what the reconcile made true (no Secret of ours when the password is the user's)."""
+    if (pg.get("spec") or {}).get("passwordSecretRef"):
+        secret_name, _ = pgchildren.password_secret_ref(pg)
+        return f"ConfigMap, Services and StatefulSet match the spec; the password comes from Secret {secret_name}"
+    return "Secret, ConfigMap, Services and StatefulSet match the spec"
 
 
 def _spec_problems(pg: Mapping[str, Any]) -> list[str]:

@@ -5,7 +5,8 @@ Behaviours covered:
 - the reconciler's and the API's effective rules (bindings resolved to roles, per namespace) are
   exactly the tables below, identical in every overlay;
 - no rule anywhere uses ``*`` (in apiGroups, resources, verbs or resourceNames);
-- the reconciler has no rule on Secrets but get and create; the API, acting for people with their own credentials,
+- the reconciler has no rule on Secrets but get, create and patch (a Postgresql's password Secret: its
+  ownerReferences); the API, acting for people with their own credentials,
   may itself only fill its cache (list/watch), review tokens and access, and keep its login sessions: no get, create,
   update, patch or delete of any object of ours or of their children, no Secret outside its own namespace, no
   impersonation in the base;
@@ -58,7 +59,7 @@ OPERATOR_CLUSTER = {
     ("example.example.com", "tasks/status", NONE): {"patch"},
     ("", "configmaps", NONE): WATCH | {"create", "patch"},
     ("", "services", NONE): WATCH | {"create", "patch"},
-    ("apps", "deployments", NONE): WATCH | {"create", "patch"},
+    ("apps", "deployments", NONE): WATCH | {"create", "patch", "delete"},
     ("networking.k8s.io", "ingresses", NONE): WATCH | {"create", "patch", "delete"},
     ("", "events", NONE): {"create"},
     ("database.db.example.com", "postgresqls", NONE): WATCH | {"patch"},
@@ -66,7 +67,7 @@ OPERATOR_CLUSTER = {
     ("database.db.example.com", "postgresqls/finalizers", NONE): {"update"},
     ("apps", "statefulsets", NONE): WATCH | {"create", "patch"},
     ("", "persistentvolumeclaims", NONE): WATCH,
-    ("", "secrets", NONE): {"get", "create"},
+    ("", "secrets", NONE): {"get", "create", "patch"},
 }
 OPERATOR_LEADER_ELECTION = {
     ("coordination.k8s.io", "leases", NONE): {"create"},
@@ -138,8 +139,8 @@ def test_no_wildcards_anywhere(overlay: str, rendered: dict[str, list[dict[str, 
 @pytest.mark.kubectl
 def test_reconciler_cannot_list_or_change_secrets(rendered: dict[str, list[dict[str, Any]]]) -> None:
     operator = grants(rendered["base"], OPERATOR_SA)
-    # It gets one Secret by name (a Postgresql's password) and creates a generated one; nothing else.
-    for verb in ("list", "watch", "update", "patch", "delete", "deletecollection"):
+    # It gets one Secret by name (a Postgresql's password), creates a generated one and patches its owners; nothing else.
+    for verb in ("list", "watch", "update", "delete", "deletecollection"):
         assert not operator.allows(Request(verb, "", "secrets", namespace="default", name="x")), verb
     assert not any(any(res.startswith("secrets/") for res in r.resources) for r in operator.all_rules())
 
@@ -217,7 +218,7 @@ def test_the_model_answers_like_the_rbac_authorizer(rendered: dict[str, list[dic
     assert operator.allows(Request("patch", "deployments.example.com", "darkrooms", "status", namespace="team-a", name="d"))
     assert not operator.allows(Request("update", "deployments.example.com", "darkrooms", "status", namespace="team-a", name="d"))
     assert not operator.allows(Request("patch", "deployments.example.com", "darkrooms", namespace="team-a", name="d"))
-    assert not operator.allows(Request("delete", "apps", "deployments", namespace="team-a", name="d"))
+    assert not operator.allows(Request("delete", "apps", "statefulsets", namespace="team-a", name="d"))
     # Nobody else is bound to these roles.
     assert grants(rendered["base"], "default").all_rules() == []
     assert grants(rendered["base"], OPERATOR_SA, namespace="default").all_rules() == []

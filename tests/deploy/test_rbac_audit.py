@@ -12,7 +12,8 @@ The work is done by *people*: a ServiceAccount of the team's namespace with the 
 the JSON API's bearer token, and pasted at ``POST /login``), and alice, who logs in through the provider (code flow,
 her ID token passed through; her client's ID tokens live under a minute, so her session renews them). Through the
 HTTP API the test creates a WebFolder and an S3 Darkroom (credentials Secret), scales one, lets a newer Darkroom
-lose its host (its Ingress withdrawn), switches the S3 one to a WebFolder (Secret removed), creates, finishes and
+lose its host (the API refuses the edit with 409; made with the cluster's own API, the newer one's Ingress and
+Deployment are withdrawn), switches the S3 one to a WebFolder (Secret removed), creates, finishes and
 deletes a Task (finalizer added and removed by the reconciler, lifecycle Events), creates two Postgresqls (one with
 a password written to its Secret, one whose password the reconciler generates and the person then replaces),
 answers 412 to stale If-Matches, opens detail pages (every child read by name), logs sessions in and out (an ended
@@ -277,8 +278,9 @@ def assert_within_rbac_and_made_by_people(found: list[Entry], docs: list[dict[st
         assert not forbidden, f"the {component} made requests its RBAC forbids: {forbidden}"
         extra = unused(component, requests, granted)
         assert not extra, f"granted to the {component} but never used (least privilege): {extra}"
-    # The reconciler gets a Postgresql's password Secret (never lists or watches Secrets) and creates a generated one.
-    assert {e.request.verb for e in operator_requests if e.request.resource == "secrets"} == {"get", "create"}
+    # The reconciler gets a Postgresql's password Secret (never lists or watches Secrets), creates a generated one and
+    # patches its ownerReferences (kept with the data volume).
+    assert {e.request.verb for e in operator_requests if e.request.resource == "secrets"} == {"get", "create", "patch"}
     # The API's own Secrets are its login sessions, in its namespace; it impersonates nobody in this mode.
     assert {e.request.namespace for e in api_requests if e.request.resource == "secrets"} == {NAMESPACE}
     assert all(e.own for e in api_requests)
@@ -295,6 +297,17 @@ def assert_within_rbac_and_made_by_people(found: list[Entry], docs: list[dict[st
         "alice read children"
     )
     assert not [str(e.request) for e in found if e.user in people and e.code == 403]
+
+
+def editor_client(kubeconfig: Path, token: str) -> client.ApiClient:
+    """A client of the cluster's own API as the person with ``token`` (kubectl's way around our API)."""
+    from kubernetes import config
+
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+    configuration.cert_file = configuration.key_file = None
+    configuration.api_key = {"authorization": f"Bearer {token}"}
+    return client.ApiClient(configuration)
 
 
 # -- the tests -----------------------------------------------------------------------------------------
@@ -361,16 +374,22 @@ def test_real_requests_stay_within_the_rendered_rbac(audited: Audited, processes
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"replicas": 2}, MERGE)
         assert code == 200, body
         wait_for(lambda: apps.read_namespaced_deployment("web", TEAM).spec.replicas == 2, timeout_s=30, message="web scaled")
-        # A newer Darkroom loses its only host to the older "web": its Ingress is withdrawn. (The claim's age
-        # is creationTimestamp, in whole seconds: wait one so that "late" is unambiguously newer.)
+        # A newer Darkroom loses its only host to the older "web": its Ingress and its Deployment are withdrawn.
+        # (The claim's age is creationTimestamp, in whole seconds: wait one so that "late" is unambiguously newer.)
+        # The API refuses to give "web" a sub-domain "late" asks for; the person does it with the cluster's own API.
         time.sleep(1.1)
         code, body = http("POST", base + "/darkrooms", token, {"name": "late", "namespace": TEAM, **webfolder, "subDomains": ["late"]})
         assert code == 201, body
         wait_for(lambda: ready("late"), timeout_s=60, message="late Ready")
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/web", token, {"subDomains": ["web", "late"]}, MERGE)
-        assert code == 200, body
+        assert code == 409, body
+        with editor_client(audited.cluster.kubeconfig, token) as editor:
+            client.CustomObjectsApi(editor).patch_namespaced_custom_object(
+                "deployments.example.com", "v1alpha1", TEAM, "darkrooms", "web", {"spec": {"subDomains": ["web", "late"]}}
+            )
         networking = client.NetworkingV1Api(kube)
         wait_for(lambda: "late" not in {i.metadata.name for i in networking.list_namespaced_ingress(TEAM).items}, timeout_s=30)
+        wait_for(lambda: "late" not in {d.metadata.name for d in apps.list_namespaced_deployment(TEAM).items}, timeout_s=30)
         switch = {"source": {"type": "WebFolder", "baseUrl": "https://example.com/s3-copy"}}
         code, body = http("PATCH", base + f"/darkrooms/{TEAM}/s3", token, switch, MERGE)
         assert code == 200, body

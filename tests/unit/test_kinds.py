@@ -14,7 +14,11 @@ Behaviours covered:
   Rolling out (rollout reasons, no Ready yet, a Ready condition of an older generation), Scaled
   to 0 and Failed from other Ready=False reasons; every state has a distinct key and a tone;
 - condition meanings: Ready=False for a rollout step is progress, not failure; Overdue=False is good;
-- :func:`kinds.tasks.state`: Terminating, Finished, Overdue, Pending.
+- :func:`kinds.tasks.state`: Terminating, Finished, Overdue, Pending;
+- hosts: :func:`kinds.darkrooms.holder` gives a sub-domain to the oldest Darkroom asking for it (then
+  namespace/name in the same second), never to one being deleted;
+- the Postgresql status in the CRD holds ``passwordSecret`` and ``dataVolume`` as :mod:`kinds.postgresqls` types
+  them, and :func:`kinds.postgresqls.data_volume_message` says whose password kept data has.
 """
 
 from __future__ import annotations
@@ -251,6 +255,10 @@ def test_postgresql_rules_match_the_crd() -> None:
     assert spec["parameters"]["maxProperties"] == len(postgresqls.PARAMETERS)
     status = schema["properties"]["status"]["properties"]
     assert tuple(status["phase"]["enum"]) == postgresqls.PHASES
+    assert set(status) == set(postgresqls.PostgresqlStatus.__annotations__)
+    assert set(status["passwordSecret"]["properties"]) == set(postgresqls.PasswordSecret.__annotations__)
+    assert set(status["dataVolume"]["properties"]) == set(postgresqls.DataVolume.__annotations__)
+    assert tuple(status["dataVolume"]["properties"]["password"]["enum"]) == postgresqls.PASSWORD_ORIGINS
     for version in postgresqls.VERSIONS:
         assert re.fullmatch(postgresqls.VERSION_PATTERN, version)
 
@@ -287,3 +295,34 @@ def test_postgresql_state_and_phase(conditions: list[dict[str, Any]], key: str) 
     obj = darkroom(*conditions)
     assert postgresqls.state(obj).key == key
     assert postgresqls.phase(obj) == {"Ready": "Running", "Failed": "Failed"}.get(key, "Pending")
+
+
+def claimant(name: str, created: str, *subs: str, namespace: str = "a", deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "creationTimestamp": created}
+    if deleting:
+        meta["deletionTimestamp"] = "2027-01-01T00:00:09Z"
+    return {"metadata": meta, "spec": {"subDomains": list(subs)}}
+
+
+def test_the_oldest_claim_holds_a_host() -> None:
+    old = claimant("old", "2027-01-01T00:00:01Z", "img", "own")
+    young = claimant("young", "2027-01-01T00:00:05Z", "img")
+    twin = claimant("twin", "2027-01-01T00:00:01Z", "img", namespace="0-first")  # the same second: namespace/name decide
+    gone = claimant("gone", "2027-01-01T00:00:00Z", "img", deleting=True)
+    assert darkrooms.holder("img", [young, old]) is old
+    assert darkrooms.holder("img", [young, old, twin]) is twin
+    assert darkrooms.holder("img", [gone, young]) is young
+    assert darkrooms.holder("own", [young]) is None and darkrooms.claims(gone) == []
+
+
+def test_what_kept_data_means_for_the_password() -> None:
+    def say(**data: Any) -> str:
+        return postgresqls.data_volume_message("shop", data, user="app", secret="shop-credentials")
+
+    assert say(claim="data-shop-0", reused=False) == ""
+    assert say(claim="data-shop-0", reused=True, password=postgresqls.KEPT).endswith(
+        "its data and its password, which Secret shop-credentials (kept with the volume) holds"
+    )
+    unknown = say(claim="data-shop-0", reused=True, password=postgresqls.NEW)
+    assert "is not the database's" in unknown and "ALTER ROLE app" in unknown
+    assert "the password it was initialised with" in say(claim="data-shop-0", reused=True)

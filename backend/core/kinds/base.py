@@ -24,7 +24,8 @@ from kinds.states import ConditionMeaning, State
 class Kind:
     """One kind of the API. Subclasses set the class attributes and implement the conversions.
 
-    Hooks with defaults: :meth:`check` (validation that needs the stored object), :meth:`patch_base`
+    Hooks with defaults: :meth:`check` (validation that needs the stored object), :meth:`conflicts` (clashes with
+    other objects), :meth:`patch_base`
     (adjust the merge base of a PATCH), :meth:`after_write` (writes of other objects that belong
     to this one; raising undoes the primary write) and :meth:`after_dry_run` (the same, checked
     with dry-run writes).
@@ -82,9 +83,13 @@ class Kind:
         nothing stored) whether those writes would succeed, raising the same problems; the object as it would be."""
         return written
 
-    def conflicts(self, client: ActingClient, friendly: Mapping[str, Any]) -> str | None:
-        """Why creating ``friendly`` would obviously clash with another object (answered 409), or None."""
-        return None
+    def conflicts(self, client: ActingClient, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
+        """How storing ``friendly`` would clash with other objects or what is left of them, by friendly field path
+        (empty: no clash). ``existing``: the stored object on a replace or patch (its identity is the object's), None
+        on a create. Answered 409 (:class:`backend.core.errors.Conflict` with these ``errors``) when it is the only
+        problem, and beside the field errors in one 422 otherwise. Like :meth:`check`, also called with a partly
+        valid ``friendly``: read fields with ``.get``."""
+        return {}
 
     def resumable(self, existing: Mapping[str, Any]) -> bool:
         """Whether ``existing`` is a create that was cut short, which a new create of the same name completes."""
@@ -92,7 +97,8 @@ class Kind:
 
     # -- CR bodies -------------------------------------------------------------------------
 
-    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
+    def new_object(self, friendly: Mapping[str, Any], *, client: ActingClient | None = None) -> dict[str, Any]:
+        """The CR body a create sends; ``client`` (the caller's) lets a kind note what it finds before the create."""
         return {
             "apiVersion": self.resource.api_version,
             "kind": self.resource.kind,

@@ -17,7 +17,9 @@ completes it (:meth:`DarkroomKind.resumable`) instead of answering 409.
 :func:`to_spec`; shared helpers in :mod:`backend.core.conversions`): S3 keys never enter the CR: a payload's
 ``accessKey``/``secretKey`` go to the Secret
 ``<name>-s3-credentials`` (:mod:`backend.core.credentials`) and the spec only names it in
-``source.credentialsSecretRef``; responses say ``credentialsSet``. ``status.tls`` is the
+``source.credentialsSecretRef``; responses say ``credentialsSet`` and ``credentialsSecret`` (its name, and whether
+it is the Darkroom's own, deleted with it, or a Secret of the user's that nothing of ours deletes:
+:func:`credentials_secret`). ``status.tls`` is the
 reconciler's (its Ingress serves the domains over TLS: link them with
 :func:`kinds.darkrooms.domain_url`); absent (an older reconciler) reads as false.
 """
@@ -54,6 +56,17 @@ def credentials_ref(obj: Mapping[str, Any] | None) -> str | None:
     return str(name) if name else None
 
 
+def credentials_secret(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The Secret a Darkroom's pods read S3 keys from, and whether it is the one the API stores them in — named
+    ``<name>-s3-credentials``, with a controller ownerReference to the Darkroom, so deleting the Darkroom deletes it
+    (``owned``) — or a Secret of the user's the spec only names, which nothing of ours ever deletes. The API never
+    reads Secrets: ``owned`` is told from the name (the API writes no other, and refuses a foreign one of that name)."""
+    name = credentials_ref(obj)
+    if name is None:
+        return None
+    return {"name": name, "owned": name == credentials_secret_name(obj["metadata"]["name"])}
+
+
 def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
     """The friendly Darkroom (``version``: the CRD default when a stored object predates it, as kube does on read)."""
     spec = obj.get("spec") or {}
@@ -67,6 +80,7 @@ def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
             "type": source.get("type") or kind.DEFAULT_SOURCE_TYPE,
             **{k: source.get(k) for k in SOURCE_SPEC_FIELDS},
             "credentialsSet": credentials_ref(obj) is not None,
+            "credentialsSecret": credentials_secret(obj),
         },
         "subDomains": list(spec.get("subDomains") or ()),
         "cacheTime": spec.get("cacheTime"),
@@ -123,6 +137,13 @@ def rebase_for_type_change(base: dict[str, Any], patch: Any) -> dict[str, Any]:
     return {**base, "source": {k: v for k, v in source.items() if k not in drop}}
 
 
+def _served_by(client: ActingClient, sub: str, holder: Mapping[str, Any]) -> str:
+    meta = holder["metadata"]
+    if client.may("get", DARKROOMS, namespace=meta["namespace"], name=meta["name"]):
+        return f'sub-domain "{sub}" is already served by Darkroom {meta["namespace"]}/{meta["name"]}'
+    return f'sub-domain "{sub}" is already served by another Darkroom (in a namespace you cannot see)'
+
+
 class DarkroomKind(Kind):
     resource = DARKROOMS
     title = "Darkroom"
@@ -145,29 +166,35 @@ class DarkroomKind(Kind):
     def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:
         return rebase_for_type_change(base, patch)
 
-    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
-        body = super().new_object(friendly)
+    def new_object(self, friendly: Mapping[str, Any], *, client: ActingClient | None = None) -> dict[str, Any]:
+        body = super().new_object(friendly, client=client)
         if keys_of(friendly):
             body["metadata"]["annotations"] = {CREDENTIALS_PENDING: "true"}
         return body
 
-    def conflicts(self, client: ActingClient, friendly: Mapping[str, Any]) -> str | None:
-        """A sub-domain another Darkrooms already asks for: the reconciler would give its host to the older
-        claim, so a new Darkroom asking for it would never serve it. Hosts are one namespace for the whole
-        cluster, so every Darkroom of the shared cache counts; the other one is named only to a caller who may
-        see it (another team's Darkroom is "another Darkroom")."""
-        wanted = set(friendly.get("subDomains") or ())
-        for other in client.client.list(DARKROOMS):
-            meta = other["metadata"]
-            if (meta["namespace"], meta["name"]) == (friendly["namespace"], friendly["name"]) or meta.get("deletionTimestamp"):
-                continue
-            taken = sorted(wanted & set((other.get("spec") or {}).get("subDomains") or ()))
-            if not taken:
-                continue
-            if client.may("get", DARKROOMS, namespace=meta["namespace"], name=meta["name"]):
-                return f'sub-domain "{taken[0]}" is already served by Darkroom {meta["namespace"]}/{meta["name"]}'
-            return f'sub-domain "{taken[0]}" is already served by another Darkroom (in a namespace you cannot see)'
-        return None
+    def conflicts(self, client: ActingClient, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
+        """The sub-domains another Darkroom already asks for, on their ``subDomains.<i>`` paths, each naming the Darkroom
+        that holds its host by the reconciler's rule (:func:`kinds.darkrooms.holder`: the older claim).
+
+        A create is always the newest claim, so it would never serve such a host. An edit is refused only the
+        sub-domains it adds (those it already asked for are the reconciler's to report), and any one another Darkroom
+        asks for, whatever their ages: adding it to an older Darkroom would take the host away from the one serving
+        it. Hosts are one namespace for the whole cluster, so every Darkroom of the shared cache counts; the holder
+        is named only to a caller who may get it (another team's Darkroom is "another Darkroom")."""
+        wanted = [sub for sub in friendly.get("subDomains") or () if isinstance(sub, str)]
+        asked_before = set(kind.claims(existing)) if existing is not None else set()
+        added = [(index, sub) for index, sub in enumerate(wanted) if sub not in asked_before]
+        if not added:
+            return {}
+        meta = (existing or {}).get("metadata") or friendly
+        me = (meta.get("namespace"), meta.get("name"))
+        others = [d for d in client.client.list(DARKROOMS) if (d["metadata"]["namespace"], d["metadata"]["name"]) != me]
+        found: dict[str, list[str]] = {}
+        for index, sub in added:
+            held_by = kind.holder(sub, others)
+            if held_by is not None:
+                found[f"subDomains.{index}"] = [_served_by(client, sub, held_by)]
+        return found
 
     def resumable(self, existing: Mapping[str, Any]) -> bool:
         return CREDENTIALS_PENDING in (existing["metadata"].get("annotations") or {})

@@ -19,6 +19,22 @@ Secret is written as the person who writes the Postgresql (their :class:`cluster
 directory. Given on create, it is the database's password. Given later, it updates the Secret only —
 the password inside an initialised database stays as it was (change it with ``ALTER ROLE``).
 
+**A create that finds kept data.** With ``deletionPolicy: Retain`` (the default) the data volume of a deleted
+Postgresql stays — and, kept with it by the reconciler, the Secret holding the password the data was initialised
+with (:mod:`kinds.postgresqls`). A create of the same name runs on that data. The API looks for the volume (the PVC
+:func:`kinds.postgresqls.claim_name`, read as the caller; a caller who may not read PVCs there is not told, the
+reconciler's status and Events are): a create that finds it is marked with
+:data:`kinds.postgresqls.RETAINED_DATA_ANNOTATION`, so its answer already carries ``status.dataVolume`` (``reused``,
+the claim, and a sentence saying the database keeps its data and the password it was initialised with); the
+reconciler's ``status.dataVolume`` then says whose password that is (``Kept``, ``New``, ``Referenced``). A
+``password`` given on such a create would not take effect: it is refused, 409 with ``errors.password`` (beside
+any field errors, one 422), naming the volume and the two ways on — create without a password to keep the data's,
+or delete the volume first to start afresh with this one.
+
+**What the reconciler found of the password**: ``status.passwordSecret`` — the Secret and key the pods read the
+password from, and whether it is ``present`` (exists and holds the key) — so "Show password" and the page's
+text can say the truth (null until the reconciler has looked).
+
 **Only our own Secret is touched** (as :mod:`backend.core.credentials` does): a new Secret is created
 (POST), never applied over whatever has that name; an existing one — e.g. the one the reconciler
 generated for this Postgresql — gets the new password only through a JSON patch whose first
@@ -54,11 +70,12 @@ from backend.core.credentials import MANAGED_BY, REDACTED, CredentialsError
 from backend.core.kinds.base import Kind
 from backend.core.schemas import postgresqls as postgresqls_schemas
 from backend.settings import ApiSettings
-from cluster import POSTGRESQLS, SECRETS, AlreadyExists, ClusterError, Forbidden, Invalid
+from cluster import PERSISTENTVOLUMECLAIMS, POSTGRESQLS, SECRETS, AlreadyExists, ClusterError, Forbidden, Invalid, NotFound
 from cluster.acting import ActingClient
 from kinds import postgresqls as kind
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION as PASSWORD_PENDING
 from kinds.postgresqls import READY
+from kinds.postgresqls import RETAINED_DATA_ANNOTATION as RETAINED_DATA
 from kinds.quantities import quantity_value
 
 log = logging.getLogger(__name__)
@@ -171,9 +188,38 @@ def to_friendly(obj: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
             "ready": current_and_true(obj, READY),
             "readyReplicas": status.get("readyReplicas") or 0,
             "endpoint": _endpoint(status.get("endpoint")),
+            "passwordSecret": _password_secret(status),
+            "dataVolume": _data_volume(obj, spec),
             "conditions": conditions(status),
             "observedGeneration": status.get("observedGeneration"),
         },
+    }
+
+
+def _password_secret(status: Mapping[str, Any]) -> dict[str, Any] | None:
+    found = status.get("passwordSecret")
+    if not isinstance(found, Mapping) or not found.get("name"):
+        return None
+    return {"name": found["name"], "key": found.get("key") or kind.PASSWORD_KEY, "present": found.get("present") is True}
+
+
+def _data_volume(obj: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``status.dataVolume`` with its sentence; before the reconciler has looked, what the API found on the create."""
+    data = (obj.get("status") or {}).get("dataVolume")
+    meta = obj.get("metadata") or {}
+    if not isinstance(data, Mapping) or not data.get("claim"):
+        noted = (meta.get("annotations") or {}).get(RETAINED_DATA)
+        data = {"claim": noted, "reused": True} if noted else None
+    if data is None:
+        return None
+    ref = spec.get("passwordSecretRef") or {}
+    secret = ref.get("name") or kind.password_secret_name(str(meta.get("name", "")))
+    user = str(spec.get("user") or kind.DEFAULT_USER)
+    return {
+        "claim": data["claim"],
+        "reused": data.get("reused") is True,
+        "password": data.get("password") if data.get("password") in kind.PASSWORD_ORIGINS else None,
+        "message": kind.data_volume_message(str(meta.get("name", "")), data, user=user, secret=secret),
     }
 
 
@@ -211,6 +257,31 @@ def password_of(friendly: Mapping[str, Any]) -> str | None:
     """The password a payload carries for the Secret ``<name>-credentials`` (None: none given)."""
     password = friendly.get("password")
     return str(password) if password is not None else None
+
+
+def retained_claim(client: ActingClient, namespace: str, name: str) -> str | None:
+    """The data volume a Postgresql ``name`` would run on, when it exists already (a former one's, kept): its PVC name.
+
+    Read as the caller: None when there is none, or when the caller may not read PVCs there (the reconciler says it then)."""
+    claim = kind.claim_name(name, 0)
+    try:
+        found = client.get(PERSISTENTVOLUMECLAIMS, claim, namespace=namespace, fresh=True)
+    except NotFound:
+        return None
+    except Forbidden as e:
+        if e.status == 401:  # the caller's credentials were refused: that is their answer
+            raise
+        return None
+    return None if found["metadata"].get("deletionTimestamp") else claim
+
+
+def kept_data_refusal(namespace: str, claim: str) -> str:
+    return (
+        f"the data volume {claim} of a former Postgresql of this name was kept (deletionPolicy Retain): this Postgresql will run "
+        "on its data, with the password it was initialised with, so a password given now would not take effect. Create it "
+        f"without a password to keep the data's (its Secret was kept with the volume), or delete the volume first "
+        f"(kubectl delete pvc {claim} -n {namespace}) to start afresh with this password"
+    )
 
 
 def stored_storage(obj: Mapping[str, Any] | None) -> tuple[str, str | None]:
@@ -259,11 +330,24 @@ class PostgresqlKind(Kind):
             errors["storage.storageClassName"] = [f"cannot change after creation ({was}; a StatefulSet's volume claims are immutable)"]
         return errors
 
-    def new_object(self, friendly: Mapping[str, Any]) -> dict[str, Any]:
-        body = super().new_object(friendly)
+    def new_object(self, friendly: Mapping[str, Any], *, client: ActingClient | None = None) -> dict[str, Any]:
+        body = super().new_object(friendly, client=client)
+        annotations: dict[str, str] = {}
         if password_of(friendly) is not None:
-            body["metadata"]["annotations"] = {PASSWORD_PENDING: "true"}
+            annotations[PASSWORD_PENDING] = "true"
+        claim = retained_claim(client, friendly["namespace"], friendly["name"]) if client is not None else None
+        if claim is not None:
+            annotations[RETAINED_DATA] = claim
+        if annotations:
+            body["metadata"]["annotations"] = annotations
         return body
+
+    def conflicts(self, client: ActingClient, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
+        """A password given on a create that would run on kept data (see the module docstring)."""
+        if existing is not None or password_of(friendly) is None or not friendly.get("name") or not friendly.get("namespace"):
+            return {}
+        claim = retained_claim(client, friendly["namespace"], friendly["name"])
+        return {"password": [kept_data_refusal(friendly["namespace"], claim)]} if claim else {}
 
     def resumable(self, existing: Mapping[str, Any]) -> bool:
         return PASSWORD_PENDING in (existing["metadata"].get("annotations") or {})

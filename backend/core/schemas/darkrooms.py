@@ -102,6 +102,7 @@ class DarkroomSourceInputSchema(RequestSchema):
     )
     secretKey = _key_field("S3 only: secret access key, stored in a Secret owned by the Darkroom; given together with accessKey.")
     credentialsSet = boolean(allow_none=True, metadata={"description": IGNORED})
+    credentialsSecret = fields.Dict(allow_none=True, metadata={"description": IGNORED})
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _per_type(self, data: dict[str, Any], original: Any, **_: Any) -> None:
@@ -116,6 +117,17 @@ class DarkroomSourceInputSchema(RequestSchema):
             raise ValidationError(errors)
 
 
+class DarkroomCredentialsSecretSchema(Schema):
+    name = fields.String(required=True, metadata={"description": "The Secret's name."})
+    owned = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "True: the Secret the API stores the keys in (<name>-s3-credentials), owned by the Darkroom — deleting "
+            "the Darkroom deletes it. False: a Secret of yours the Darkroom only refers to; it is never deleted."
+        },
+    )
+
+
 class DarkroomSourceSchema(Schema):
     """Where the originals live, as returned (never the keys)."""
 
@@ -127,6 +139,12 @@ class DarkroomSourceSchema(Schema):
     pathPrefix = fields.String(required=True, allow_none=True)
     credentialsSet = fields.Boolean(
         required=True, metadata={"description": "Whether S3 credentials are stored (their values never are returned)."}
+    )
+    credentialsSecret = fields.Nested(
+        DarkroomCredentialsSecretSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "The Secret the pods read the S3 keys from; null: none (a WebFolder, or a public bucket)."},
     )
 
 
@@ -223,6 +241,7 @@ DarkroomPatchSchema = all_optional(DarkroomUpdateSchema, "DarkroomPatchSchema", 
 SCHEMAS: dict[str, type[Schema]] = {
     "DarkroomSourceInput": DarkroomSourceInputSchema,
     "DarkroomSourcePatch": DarkroomSourcePatchSchema,
+    "DarkroomCredentialsSecret": DarkroomCredentialsSecretSchema,
     "DarkroomSource": DarkroomSourceSchema,
     "DarkroomStatus": DarkroomStatusSchema,
     "DarkroomStatusInput": DarkroomStatusInputSchema,

@@ -196,6 +196,34 @@ class PostgresqlEndpointSchema(Schema):
     port = integer(required=True)
 
 
+class PostgresqlPasswordSecretSchema(Schema):
+    name = fields.String(required=True, metadata={"description": "The Secret the pods read the password from."})
+    key = fields.String(required=True, metadata={"description": "Its key."})
+    present = fields.Boolean(
+        required=True,
+        metadata={"description": "The Secret exists and holds the key (false: the database waits for it; Ready says so)."},
+    )
+
+
+class PostgresqlDataVolumeSchema(Schema):
+    claim = fields.String(required=True, metadata={"description": "The data volume's PersistentVolumeClaim (pod 0's)."})
+    reused = fields.Boolean(
+        required=True,
+        metadata={"description": "It held a former Postgresql's data (of this name, kept: deletionPolicy Retain) before this one existed."},
+    )
+    password = fields.String(
+        required=True,
+        allow_none=True,
+        validate=validate.OneOf(kind.PASSWORD_ORIGINS),
+        metadata={
+            "description": "Whose password reused data has: Kept (the former Secret, kept with the volume: the password shown "
+            "is the database's), New (none was kept: the password shown is not the database's), Referenced (your Secret: "
+            "the database keeps the one it was initialised with); null while unknown or for fresh data."
+        },
+    )
+    message = fields.String(required=True, metadata={"description": "What that means, in a sentence (empty for fresh data)."})
+
+
 class PostgresqlStatusSchema(Schema):
     """What the reconciler observed."""
 
@@ -213,6 +241,18 @@ class PostgresqlStatusSchema(Schema):
         required=True,
         allow_none=True,
         metadata={"description": "Where clients connect (the client Service); null until the reconciler says."},
+    )
+    passwordSecret = fields.Nested(
+        PostgresqlPasswordSecretSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "Where the password is and whether it is there; null until the reconciler has looked."},
+    )
+    dataVolume = fields.Nested(
+        PostgresqlDataVolumeSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "The data volume and whether it holds a former Postgresql's data; null until there is one."},
     )
     conditions = fields.List(fields.Nested(ConditionSchema), required=True)
     observedGeneration = integer(required=True, allow_none=True)
@@ -350,6 +390,8 @@ SCHEMAS: dict[str, type[Schema]] = {
     "PostgresqlResourcesInput": PostgresqlResourcesInputSchema,
     "PostgresqlParametersInput": PostgresqlParametersInputSchema,
     "PostgresqlEndpoint": PostgresqlEndpointSchema,
+    "PostgresqlPasswordSecret": PostgresqlPasswordSecretSchema,
+    "PostgresqlDataVolume": PostgresqlDataVolumeSchema,
     "PostgresqlStatus": PostgresqlStatusSchema,
     "PostgresqlStatusInput": PostgresqlStatusInputSchema,
     "PostgresqlStorage": PostgresqlStorageSchema,

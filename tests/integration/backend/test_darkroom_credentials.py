@@ -55,6 +55,7 @@ def test_keys_go_only_into_the_owned_secret(
     assert response.status_code == 201, response.get_data(as_text=True)
     body = response.get_json()
     assert body["source"]["credentialsSet"] is True
+    assert body["source"]["credentialsSecret"] == {"name": "s3-demo-s3-credentials", "owned": True}  # deleted with the Darkroom
     assert secret_data(core, namespace, "s3-demo-s3-credentials") == {"accessKey": SENTINEL_ACCESS, "secretKey": SENTINEL_SECRET}
     secret = core.read_namespaced_secret("s3-demo-s3-credentials", namespace)
     assert secret.metadata.labels["app.kubernetes.io/managed-by"] == "darkroom-control-panel"
@@ -146,6 +147,7 @@ def test_to_webfolder_removes_the_secret_and_back_with_or_without_keys(http: Fla
         "endpoint": None,
         "pathPrefix": "originals/",
         "credentialsSet": False,
+        "credentialsSecret": None,
     }
     assert not secret_exists(core, namespace, "switch-s3-credentials")
     cr = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "switch")

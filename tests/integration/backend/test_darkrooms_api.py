@@ -64,6 +64,7 @@ def test_seed_payload_create_then_read_your_writes(http: FlaskClient, namespace:
         "endpoint": None,
         "pathPrefix": None,
         "credentialsSet": False,
+        "credentialsSecret": None,
     }
     assert body["status"] == {
         "state": "Reconciling",

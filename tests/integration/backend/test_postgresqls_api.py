@@ -113,6 +113,8 @@ def test_create_shows_the_crd_defaults_then_read_your_writes_and_list(http: Flas
         "ready": False,
         "readyReplicas": 0,
         "endpoint": None,
+        "passwordSecret": None,
+        "dataVolume": None,
         "conditions": [],
         "observedGeneration": None,
     }

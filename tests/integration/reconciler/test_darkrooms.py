@@ -2,7 +2,7 @@
 
 Behaviours: children exactly as specified (ConfigMap env, Deployment, Service, Ingress, labels,
 controller ownerReferences); status (domains, readyReplicas, observedGeneration, Ready and
-Reconciled with lastTransitionTime) and the Ready event; a converged reconcile sends no write
+Reconciled with lastTransitionTime) and the Ready event; losing readiness is a Warning NotReady; a converged reconcile sends no write
 request; edited children (image, port, ConfigMap data, host) are reverted and deleted ones
 recreated; spec changes flow through (image, config hash, replicas without a restart, S3 →
 WebFolder drops the credential env and bucket keys, a removed sub-domain); an S3 source without
@@ -10,11 +10,15 @@ credentials (a public bucket) runs without credential env; TLS/class removed whe
 them, and ``status.tls`` says whether the Ingress has TLS; invalid specs give Reconciled=False/InvalidSpec with one Warning event;
 apply failures give Reconciled=False/ApplyFailed, re-raise, and recover; a child controlled by
 someone else is never taken over; the unready annotation turns Ready False and back; deleting the
-Darkroom lets garbage collection remove the children.
+Darkroom lets garbage collection remove the children; of two Darkrooms asking for one host the older serves it,
+the newer one says so (Ready=False/HostConflict, one Warning Event in ``kubectl get events`` however often it is
+reconciled, a Reconciled message that lists what exists), runs no Deployment while it holds no host, and takes the
+host over when the older one lets it go.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -433,7 +437,7 @@ def test_unready_annotation_turns_ready_false_and_back(harness: Harness) -> None
     assert h.get(DEPLOYMENTS, "flaky")["metadata"]["annotations"][UNREADY] == "true"  # not ours: left alone
     h.admin.patch(DEPLOYMENTS, "flaky", {"metadata": {"annotations": {UNREADY: None}}}, namespace=h.namespace)
     reconcile_until(h, "flaky", "Ready", "True")
-    assert reasons(h, "flaky") == [("Normal", "NotReady"), ("Normal", "Ready"), ("Normal", "Ready")]
+    assert reasons(h, "flaky") == [("Normal", "Ready"), ("Normal", "Ready"), ("Warning", "NotReady")]
 
 
 def test_deleting_the_darkroom_removes_its_children(harness: Harness) -> None:
@@ -452,19 +456,35 @@ def test_deleting_the_darkroom_removes_its_children(harness: Harness) -> None:
     assert not any(h.exists(kind, "doomed") for kind in CHILD_KINDS)
 
 
-def test_the_older_claim_on_a_host_wins(harness: Harness) -> None:
-    """Issue 12.8: two Darkrooms with the same sub-domain never both serve its host."""
+def warnings(kubectl: Kubectl, namespace: str, name: str) -> list[tuple[str, str]]:
+    """(reason, message) of the Warning Events about Darkroom ``name``, as ``kubectl get events`` lists them."""
+    selector = f"involvedObject.kind=Darkroom,involvedObject.name={name},type=Warning"
+    listed = json.loads(kubectl.run("get", "events", "-n", namespace, "--field-selector", selector, "-o", "json").stdout)
+    return sorted((e["reason"], e["message"]) for e in listed["items"])
+
+
+def test_the_older_claim_on_a_host_wins(harness: Harness, kubectl: Kubectl) -> None:
+    """Two Darkrooms with the same sub-domain never both serve its host; the one that loses says so truthfully
+    (Reconciled lists what exists) with one Warning per transition, and runs no pods while it serves no host."""
     h = harness
     create(h, "first", subDomains=["shared", "mine"])
     reconcile_until(h, "first", "Ready", "True")
     time.sleep(1.1)  # creationTimestamp has one-second resolution: make the order unambiguous
     create(h, "second", subDomains=["shared"])
     conflict = reconcile_until(h, "second", "Ready", "False")
+    lost = f'host "shared.darkroom.example.com" is served by the older Darkroom {h.namespace}/first'
     assert conflict["reason"] == "HostConflict"
-    assert conflict["message"] == f'host "shared.darkroom.example.com" is served by the older Darkroom {h.namespace}/first'
-    assert not h.exists(INGRESSES, "second")  # it wins no host: no Ingress at all
-    assert h.exists(DEPLOYMENTS, "second") and h.get(DARKROOMS, "second")["status"]["domains"] == []
+    assert conflict["message"] == f"{lost}; no pods run until one of its hosts is free"
+    assert condition(h, "second", "Reconciled")["message"] == (
+        f"ConfigMap and Service match the spec; no Deployment and no Ingress while every host is held by an older Darkroom ({lost})"
+    )
+    assert not h.exists(INGRESSES, "second") and not h.exists(DEPLOYMENTS, "second")  # it wins no host: no Ingress, no pods
+    assert h.exists(CONFIGMAPS, "second") and h.exists(SERVICES, "second")
+    assert h.get(DARKROOMS, "second")["status"]["domains"] == [] and h.get(DARKROOMS, "second")["status"]["readyReplicas"] == 0
     assert [r["host"] for r in h.get(INGRESSES, "first")["spec"]["rules"]] == ["shared.darkroom.example.com", "mine.darkroom.example.com"]
+    for _ in range(3):  # resyncs: the failure is reported once, not per reconcile
+        h.darkrooms.reconcile(h.key("second"))
+    assert warnings(kubectl, h.namespace, "second") == [("HostConflict", conflict["message"])]
     # The older one lets the host go: the newer one takes it over (the change of "first" enqueues it).
     before = h.admin.get(DARKROOMS, "first", namespace=h.namespace)
     update_spec(h, "first", subDomains=["mine"])
@@ -472,9 +492,15 @@ def test_the_older_claim_on_a_host_wins(harness: Harness) -> None:
     reconcile_until(h, "first", "Ready", "True")
     reconcile_until(h, "second", "Ready", "True")
     assert [r["host"] for r in h.get(INGRESSES, "second")["spec"]["rules"]] == ["shared.darkroom.example.com"]
+    assert condition(h, "second", "Reconciled")["message"] == "ConfigMap, Deployment, Service and Ingress match the spec"
     # A newer claim on a host someone already serves takes the host away from no one.
     create(h, "third", subDomains=["mine", "own"])
     partial = reconcile_until(h, "third", "Ready", "False")
     assert partial["reason"] == "HostConflict" and "mine.darkroom.example.com" in partial["message"]
+    assert condition(h, "third", "Reconciled")["message"] == (
+        "ConfigMap, Deployment and Service match the spec; the Ingress serves only own.darkroom.example.com "
+        f'(host "mine.darkroom.example.com" is served by the older Darkroom {h.namespace}/first)'
+    )
     assert [r["host"] for r in h.get(INGRESSES, "third")["spec"]["rules"]] == ["own.darkroom.example.com"]
     assert [r["host"] for r in h.get(INGRESSES, "first")["spec"]["rules"]] == ["mine.darkroom.example.com"]
+    assert [reason for reason, _ in warnings(kubectl, h.namespace, "third")] == ["HostConflict"]

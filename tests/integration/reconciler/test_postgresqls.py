@@ -7,10 +7,15 @@ version, PGDATA on the data volume, pg_isready probes, restricted security conte
 limits, retention policy from deletionPolicy) and a data PVC; it turns Running/Ready with its
 endpoint in status, our finalizer on it and a Ready Event. A parameter change rewrites the
 ConfigMap and rolls the pod (new template digest). A referenced password Secret that does not
-exist is Ready=False naming it, and the database comes up once the Secret appears (no crash loop,
+exist is Ready=False naming it (``status.passwordSecret`` not present, one Warning Event in ``kubectl get
+events`` however often it is rechecked), and the database comes up once the Secret appears (no crash loop,
 no generated Secret). The reserved user is an InvalidSpec. A foreign Secret holding the generated
 Secret's name is a ChildConflict and is left untouched. Deleting with deletionPolicy Retain keeps
-the PVC and says so in an Event; with Delete the PVC goes with the StatefulSet.
+the PVC and says so in an Event, and the password Secret stays with it (owned by the PVC); with Delete the PVC
+goes with the StatefulSet and the Secret with them. A re-created Postgresql of the same name runs on the kept
+data, takes the kept Secret back (the password is unchanged: the data's), says so in ``status.dataVolume`` and a
+Normal Event; deleting the volume then releases the Secret. A volume kept without its Secret gives a generated
+password that is not the data's: ``status.dataVolume`` says New and one Warning Event says what to do.
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ from typing import Any
 
 import pytest
 from darkroom_operator.runtime.conditions import find
-from support import GC_TIMEOUT_S, ClusterProcess, wait_for
+from support import GC_TIMEOUT_S, ClusterProcess, Kubectl, wait_for
 
 from cluster import CONFIGMAPS, EVENTS, PERSISTENTVOLUMECLAIMS, POSTGRESQLS, SECRETS, SERVICES, STATEFULSETS, Invalid, NotFound
 from kinds import postgresqls as kind
 
 from .conftest import RunOperator
-from .harness import User
+from .harness import User, reconciles
 
 TIMEOUT_S = 60
 
@@ -140,13 +145,29 @@ def test_a_parameter_change_rewrites_the_config_and_rolls_the_pod(run_operator: 
     wait_condition(user, "tuned", "Ready", "True")
 
 
-def test_a_missing_password_secret_is_reported_then_healed(run_operator: RunOperator, user: User) -> None:
-    run_operator(namespace=user.namespace)
+def warnings(kubectl: Kubectl, namespace: str, name: str) -> list[tuple[str, str]]:
+    """(reason, message) of the Warning Events about Postgresql ``name``, as ``kubectl get events`` lists them."""
+    selector = f"involvedObject.kind=Postgresql,involvedObject.name={name},type=Warning"
+    listed = json.loads(kubectl.run("get", "events", "-n", namespace, "--field-selector", selector, "-o", "json").stdout)
+    return sorted((e["reason"], e["message"]) for e in listed["items"])
+
+
+def test_a_missing_password_secret_is_reported_then_healed(run_operator: RunOperator, user: User, kubectl: Kubectl) -> None:
+    """Ready=False naming the Secret, status.passwordSecret not present, and one Warning Event — not one per recheck."""
+    op = run_operator(namespace=user.namespace, resync_s=1)
     postgresql(user, "byo", passwordSecretRef={"name": "byo-password"})
     missing = wait_condition(user, "byo", "Ready", "False", reason=kind.PASSWORD_SECRET_MISSING)
     assert '"byo-password" does not exist' in missing["message"]
     assert status(user, "byo")["phase"] == "Failed"
+    assert status(user, "byo")["passwordSecret"] == {"name": "byo-password", "key": "password", "present": False}
+    assert find(status(user, "byo")["conditions"], "Reconciled")["message"] == (  # type: ignore[index]
+        "ConfigMap, Services and StatefulSet match the spec; the password comes from Secret byo-password"
+    )
     assert user.find(SECRETS, "byo-credentials") is None  # nothing generated when the user brings a Secret
+    wait_for(lambda: warnings(kubectl, user.namespace, "byo"), timeout_s=TIMEOUT_S, message="a Warning Event")
+    deadline = reconciles(op, "postgresql") + 3
+    wait_for(lambda: reconciles(op, "postgresql") >= deadline, timeout_s=TIMEOUT_S, message="three more reconciles (resyncs)")
+    assert warnings(kubectl, user.namespace, "byo") == [(kind.PASSWORD_SECRET_MISSING, missing["message"])]
     user.client.create(
         SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "byo-password", "namespace": user.namespace}, "data": {}}
     )
@@ -154,6 +175,7 @@ def test_a_missing_password_secret_is_reported_then_healed(run_operator: RunOper
     wait_for(lambda: 'no key "password"' in (find(status(user, "byo").get("conditions"), "Ready") or {}).get("message", ""), timeout_s=30)
     user.client.patch(SECRETS, "byo-password", {"stringData": {"password": "s3cret-from-the-user"}}, namespace=user.namespace)
     wait_condition(user, "byo", "Ready", "True")
+    assert status(user, "byo")["passwordSecret"]["present"] is True
     env = {e["name"]: e for e in user.get(STATEFULSETS, "byo")["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "byo-password", "key": "password"}
 
@@ -204,8 +226,13 @@ def test_deletion_follows_the_deletion_policy(run_operator: RunOperator, user: U
     recorded = [e for e in events(user, name) if e["reason"] == reason]
     assert recorded and claim in recorded[0]["message"]
     if policy == "Retain":
-        assert user.find(PERSISTENTVOLUMECLAIMS, claim) is not None
+        kept = user.find(PERSISTENTVOLUMECLAIMS, claim)
+        assert kept is not None
+        # The password the data was initialised with stays with the data: its Secret is owned by the kept volume.
+        only_the_volume = {("PersistentVolumeClaim", kept["metadata"]["uid"])}
+        wait_for(lambda: owners(user, f"{name}-credentials") == only_the_volume, timeout_s=GC_TIMEOUT_S, message="the Secret kept")
     else:
+        wait_for(lambda: user.find(SECRETS, f"{name}-credentials") is None, timeout_s=GC_TIMEOUT_S, message="the Secret collected")
 
         def claim_gone() -> bool:
             try:
@@ -215,6 +242,73 @@ def test_deletion_follows_the_deletion_policy(run_operator: RunOperator, user: U
             return bool(found["metadata"].get("deletionTimestamp"))  # pvc-protection may hold it until the pod is gone
 
         wait_for(claim_gone, timeout_s=GC_TIMEOUT_S, message="the data PVC deleted")
+
+
+def owners(user: User, name: str) -> set[tuple[str, str]]:
+    """(kind, uid) of the ownerReferences of Secret ``name`` (empty when it is gone)."""
+    found = user.find(SECRETS, name) or {"metadata": {}}
+    return {(r["kind"], r["uid"]) for r in found["metadata"].get("ownerReferences") or ()}
+
+
+def password_of(user: User, name: str) -> str:
+    return base64.b64decode(user.get(SECRETS, f"{name}-credentials")["data"]["password"]).decode()
+
+
+def delete_and_wait(user: User, name: str) -> None:
+    user.client.delete(POSTGRESQLS, name, namespace=user.namespace)
+    wait_for(lambda: user.find(POSTGRESQLS, name) is None, timeout_s=TIMEOUT_S, message="the finalizer removed")
+    wait_for(lambda: user.find(STATEFULSETS, name) is None, timeout_s=GC_TIMEOUT_S, message="the StatefulSet collected")
+
+
+def test_a_re_created_postgresql_runs_on_the_kept_data_with_its_kept_password(run_operator: RunOperator, user: User) -> None:
+    """deletionPolicy Retain keeps the data volume and the Secret holding its password; a new Postgresql of the same
+    name takes that Secret back (its password is the data's), says so in status and a Normal Event; deleting the
+    volume then releases the Secret."""
+    run_operator(namespace=user.namespace)
+    first = postgresql(user, "keep")
+    wait_condition(user, "keep", "Ready", "True")
+    claim = wait_for(lambda: user.find(PERSISTENTVOLUMECLAIMS, "data-keep-0"), timeout_s=TIMEOUT_S, message="the data PVC")
+    assert status(user, "keep")["dataVolume"] == {"claim": "data-keep-0", "reused": False}
+    password, secret_uid = password_of(user, "keep"), user.get(SECRETS, "keep-credentials")["metadata"]["uid"]
+    wait_for(lambda: ("PersistentVolumeClaim", claim["metadata"]["uid"]) in owners(user, "keep-credentials"), timeout_s=TIMEOUT_S)
+    delete_and_wait(user, "keep")
+    assert user.get(SECRETS, "keep-credentials")["metadata"]["uid"] == secret_uid  # kept with the data
+
+    second = postgresql(user, "keep")
+    wait_condition(user, "keep", "Ready", "True")
+    assert status(user, "keep")["dataVolume"] == {"claim": "data-keep-0", "reused": True, "password": kind.KEPT}
+    kept = user.get(SECRETS, "keep-credentials")
+    assert kept["metadata"]["uid"] == secret_uid and password_of(user, "keep") == password
+    expected = {("Postgresql", second["metadata"]["uid"]), ("PersistentVolumeClaim", claim["metadata"]["uid"])}
+    assert owners(user, "keep-credentials") == expected
+    assert kept["metadata"]["ownerReferences"][0]["controller"] is True and first["metadata"]["uid"] != second["metadata"]["uid"]
+    reused = wait_for(lambda: [e for e in events(user, "keep") if e["reason"] == kind.DATA_REUSED], timeout_s=TIMEOUT_S)
+    assert reused[0]["type"] == "Normal" and "its data and its password, which Secret keep-credentials" in reused[0]["message"]
+
+    delete_and_wait(user, "keep")
+    user.client.delete(PERSISTENTVOLUMECLAIMS, "data-keep-0", namespace=user.namespace)
+    wait_for(lambda: user.find(SECRETS, "keep-credentials") is None, timeout_s=GC_TIMEOUT_S, message="the Secret released with the volume")
+
+
+def test_data_kept_without_its_password_is_a_warning(run_operator: RunOperator, user: User, kubectl: Kubectl) -> None:
+    """A volume kept without its Secret (by an earlier release, or the Secret deleted): the new Postgresql's generated
+    password is not the data's — status says so and one Warning Event names what to do."""
+    op = run_operator(namespace=user.namespace, resync_s=1)
+    postgresql(user, "lost")
+    wait_condition(user, "lost", "Ready", "True")
+    wait_for(lambda: user.find(PERSISTENTVOLUMECLAIMS, "data-lost-0"), timeout_s=TIMEOUT_S, message="the data PVC")
+    delete_and_wait(user, "lost")
+    user.client.delete(SECRETS, "lost-credentials", namespace=user.namespace)
+    wait_for(lambda: user.find(SECRETS, "lost-credentials") is None, timeout_s=TIMEOUT_S)
+
+    postgresql(user, "lost")
+    wait_condition(user, "lost", "Ready", "True")
+    assert status(user, "lost")["dataVolume"] == {"claim": "data-lost-0", "reused": True, "password": kind.NEW}
+    deadline = reconciles(op, "postgresql") + 3
+    wait_for(lambda: reconciles(op, "postgresql") >= deadline, timeout_s=TIMEOUT_S, message="three more reconciles (resyncs)")
+    ((reason, message),) = warnings(kubectl, user.namespace, "lost")
+    assert reason == kind.DATA_PASSWORD_UNKNOWN
+    assert "whose password was not kept with it: the password in Secret lost-credentials is not the database's" in message
 
 
 def test_a_storage_size_change_is_refused_or_reported(run_operator: RunOperator, user: User) -> None:

@@ -96,11 +96,24 @@ def test_friendly_to_cr_to_friendly_round_trips(payload: dict[str, Any]) -> None
     sent = {"namespace": "default", **{k: v for k, v in payload.items() if k != "source"}}
     assert {k: back[k] for k in sent} == sent
     keys = ("accessKey", "secretKey")
-    assert {k: v for k, v in back["source"].items() if v is not None and k != "credentialsSet"} == {
+    shown = ("credentialsSet", "credentialsSecret")
+    assert {k: v for k, v in back["source"].items() if v is not None and k not in shown} == {
         k: v for k, v in payload["source"].items() if k not in keys
     }
     assert back["source"]["credentialsSet"] is (secret is not None)
+    assert back["source"]["credentialsSecret"] == ({"name": secret, "owned": True} if secret else None)
     conformance.validate(back, "Darkroom")
+
+
+def test_a_secret_of_the_users_is_not_the_darkrooms_own() -> None:
+    """The delete dialog's truth: only the Secret the API stores keys in goes with the Darkroom; one of the user's never."""
+    friendly = DarkroomCreateSchema().load(S3)
+    own = conversion.to_friendly(as_cr(friendly, secret_name="s3-demo-s3-credentials"))
+    theirs = conversion.to_friendly(as_cr(friendly, secret_name="team-s3-keys"))
+    assert own["source"]["credentialsSecret"] == {"name": "s3-demo-s3-credentials", "owned": True}
+    assert theirs["source"]["credentialsSecret"] == {"name": "team-s3-keys", "owned": False}
+    assert conversion.to_friendly(as_cr(DarkroomCreateSchema().load(SEED_CREATE)))["source"]["credentialsSecret"] is None
+    DarkroomUpdateSchema().load(copy.deepcopy(theirs))  # a response can be sent back
 
 
 def test_s3_keys_go_to_the_secret_name_never_into_the_cr_or_the_response() -> None:

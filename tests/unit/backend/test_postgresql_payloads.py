@@ -1,7 +1,8 @@
 """Postgresql payloads: a minimal payload leaves every default to the CRD, friendly → CR → friendly
 round-trips (responses conform to the published schema), the password never reaches a CR or a
 response, display defaults vs the raw PATCH base, the status (state, phase, ready only for the
-current generation, endpoint), every validation rule on its friendly field path with the messages of
+current generation, endpoint, where the password is and what the data volume holds), every validation
+rule on its friendly field path with the messages of
 :mod:`kinds.postgresqls`, a merge patch's own shape, the rules on the stored object (storage never
 shrinks, its class never changes), the password Secret's body and scrubbing, and the kinds
 constants the schemas read against the CRD.
@@ -143,12 +144,37 @@ def test_status_state_phase_and_endpoint() -> None:
         "ready": True,
         "readyReplicas": 1,
         "endpoint": {"host": "orders.shop.svc", "port": 5432},
+        "passwordSecret": None,
+        "dataVolume": None,
         "conditions": [{**ready, "observedGeneration": 2, "lastTransitionTime": "2026-01-01T00:00:00Z"}],
         "observedGeneration": 2,
     }
     conformance.validate(current, "Postgresql")
     cr["status"]["endpoint"] = {"host": "orders.shop.svc"}  # half written: not an endpoint yet
     assert conversion.to_friendly(cr)["status"]["endpoint"] is None
+
+
+def test_where_the_password_is_and_what_the_data_volume_holds() -> None:
+    """``status.passwordSecret`` and ``status.dataVolume`` as the reconciler wrote them; before it has looked, the
+    kept data volume the API found on the create (its annotation)."""
+    cr = as_cr(SERVER_DEFAULTS)
+    cr["metadata"]["annotations"] = {kind.RETAINED_DATA_ANNOTATION: "data-orders-0"}
+    noted = conversion.to_friendly(cr)["status"]
+    assert noted["passwordSecret"] is None
+    assert noted["dataVolume"]["claim"] == "data-orders-0" and noted["dataVolume"]["reused"] is True
+    assert noted["dataVolume"]["password"] is None and "the password it was initialised with" in noted["dataVolume"]["message"]
+    cr["status"] = {
+        "passwordSecret": {"name": "orders-credentials", "key": "password", "present": True},
+        "dataVolume": {"claim": "data-orders-0", "reused": True, "password": kind.NEW},
+    }
+    shown = conversion.to_friendly(cr)
+    assert shown["status"]["passwordSecret"] == {"name": "orders-credentials", "key": "password", "present": True}
+    assert shown["status"]["dataVolume"]["password"] == kind.NEW
+    assert "the password in Secret orders-credentials is not the database's" in shown["status"]["dataVolume"]["message"]
+    conformance.validate(shown, "Postgresql")
+    cr["status"]["dataVolume"] = {"claim": "data-orders-0", "reused": False}
+    fresh = {"claim": "data-orders-0", "reused": False, "password": None, "message": ""}
+    assert conversion.to_friendly(cr)["status"]["dataVolume"] == fresh
 
 
 def test_terminating_objects_say_so() -> None:

@@ -5,7 +5,12 @@ change) and set to now when it changes; other condition types keep their place; 
 on status/reason/message/observedGeneration; timestamps are RFC 3339 UTC seconds. Ready is True
 only for an available, fully rolled-out Deployment of the latest generation; every other state
 (missing, generation not observed, scaled to zero, rollout in progress, old pods, unavailable pods
-with a Secret hint, Available condition False) is False with its own reason.
+with a Secret hint, Available condition False) is False with its own reason. The Events of a transition
+(:func:`transition_events`): a failure someone must act on is one Warning named by its reason — also for an
+object that was never Ready (a host conflict, a missing password Secret) — and never again for the same
+failure on a resync; losing readiness is a Warning ``NotReady``, a rollout of a new generation a Normal
+``Updating``, scaling to zero a Normal ``ScaledToZero``, recovery a Normal ``Ready``; Reconciled=False is a
+Warning and its recovery a Normal ``Reconciled``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,16 @@ from typing import Any
 
 import pytest
 from darkroom_operator.readiness import readiness
-from darkroom_operator.runtime.conditions import condition, find, same, set_condition, timestamp, transitioned
+from darkroom_operator.runtime.conditions import (
+    ReadyReasons,
+    condition,
+    find,
+    same,
+    set_condition,
+    timestamp,
+    transition_events,
+    transitioned,
+)
 
 T0 = datetime(2027, 3, 31, 17, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)
@@ -145,3 +159,52 @@ def test_unavailable_pods_hint_at_the_credentials_secret() -> None:
     assert (
         result["message"] == '0 of 2 pods are available; the pods read Secret "s3-creds" (keys accessKey, secretKey): check that it exists'
     )
+
+
+REASONS = ReadyReasons(steps=frozenset({"RolloutInProgress", "PodsUnavailable"}), on_purpose=frozenset({"ScaledToZero"}))
+APPLIED = condition("Reconciled", True, "Applied", "all applied", observed_generation=1)
+
+
+def ready(status: bool, reason: str, message: str = "m", generation: int = 1) -> dict[str, Any]:
+    return condition("Ready", status, reason, message, observed_generation=generation)
+
+
+def events(old: dict[str, Any] | None, new: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(type_, reason) for type_, reason, _ in transition_events(old, new, APPLIED, APPLIED, reasons=REASONS)]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # A failure someone must act on: a Warning by its reason, even when the object was never Ready ...
+        (None, ready(False, "HostConflict"), [("Warning", "HostConflict")]),
+        (ready(False, "RolloutInProgress"), ready(False, "PasswordSecretMissing"), [("Warning", "PasswordSecretMissing")]),
+        (ready(True, "Available"), ready(False, "DeploymentUnavailable"), [("Warning", "DeploymentUnavailable")]),
+        (ready(False, "HostConflict"), ready(False, "DeploymentUnavailable"), [("Warning", "DeploymentUnavailable")]),
+        # ... once: not again on a resync, nor for a new message of the same failure and generation ...
+        (ready(False, "HostConflict"), ready(False, "HostConflict"), []),
+        (ready(False, "HostConflict", "a"), ready(False, "HostConflict", "b"), []),
+        # ... but again for a new generation that fails differently.
+        (ready(False, "HostConflict", "a"), ready(False, "HostConflict", "b", generation=2), [("Warning", "HostConflict")]),
+        # Losing readiness is a Warning; a rollout the user started by a spec change is not.
+        (ready(True, "Available"), ready(False, "PodsUnavailable"), [("Warning", "NotReady")]),
+        (ready(True, "Available"), ready(False, "RolloutInProgress", generation=2), [("Normal", "Updating")]),
+        (ready(False, "RolloutInProgress"), ready(False, "PodsUnavailable"), []),
+        (None, ready(False, "RolloutInProgress"), []),
+        # What the user asked for, and recovery.
+        (ready(True, "Available"), ready(False, "ScaledToZero", generation=2), [("Normal", "ScaledToZero")]),
+        (ready(False, "ScaledToZero"), ready(False, "ScaledToZero"), []),
+        (ready(False, "HostConflict"), ready(True, "Available"), [("Normal", "Ready")]),
+        (ready(True, "Available"), ready(True, "Available", "n"), []),
+    ],
+)
+def test_ready_transitions_and_their_events(old: dict[str, Any] | None, new: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    assert events(old, new) == expected
+
+
+def test_reconciled_failures_warn_once_and_recovery_is_normal() -> None:
+    failed = condition("Reconciled", False, "ChildConflict", "taken", observed_generation=1)
+    up = ready(True, "Available")
+    assert transition_events(up, up, APPLIED, failed, reasons=REASONS) == [("Warning", "ChildConflict", "taken")]
+    assert transition_events(up, up, failed, failed, reasons=REASONS) == []
+    assert transition_events(up, up, failed, APPLIED, reasons=REASONS) == [("Normal", "Reconciled", "all applied")]
