@@ -23,7 +23,8 @@ Every audit record is attributed by its user: the reconciler's and the API's *ow
 are checked against the rules the rendered bindings give them (:func:`tests.deploy.manifests.grants`; a
 server-side apply that created its object (201) needs ``create`` as well as ``patch``, as kube-apiserver
 authorizes it), none refused; then the converse — every (group, resource, verb) granted was used, except
-:data:`GRANTED_BUT_NOT_REQUESTED` with the reason. And the people's: every write of a Darkroom, Task, Postgresql
+:data:`GRANTED_BUT_NOT_REQUESTED` with the reason. The API's own Secret requests (its login sessions) are all in
+darkroom-sessions. And the people's: every write of a Darkroom, Task, Postgresql
 or Secret of the team was made as the person who asked — never as the API.
 
 The impersonation component on its own: the API in ``impersonate`` mode (base + deploy/components/impersonation)
@@ -47,7 +48,7 @@ from kubernetes import client
 from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
 
 from .audit import AUTHENTICATED, Entry, account, entries, impersonations, log_size
-from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, grants, one, render, render_with_components
+from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, Grants, Request, grants, one, render, render_with_components
 from .running import (
     POD_NAMES,
     UNREADABLE_CHILD,
@@ -279,8 +280,9 @@ def assert_within_rbac_and_made_by_people(found: list[Entry], docs: list[dict[st
         assert not extra, f"granted to the {component} but never used (least privilege): {extra}"
     # The reconciler gets a Postgresql's password Secret (never lists or watches Secrets) and creates a generated one.
     assert {e.request.verb for e in operator_requests if e.request.resource == "secrets"} == {"get", "create"}
-    # The API's own Secrets are its login sessions, in its namespace; it impersonates nobody in this mode.
-    assert {e.request.namespace for e in api_requests if e.request.resource == "secrets"} == {NAMESPACE}
+    # The API's own Secrets are its login sessions, all in darkroom-sessions (none of its own namespace's); it
+    # impersonates nobody in this mode.
+    assert {e.request.namespace for e in api_requests if e.request.resource == "secrets"} == {SESSIONS_NAMESPACE}
     assert all(e.own for e in api_requests)
     # Who did what: every write of the team's objects and Secrets was made as the person who asked.
     people = {account(EDITOR, TEAM), ALICE}
