@@ -4,7 +4,7 @@ On a private real control plane with its audit log (kube-apiserver, real RBAC; i
 provider, ORY Hydra, for OIDC passthrough), the rendered base is applied with kubectl (namespace, CRDs,
 ServiceAccounts, RBAC, the admission policy, Deployments, ...); then the two real entry points run with the
 environment their Deployments give them (fieldRefs and secretKeyRefs resolved the way the kubelet would; only the
-bind address is loopback instead of the pod IP, and the lease timings are short), each authenticating as its
+bind address is loopback instead of the pod IP, and the Lease is renewed every second), each authenticating as its
 ServiceAccount with a TokenRequest token: ``python -m darkroom_operator`` with leader election on, and gunicorn
 with ``backend/server/gunicorn_conf.py`` (login mode, passthrough).
 
@@ -70,10 +70,13 @@ EDITOR = "editor"  # a ServiceAccount of TEAM with the built-in edit: a person w
 ALICE, ALICE_GROUP = "oidc:alice", "oidc:team-a-editors"  # how kube-apiserver (and the impersonating API) names her
 OIDC_CLIENT_ID = "darkroom-rbac-audit"
 ID_TOKEN_LIFESPAN = "30s"  # under the API's renewal margin (60 s): every use of a session renews its ID token
+# Renewed every second (the Lease's get and update are used within seconds), each request allowed 3 s (duration -
+# deadline - retry): a loaded machine's slow API server must not cost the reconciler its Lease mid-scenario (it then
+# stops, and nothing is reconciled). The Lease is free at the start: it is taken at once.
 SHORT_LEASE = {
-    "DARKROOM_OPERATOR_LEASE_DURATION_S": "4",
-    "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "3",
-    "DARKROOM_OPERATOR_RETRY_PERIOD_S": "0.5",
+    "DARKROOM_OPERATOR_LEASE_DURATION_S": "12",
+    "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "8",
+    "DARKROOM_OPERATOR_RETRY_PERIOD_S": "1",
 }
 MERGE = "application/merge-patch+json"
 OUR_KINDS = {"darkrooms", "tasks", "postgresqls", "secrets"}
