@@ -25,6 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 OVERLAYS = {"base": DEPLOY / "base", "dev": DEPLOY / "overlays" / "dev", "production": DEPLOY / "overlays" / "production"}
 NAMESPACE = "darkroom-system"
+SESSIONS_NAMESPACE = "darkroom-sessions"  # the API's login sessions, and nothing else (deploy/base/namespace.yaml)
+# What the manifests put into SESSIONS_NAMESPACE (every other namespaced object of the base is in NAMESPACE).
+SESSIONS_OBJECTS = frozenset({"Role darkroom-sessions/darkroom-api-sessions", "RoleBinding darkroom-sessions/darkroom-api-sessions"})
 PART_OF = ("app.kubernetes.io/part-of", "darkroom-control-panel")
 OPERATOR_SA, API_SA = "darkroom-operator", "darkroom-api"
 AGGREGATOR_SA = "darkroom-aggregator"
@@ -62,14 +65,14 @@ def render(overlay: str) -> list[dict[str, Any]]:
 
 def render_with_components(tmp: Path, *components: str) -> list[dict[str, Any]]:
     """What the base renders with ``deploy/components/<name>`` added, the way an overlay adds them
-    (namespace darkroom-system, the shared transformers)."""
+    (the shared transformers, which put into darkroom-system what names no namespace; no ``namespace:`` field)."""
     overlay = tmp / "overlay"
     overlay.mkdir()
     rel = {part: os.path.relpath(DEPLOY / part, overlay) for part in ("base", "transformers", *(f"components/{c}" for c in components))}
     listed = "".join(f"  - {rel[f'components/{c}']}\n" for c in components)
     (overlay / "kustomization.yaml").write_text(
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        f"namespace: {NAMESPACE}\nresources:\n  - {rel['base']}\ncomponents:\n{listed}transformers:\n  - {rel['transformers']}\n"
+        f"resources:\n  - {rel['base']}\ncomponents:\n{listed}transformers:\n  - {rel['transformers']}\n"
     )
     result = subprocess.run(
         [kubectl(), "kustomize", "--load-restrictor=LoadRestrictionsNone", str(overlay)], capture_output=True, text=True, timeout=60

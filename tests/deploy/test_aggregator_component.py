@@ -7,7 +7,8 @@ Behaviours covered (rendered as an overlay adds the components to the base):
   the default overlays do not include them (opt-in: deploy/components/aggregator/kustomization.yaml);
 - every Kubernetes object validates against the 1.30 schemas (strict), the cert-manager objects
   have the fields cert-manager v1 requires; namespaced objects live in darkroom-system except the
-  RoleBinding that must be in kube-system; every object carries the part-of label; no Secret is rendered;
+  RoleBinding that must be in kube-system (and the base's login-sessions Role and RoleBinding, which keep
+  darkroom-sessions with the components too); every object carries the part-of label; no Secret is rendered;
 - the Deployment runs ``python -m aggregator`` as its own ServiceAccount with the serving certificate
   from the mounted Secret, probes /livez and /readyz over HTTPS on the port it serves, passes the
   restricted Pod Security profile with our hardening (read-only root, 10001, a writable /tmp);
@@ -38,6 +39,8 @@ from .manifests import (
     NAMESPACE,
     OPERATOR_SA,
     PART_OF,
+    SESSIONS_NAMESPACE,
+    SESSIONS_OBJECTS,
     containers,
     grants,
     ident,
@@ -109,6 +112,8 @@ def test_objects_validate_live_in_their_namespace_and_carry_the_label(with_cert_
             assert "namespace" not in meta, ident(doc)
         elif ident(doc) == "RoleBinding kube-system/darkroom-aggregator-auth-reader":
             assert one(with_cert_manager, "RoleBinding", "darkroom-aggregator-auth-reader")["subjects"][0]["namespace"] == NAMESPACE
+        elif doc["kind"] in ("Role", "RoleBinding") and doc["metadata"]["name"] == "darkroom-api-sessions":
+            assert ident(doc) in SESSIONS_OBJECTS and meta["namespace"] == SESSIONS_NAMESPACE, ident(doc)
         else:
             assert meta.get("namespace") == NAMESPACE, ident(doc)
         if doc["kind"] != "CustomResourceDefinition":

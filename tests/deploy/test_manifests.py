@@ -8,12 +8,14 @@ Behaviours covered:
   strict: unknown fields are errors), the CRD files against apiextensions.k8s.io/v1, and the
   samples under crds/samples against the CRDs' own openAPIV3Schema (jsonschema; a broken sample
   is caught);
-- namespaced objects live in darkroom-system; every object but the CRDs carries the part-of label
-  ``make undeploy`` deletes by; no Secret is rendered (the API's Secret is made at deploy time);
+- namespaced objects live in darkroom-system, but the login sessions' Role and RoleBinding in darkroom-sessions, which
+  holds nothing else (both namespaces enforce Pod Security "restricted"; the RoleBinding binds darkroom-system's API
+  ServiceAccount); every object but the CRDs carries the part-of label ``make undeploy`` deletes by; no Secret is
+  rendered (the API's Secret is made at deploy time);
 - the Deployments: entry points of the image, env the settings read (leader election with the pod
   name as identity and the Lease in the pod's namespace; the API in the login mode, passthrough, OIDC issuer and
   client id as plain settings, its signing key and OIDC client secret from the Secret, never literal, no shared
-  token; sessions in the pod's namespace), and the API's own startup checks accept them; probes on /healthz and
+  token; sessions in darkroom-sessions), and the API's own startup checks accept them; probes on /healthz and
   /readyz at the ports the processes serve, requests and memory limits on every container;
 - Services and the Ingress point at ports and pods that exist; NetworkPolicies deny by default and
   open exactly DNS, the API server ports, the API's HTTP port and the operator's metrics port;
@@ -40,6 +42,8 @@ from .manifests import (
     OVERLAYS,
     PART_OF,
     ROOT,
+    SESSIONS_NAMESPACE,
+    SESSIONS_OBJECTS,
     containers,
     env_of,
     ident,
@@ -55,6 +59,7 @@ SAMPLES = sorted((ROOT / "crds" / "samples").glob("*.yaml"))
 
 BASE_OBJECTS = {
     "Namespace darkroom-system",
+    "Namespace darkroom-sessions",
     "CustomResourceDefinition darkrooms.deployments.example.com",
     "CustomResourceDefinition tasks.example.example.com",
     "CustomResourceDefinition postgresqls.database.db.example.com",
@@ -66,8 +71,7 @@ BASE_OBJECTS = {
     "RoleBinding darkroom-system/darkroom-operator-leader-election",
     "ClusterRole darkroom-api",
     "ClusterRoleBinding darkroom-api",
-    "Role darkroom-system/darkroom-api-sessions",
-    "RoleBinding darkroom-system/darkroom-api-sessions",
+    *SESSIONS_OBJECTS,
     "ClusterRole darkroom-control-panel-view",
     "ClusterRole darkroom-control-panel-edit",
     "ValidatingAdmissionPolicy darkroom-api-secrets",
@@ -202,15 +206,33 @@ def test_namespaces_labels_and_no_secrets(overlay: str, rendered: dict[str, list
         if doc["kind"] in CLUSTER_SCOPED:
             assert "namespace" not in meta, ident(doc)
         else:
-            assert meta.get("namespace") == NAMESPACE, ident(doc)
+            assert meta.get("namespace") == (SESSIONS_NAMESPACE if ident(doc) in SESSIONS_OBJECTS else NAMESPACE), ident(doc)
         labels = meta.get("labels") or {}
         if doc["kind"] == "CustomResourceDefinition":
             assert PART_OF[0] not in labels, f"{ident(doc)}: `make undeploy` deletes by {PART_OF[0]} and must keep the CRDs"
         else:
             assert labels.get(PART_OF[0]) == PART_OF[1], ident(doc)
     assert of_kind(rendered[overlay], "Secret") == []
-    namespace = one(rendered[overlay], "Namespace", NAMESPACE)
-    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    for name in (NAMESPACE, SESSIONS_NAMESPACE):
+        namespace = one(rendered[overlay], "Namespace", name)
+        assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted", name
+
+
+@pytest.mark.kubectl
+@pytest.mark.parametrize("overlay", list(OVERLAYS))
+def test_the_sessions_namespace_holds_only_the_api_sessions_rights(overlay: str, rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """darkroom-sessions: the sessions Role (Secrets, nothing else) bound to the API's ServiceAccount of
+    darkroom-system — not to any account of darkroom-sessions, which runs nothing."""
+    docs = rendered[overlay]
+    assert {ident(d) for d in docs if d["metadata"].get("namespace") == SESSIONS_NAMESPACE} == SESSIONS_OBJECTS
+    role = one(docs, "Role", "darkroom-api-sessions")
+    assert {resource for rule in role["rules"] for resource in rule["resources"]} == {"secrets"}
+    binding = one(docs, "RoleBinding", "darkroom-api-sessions")
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "darkroom-api-sessions"}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": API_SA, "namespace": NAMESPACE}]
+    # make undeploy deletes this namespace last, picked by this label
+    labelled = [ident(d) for d in docs if (d["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "api-sessions"]
+    assert labelled == [f"Namespace {SESSIONS_NAMESPACE}"]
 
 
 @pytest.mark.kubectl
@@ -255,7 +277,7 @@ def test_api_deployment(overlay: str, rendered: dict[str, list[dict[str, Any]]])
     for name, ref in secret_refs.items():
         assert "value" not in env[name], f"{name} must come from a Secret"
         assert env[name]["valueFrom"] == {"secretKeyRef": ref}
-    assert env["DARKROOM_API_SESSION_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert env["DARKROOM_API_SESSION_NAMESPACE"] == {"name": "DARKROOM_API_SESSION_NAMESPACE", "value": SESSIONS_NAMESPACE}
     assert_probes(container, "http")
 
 
@@ -263,13 +285,14 @@ def test_api_deployment(overlay: str, rendered: dict[str, list[dict[str, Any]]])
 @pytest.mark.parametrize("overlay", list(OVERLAYS))
 def test_the_api_starts_with_what_its_deployment_says(overlay: str, rendered: dict[str, list[dict[str, Any]]]) -> None:
     """The API's settings, read from the container's env as the kubelet resolves it, pass the API's own startup
-    checks: login off loopback (never the local mode), the sessions in the pod's namespace; OIDC in production."""
+    checks: login off loopback (never the local mode), the sessions in darkroom-sessions; OIDC in production."""
     from backend.settings import ApiSettings
 
     (container,) = one(rendered[overlay], "Deployment", "darkroom-api")["spec"]["template"]["spec"]["containers"]
     environ = resolve_env(container, pod="darkroom-api-0", secret_values={"secret-key": "k" * 64})
     settings = ApiSettings.from_environ(environ).check()
-    assert (settings.local, settings.on_loopback, settings.identity, settings.session_namespace) == (False, False, "passthrough", NAMESPACE)
+    assert (settings.local, settings.on_loopback, settings.identity) == (False, False, "passthrough")
+    assert settings.session_namespace == SESSIONS_NAMESPACE
     assert settings.token_login and settings.oidc == (overlay == "production")
     if settings.oidc:
         assert settings.oidc_issuer_url.startswith("https://") and settings.oidc_client_id

@@ -9,7 +9,8 @@ Behaviours covered:
   runAsNonRoot, runAsUser not 0, Windows HostProcess;
 - each check fires on a pod that breaks it (so a clean result means something);
 - every pod template of base, dev and production is clean, and on top: a read-only root
-  filesystem, a numeric non-root UID (the image's 10001), and the namespace enforces "restricted".
+  filesystem, a numeric non-root UID (the image's 10001), and both namespaces (darkroom-system, darkroom-sessions)
+  enforce, warn about and audit "restricted".
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .manifests import NAMESPACE, OVERLAYS, containers, one, pod_templates
+from .manifests import NAMESPACE, OVERLAYS, SESSIONS_NAMESPACE, containers, one, pod_templates
 
 ALLOWED_VOLUME_SOURCES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"}
 SAFE_SYSCTLS = {
@@ -154,11 +155,12 @@ def test_every_container_is_hardened_beyond_the_profile(rendered: dict[str, list
 
 
 @pytest.mark.kubectl
-def test_the_namespace_enforces_restricted(rendered: dict[str, list[dict[str, Any]]]) -> None:
+def test_the_namespaces_enforce_restricted(rendered: dict[str, list[dict[str, Any]]]) -> None:
     for overlay in OVERLAYS:
-        labels = one(rendered[overlay], "Namespace", NAMESPACE)["metadata"]["labels"]
-        for mode in ("enforce", "warn", "audit"):
-            assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted"
+        for namespace in (NAMESPACE, SESSIONS_NAMESPACE):
+            labels = one(rendered[overlay], "Namespace", namespace)["metadata"]["labels"]
+            for mode in ("enforce", "warn", "audit"):
+                assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted", (overlay, namespace, mode)
 
 
 GOOD_POD: dict[str, Any] = {

@@ -6,9 +6,10 @@ Behaviours covered:
   exactly the tables below, identical in every overlay;
 - no rule anywhere uses ``*`` (in apiGroups, resources, verbs or resourceNames);
 - the reconciler has no rule on Secrets but get, create and patch (a Postgresql's password Secret: its
-  ownerReferences); the API, acting for people with their own credentials,
-  may itself only fill its cache (list/watch), review tokens and access, and keep its login sessions: no get, create,
-  update, patch or delete of any object of ours or of their children, no Secret outside its own namespace, no
+  ownerReferences); the API, acting for people with their own credentials, may itself only fill its cache
+  (list/watch), review tokens and access, and keep its login sessions in darkroom-sessions: no get, create, update,
+  patch or delete of any object of ours or of their children, no Secret outside darkroom-sessions — none of its own
+  namespace darkroom-system (the Secret darkroom-api, TLS keys) —, no
   impersonation in the base;
 - deploy/components/impersonation adds impersonating users and groups — not ServiceAccounts, UIDs or user extras —
   to the API's ServiceAccount only, and switches the API to ``DARKROOM_API_IDENTITY=impersonate``; nothing else;
@@ -35,6 +36,7 @@ from .manifests import (
     NAMESPACE,
     OPERATOR_SA,
     OVERLAYS,
+    SESSIONS_NAMESPACE,
     Request,
     Rule,
     env_of,
@@ -122,8 +124,20 @@ def test_operator_verbs_are_exactly_these(overlay: str, rendered: dict[str, list
 def test_api_verbs_are_exactly_these(overlay: str, rendered: dict[str, list[dict[str, Any]]]) -> None:
     granted = grants(rendered[overlay], API_SA)
     assert as_sets(verb_table(list(granted.cluster))) == API_CLUSTER
-    assert set(granted.namespaced) == {NAMESPACE}, "login sessions only in the API's own namespace"
-    assert as_sets(verb_table(list(granted.namespaced[NAMESPACE]))) == API_SESSIONS
+    assert set(granted.namespaced) == {SESSIONS_NAMESPACE}, "login sessions only in their own namespace"
+    assert as_sets(verb_table(list(granted.namespaced[SESSIONS_NAMESPACE]))) == API_SESSIONS
+
+
+@pytest.mark.kubectl
+@pytest.mark.parametrize("overlay", list(OVERLAYS))
+def test_the_api_has_no_right_on_the_secrets_of_its_own_namespace(overlay: str, rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """darkroom-system holds the Secret darkroom-api (signing key, OIDC client secret) and may hold TLS keys: the
+    API's own account may neither read nor write any Secret there — its sessions are in darkroom-sessions."""
+    api = grants(rendered[overlay], API_SA)
+    for name in ("darkroom-api", "darkroom-panel-tls", "darkroom-aggregator-serving-cert", ""):
+        for verb in EVERY_VERB:
+            assert not api.allows(Request(verb, "", "secrets", namespace=NAMESPACE, name=name)), (verb, name)
+    assert api.allows(Request("list", "", "secrets", namespace=SESSIONS_NAMESPACE))
 
 
 @pytest.mark.kubectl
@@ -168,7 +182,7 @@ def test_the_impersonation_component_adds_users_and_groups_only(tmp_path: Path) 
     docs = render_with_components(tmp_path, "impersonation")
     api = grants(docs, API_SA)
     assert as_sets(verb_table(list(api.cluster))) == {**API_CLUSTER, **IMPERSONATION}
-    assert as_sets(verb_table(list(api.namespaced[NAMESPACE]))) == API_SESSIONS
+    assert as_sets(verb_table(list(api.namespaced[SESSIONS_NAMESPACE]))) == API_SESSIONS
     for resource in ("serviceaccounts", "uids", "userextras/scopes", "userextras"):
         assert not api.allows(Request("impersonate", "", resource, namespace=NAMESPACE, name="x")), resource
         assert not api.allows(Request("impersonate", "authentication.k8s.io", resource, name="x")), resource

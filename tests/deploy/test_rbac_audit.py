@@ -4,7 +4,7 @@ On a private real control plane with its audit log (kube-apiserver, real RBAC; i
 provider, ORY Hydra, for OIDC passthrough), the rendered base is applied with kubectl (namespace, CRDs,
 ServiceAccounts, RBAC, the admission policy, Deployments, ...); then the two real entry points run with the
 environment their Deployments give them (fieldRefs and secretKeyRefs resolved the way the kubelet would; only the
-bind address is loopback instead of the pod IP, and the lease timings are short), each authenticating as its
+bind address is loopback instead of the pod IP, and the Lease is renewed every second), each authenticating as its
 ServiceAccount with a TokenRequest token: ``python -m darkroom_operator`` with leader election on, and gunicorn
 with ``backend/server/gunicorn_conf.py`` (login mode, passthrough).
 
@@ -24,7 +24,8 @@ Every audit record is attributed by its user: the reconciler's and the API's *ow
 are checked against the rules the rendered bindings give them (:func:`tests.deploy.manifests.grants`; a
 server-side apply that created its object (201) needs ``create`` as well as ``patch``, as kube-apiserver
 authorizes it), none refused; then the converse — every (group, resource, verb) granted was used, except
-:data:`GRANTED_BUT_NOT_REQUESTED` with the reason. And the people's: every write of a Darkroom, Task, Postgresql
+:data:`GRANTED_BUT_NOT_REQUESTED` with the reason. The API's own Secret requests (its login sessions) are all in
+darkroom-sessions. And the people's: every write of a Darkroom, Task, Postgresql
 or Secret of the team was made as the person who asked — never as the API.
 
 The impersonation component on its own: the API in ``impersonate`` mode (base + deploy/components/impersonation)
@@ -48,7 +49,7 @@ from kubernetes import client
 from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
 
 from .audit import AUTHENTICATED, Entry, account, entries, impersonations, log_size
-from .manifests import API_SA, NAMESPACE, OPERATOR_SA, Grants, Request, grants, one, render, render_with_components
+from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, Grants, Request, grants, one, render, render_with_components
 from .running import (
     POD_NAMES,
     UNREADABLE_CHILD,
@@ -70,10 +71,13 @@ EDITOR = "editor"  # a ServiceAccount of TEAM with the built-in edit: a person w
 ALICE, ALICE_GROUP = "oidc:alice", "oidc:team-a-editors"  # how kube-apiserver (and the impersonating API) names her
 OIDC_CLIENT_ID = "darkroom-rbac-audit"
 ID_TOKEN_LIFESPAN = "30s"  # under the API's renewal margin (60 s): every use of a session renews its ID token
+# Renewed every second (the Lease's get and update are used within seconds), each request allowed 3 s (duration -
+# deadline - retry): a loaded machine's slow API server must not cost the reconciler its Lease mid-scenario (it then
+# stops, and nothing is reconciled). The Lease is free at the start: it is taken at once.
 SHORT_LEASE = {
-    "DARKROOM_OPERATOR_LEASE_DURATION_S": "4",
-    "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "3",
-    "DARKROOM_OPERATOR_RETRY_PERIOD_S": "0.5",
+    "DARKROOM_OPERATOR_LEASE_DURATION_S": "12",
+    "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "8",
+    "DARKROOM_OPERATOR_RETRY_PERIOD_S": "1",
 }
 MERGE = "application/merge-patch+json"
 OUR_KINDS = {"darkrooms", "tasks", "postgresqls", "secrets"}
@@ -281,8 +285,9 @@ def assert_within_rbac_and_made_by_people(found: list[Entry], docs: list[dict[st
     # The reconciler gets a Postgresql's password Secret (never lists or watches Secrets), creates a generated one and
     # patches its ownerReferences (kept with the data volume).
     assert {e.request.verb for e in operator_requests if e.request.resource == "secrets"} == {"get", "create", "patch"}
-    # The API's own Secrets are its login sessions, in its namespace; it impersonates nobody in this mode.
-    assert {e.request.namespace for e in api_requests if e.request.resource == "secrets"} == {NAMESPACE}
+    # The API's own Secrets are its login sessions, all in darkroom-sessions (none of its own namespace's); it
+    # impersonates nobody in this mode.
+    assert {e.request.namespace for e in api_requests if e.request.resource == "secrets"} == {SESSIONS_NAMESPACE}
     assert all(e.own for e in api_requests)
     # Who did what: every write of the team's objects and Secrets was made as the person who asked.
     people = {account(EDITOR, TEAM), ALICE}

@@ -4,8 +4,8 @@ tests/deploy/test_rbac_audit.py shows the components need *nothing more* than th
 control plane, as their ServiceAccounts, with no request refused). This module shows they need
 *nothing less*: on a private real cluster (kube-apiserver with RBAC, the
 OwnerReferencesPermissionEnforcement admission plugin, its audit log) with deploy/base applied, each
-rule of the reconciler's Roles, the API's ClusterRole ``darkroom-api`` and its sessions Role is removed in
-turn, the component runs its scenario as its ServiceAccount, and something fails — a step of the scenario does
+rule of the reconciler's Roles, the API's ClusterRole ``darkroom-api`` and its sessions Role (in darkroom-sessions) is
+removed in turn, the component runs its scenario as its ServiceAccount, and something fails — a step of the scenario does
 not happen *and* the audit log shows a request *of that ServiceAccount's own* refused with 403 (a person's
 refusal does not count). The rule is put back afterwards (and a SubjectAccessReview confirms each change took
 effect before the scenario starts).
@@ -26,15 +26,19 @@ ID token from a real OpenID provider (ORY Hydra) and creates, lists and deletes 
 records its ServiceAccount impersonating ``oidc:alice``, whose rights come from her group; each of the component's
 two rules (users, groups) is removed in turn and the API's impersonation is refused (403).
 
-Besides: the admission policy lets the API's ServiceAccount write login-session Secrets and nothing else, even in
-its own namespace; and the user roles of deploy/base/rbac-users.yaml: a person with the built-in ``edit`` in a
-namespace can do there everything the dashboard offers (create, edit, scale, delete Darkrooms, Tasks and
-Postgresqls, detail pages with their children, "Show password"), one with ``view`` can read it all but neither
-write nor read a password. Runs on the real control plane only: devcluster authorizes nothing.
+Besides: the API's ServiceAccount may neither read nor write any Secret of its own namespace darkroom-system (RBAC:
+its sessions are in darkroom-sessions), and the admission policy lets it write login-session Secrets of
+darkroom-sessions and nothing else — not another kind of Secret there, and no Secret at all elsewhere even when RBAC
+would allow it (the API's account bound to ``edit`` in a team's namespace by mistake); and the user roles of
+deploy/base/rbac-users.yaml: a person with the built-in ``edit`` in a namespace can do there everything the dashboard
+offers (create, edit, scale, delete Darkrooms, Tasks and Postgresqls, detail pages with their children, "Show
+password"), one with ``view`` can read it all but neither write nor read a password. Runs on the real control plane
+only: devcluster authorizes nothing.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 import tempfile
@@ -49,7 +53,7 @@ import yaml
 from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
 
 from .audit import Refusals, account, entries, log_size, refused
-from .manifests import API_SA, NAMESPACE, OPERATOR_SA, one, render, render_with_components
+from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, one, render, render_with_components
 from .running import (
     POD_NAMES,
     UNREADABLE_CHILD,
@@ -70,11 +74,10 @@ TEAM = "team-rbac"
 EDITOR, VIEWER = "editor", "viewer"  # ServiceAccounts of TEAM bound to the built-in edit and view: people who paste a token
 ALICE_GROUP = "oidc:team-a-editors"  # alice's group at the provider, prefixed as the API impersonates it
 OIDC_CLIENT_ID = "darkroom-rbac-real"
-# Each step takes about a second on the real control plane. With every rule a slow machine gets the
-# longer wait; without one, a step that never happens costs the shorter one (the 403 in the audit log is
-# what proves the cause).
+# Each step takes about a second on the real control plane, many more on a loaded machine (a process's start most of
+# all). Without a rule the same timeout applies, at no cost: a wait ends at the component's first refused request
+# (Steps), so only a rule that is not needed — a failing test — waits it out.
 STEP_TIMEOUT_S = 30.0
-WITHOUT_A_RULE_TIMEOUT_S = 10.0
 SHORT_LEASE = {
     "DARKROOM_OPERATOR_LEASE_DURATION_S": "4",
     "DARKROOM_OPERATOR_RENEW_DEADLINE_S": "3",
@@ -98,6 +101,7 @@ class Rule:
 
     role_kind: str
     role_name: str
+    namespace: str  # a Role's ("" for a ClusterRole)
     index: int
     body: dict[str, Any]
     service_account: str
@@ -117,8 +121,9 @@ def with_impersonation(tmp: Path) -> list[dict[str, Any]]:
 def rules_of(docs: list[dict[str, Any]], roles: tuple[tuple[str, str, str], ...]) -> list[Rule]:
     found = []
     for kind, name, sa in roles:
-        role_rules = tuple(one(docs, kind, name)["rules"])
-        found += [Rule(kind, name, index, rule, sa, role_rules) for index, rule in enumerate(role_rules)]
+        role = one(docs, kind, name)
+        role_rules, namespace = tuple(role["rules"]), role["metadata"].get("namespace", "")
+        found += [Rule(kind, name, namespace, index, rule, sa, role_rules) for index, rule in enumerate(role_rules)]
     return found
 
 
@@ -474,7 +479,7 @@ def allowed(rbac: RbacCluster, rule: Rule) -> bool:
     """Whether the rule's ServiceAccount may do the rule's first (group, resource, verb, name): a SubjectAccessReview."""
     resource, _, subresource = rule.body["resources"][0].partition("/")
     if rule.role_kind == "Role":
-        namespace: str | None = NAMESPACE
+        namespace: str | None = rule.namespace
     else:
         namespace = None if resource in CLUSTER_SCOPED_RESOURCES else TEAM
     return _may(
@@ -495,7 +500,7 @@ def edit_role(rbac: RbacCluster, rule: Rule, operations: list[dict[str, Any]]) -
 
     api = client.RbacAuthorizationV1Api(rbac.admin)
     if rule.role_kind == "Role":
-        api.patch_namespaced_role(rule.role_name, NAMESPACE, operations)
+        api.patch_namespaced_role(rule.role_name, rule.namespace, operations)
     else:
         api.patch_cluster_role(rule.role_name, operations)
 
@@ -508,7 +513,7 @@ def assert_needed(rbac: RbacCluster, rule: Rule, scenario: Callable[[float, Call
     try:
         wait_for(lambda: not allowed(rbac, rule), timeout_s=10, message="the removal to take effect")
         since = log_size(rbac.audit)
-        problems = scenario(WITHOUT_A_RULE_TIMEOUT_S, Refusals(rbac.audit, user))
+        problems = scenario(STEP_TIMEOUT_S, Refusals(rbac.audit, user))
         assert problems, f"{rule.service_account} did its whole job without {rule}: the rule is not needed"
         assert refused(rbac.audit, user, since), f"the scenario failed ({problems}) but no request of {user} was refused (403)"
     finally:
@@ -551,61 +556,126 @@ def test_each_impersonation_rule_is_needed(rbac: RbacCluster, provider: Provider
     assert_needed(rbac, rule, lambda timeout_s, refusals: run_impersonation_scenario(rbac, provider, timeout_s, refusals))
 
 
-def overwritten(core: Any) -> Any:
-    """The Secret darkroom-api as read by ``core``'s credentials (its Role may read it), with another signing key."""
-    found = core.read_namespaced_secret("darkroom-api", NAMESPACE)
-    found.data = {"secret-key": "bWluZQ=="}
-    return found
+SESSION_LABELS = {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-session"}
+
+
+def a_session(name: str, **fields: Any) -> dict[str, Any]:
+    """A login session's Secret as backend/identity/sessions.py writes it; ``fields`` on top."""
+    return {"metadata": {"name": name, "labels": SESSION_LABELS}, "type": SESSION_TYPE, "stringData": {"session": "{}"}, **fields}
+
+
+def refusal(attempt: Callable[[], object]) -> str:
+    """The message of the 403 that ``attempt`` (a request as the API's ServiceAccount) gets."""
+    from kubernetes import client
+
+    with pytest.raises(client.ApiException) as refused:
+        attempt()
+    assert refused.value.status == 403, refused.value.body
+    return str(json.loads(refused.value.body)["message"])
+
+
+def test_the_api_reads_and_writes_no_secret_of_its_own_namespace(rbac: RbacCluster) -> None:
+    """darkroom-system holds the Secret darkroom-api (the cookie signing key, the OIDC client secret) and may hold TLS
+    keys: the API's ServiceAccount may not read it, list or watch the namespace's Secrets, change, delete or create
+    one there — RBAC refuses (the sessions Role is in darkroom-sessions), before any admission policy is asked."""
+    from kubernetes import client, config
+
+    admin = client.CoreV1Api(rbac.admin)
+    admin.create_namespaced_secret(NAMESPACE, {"metadata": {"name": "darkroom-api"}, "stringData": {"secret-key": "k"}})
+    as_api = config.new_client_from_config(config_file=str(rbac.kubeconfigs[API_SA]))
+    try:
+        core = client.CoreV1Api(as_api)
+        replacement = {"metadata": {"name": "darkroom-api"}, "stringData": {"secret-key": "mine"}}
+        attempts: dict[str, Callable[[], object]] = {
+            "get darkroom-api": lambda: core.read_namespaced_secret("darkroom-api", NAMESPACE),
+            "list the namespace's Secrets": lambda: core.list_namespaced_secret(NAMESPACE),
+            "watch them": lambda: core.list_namespaced_secret(NAMESPACE, watch=True, timeout_seconds=1),
+            "overwrite darkroom-api": lambda: core.replace_namespaced_secret("darkroom-api", NAMESPACE, replacement),
+            "delete darkroom-api": lambda: core.delete_namespaced_secret("darkroom-api", NAMESPACE),
+            "create a session there": lambda: core.create_namespaced_secret(NAMESPACE, a_session("darkroom-session-0123456789abcdef")),
+        }
+        for what, attempt in attempts.items():
+            body = refusal(attempt)
+            assert "darkroom-api-secrets" not in body and f'in the namespace "{NAMESPACE}"' in body, (what, body)
+    finally:
+        as_api.close()
+    assert admin.read_namespaced_secret("darkroom-api", NAMESPACE).data == {"secret-key": "aw=="}
+    admin.delete_namespaced_secret("darkroom-api", NAMESPACE)
 
 
 def test_the_api_writes_no_secret_but_its_login_sessions(rbac: RbacCluster) -> None:
-    """The API's ServiceAccount has no Secret rights outside its namespace (RBAC), and in it the admission policy
-    darkroom-api-secrets lets it create, change and delete login-session Secrets only — not the Secret darkroom-api
-    beside them (its signing key, the OIDC client secret), nor any other."""
+    """In darkroom-sessions the API's ServiceAccount creates, changes and deletes its login sessions; the admission
+    policy darkroom-api-secrets refuses it any other Secret there (one someone put there, an Opaque one, a session's
+    name without its labels, a ServiceAccount token Secret). And should RBAC ever let it write Secrets elsewhere — its
+    account bound to the built-in edit in a team's namespace — the policy still refuses every write there, sessions
+    included: RBAC alone refuses it a team's Secret otherwise."""
     from kubernetes import client, config
 
     admin = client.CoreV1Api(rbac.admin)
     admin.create_namespaced_secret(TEAM, {"metadata": {"name": "payments-db"}, "stringData": {"password": "hunter2"}})
-    admin.create_namespaced_secret(NAMESPACE, {"metadata": {"name": "darkroom-api"}, "stringData": {"secret-key": "k"}})
-    session = {
-        "name": "darkroom-session-0123456789abcdef",
-        "labels": {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-session"},
-    }
+    admin.create_namespaced_secret(SESSIONS_NAMESPACE, {"metadata": {"name": "put-here"}, "stringData": {"k": "v"}})
+    session = "darkroom-session-0123456789abcdef"
     as_api = config.new_client_from_config(config_file=str(rbac.kubeconfigs[API_SA]))
+    rbac_api = client.RbacAuthorizationV1Api(rbac.admin)
     try:
         core = client.CoreV1Api(as_api)
         by_rbac: dict[str, Callable[[], object]] = {
             "read a person's Secret": lambda: core.read_namespaced_secret("payments-db", TEAM),
-            "create a Secret in a team's namespace": lambda: core.create_namespaced_secret(
-                TEAM, {"metadata": session, "type": SESSION_TYPE}
-            ),
+            "create a session in a team's namespace": lambda: core.create_namespaced_secret(TEAM, a_session(session)),
             "delete a person's Secret": lambda: core.delete_namespaced_secret("payments-db", TEAM),
         }
         by_policy: dict[str, Callable[[], object]] = {
-            "overwrite darkroom-api": lambda: core.replace_namespaced_secret("darkroom-api", NAMESPACE, overwritten(core)),
-            "delete darkroom-api": lambda: core.delete_namespaced_secret("darkroom-api", NAMESPACE),
+            "overwrite a Secret that is not a session": lambda: core.replace_namespaced_secret(
+                "put-here", SESSIONS_NAMESPACE, {"metadata": {"name": "put-here"}, "stringData": {"k": "mine"}}
+            ),
+            "delete a Secret that is not a session": lambda: core.delete_namespaced_secret("put-here", SESSIONS_NAMESPACE),
             "create an Opaque Secret": lambda: core.create_namespaced_secret(
-                NAMESPACE, {"metadata": {"name": "anything"}, "stringData": {"k": "v"}}
+                SESSIONS_NAMESPACE, {"metadata": {"name": "anything"}, "stringData": {"k": "v"}}
             ),
             "create a session-named Secret without the labels": lambda: core.create_namespaced_secret(
-                NAMESPACE, {"metadata": {"name": session["name"]}, "type": SESSION_TYPE}
+                SESSIONS_NAMESPACE, {"metadata": {"name": session}, "type": SESSION_TYPE}
+            ),
+            "create a ServiceAccount token Secret": lambda: core.create_namespaced_secret(
+                SESSIONS_NAMESPACE,
+                {
+                    "metadata": {"name": "a-token", "annotations": {"kubernetes.io/service-account.name": "default"}},
+                    "type": "kubernetes.io/service-account-token",
+                },
             ),
         }
         for what, attempt in {**by_rbac, **by_policy}.items():
-            with pytest.raises(client.ApiException) as refusal:
-                attempt()
-            assert refusal.value.status == 403, what
-            assert ("darkroom-api-secrets" in refusal.value.body) == (what in by_policy), (what, refusal.value.body)
-            assert "hunter2" not in refusal.value.body, what
-        created = core.create_namespaced_secret(NAMESPACE, {"metadata": session, "type": SESSION_TYPE, "stringData": {"session": "{}"}})
+            body = refusal(attempt)
+            assert ("darkroom-api-secrets" in body) == (what in by_policy), (what, body)
+            assert "hunter2" not in body, what
+        created = core.create_namespaced_secret(SESSIONS_NAMESPACE, a_session(session))
         created.string_data = {"session": "{}"}
-        core.replace_namespaced_secret(session["name"], NAMESPACE, created)
-        core.delete_namespaced_secret(session["name"], NAMESPACE)
+        core.replace_namespaced_secret(session, SESSIONS_NAMESPACE, created)
+        core.delete_namespaced_secret(session, SESSIONS_NAMESPACE)
+
+        # A mistake in RBAC: the API's account may now write the team's Secrets. The policy still refuses.
+        binding = {
+            "metadata": {"name": "api-edit-by-mistake"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+            "subjects": [{"kind": "ServiceAccount", "name": API_SA, "namespace": NAMESPACE}],
+        }
+        rbac_api.create_namespaced_role_binding(TEAM, binding)
+        try:
+            wait_for(
+                lambda: _may(rbac.admin, account(API_SA), "create", "", "secrets", TEAM), timeout_s=10, message="the binding in effect"
+            )
+            for what, attempt in by_rbac.items():
+                if what != "read a person's Secret":  # a read is not an admission request: RBAC is its whole limit
+                    body = refusal(attempt)
+                    assert "darkroom-api-secrets" in body and "only in darkroom-sessions" in body, (what, body)
+        finally:
+            rbac_api.delete_namespaced_role_binding("api-edit-by-mistake", TEAM)
+            wait_for(lambda: not _may(rbac.admin, account(API_SA), "create", "", "secrets", TEAM), timeout_s=10, message="the binding gone")
     finally:
         as_api.close()
     assert admin.read_namespaced_secret("payments-db", TEAM).data == {"password": "aHVudGVyMg=="}
-    assert admin.read_namespaced_secret("darkroom-api", NAMESPACE).data == {"secret-key": "aw=="}
-    admin.delete_namespaced_secret("darkroom-api", NAMESPACE)
+    assert admin.read_namespaced_secret("put-here", SESSIONS_NAMESPACE).data == {"k": "dg=="}
+    admin.delete_namespaced_secret("payments-db", TEAM)
+    admin.delete_namespaced_secret("put-here", SESSIONS_NAMESPACE)
 
 
 def test_edit_does_all_the_dashboard_offers_and_view_reads_without_writing_or_seeing_passwords(rbac: RbacCluster) -> None:
