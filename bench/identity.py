@@ -23,16 +23,22 @@ Method
 * Part 1, ``GET /darkrooms`` (a page: ``?limit=50``; the whole list: 1,000; one namespace: ``?namespace=team-07``),
   each as: the shared identity (local mode), ``reader`` and ``cluster-reader`` (login mode; their bodies are checked
   to equal the shared identity's), and the 100 people in turn (each request the next person's token on their own
-  keep-alive connection; each body is their half). ``--clients`` closed-loop clients (separate processes, raw
-  keep-alive HTTP) for ``--duration`` s per run after a warm-up that fills the review caches; the identities'
-  order rotates between runs; medians over ``--runs``. "added p99" is login p99 - shared p99 of the same run
-  (median over runs). Reviews sent/cached are the API's ``darkroom_api_reviews_total`` over the measured runs.
-  Target: added p99 <= 2 ms (reader, every path).
+  keep-alive connection; each body is their half; for one namespace, the 50 people who may list it).
+  ``--clients`` closed-loop clients (separate processes, raw keep-alive HTTP) for ``--duration`` s per run, after
+  one request per token and ``--warmup`` s that fill the review caches; the identities' order rotates between runs;
+  medians over ``--runs``. "added p99" is login p99 - shared p99 of the same round (median over rounds). Reviews
+  sent / answered from the caches are the API's ``darkroom_api_reviews_total`` over the measured runs: the caches
+  keep a decision ``review_cache_ttl_s``, so a request that comes after its person's decisions expired sends them
+  again (for ``reader``'s whole list: 1 + 20 SubjectAccessReviews, one after the other). Target: added p99 <= 2 ms
+  (reader, every path).
 * Part 2, live streams (``bench/identity_streams.py``): ``--streams`` ``/watch`` streams held by the 100 people, by
   one person, and in the shared identity, each configuration on a fresh panel, during ``--changes`` Darkroom changes
-  at ``--rate``/s; delivery latency from just before each change's request to each stream's receipt; each stream's
-  rows against its person's listable namespaces. Target: people p99 <= 1.1 x person p99 of the same round (the
-  median of the per-round ratios), and 0 mismatched streams.
+  at ``--rate``/s (after one warm-up change per namespace, delivered before measuring); delivery latency from
+  just before each change's request to each stream's receipt, waited for however late (a backlog is late, not
+  missing); each stream's rows against its person's listable namespaces; the API's and kube-apiserver's CPU
+  per change and the reviews sent in that window. Target: people p99 <= 1.1 x person p99 of the same round (the
+  median of the per-round ratios), and 0 mismatched streams. ``--review-ttl`` sets the panels' review cache
+  TTL (the product's default is 10 s), to see what the reviews cost; ``--profile DIR`` attaches py-spy.
 
 The machine line records nproc, the load average before and after; the benchmark shares 2 cores with
 whatever else runs, so compare rows of one invocation, not across invocations.

@@ -14,7 +14,8 @@ the people who may list that namespace: in ``people`` half of all streams, in ``
 in five are a server-side apply of ``status`` by field manager ``darkroom-operator`` (``/status``, as the
 reconciler writes it), every fifth a JSON merge patch of ``spec.replicas``. A change's time is taken just before
 its request is sent; its identity is the ``resourceVersion`` the answer carries. One change per namespace
-first warms up (counted for the rows, not for latency), then ``--changes`` are measured.
+first warms up (counted for the rows, not for latency; its reviews cached), and once every stream has received it
+``--changes`` are measured.
 
 Measured: delivery latency of every (change, stream that received it), the API process's CPU (gunicorn tree)
 and kube-apiserver's per measured change, the reviews sent and answered from the caches in that window, and
@@ -234,7 +235,7 @@ def measure(config: str, *, cluster: RealServer, world: World, work: Path, opts:
         wait_until(lambda: ready.value >= len(specs), 120, f"{len(specs)} streams to open (opened: {ready.value})", interval_s=0.1)
         worker = panel.worker_pid()
         changes = paced(writer, 0, len(world.namespaces), opts.rate, measured=False)
-        time.sleep(1.0)
+        drain(counted, sum(sum(1 for c in changes if c.namespace in allowed[s.index]) for s in specs), stall_s=opts.drain_s)
         metrics_token = world.cluster_reader.token if panel.mode == "login" else ""
         reviews0 = reviews_now(panel, cluster.endpoint, token=metrics_token)
         spy = panel.profile(opts.profile / f"{config}-{next(PROFILES)}.txt") if opts.profile else None
