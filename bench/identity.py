@@ -24,13 +24,15 @@ Method
   each as: the shared identity (local mode), ``reader`` and ``cluster-reader`` (login mode; their bodies are checked
   to equal the shared identity's), and the 100 people in turn (each request the next person's token on their own
   keep-alive connection; each body is their half; for one namespace, the 50 people who may list it).
-  ``--clients`` closed-loop clients (separate processes, raw keep-alive HTTP) for ``--duration`` s per run, after
-  one request per token and ``--warmup`` s that fill the review caches; the identities' order rotates between runs;
-  medians over ``--runs``. "added p99" is login p99 - shared p99 of the same round (median over rounds). Reviews
-  sent / answered from the caches are the API's ``darkroom_api_reviews_total`` over the measured runs: the caches
-  keep a decision ``review_cache_ttl_s``, so a request that comes after its person's decisions expired sends them
-  again (for ``reader``'s whole list: 1 + 20 SubjectAccessReviews, one after the other). Target: added p99 <= 2 ms
-  (reader, every path).
+  ``--clients`` closed-loop clients (separate processes, raw keep-alive HTTP), after one request per token and
+  ``--warmup`` s that fill the review caches. Each round, for ``--duration`` s, every client sends one request of
+  each identity in turn (the order rotating between rounds), so all four meet the same machine — on 2 shared
+  cores the only fair way to compare p99s; "added p99" is an identity's p99 minus the shared identity's in that
+  interleaved run (median over ``--runs`` rounds). Then each identity runs alone for ``--duration`` s: its req/s,
+  the API process's CPU per request, and the reviews sent / answered from the caches (the API's
+  ``darkroom_api_reviews_total``, summed over the rounds). The caches keep a decision ``review_cache_ttl_s``, so a
+  request that comes after its person's decisions expired sends them again (for ``reader``'s whole list: 1 + 20
+  SubjectAccessReviews, one after the other). Target: added p99 <= 2 ms (reader, every path).
 * Part 2, live streams (``bench/identity_streams.py``): ``--streams`` ``/watch`` streams held by the 100 people, by
   one person, and in the shared identity, each configuration on a fresh panel, during ``--changes`` Darkroom changes
   at ``--rate``/s (after one warm-up change per namespace, delivered before measuring); delivery latency from
@@ -81,78 +83,79 @@ class GetConn(Conn):
     RECV_BYTES = 1 << 20
 
 
-def client(endpoints: list[Endpoint], path: str, duration_s: float, barrier: Any, results: Any) -> None:
-    """Closed loop: ``GET path`` back to back, each request on the next endpoint's keep-alive connection."""
-    out: dict[str, Any] = {"count": 0, "elapsed": 0.0, "lat": b"", "error": ""}
+def client(lanes: list[list[Endpoint]], path: str, duration_s: float, barrier: Any, results: Any) -> None:
+    """Closed loop: ``GET path`` back to back, one request of each lane in turn (so every lane meets the same machine),
+    each lane's requests on the next of its endpoints' keep-alive connections. Latencies per lane."""
+    out: dict[str, Any] = {"elapsed": 0.0, "lat": [], "error": ""}
     try:
-        conns = [GetConn(e) for e in endpoints]
-        latencies = array("d")
+        conns = [[GetConn(e) for e in lane] for lane in lanes]
+        latencies = [array("d") for _ in lanes]
+        turns = [0] * len(lanes)
         barrier.wait(60)
         clock = time.perf_counter
         start = clock()
-        i = 0
-        while True:
-            k = i % len(conns)
-            i += 1
-            t0 = clock()
-            try:
-                code, data = conns[k].request("GET", path)
-            except ConnectionError:  # an idle keep-alive connection the server closed: not a measured request
-                conns[k].close()
-                conns[k] = GetConn(endpoints[k])
-                continue
-            t1 = clock()
-            if code != 200:
-                out["error"] = f"GET {path} -> {code}: {data[:300]!r}"
-                break
-            latencies.append(t1 - t0)
-            if t1 - start >= duration_s:
-                break
-        out.update(count=len(latencies), elapsed=clock() - start, lat=latencies.tobytes())
-        for conn in conns:
-            conn.close()
+        while clock() - start < duration_s and not out["error"]:
+            for k, lane in enumerate(conns):
+                i = turns[k] % len(lane)
+                turns[k] += 1
+                t0 = clock()
+                try:
+                    code, data = lane[i].request("GET", path)
+                except ConnectionError:  # an idle keep-alive connection the server closed: not a measured request
+                    lane[i].close()
+                    lane[i] = GetConn(lanes[k][i])
+                    continue
+                latencies[k].append(clock() - t0)
+                if code != 200:
+                    out["error"] = f"GET {path} -> {code}: {data[:300]!r}"
+                    break
+        out.update(elapsed=clock() - start, lat=[a.tobytes() for a in latencies])
+        for lane in conns:
+            for conn in lane:
+                conn.close()
     except Exception as e:  # reported to the parent, which fails the run
         out["error"] = f"client crashed: {e!r}"
     results.put(out)
 
 
 @dataclass
-class GetRun:
-    rps: float
+class Latency:
     p50_ms: float
     p99_ms: float
     max_ms: float
-    cpu_ms: float  # API process CPU per request
 
 
-def load(panel: Panel, endpoints: list[Endpoint], path: str, *, clients: int, duration_s: float) -> GetRun:
+def latency(outs: list[dict[str, Any]], lane: int) -> Latency:
+    lat = merged_latencies([{"lat": o["lat"][lane]} for o in outs])
+    return Latency(nearest_rank(lat, 50) * 1000, nearest_rank(lat, 99) * 1000, lat[-1] * 1000)
+
+
+def load(
+    lanes: list[list[Endpoint]], path: str, *, clients: int, duration_s: float, panels: list[Panel]
+) -> tuple[list[Latency], float, float]:
+    """``clients`` processes running :func:`client`; each lane's latencies, requests per second in all, and the CPU
+    seconds ``panels`` used per request. Client ``c`` starts each lane at its ``c``-th endpoint (different people at once)."""
     ctx = mp.get_context("fork")
     barrier, results = ctx.Barrier(clients + 1), ctx.Queue()
-    # each client starts at a different person, so concurrent requests are different people's
     procs = [
-        ctx.Process(target=client, args=(endpoints[c:] + endpoints[:c], path, duration_s, barrier, results), daemon=True)
+        ctx.Process(target=client, args=([lane[c:] + lane[:c] for lane in lanes], path, duration_s, barrier, results), daemon=True)
         for c in range(clients)
     ]
     for p in procs:
         p.start()
     try:
         barrier.wait(120)
-        cpu0 = panel.cpu_seconds()
+        cpu0 = sum(p.cpu_seconds() for p in panels)
         outs = [results.get(timeout=duration_s + 120) for _ in procs]
-        cpu = panel.cpu_seconds() - cpu0
+        cpu = sum(p.cpu_seconds() for p in panels) - cpu0
     finally:
         join_processes(procs)
     errors = [o["error"] for o in outs if o["error"]]
     if errors:
         raise RuntimeError(errors[0])
-    lat = merged_latencies(outs)
-    return GetRun(
-        rps=sum(o["count"] / o["elapsed"] for o in outs if o["elapsed"] > 0),
-        p50_ms=nearest_rank(lat, 50) * 1000,
-        p99_ms=nearest_rank(lat, 99) * 1000,
-        max_ms=lat[-1] * 1000,
-        cpu_ms=cpu * 1000 / max(1, len(lat)),
-    )
+    count = sum(len(lane) for o in outs for lane in o["lat"]) // 8  # 8 bytes a latency
+    rps = sum(len(lane) / 8 / o["elapsed"] for o in outs for lane in o["lat"] if o["elapsed"] > 0)
+    return [latency(outs, k) for k in range(len(lanes))], rps, cpu / max(1, count)
 
 
 def endpoints_of(identity: str, path: str, world: World, shared: Panel, login: Panel) -> tuple[Panel, list[Endpoint]]:
@@ -194,9 +197,11 @@ def check_bodies(world: World, shared: Panel, login: Panel) -> None:
 class GetRow:
     path: str
     identity: str
-    runs: list[GetRun]
-    added_p99_ms: list[float]  # per run, against the shared identity's run of the same round
-    reviews: Reviews
+    paired: list[Latency]  # per round, requests interleaved with the other identities'
+    added_p99_ms: list[float]  # per round: this p99 - the shared identity's p99 of the same interleaved run
+    alone_rps: list[float]  # per round, this identity alone
+    alone_cpu_ms: list[float]  # the API process's CPU per request, alone
+    reviews: Reviews  # sent and answered from the caches during this identity's runs alone
 
 
 def measure_gets(cluster: RealServer, world: World, work: Path, args: argparse.Namespace) -> list[GetRow]:
@@ -204,30 +209,34 @@ def measure_gets(cluster: RealServer, world: World, work: Path, args: argparse.N
     shared = Panel("local", kubeconfig=world.api_kubeconfig, work=work, env=env)
     login = Panel("login", kubeconfig=world.api_kubeconfig, work=work, env=env)
     rows: list[GetRow] = []
+
+    def reviews() -> Reviews:
+        return reviews_now(login, cluster.endpoint, token=world.cluster_reader.token)
+
     try:
         check_bodies(world, shared, login)
         for label, path in PATHS.items():
-            found: dict[str, list[GetRun]] = {i: [] for i in IDENTITIES}
-            reviews: dict[str, Reviews] = {i: Reviews() for i in IDENTITIES}
-            for identity in IDENTITIES:
-                panel, endpoints = endpoints_of(identity, path, world, shared, login)
+            targets = {i: endpoints_of(i, path, world, shared, login) for i in IDENTITIES}
+            found = {i: GetRow(label, i, [], [], [], [], Reviews()) for i in IDENTITIES}
+            for panel, endpoints in targets.values():
                 warm(panel, endpoints, path)
-                load(panel, endpoints, path, clients=args.clients, duration_s=args.warmup)
+            load([e for _, e in targets.values()], path, clients=args.clients, duration_s=args.warmup, panels=[])
             for r in range(args.runs):
                 order = IDENTITIES[r % len(IDENTITIES) :] + IDENTITIES[: r % len(IDENTITIES)]
+                paired, _, _ = load([targets[i][1] for i in order], path, clients=args.clients, duration_s=args.duration, panels=[])
+                by_identity = dict(zip(order, paired, strict=True))
                 for identity in order:
-                    panel, endpoints = endpoints_of(identity, path, world, shared, login)
-                    before = reviews_now(login, cluster.endpoint, token=world.cluster_reader.token)
-                    run = load(panel, endpoints, path, clients=args.clients, duration_s=args.duration)
-                    reviews[identity] = reviews[identity] + (
-                        reviews_now(login, cluster.endpoint, token=world.cluster_reader.token) - before
-                    )
-                    found[identity].append(run)
-                    log(f"  {label} {identity} run {r + 1}: {run.rps:,.0f} req/s, p50 {run.p50_ms:.2f} ms, p99 {run.p99_ms:.2f} ms")
-            base = found["shared"]
-            for identity in IDENTITIES:
-                added = [run.p99_ms - b.p99_ms for run, b in zip(found[identity], base, strict=True)]
-                rows.append(GetRow(label, identity, found[identity], added, reviews[identity]))
+                    row, panel = found[identity], targets[identity][0]
+                    row.paired.append(by_identity[identity])
+                    row.added_p99_ms.append(by_identity[identity].p99_ms - by_identity["shared"].p99_ms)
+                    before = reviews()
+                    _, rps, cpu = load([targets[identity][1]], path, clients=args.clients, duration_s=args.duration, panels=[panel])
+                    row.reviews = row.reviews + (reviews() - before)
+                    row.alone_rps.append(rps)
+                    row.alone_cpu_ms.append(cpu * 1000)
+                lat = ", ".join(f"{i} p50 {by_identity[i].p50_ms:.2f} p99 {by_identity[i].p99_ms:.2f}" for i in IDENTITIES)
+                log(f"  {label} round {r + 1}: {lat} ms")
+            rows += found.values()
     finally:
         shared.stop()
         login.stop()
@@ -240,8 +249,8 @@ def med(values: list[float]) -> float:
 
 def get_table(rows: list[GetRow]) -> tuple[list[str], bool]:
     lines = [
-        "| request | identity | req/s | p50 ms | p99 ms | max ms | added p99 ms | API CPU ms/req | reviews sent (token + access)"
-        " | answered from the caches | target | result |",
+        "| request | identity | p50 ms | p99 ms | max ms | added p99 ms | alone: req/s | alone: API CPU ms/req"
+        " | reviews sent (token + access) | answered from the caches | target | result |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     ok = True
@@ -254,26 +263,21 @@ def get_table(rows: list[GetRow]) -> tuple[list[str], bool]:
             result, ok = ("PASS" if passed else "MISS"), ok and passed
         rv = row.reviews
         shared = row.identity == "shared"
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    row.path,
-                    row.identity,
-                    f"{med([r.rps for r in row.runs]):,.0f}",
-                    f"{med([r.p50_ms for r in row.runs]):.2f}",
-                    f"{med([r.p99_ms for r in row.runs]):.2f}",
-                    f"{med([r.max_ms for r in row.runs]):.1f}",
-                    "" if shared else f"{added:+.2f}",
-                    f"{med([r.cpu_ms for r in row.runs]):.2f}",
-                    "—" if shared else f"{rv.token_sent:.0f} + {rv.access_sent:.0f}",
-                    "—" if shared else f"{rv.token_cached:,.0f} + {rv.access_cached:,.0f}",
-                    target,
-                    result,
-                ]
-            )
-            + " |"
-        )
+        cells = [
+            row.path,
+            row.identity,
+            f"{med([r.p50_ms for r in row.paired]):.2f}",
+            f"{med([r.p99_ms for r in row.paired]):.2f}",
+            f"{med([r.max_ms for r in row.paired]):.1f}",
+            "" if shared else f"{added:+.2f}",
+            f"{med(row.alone_rps):,.0f}",
+            f"{med(row.alone_cpu_ms):.2f}",
+            "—" if shared else f"{rv.token_sent:.0f} + {rv.access_sent:.0f}",
+            "—" if shared else f"{rv.token_cached:,.0f} + {rv.access_cached:,.0f}",
+            target,
+            result,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines, ok
 
 
