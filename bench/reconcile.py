@@ -522,9 +522,9 @@ def machine_line(servers: list[str], *, with_kopf: bool) -> str:
     real = f", real = kube-apiserver {realcluster_version()} + etcd (realcluster)" if "real" in servers else ""
     if not with_kopf:
         return f"{machine_summary()}, Python {platform.python_version()}{real}"
-    import kopf
+    from importlib.metadata import version  # not kopf.__version__: typed the same whether the bench extra is installed or not
 
-    return f"{machine_summary()}, Python {platform.python_version()}, kopf {kopf.__version__}{real}"
+    return f"{machine_summary()}, Python {platform.python_version()}, kopf {version('kopf')}{real}"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -7,14 +7,17 @@ writes the frames the subscription produces until the broadcaster closes (shutdo
 client goes away, waiting between writes on a :class:`Waker`: the broadcaster calls it from the
 informer's dispatcher thread after every publish, and it wakes every stream of the loop with one
 ``call_soon_threadsafe``. 1,000 idle streams thus cost 1,000 suspended coroutines and their
-sockets, and a published event one wake-up plus one write per interested stream.
+sockets, and a published event one wake-up plus one write per interested stream. A stream whose next
+event needs a review of its person's rights waits for it off the loop, in a thread that every stream
+held up by the same review shares (:meth:`Waker.unblock`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+import functools
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from backend.api.watch.broadcasting import Broadcaster
@@ -32,6 +35,28 @@ class Waker:
         self._loop = loop
         self._waiting: set[asyncio.Future[None]] = set()
         self._scheduled = False
+        self._unblocking: dict[Hashable, asyncio.Future[bool]] = {}
+
+    async def unblock(self, subscription: Subscription) -> bool:
+        """Run the blocking work ``take`` left (:func:`run_blocked`) in a thread. Streams held up by the same review
+        (equal :attr:`Subscription.blocked_key`: one person, one kind, one namespace) share one run: a change seen by
+        the 10 streams of one person takes one thread, not 10 of which 9 would sit waiting for the first one's answer
+        — the loop's default pool has only ``min(32, cpus + 4)`` threads."""
+        key = subscription.blocked_key
+        if key is None:
+            return await asyncio.to_thread(run_blocked, subscription)
+        shared = self._unblocking.get(key)
+        if shared is None:
+            shared = asyncio.ensure_future(asyncio.to_thread(run_blocked, subscription))
+            self._unblocking[key] = shared
+            shared.add_done_callback(functools.partial(self._landed, key))
+        else:
+            subscription.blocked = subscription.blocked_key = None  # its next take finds the shared answer cached
+        return await asyncio.shield(shared)  # a stream that goes away does not cancel the others' review
+
+    def _landed(self, key: Hashable, future: asyncio.Future[bool]) -> None:
+        if self._unblocking.get(key) is future:
+            del self._unblocking[key]
 
     def waiter(self) -> asyncio.Future[None]:
         """A future resolved at the next wake-up; take it *before* polling the broadcaster (no lost wake-up)."""
@@ -113,7 +138,7 @@ async def pump(subscription: Subscription, *, send: Send, receive: Receive, wake
     try:
         await send({"type": "http.response.body", "body": subscription.opening(), "more_body": True})
         while not gone.done():
-            if subscription.blocked is not None and not await asyncio.to_thread(run_blocked, subscription):
+            if subscription.blocked is not None and not await waker.unblock(subscription):
                 return  # the person may no longer be served (or could not be checked): the client reconnects to ask again
             woken = waker.waiter()  # before the poll: a publish after the poll resolves it
             batch = broadcaster.poll(subscription.cursor)

@@ -45,12 +45,22 @@ class Decision:
     reason: str = ""
 
 
-@dataclass
 class ReviewStats:
-    """Counts for ``/metrics`` and tests: reviews sent, answers served from the cache."""
+    """Counts for ``/metrics`` (``darkroom_api_reviews_total``) and tests: reviews sent, answers served from the cache
+    (by a blocking ask or by :meth:`AccessReviewer.known`). Exact under concurrency: askers run in many threads."""
 
-    sent: int = 0
-    cached: int = 0
+    def __init__(self) -> None:
+        self.sent = 0
+        self.cached = 0
+        self._lock = threading.Lock()
+
+    def count_sent(self) -> None:
+        with self._lock:
+            self.sent += 1
+
+    def count_cached(self) -> None:
+        with self._lock:
+            self.cached += 1
 
 
 class _Expiring(Generic[K, V]):
@@ -107,7 +117,7 @@ def _remembered(cache: _Expiring[K, V], stats: ReviewStats, key: K, ask: Callabl
     for _ in range(3):
         found, value = cache.get(key)
         if found:
-            stats.cached += 1
+            stats.count_cached()
             return value  # type: ignore[return-value]  # found: the stored value, which may itself be None
         waiting = cache.flight(key)
         if waiting is None:
@@ -115,7 +125,7 @@ def _remembered(cache: _Expiring[K, V], stats: ReviewStats, key: K, ask: Callabl
             break
         waiting.wait(FLIGHT_WAIT_S)  # another thread is asking; its answer (or its failure) comes first
     try:
-        stats.sent += 1
+        stats.count_sent()
         answer = ask()
         cache.put(key, answer, ttl_of(answer))
     finally:
@@ -189,7 +199,10 @@ class AccessReviewer:
         if self.always_allow_groups.intersection(user.groups):
             return Decision(True)
         found, decision = self._cache.get((user.key(), attributes))
-        return decision if found else None
+        if not found:
+            return None
+        self.stats.count_cached()
+        return decision
 
     def _ttl(self, decision: Decision) -> float:
         return self.allow_ttl_s if decision.allowed else self.deny_ttl_s

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 
 from flask import Response, request
@@ -62,6 +62,9 @@ class Subscription:
         #: whether the next event may be shown, or the recheck of the person's credentials; set by take, run and
         #: cleared by the server (:func:`run_blocked`)
         self.blocked: Callable[[], object] | None = None
+        #: what :attr:`blocked` depends on when it is a visibility review (None: work of this stream alone): streams
+        #: with equal keys can share one run of it (:meth:`backend.server.streaming.Waker.unblock`)
+        self.blocked_key: Hashable | None = None
         self.cursor = cursor
         self.reset = reset
         self.filters = filters
@@ -91,7 +94,7 @@ class Subscription:
             return sse.reset_frame(self.cursor, "the client fell behind: events were dropped")
         visibility = self.visibility
         if visibility is not None and visibility.recheck_due():
-            self.blocked = visibility.recheck
+            self.blocked, self.blocked_key = visibility.recheck, None
             return None
         frames = []
         for event in batch.events:
@@ -100,7 +103,8 @@ class Subscription:
                 continue
             shown = True if visibility is None else visibility.known(event)
             if shown is None:
-                self.blocked = functools.partial(visibility.decide, event) if visibility is not None else None
+                if visibility is not None:
+                    self.blocked, self.blocked_key = functools.partial(visibility.decide, event), visibility.review_key(event)
                 break
             self.cursor = event.id
             if visibility is not None:
@@ -121,7 +125,7 @@ class Subscription:
 def run_blocked(subscription: Subscription) -> bool:
     """Run the blocking work ``take`` left (a review, a recheck); False when the stream must end (the person may no
     longer be served, or a review could not be made: never "allowed"). Blocking: a thread, never the event loop."""
-    work, subscription.blocked = subscription.blocked, None
+    work, subscription.blocked, subscription.blocked_key = subscription.blocked, None, None
     if work is None:
         return True
     try:

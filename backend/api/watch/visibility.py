@@ -17,7 +17,7 @@ reconnection then meets the login. A review that cannot be made ends the stream 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 
 from cluster import Resource
 from cluster.acting import ActingClient
@@ -69,6 +69,12 @@ class Visibility:
             if not decision.allowed:
                 return False
         return True
+
+    def review_key(self, event: Event) -> Hashable:
+        """What :meth:`decide` depends on: every stream of one person held up by events of one kind in one namespace
+        waits for the same reviews, so the server runs them once for all of those streams."""
+        user = self.client.actor.user
+        return (user.key() if user is not None else None, event.kind, event.namespace)
 
     def decide(self, event: Event) -> bool:
         """Whether ``event`` may be shown (blocking: reviews what is not cached). ClusterError when it cannot be reviewed."""

@@ -3,8 +3,9 @@
 Covers: liveness is always 200; readiness is 200 when synced and reachable, 503 problem+json naming
 the failed check before the cache syncs (a cluster without our CRDs never lets the Darkroom
 informer list) and when the API server is gone; request metrics are labelled by route rule (not
-raw path) and status; the informer cache gauges and counters are exported; every app has its own
-registry.
+raw path) and status; the informer cache gauges and counters are exported; the access reviews sent to
+the API server and answered from the caches are counted exactly (the streams' non-blocking look-ups too); every
+app has its own registry.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from support import DevclusterProcess, wait_for
 
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
+from cluster.attributes import ResourceAttributes
+from cluster.identities import User
 
 
 def sample(text: str, name: str, **labels: str) -> float | None:
@@ -106,3 +109,34 @@ def test_cache_metrics(make_app: Callable[..., Flask], ops_access: ClusterAccess
     assert sample(text, "darkroom_api_cache_objects", resource="namespaces") >= 1  # type: ignore[operator]
     assert namespaces.objects >= 1
     assert sample(text, "darkroom_api_watch_subscribers") == 0
+
+
+def test_review_metrics(make_app: Callable[..., Flask], ops_access: ClusterAccess) -> None:
+    client = make_app().test_client()
+
+    def reviews() -> dict[tuple[str, str], float | None]:
+        text = client.get("/metrics").get_data(as_text=True)
+        return {
+            (review, answer): sample(text, "darkroom_api_reviews_total", review=review, answer=answer)
+            for review in ("tokenreview", "subjectaccessreview", "selfsubjectaccessreview")
+            for answer in ("sent", "cached")
+        }
+
+    before = reviews()
+    assert None not in before.values()
+    assert ops_access.tokens.review("not-a-token-this-cluster-knows") is None
+    assert ops_access.tokens.review("not-a-token-this-cluster-knows") is None  # the refusal is cached too
+    carol, listing = User("carol"), ResourceAttributes("list", "darkrooms", group="deployments.example.com", namespace="team-z")
+    decision = ops_access.access_reviews.decide(carol, listing)
+    assert ops_access.access_reviews.decide(carol, listing) == decision
+    assert ops_access.access_reviews.known(carol, listing) == decision  # a stream's look-up on the event loop
+    after = reviews()
+    delta = {key: (after[key] or 0) - (before[key] or 0) for key in after}
+    assert delta == {
+        ("tokenreview", "sent"): 1,
+        ("tokenreview", "cached"): 1,
+        ("subjectaccessreview", "sent"): 1,
+        ("subjectaccessreview", "cached"): 2,
+        ("selfsubjectaccessreview", "sent"): 0,
+        ("selfsubjectaccessreview", "cached"): 0,
+    }
