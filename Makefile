@@ -29,8 +29,8 @@ PYTEST_ARGS ?=
 # devcluster and the real control plane), identity (the real OIDC provider), browser (chromium), deploy (manifests, RBAC
 # on the real control plane), fuzz (schemathesis), devcluster (its conformance and fidelity against the real control plane).
 # `make test` runs every lane in one pytest on TEST_WORKERS pytest-xdist workers: a whole module (the identity lane
-# whole) is one work unit, the longest first; each worker starts its own session servers. 3 workers measured fastest on
-# this 2-core machine (README "Tests": the tests mostly wait on servers and timers, so more workers than cores help).
+# whole) is one work unit, the longest first; each worker starts its own session servers. 3 workers on this 2-core
+# machine: the tests mostly wait on servers and timers, so more workers than cores help (README "Tests").
 TEST_WORKERS ?= 3
 XDIST = -n $(TEST_WORKERS) --dist loadscope
 LANES := unit cluster identity browser deploy fuzz devcluster
