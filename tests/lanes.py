@@ -3,7 +3,7 @@
 =============  ==============================================================  =================================================
 lane           what runs there                                                 needs
 =============  ==============================================================  =================================================
-``unit``       tests/unit, devcluster/tests/internals                          nothing but Python: no server, no subprocess
+``unit``       tests/unit, devcluster/tests/internals                          no server (a few run short subprocesses)
 ``cluster``    tests/integration (but identity), tests/e2e: the product's      devcluster and the real control plane
                suites, once per cluster kind (``[dev]``, ``[real]``)
 ``identity``   tests/integration/identity, tests/integration/                  the real OIDC provider (ORY Hydra) and a real
