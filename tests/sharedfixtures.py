@@ -34,6 +34,7 @@ private real control plane that trusts its ID tokens, for the clients of ``kube_
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import secrets
 import shutil
@@ -262,6 +263,19 @@ def crds_installed(kube: ClusterProcess) -> None:
 
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+@pytest.fixture(autouse=True)
+def _root_log_filters_restored() -> Iterator[None]:
+    """Each test leaves the root logger's handlers with the filters it found. pytest's own handlers stay on the root logger
+    for the whole session (its log file handler, live logging), so a filter a test attaches there — such as
+    ``backend.server.logs.install``'s, which rewrites records — would change every record later tests see: a test's
+    outcome would depend on which tests ran before it in its process (the order xdist's workers change)."""
+    root = logging.getLogger()
+    found = {handler: list(handler.filters) for handler in root.handlers}
+    yield
+    for handler, filters in found.items():
+        handler.filters[:] = filters
 
 
 # --- the OpenID Connect provider (tests/identityprovider.py) and a control plane that trusts it ----------------------
