@@ -28,8 +28,9 @@ PYTEST_ARGS ?=
 # Test lanes (tests/lanes.py puts every test in one, by path): unit (no servers), cluster (the product's suites on
 # devcluster and the real control plane), identity (the real OIDC provider), browser (chromium), deploy (manifests, RBAC
 # on the real control plane), fuzz (schemathesis), devcluster (its conformance and fidelity against the real control plane).
-# `make test` runs every lane in one pytest on TEST_WORKERS pytest-xdist workers: a whole module (the identity lane
-# whole) is one work unit, the longest first; each worker starts its own session servers. 3 workers on this 2-core
+# `make test` runs every lane in one pytest on TEST_WORKERS pytest-xdist workers: a module on one cluster kind (the
+# identity lane and the fidelity corpus whole) is one work unit, the longest first; each worker starts its own session
+# servers. 3 workers on this 2-core
 # machine: the tests mostly wait on servers and timers, so more workers than cores help (README "Tests").
 TEST_WORKERS ?= 3
 XDIST = -n $(TEST_WORKERS) --dist loadscope
@@ -102,9 +103,9 @@ test-unit: venv
 	@$(PY) -m pytest $(UNIT_PATHS) -m unit $(XDIST) $(PYTEST_ARGS)
 
 ## test-devcluster: devcluster's own tests (devcluster/tests): its unit tests (internals/, in the unit lane) and the
-## devcluster lane (conformance/, fidelity/). Serially: the fidelity summary is written by the process that ran the corpus.
+## devcluster lane (conformance/, fidelity/), on TEST_WORKERS workers
 test-devcluster: venv
-	@$(PY) -m pytest devcluster/tests $(PYTEST_ARGS)
+	@$(PY) -m pytest devcluster/tests $(XDIST) $(PYTEST_ARGS)
 
 ## lint: ruff, and the import contracts of pyproject.toml [tool.importlinter] (who may import whom)
 lint: venv
