@@ -25,6 +25,17 @@ PORT ?= 5000
 DEVCLUSTER_PORT ?= 6443
 REALCLUSTER_PORT ?= 7443
 PYTEST_ARGS ?=
+# Test lanes (tests/lanes.py puts every test in one, by path): unit (no servers), cluster (the product's suites on
+# devcluster and the real control plane), identity (the real OIDC provider), browser (chromium), deploy (manifests, RBAC
+# on the real control plane), fuzz (schemathesis), devcluster (its conformance and fidelity against the real control plane).
+# `make test` runs every lane in one pytest on TEST_WORKERS pytest-xdist workers: a module on one cluster kind (the
+# identity lane and the fidelity corpus whole) is one work unit, the longest first; each worker starts its own session
+# servers. 3 workers on this 2-core
+# machine: the tests mostly wait on servers and timers, so more workers than cores help (README "Tests").
+TEST_WORKERS ?= 3
+XDIST = -n $(TEST_WORKERS) --dist loadscope
+LANES := unit cluster identity browser deploy fuzz devcluster
+UNIT_PATHS := tests/unit devcluster/tests/internals
 OPERATOR_ARGS ?=
 IMAGE ?= darkroom-control-panel:0.1.0
 OVERLAY ?= dev
@@ -34,7 +45,7 @@ UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.1
 # Where the packages of ours live, by import name (lint-imports finds them through this).
 SOURCE_ROOTS := .:operator:lib:lib/shared:devcluster/src
 
-.PHONY: venv venv-api api test test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
+.PHONY: venv venv-api api test test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
 
 # $(call install,LOCK,WHAT): a venv if missing, then the lock, then our own projects (editable, from this checkout:
 # --no-deps, so no name of ours is ever looked up on an index; built with the pinned setuptools of
@@ -73,14 +84,28 @@ lock: venv
 	@$(UV_COMPILE) pyproject.toml --extra devcluster -c requirements/dev.txt -o requirements/devcluster.txt
 	@$(UV_COMPILE) pyproject.toml -c requirements/dev.txt -o requirements/runtime.txt
 
-## test: lint, type-check and run the whole suite (tests/ and devcluster/tests, pyproject's testpaths)
+## test: lint, type-check, then every lane of the whole suite (tests/ and devcluster/tests, pyproject's testpaths) at once
+## on TEST_WORKERS workers (TEST_WORKERS=0: serially, in one process)
 test: venv lint typecheck
 	@scripts/install_test_tools.sh
-	@$(PY) -m pytest $(PYTEST_ARGS)
+	@$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
-## test-devcluster: devcluster's own lane: its unit, conformance and fidelity tests (devcluster/tests) only
+## test-fast: the unit lane (no servers, no builds: --cluster=dev) on 2 workers, in under a minute; no lint or mypy
+test-fast: venv
+	@$(PY) -m pytest $(UNIT_PATHS) -m unit --cluster=dev -n 2 --dist loadscope $(PYTEST_ARGS)
+
+## test-<lane>: one lane (test-unit, test-cluster, test-identity, test-browser, test-deploy, test-fuzz, test-devcluster)
+$(addprefix test-,$(filter-out unit devcluster,$(LANES))): venv
+	@$(if $(filter test-browser,$@),scripts/install_test_tools.sh)
+	@$(PY) -m pytest -m $(@:test-%=%) $(XDIST) $(PYTEST_ARGS)
+
+test-unit: venv
+	@$(PY) -m pytest $(UNIT_PATHS) -m unit $(XDIST) $(PYTEST_ARGS)
+
+## test-devcluster: devcluster's own tests (devcluster/tests): its unit tests (internals/, in the unit lane) and the
+## devcluster lane (conformance/, fidelity/), on TEST_WORKERS workers
 test-devcluster: venv
-	@$(PY) -m pytest devcluster/tests $(PYTEST_ARGS)
+	@$(PY) -m pytest devcluster/tests $(XDIST) $(PYTEST_ARGS)
 
 ## lint: ruff, and the import contracts of pyproject.toml [tool.importlinter] (who may import whom)
 lint: venv
@@ -94,9 +119,9 @@ typecheck: venv
 	@$(PY) -m mypy
 	@$(PY) -m mypy bench devcluster/bench
 
-## unit: the unit tests of the product and of devcluster
+## unit: the unit lane, serially (tests/unit and devcluster/tests/internals)
 unit: venv
-	@$(PY) -m pytest tests/unit devcluster/tests/internals $(PYTEST_ARGS)
+	@$(PY) -m pytest $(UNIT_PATHS) -m unit $(PYTEST_ARGS)
 
 ## realcluster: the real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 ## a simulated node) in the foreground; data and kubeconfig in .realcluster/. Needs Go (test infrastructure only).

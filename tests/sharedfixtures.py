@@ -22,6 +22,10 @@ ones of the test's kind (for restarts and kills), ``fresh_devcluster`` private d
 ``kubectl`` runs the kubectl on PATH with a private discovery cache; ``namespace`` gives each test its
 own namespace.
 
+Under pytest-xdist (``make test``, tests/lanes.py) every worker starts its own session servers (free ports, data dirs under
+its own basetemp); the controller alone builds realcluster and Hydra and tells the workers which kinds run
+(:func:`pytest_configure_node`), and a build holds a file lock, so pytest processes started side by side build once.
+
 ``identity_provider`` (session) is a real OpenID Connect provider (ORY Hydra, ``tests/identityprovider.py``, built by
 ``scripts/build_hydra.sh`` whenever the real control plane is: the same Go and CI rules); ``oidc_realcluster`` a
 private real control plane that trusts its ID tokens, for the clients of ``kube_oidc_clients``; its kube-apiserver
@@ -31,6 +35,8 @@ people and panels as metadata).
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import secrets
 import shutil
@@ -47,6 +53,7 @@ from support import ROOT, ClusterKind, ClusterProcess, DevclusterProcess, Kubect
 
 if TYPE_CHECKING:
     from identityprovider import HydraProcess, KubeOIDCClients
+    from xdist.workermanage import WorkerController
 
 
 def _start(tmp: Path, extra: list[str]) -> DevclusterProcess:
@@ -77,11 +84,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "devcluster_only(reason): a test of devcluster itself, or one that needs a devcluster-only knob")
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None:  # an xdist worker: the controller built (or left out) the clusters once for all workers
+        config.stash[_KINDS] = tuple(worker_input[_WORKER_KINDS])
+        config.stash[_LEFT_OUT] = worker_input[_WORKER_LEFT_OUT]
+        config.stash[_IDP_LEFT_OUT] = worker_input[_WORKER_IDP_LEFT_OUT]
+        return
     choice = config.getoption("--cluster")
     kinds: list[ClusterKind] = ["dev", "real"] if choice == "both" else [choice]
     config.stash[_LEFT_OUT] = ""
     if "real" in kinds:
-        build = subprocess.run([str(ROOT / "scripts" / "build_realcluster.sh")], stderr=subprocess.PIPE, text=True)
+        build = _build("build_realcluster.sh")
         if build.returncode == 3 and not in_ci() and choice == "both":
             kinds.remove("real")
             config.stash[_LEFT_OUT] = "real control plane left out: no Go toolchain (under CI=true this fails)"
@@ -91,6 +104,29 @@ def pytest_configure(config: pytest.Config) -> None:
             sys.stderr.write(build.stderr)
     config.stash[_KINDS] = tuple(kinds)
     config.stash[_IDP_LEFT_OUT] = _build_identity_provider(kinds, config.stash[_LEFT_OUT])
+
+
+# What an xdist worker is told by the controller (pytest_configure_node), instead of building again.
+_WORKER_KINDS, _WORKER_LEFT_OUT, _WORKER_IDP_LEFT_OUT = "sharedfixtures_kinds", "sharedfixtures_left_out", "sharedfixtures_idp_left_out"
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent without it
+def pytest_configure_node(node: WorkerController) -> None:
+    config: pytest.Config = node.config
+    kinds: tuple[ClusterKind, ...] = config.stash[_KINDS]
+    node.workerinput[_WORKER_KINDS] = list(kinds)
+    node.workerinput[_WORKER_LEFT_OUT] = config.stash[_LEFT_OUT]
+    node.workerinput[_WORKER_IDP_LEFT_OUT] = config.stash[_IDP_LEFT_OUT]
+
+
+def _build(script: str) -> subprocess.CompletedProcess[str]:
+    """Run scripts/<script> (a Go build into realcluster/bin/) holding realcluster/bin/.build.lock: several pytest processes
+    started at once (lanes in parallel, two terminals) build one after the other; the later ones find it up to date."""
+    lock_path = ROOT / "realcluster" / "bin" / ".build.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run([str(ROOT / "scripts" / script)], stderr=subprocess.PIPE, text=True)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -231,6 +267,19 @@ def crds_installed(kube: ClusterProcess) -> None:
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 
+@pytest.fixture(autouse=True)
+def _root_log_filters_restored() -> Iterator[None]:
+    """Each test leaves the root logger's handlers with the filters it found. pytest's own handlers stay on the root logger
+    for the whole session (its log file handler, live logging), so a filter a test attaches there — such as
+    ``backend.server.logs.install``'s, which rewrites records — would change every record later tests see: a test's
+    outcome would depend on which tests ran before it in its process (the order xdist's workers change)."""
+    root = logging.getLogger()
+    found = {handler: list(handler.filters) for handler in root.handlers}
+    yield
+    for handler, filters in found.items():
+        handler.filters[:] = filters
+
+
 # --- the OpenID Connect provider (tests/identityprovider.py) and a control plane that trusts it ----------------------
 
 _IDP_LEFT_OUT = pytest.StashKey[str]()
@@ -241,7 +290,7 @@ def _build_identity_provider(kinds: list[ClusterKind], real_left_out: str) -> st
     identity tests need both. Returns why they are left out ('' when they run)."""
     if "real" not in kinds:
         return f"identity provider tests left out: they need the real control plane ({real_left_out or '--cluster=real|both'})"
-    build = subprocess.run([str(ROOT / "scripts" / "build_hydra.sh")], stderr=subprocess.PIPE, text=True)
+    build = _build("build_hydra.sh")
     if build.returncode == 3 and not in_ci():
         return f"identity provider tests left out: {build.stderr.strip()} (under CI=true this fails)"
     if build.returncode != 0:

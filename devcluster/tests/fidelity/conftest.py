@@ -6,7 +6,8 @@ with a one-line reason. ``FIDELITY_DEV_KUBECONFIG`` / ``FIDELITY_REAL_KUBECONFIG
 servers that are already running instead (for working on the corpus without restarting them).
 
 At the end of the session the terminal summary counts the differences seen, by DIFFERENCES.md id,
-and names listed entries no sequence matched (candidates for removal once the whole corpus ran).
+and names listed entries no sequence matched (candidates for removal once the whole corpus ran); under
+pytest-xdist the worker that ran the corpus sends it to the controller (``lanes.summary_section``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lanes import summary_section
 from support import REALCLUSTER_BIN
 
 from fidelity import differences
@@ -57,22 +59,22 @@ def report(request: pytest.FixtureRequest) -> Report:
     return request.config.stash[_REPORT]
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    if _REPORT not in config.stash:
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The counts of the corpus for the terminal summary (``lanes.summary_section``: also from an xdist worker)."""
+    if _REPORT not in session.config.stash:
         return
-    report = config.stash[_REPORT]
+    report = session.config.stash[_REPORT]
     if not report.sequences_run:
         return
     seen = sum(len(v) for v in report.listed.values()) + len(report.unlisted)
-    write = terminalreporter.write_line
-    terminalreporter.section("fidelity: devcluster vs kube-apiserver")
-    write(f"{len(report.sequences_run)} sequences, {report.requests} steps per server, {seen} field differences")
+    lines = [f"{len(report.sequences_run)} sequences, {report.requests} steps per server, {seen} field differences"]
     for entry in report.entries:
         if entry.fixed or entry.id not in report.listed:
             continue
-        write(f"  {entry.id} [{entry.status}] {len(report.listed[entry.id]):4d}  {entry.title}")
+        lines.append(f"  {entry.id} [{entry.status}] {len(report.listed[entry.id]):4d}  {entry.title}")
     if report.unlisted:
-        write(f"  UNLISTED {len(report.unlisted)} (failing)")
+        lines.append(f"  UNLISTED {len(report.unlisted)} (failing)")
     silent = [e.id for e in report.entries if not e.fixed and e.patterns and e.id not in report.listed]
     if silent:
-        write(f"  listed but not seen in this run: {', '.join(silent)}")
+        lines.append(f"  listed but not seen in this run: {', '.join(silent)}")
+    summary_section(session.config, "fidelity: devcluster vs kube-apiserver", lines)
