@@ -31,7 +31,7 @@ from backend.identity import oidc
 from backend.identity.authenticating import Authenticator, FailedAttempts, safe_next
 from backend.identity.sessions import Login
 from backend.settings import ApiSettings
-from cluster.identities import User
+from cluster.identities import AUTHENTICATED, User
 from cluster.reviewing import TokenReviewer
 
 # -- safe_next ------------------------------------------------------------------------------------
@@ -204,12 +204,14 @@ def _authenticator(**settings: Any) -> Authenticator:
 
 def test_the_person_is_named_with_the_prefixes() -> None:
     user = _authenticator().user_from_claims({"sub": "alice", "groups": ["team-a-editors", "everyone"], "email": "a@example.com"})
-    assert user == User(name="oidc:alice", groups=("oidc:team-a-editors", "oidc:everyone"), how="oidc")
+    # system:authenticated too, as kube-apiserver adds it to everyone it impersonates (the access reviews ask about the
+    # same person the writes are decided for)
+    assert user == User(name="oidc:alice", groups=("oidc:team-a-editors", "oidc:everyone", AUTHENTICATED), how="oidc")
 
 
 def test_a_provider_cannot_name_a_system_user_or_group() -> None:
     user = _authenticator().user_from_claims({"sub": "system:admin", "groups": ["system:masters"]})
-    assert user.name == "oidc:system:admin" and user.groups == ("oidc:system:masters",)
+    assert user.name == "oidc:system:admin" and user.groups == ("oidc:system:masters", AUTHENTICATED)
 
 
 def test_the_configured_claims_and_prefixes_are_used() -> None:
@@ -217,13 +219,13 @@ def test_the_configured_claims_and_prefixes_are_used() -> None:
         oidc_username_claim="email", oidc_groups_claim="roles", oidc_username_prefix="idp:", oidc_groups_prefix="idp-group:"
     )
     user = authenticator.user_from_claims({"sub": "123", "email": "alice@example.com", "roles": "admins", "groups": ["ignored"]})
-    assert user.name == "idp:alice@example.com" and user.groups == ("idp-group:admins",)
+    assert user.name == "idp:alice@example.com" and user.groups == ("idp-group:admins", AUTHENTICATED)
 
 
 @pytest.mark.parametrize("groups", [None, [], 42, {"a": 1}, ["ok", 7, None]])
 def test_groups_that_are_not_strings_are_left_out(groups: Any) -> None:
     user = _authenticator().user_from_claims({"sub": "alice", "groups": groups})
-    assert user.groups == (("oidc:ok",) if isinstance(groups, list) and "ok" in groups else ())
+    assert user.groups == ((("oidc:ok",) if isinstance(groups, list) and "ok" in groups else ()) + (AUTHENTICATED,))
 
 
 @pytest.mark.parametrize("claims", [{}, {"sub": ""}, {"sub": 7}, {"sub": None}, {"email": "alice@example.com"}])
