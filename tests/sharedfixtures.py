@@ -302,12 +302,14 @@ def _build_identity_provider(kinds: list[ClusterKind], real_left_out: str) -> st
 
 @pytest.fixture(scope="session")
 def identity_provider(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HydraProcess]:
-    """ORY Hydra with its login/consent app, users ``identityprovider.USERS`` (a copy in ``.users``: tests may add)."""
+    """ORY Hydra with its login/consent app, users ``identityprovider.USERS`` (a copy in ``.users``: tests may add).
+    Its store is a SQLite file, so a test that stops it (``stops_identity_provider``) starts it again on the same ports
+    with every client and key it had: under pytest-xdist such a test need not be the worker's last."""
     from identityprovider import HydraProcess
 
     if request.config.stash[_IDP_LEFT_OUT]:
         pytest.skip(request.config.stash[_IDP_LEFT_OUT])
-    provider = HydraProcess(tmp_path_factory.mktemp("hydra")).start()
+    provider = HydraProcess(tmp_path_factory.mktemp("hydra"), persistent=True).start()
     yield provider
     provider.stop()
 

@@ -5,11 +5,11 @@ Behaviours covered:
 - the reconciler's and the API's effective rules (bindings resolved to roles, per namespace) are
   exactly the tables below, identical in every overlay;
 - no rule anywhere uses ``*`` (in apiGroups, resources, verbs or resourceNames);
-- the reconciler has no rule on Secrets but get, create and patch (a Postgresql's password Secret: its
-  ownerReferences); the API, acting for people with their own credentials, may itself only fill its cache
-  (list/watch), review tokens and access, and keep its login sessions in darkroom-sessions: no get, create, update,
-  patch or delete of any object of ours or of their children, no Secret outside darkroom-sessions — none of its own
-  namespace darkroom-system (the Secret darkroom-api, TLS keys) —, no
+- the reconciler has no rule on Secrets but get, create, patch and delete (a Postgresql's password Secret: its
+  ownerReferences, which needs delete too — never requested); the API, acting for people with their own credentials,
+  may itself only fill its cache (list/watch), review tokens and access, and keep its login sessions in
+  darkroom-sessions: no get, create, update, patch or delete of any object of ours or of their children, no Secret outside
+  darkroom-sessions — none of its own namespace darkroom-system (the Secret darkroom-api, TLS keys) —, no
   impersonation in the base;
 - deploy/components/impersonation adds impersonating users and groups — not ServiceAccounts, UIDs or user extras —
   to the API's ServiceAccount only, and switches the API to ``DARKROOM_API_IDENTITY=impersonate``; nothing else;
@@ -69,7 +69,7 @@ OPERATOR_CLUSTER = {
     ("database.db.example.com", "postgresqls/finalizers", NONE): {"update"},
     ("apps", "statefulsets", NONE): WATCH | {"create", "patch"},
     ("", "persistentvolumeclaims", NONE): WATCH,
-    ("", "secrets", NONE): {"get", "create", "patch"},
+    ("", "secrets", NONE): {"get", "create", "patch", "delete"},
 }
 OPERATOR_LEADER_ELECTION = {
     ("coordination.k8s.io", "leases", NONE): {"create"},
@@ -153,8 +153,9 @@ def test_no_wildcards_anywhere(overlay: str, rendered: dict[str, list[dict[str, 
 @pytest.mark.kubectl
 def test_reconciler_cannot_list_or_change_secrets(rendered: dict[str, list[dict[str, Any]]]) -> None:
     operator = grants(rendered["base"], OPERATOR_SA)
-    # It gets one Secret by name (a Postgresql's password), creates a generated one and patches its owners; nothing else.
-    for verb in ("list", "watch", "update", "delete", "deletecollection"):
+    # It gets one Secret by name (a Postgresql's password), creates a generated one and patches its owners; nothing else
+    # (delete only because changing ownerReferences needs it: test_rbac_audit shows it is never requested).
+    for verb in ("list", "watch", "update", "deletecollection"):
         assert not operator.allows(Request(verb, "", "secrets", namespace="default", name="x")), verb
     assert not any(any(res.startswith("secrets/") for res in r.resources) for r in operator.all_rules())
 

@@ -6,10 +6,11 @@ Behaviours:
   or SubjectAccessReview is not cached is 503 — never allowed, never "not authenticated" — for an API client's bearer
   token already reviewed (its access review fails), a bearer token never seen (its TokenReview fails), a dashboard
   session and, when the panel impersonates, a provider's ID token it verified itself;
-- the identity provider down (the session's provider is stopped: these tests run after every other): the login page
-  says it cannot be reached and ``/login/oidc`` answers 503 instead of sending the browser to it; sessions and ID
-  tokens from before keep working — through a passthrough panel and an impersonating one, bearer and session — and a
-  session whose ID token lives 5 s keeps working while it is valid (its renewal fails quietly), then is 401.
+- the identity provider down (the session's provider is stopped, and started again afterwards on the same ports with
+  its clients and keys): the login page says it cannot be reached and ``/login/oidc`` answers 503 instead of sending
+  the browser to it; sessions and ID tokens from before keep working — through a passthrough panel and an
+  impersonating one, bearer and session — and a session whose ID token lives 5 s keeps working while it is valid
+  (its renewal fails quietly), then is 401.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import requests
 import yaml
 from identityfixtures import TEAM_A, Panel, Teams
 from identityprovider import HydraProcess, KubeOIDCClients, jwt_claims
@@ -146,10 +148,23 @@ def test_the_provider_down_the_login_page_says_so_and_sessions_keep_working_unti
         "impersonated bearer": (impersonating_panel, impersonating_panel.id_token("alice")),
     }
     short = short_lived_panel.browser_login("alice")  # its ID token lives 5 s: the provider goes down right after
-    http = loopback()
 
     identity_provider.stop()
+    try:
+        _while_the_provider_is_down(panel, short_lived_panel, control_plane, sessions, bearers, short)
+    finally:
+        identity_provider.start()  # the session's other tests (on this worker) need it: same ports, clients and keys
 
+
+def _while_the_provider_is_down(
+    panel: Panel,
+    short_lived_panel: Panel,
+    control_plane: ControlPlane,
+    sessions: dict[str, tuple[Panel, requests.Session]],
+    bearers: dict[str, tuple[Panel, str]],
+    short: requests.Session,
+) -> None:
+    http = loopback()
     login = stored_login(short_lived_panel, short, control_plane)
     assert login is not None
     assert short.get(f"{short_lived_panel.url}/darkrooms", params={"namespace": TEAM_A}).status_code == 200  # renewal failed quietly
