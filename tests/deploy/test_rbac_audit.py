@@ -313,7 +313,10 @@ def editor_client(kubeconfig: Path, token: str) -> client.ApiClient:
 
     configuration = client.Configuration()
     config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+    # Neither the admin's client certificate nor its token: the kubeconfig's token would come back before every
+    # request through the loader's refresh hook.
     configuration.cert_file = configuration.key_file = None
+    configuration.refresh_api_key_hook = None
     configuration.api_key = {"authorization": f"Bearer {token}"}
     return client.ApiClient(configuration)
 

@@ -10,8 +10,10 @@ key runs again (nothing is kept once a run has landed).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Coroutine, Hashable
+from typing import Any
 
 from backend.api.watch.broadcasting import Broadcaster, Filters
 from backend.api.watch.streams import Subscription
@@ -37,6 +39,13 @@ class Review:
             raise TimeoutError("never released")
         if self.fails:
             raise Ended("the token is no longer accepted")
+
+
+def run_apart(scenario: Coroutine[Any, Any, None]) -> None:
+    """Run ``scenario`` on a loop of its own thread: under pytest-xdist a browser test may have left Playwright's loop
+    running in this worker's main thread, where ``asyncio.run`` refuses to start another."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, scenario).result()
 
 
 def blocked(broadcaster: Broadcaster, work: Callable[[], object], key: Hashable | None) -> Subscription:
@@ -66,7 +75,7 @@ def test_streams_with_one_key_share_one_run() -> None:
         again.release.set()
         assert await waker.unblock(blocked(hub, again, key)) is True and again.runs == 1  # a later change runs again
 
-    asyncio.run(scenario())
+    run_apart(scenario())
 
 
 def test_different_keys_and_keyless_work_run_apart() -> None:
@@ -77,7 +86,7 @@ def test_different_keys_and_keyless_work_run_apart() -> None:
         assert await unblock_all(waker, streams, review) == [True] * 4
         assert review.runs == 4
 
-    asyncio.run(scenario())
+    run_apart(scenario())
 
 
 def test_a_refusal_ends_every_stream_that_shared_the_run() -> None:
@@ -87,7 +96,7 @@ def test_a_refusal_ends_every_stream_that_shared_the_run() -> None:
         assert await unblock_all(waker, streams, review) == [False] * 3
         assert review.runs == 1
 
-    asyncio.run(scenario())
+    run_apart(scenario())
 
 
 def test_a_stream_going_away_does_not_cancel_the_shared_run() -> None:
@@ -104,4 +113,4 @@ def test_a_stream_going_away_does_not_cancel_the_shared_run() -> None:
         assert await follower is True
         assert review.runs == 1
 
-    asyncio.run(scenario())
+    run_apart(scenario())
