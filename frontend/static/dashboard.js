@@ -185,11 +185,19 @@
     return UNITS[UNITS.length - 1];
   }
 
+  // The stamp is compared with the moment the page's response began to arrive (Navigation Timing), not with when
+  // this script first runs: on a busy machine that may be seconds later, and the page's clock would lag behind the
+  // server's by as much (a Darkroom created a moment ago would be "in 2s").
+  function arrivedAt() {
+    var navigation = window.performance && performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    return navigation && navigation.responseStart > 0 ? performance.timeOrigin + navigation.responseStart : Date.now();
+  }
+
   function serverNow() {
     if (skewMs === null) {
       var stamped = document.querySelector("[data-server-now]");
       var stampedAt = stamped ? Date.parse(stamped.getAttribute("data-server-now")) : NaN;
-      skewMs = isNaN(stampedAt) ? 0 : stampedAt - Date.now();
+      skewMs = isNaN(stampedAt) ? 0 : stampedAt - arrivedAt();
     }
     return Date.now() + skewMs;
   }

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -169,6 +170,30 @@ def test_age_ticks_without_requests(stack: Stack, page: Any) -> None:
     mask = "(e) => e.isConnected && getComputedStyle(e).maskImage.includes('/static/icons/source-s3.svg') && e.offsetWidth > 10"
     wait_for(lambda: icon.evaluate(mask), timeout_s=5, message="the S3 icon")  # (a pushed row may be swapping in)
     assert "30 days" in (source.get_attribute("title") or "")
+
+
+def test_a_script_that_starts_late_never_dates_an_age_in_the_future(stack: Stack, page: Any) -> None:
+    """The page's clock is set from the moment its response arrived, not from when its script first runs (seconds
+    later on a busy machine): a Darkroom that appears live is an age, never 'in 3s'."""
+
+    def late(route: Any) -> None:
+        time.sleep(3)  # the script arrives, and runs, 3 s after the page
+        route.continue_()
+
+    page.route(re.compile(r".*/static/dashboard\.js.*"), late)
+    body = {
+        "apiVersion": "deployments.example.com/v1alpha1",
+        "kind": "Darkroom",
+        "metadata": {"name": "fresh"},
+        "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/a"}, "subDomains": ["fresh"]},
+    }
+    page.goto(f"/?namespace={stack.namespace}")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    stack.custom().create_namespaced_custom_object(*DR[:2], stack.namespace, DR[2], body)
+    age = page.locator("tr", has=page.get_by_role("link", name="fresh", exact=True)).locator("time[data-age]")
+    age.wait_for(timeout=15_000)  # the new Darkroom appears live
+    page.wait_for_timeout(500)  # the script has written its age
+    assert re.fullmatch(r"\d+s", age.inner_text()), age.inner_text()
 
 
 def test_a_late_live_refresh_never_brings_back_the_old_filter(stack: Stack, page: Any) -> None:

@@ -11,18 +11,36 @@ a shifted list. Other lists are compared by index.
 JSON key order is not compared (it carries no meaning in JSON, and kube's is simply Go's struct
 field order) except for ``metav1.Status``, whose field order was reported as a difference and is
 cheap to match exactly (path suffix ``<key order>``). Used by ``test_corpus.py``.
+
+Two things the clusters' shared use decides, not the servers, are left out. The product's own API
+groups (``crds/``) in discovery lists: the corpus runs on the session's clusters, where the product's
+tests on the same pytest-xdist worker may or may not have installed its CRDs on either side; the
+corpus's own custom resources have groups of their own. And the order of managedFields entries of
+one operation: kube sorts them by operation, then by the whole second each was written in, then by
+manager — so under load the two runs of a sequence, seconds apart, may straddle a second boundary on
+one side only; the order of the operations (Apply entries before Update ones) is still compared.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
 
 from fidelity.normalising import normalise
 from fidelity.transcript import Step
+
+REPOSITORY = Path(__file__).resolve().parents[3]
+PRODUCT_GROUPS = frozenset(
+    str(doc["spec"]["group"])
+    for path in sorted((REPOSITORY / "crds").glob("*.yaml"))
+    for doc in yaml.safe_load_all(path.read_text())
+    if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
+)
 
 
 class _Absent:
@@ -72,6 +90,10 @@ def _element_key(item: Any) -> str | None:
     if isinstance(item.get("type"), str) and "status" in item:  # conditions
         return str(item["type"])
     return None
+
+
+def _managed_fields(items: list[Any]) -> bool:
+    return bool(items) and all(_element_key(i) is not None and isinstance(i.get("operation"), str) and "manager" in i for i in items)
 
 
 def _keyed(items: list[Any]) -> dict[str, Any] | None:
@@ -126,10 +148,15 @@ def compare_values(path: str, kube: Any, dev: Any, out: list[tuple[str, Any, Any
         if kube_keyed is not None and dev_keyed is not None:
             if path in subset:
                 kube_keyed = {k: v for k, v in kube_keyed.items() if k in dev_keyed}
+            kube_keyed = {k: v for k, v in kube_keyed.items() if k not in PRODUCT_GROUPS}
+            dev_keyed = {k: v for k, v in dev_keyed.items() if k not in PRODUCT_GROUPS}
             for key in [*kube_keyed, *(k for k in dev_keyed if k not in kube_keyed)]:
                 compare_values(f"{path}[name={key}]", kube_keyed.get(key, ABSENT), dev_keyed.get(key, ABSENT), out, subset)
             common_kube = [k for k in kube_keyed if k in dev_keyed]
             common_dev = [k for k in dev_keyed if k in kube_keyed]
+            if _managed_fields(kube):  # their order by operation only (see the module docstring)
+                common_kube = [kube_keyed[k]["operation"] for k in common_kube]
+                common_dev = [dev_keyed[k]["operation"] for k in common_dev]
             if common_kube != common_dev:
                 out.append((f"{path}.<order>", common_kube, common_dev))
             return
