@@ -194,6 +194,14 @@ class ApiSettings:
             doc="How long a TokenReview or access review answer is reused (k8s.io/apiserver's delegated default).",
         ),
     )
+    stream_review_ttl_s: float = field(
+        default=60.0,
+        metadata=variable(
+            f"{ENV_PREFIX}STREAM_REVIEW_TTL_S",
+            doc="How old an access review answer a live stream still acts on (at least the review cache's TTL; a"
+            " request always asks again after REVIEW_CACHE_TTL_S). kube-apiserver authorizes a watch once, at its start.",
+        ),
+    )
     auth_failures_max: int = field(
         default=10,
         metadata=variable(
@@ -298,6 +306,8 @@ class ApiSettings:
             raise UnsafeSettings(f"{ENV_PREFIX}SESSION_LIFETIME_S must be a positive number of seconds")
         if "*" in self.allowed_origins:
             raise UnsafeSettings(f"{ENV_PREFIX}CORS_ORIGINS must list exact origins, not '*'")
+        if not 0 <= self.review_cache_ttl_s <= self.stream_review_ttl_s:
+            raise UnsafeSettings(f"{ENV_PREFIX}REVIEW_CACHE_TTL_S must be 0 or more, and {ENV_PREFIX}STREAM_REVIEW_TTL_S at least as long")
         return self
 
     def _check_oidc(self) -> None:

@@ -68,7 +68,9 @@ class ClusterAccess:
             cache=cache,
             client=CachedClient(transport=transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager)),
             tokens=TokenReviewer(transport=transport, ttl_s=ttl_s),
-            access_reviews=AccessReviewer(transport=transport, allow_ttl_s=ttl_s, deny_ttl_s=ttl_s),
+            access_reviews=AccessReviewer(
+                transport=transport, allow_ttl_s=ttl_s, deny_ttl_s=ttl_s, stream_ttl_s=settings.stream_review_ttl_s
+            ),
             self_reviews=SelfAccessReviewer(transport=transport, ttl_s=ttl_s),
         )
 

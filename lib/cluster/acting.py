@@ -63,15 +63,25 @@ class ActingClient:
 
     # -- authorization --------------------------------------------------------------------------
 
-    def may(self, verb: str, resource: Resource, *, namespace: str | None = None, name: str = "", subresource: str = "") -> bool:
+    def may(
+        self,
+        verb: str,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        name: str = "",
+        subresource: str = "",
+        for_stream: bool = False,
+    ) -> bool:
         """Whether the actor may ``verb`` ``resource`` there (namespace None: in every namespace). ClusterError
-        when that cannot be reviewed (never a guess)."""
+        when that cannot be reviewed (never a guess). ``for_stream``: a live stream's question, which may be answered
+        by an older decision (:class:`cluster.reviewing.AccessReviewer`)."""
         user = self.actor.user
         if user is None:
             return True
         assert self._reviewer is not None
         attributes = ResourceAttributes.of(verb, resource, namespace=namespace, name=name, subresource=subresource)
-        return self._reviewer.allowed(user, attributes)
+        return self._reviewer.allowed(user, attributes, for_stream=for_stream)
 
     def require(self, verb: str, resource: Resource, *, namespace: str | None = None, name: str = "", subresource: str = "") -> None:
         """:meth:`may`, or :class:`cluster.errors.Forbidden` naming the actor and what they may not do."""

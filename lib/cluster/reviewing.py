@@ -69,7 +69,7 @@ class _Expiring(Generic[K, V]):
     one person, one review goes out, not 100."""
 
     def __init__(self) -> None:
-        self._entries: dict[K, tuple[float, V]] = {}
+        self._entries: dict[K, tuple[float, float, V]] = {}  # key -> (fresh until, kept until, value)
         self._lock = threading.Lock()
         self._flights: dict[K, threading.Event] = {}
 
@@ -87,22 +87,24 @@ class _Expiring(Generic[K, V]):
         if event is not None:
             event.set()
 
-    def get(self, key: K) -> tuple[bool, V | None]:
+    def get(self, key: K, *, kept: bool = False) -> tuple[bool, V | None]:
+        """The entry while it is fresh (``kept``: while it is kept, which may be longer: see :meth:`put`)."""
         now = time.monotonic()
         with self._lock:
             entry = self._entries.get(key)
-        if entry is None or entry[0] <= now:
+        if entry is None or (entry[1] if kept else entry[0]) <= now:
             return False, None
-        return True, entry[1]
+        return True, entry[2]
 
-    def put(self, key: K, value: V, ttl_s: float) -> None:
+    def put(self, key: K, value: V, ttl_s: float, keep_s: float = 0.0) -> None:
+        """Store ``value``: fresh for ``ttl_s``, kept (for :meth:`get` with ``kept``) for ``keep_s`` if that is longer."""
         now = time.monotonic()
         with self._lock:
             if len(self._entries) >= MAX_ENTRIES:
-                self._entries = {k: v for k, v in self._entries.items() if v[0] > now}
+                self._entries = {k: v for k, v in self._entries.items() if v[1] > now}
                 if len(self._entries) >= MAX_ENTRIES:
                     self._entries.clear()
-            self._entries[key] = (now + ttl_s, value)
+            self._entries[key] = (now + ttl_s, now + max(ttl_s, keep_s), value)
 
     def clear(self) -> None:
         with self._lock:
@@ -112,10 +114,19 @@ class _Expiring(Generic[K, V]):
 FLIGHT_WAIT_S = 30.0
 
 
-def _remembered(cache: _Expiring[K, V], stats: ReviewStats, key: K, ask: Callable[[], V], ttl_of: Callable[[V], float]) -> V:
+def _remembered(
+    cache: _Expiring[K, V],
+    stats: ReviewStats,
+    key: K,
+    ask: Callable[[], V],
+    ttl_of: Callable[[V], float],
+    *,
+    keep_s: float = 0.0,
+    kept: bool = False,
+) -> V:
     asker = False
     for _ in range(3):
-        found, value = cache.get(key)
+        found, value = cache.get(key, kept=kept)
         if found:
             stats.count_cached()
             return value  # type: ignore[return-value]  # found: the stored value, which may itself be None
@@ -127,7 +138,7 @@ def _remembered(cache: _Expiring[K, V], stats: ReviewStats, key: K, ask: Callabl
     try:
         stats.count_sent()
         answer = ask()
-        cache.put(key, answer, ttl_of(answer))
+        cache.put(key, answer, ttl_of(answer), keep_s)
     finally:
         if asker:
             cache.land(key)
@@ -169,14 +180,28 @@ def _decision(status: dict[str, Any]) -> Decision:
 
 
 class AccessReviewer:
-    """SubjectAccessReview about an authenticated user, with a TTL cache per (user, attributes)."""
+    """SubjectAccessReview about an authenticated user, with a TTL cache per (user, attributes).
+
+    ``stream_ttl_s``: how old a decision a live stream still acts on (``for_stream``; at least the TTL). A stream
+    carries the changes of every namespace to each of its person's tabs, so it needs a decision per namespace per
+    person over and over: with the requests' short TTL, 100 people's streams on 20 namespaces meant ~200 reviews a
+    second and deliveries seconds late (``bench/identity.py``). kube-apiserver authorizes a watch once, when it
+    starts; a stream here acts on decisions at most ``stream_ttl_s`` old. Requests keep the short TTL.
+    """
 
     def __init__(
-        self, *, transport: Transport, allow_ttl_s: float, deny_ttl_s: float, always_allow_groups: Sequence[str] = (MASTERS,)
+        self,
+        *,
+        transport: Transport,
+        allow_ttl_s: float,
+        deny_ttl_s: float,
+        stream_ttl_s: float = 0.0,
+        always_allow_groups: Sequence[str] = (MASTERS,),
     ) -> None:
         self.transport = transport
         self.allow_ttl_s = allow_ttl_s
         self.deny_ttl_s = deny_ttl_s
+        self.stream_ttl_s = stream_ttl_s
         self.always_allow_groups = frozenset(always_allow_groups)
         self.stats = ReviewStats()
         self._cache: _Expiring[tuple[Any, ...], Decision] = _Expiring()
@@ -185,20 +210,28 @@ class AccessReviewer:
     def reviews(self) -> int:
         return self.stats.sent
 
-    def decide(self, user: User, attributes: Attributes) -> Decision:
+    def decide(self, user: User, attributes: Attributes, *, for_stream: bool = False) -> Decision:
         if self.always_allow_groups.intersection(user.groups):
             return Decision(True)
-        return _remembered(self._cache, self.stats, (user.key(), attributes), lambda: self._ask(user, attributes), self._ttl)
+        return _remembered(
+            self._cache,
+            self.stats,
+            (user.key(), attributes),
+            lambda: self._ask(user, attributes),
+            self._ttl,
+            keep_s=self.stream_ttl_s,
+            kept=for_stream,
+        )
 
-    def allowed(self, user: User, attributes: Attributes) -> bool:
-        return self.decide(user, attributes).allowed
+    def allowed(self, user: User, attributes: Attributes, *, for_stream: bool = False) -> bool:
+        return self.decide(user, attributes, for_stream=for_stream).allowed
 
-    def known(self, user: User, attributes: Attributes) -> Decision | None:
+    def known(self, user: User, attributes: Attributes, *, for_stream: bool = False) -> Decision | None:
         """The decision if it is at hand without a review (always-allowed group, or cached); None otherwise. Never blocks:
         for event loops, which then :meth:`decide` in a thread."""
         if self.always_allow_groups.intersection(user.groups):
             return Decision(True)
-        found, decision = self._cache.get((user.key(), attributes))
+        found, decision = self._cache.get((user.key(), attributes), kept=for_stream)
         if not found:
             return None
         self.stats.count_cached()

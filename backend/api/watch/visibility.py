@@ -8,10 +8,14 @@ an update or a deletion its person could not list.
 
 Streams are served on an event loop (:mod:`backend.server.streaming`), which must never wait for a review:
 :meth:`Visibility.known` answers from the cache or says "unknown", and the stream then has the blocking
-:meth:`Visibility.decide` run in a thread before it goes on (:attr:`backend.api.watch.streams.Subscription.blocked`).
-Every ``recheck_s`` the person's credentials are checked again (:meth:`Visibility.recheck`, also in a
-thread): a session that ended or a token that was revoked ends the stream (:class:`Ended`) — the client's
-reconnection then meets the login. A review that cannot be made ends the stream too: never "allowed".
+:meth:`Visibility.decide` run in a thread before it goes on
+(:attr:`backend.api.watch.streams.Subscription.blocked`). The decisions a stream acts on may be older than a
+request's (``stream_review_ttl_s``, 60 s by default, against ``review_cache_ttl_s``:
+:class:`cluster.reviewing.AccessReviewer`): a right taken away stops the rows within that time — kube-apiserver
+itself authorizes a watch only when it starts. Every ``recheck_s`` the person's credentials are checked again
+(:meth:`Visibility.recheck`, also in a thread): a session that ended or a token that was revoked ends the stream
+(:class:`Ended`) — the client's reconnection then meets the login. A review that cannot be made ends the stream too:
+never "allowed".
 """
 
 from __future__ import annotations
@@ -58,12 +62,12 @@ class Visibility:
         if user is None:
             return True
         for resource in self.resources[event.kind]:
-            decision = self.reviewer.known(user, ResourceAttributes.of("list", resource))
+            decision = self.reviewer.known(user, ResourceAttributes.of("list", resource), for_stream=True)
             if decision is None:
                 return None
             if decision.allowed:
                 continue
-            decision = self.reviewer.known(user, ResourceAttributes.of("list", resource, namespace=event.namespace))
+            decision = self.reviewer.known(user, ResourceAttributes.of("list", resource, namespace=event.namespace), for_stream=True)
             if decision is None:
                 return None
             if not decision.allowed:
@@ -79,7 +83,8 @@ class Visibility:
     def decide(self, event: Event) -> bool:
         """Whether ``event`` may be shown (blocking: reviews what is not cached). ClusterError when it cannot be reviewed."""
         return all(
-            self.client.may("list", resource) or self.client.may("list", resource, namespace=event.namespace)
+            self.client.may("list", resource, for_stream=True)
+            or self.client.may("list", resource, namespace=event.namespace, for_stream=True)
             for resource in self.resources[event.kind]
         )
 

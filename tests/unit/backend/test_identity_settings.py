@@ -6,7 +6,7 @@ what to set; a login mode with no way to log in (token login off, no OIDC) is re
 is refused; with impersonation an empty prefix, or one starting with ``system:``, for user names or groups is
 refused, while passthrough never looks at the prefixes; OIDC needs an https issuer (http only on loopback), a
 client id and the ``openid`` scope; ``authentication`` and ``identity`` accept only their listed values; the
-``repr`` hides the signing key and the OIDC client secret.
+``repr`` hides the signing key and the OIDC client secret; a stream's review TTL is never shorter than the cache's.
 """
 
 from __future__ import annotations
@@ -107,3 +107,10 @@ def test_the_repr_hides_the_secrets() -> None:
     text = repr(ApiSettings(secret_key="signing-key-Sentinel", **{**OIDC, "oidc_client_secret": "client-secret-Sentinel"}))
     assert "Sentinel" not in text and "secret_key='***'" in text and "oidc_client_secret='***'" in text
     assert str(ApiSettings()) == repr(ApiSettings())
+
+
+@pytest.mark.parametrize(("cache", "stream"), [(-1.0, 60.0), (10.0, 5.0)])
+def test_a_stream_never_acts_on_decisions_younger_than_a_requests(cache: float, stream: float) -> None:
+    with pytest.raises(UnsafeSettings, match=r"REVIEW_CACHE_TTL_S must be 0 or more, and DARKROOM_API_STREAM_REVIEW_TTL_S at least"):
+        ApiSettings(review_cache_ttl_s=cache, stream_review_ttl_s=stream).check()
+    assert ApiSettings(review_cache_ttl_s=0.0, stream_review_ttl_s=0.0).check().stream_review_ttl_s == 0.0

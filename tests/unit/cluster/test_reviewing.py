@@ -153,3 +153,25 @@ def test_identity_headers_and_subjects() -> None:
 )
 def test_attributes_describe_themselves(attributes: ResourceAttributes, text: str) -> None:
     assert attributes.describe() == text
+
+
+def test_a_stream_acts_on_decisions_up_to_its_own_ttl() -> None:
+    transport = Recording({"status": {"allowed": True}})
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=0.2, deny_ttl_s=0.2, stream_ttl_s=0.6)  # type: ignore[arg-type]
+    assert reviewer.allowed(ALICE, LIST_A)
+    time.sleep(0.3)  # past the requests' TTL, within the streams'
+    assert reviewer.known(ALICE, LIST_A) is None  # a request asks again ...
+    assert reviewer.known(ALICE, LIST_A, for_stream=True) is not None  # ... a stream acts on what was decided
+    assert reviewer.allowed(ALICE, LIST_A, for_stream=True) and reviewer.stats.sent == 1
+    assert reviewer.allowed(ALICE, LIST_A) and reviewer.stats.sent == 2  # the request's review refreshes it for both
+    time.sleep(0.7)  # past the streams' TTL too
+    assert reviewer.known(ALICE, LIST_A, for_stream=True) is None
+    assert reviewer.allowed(ALICE, LIST_A, for_stream=True) and reviewer.stats.sent == 3
+
+
+def test_without_a_stream_ttl_streams_ask_as_requests_do() -> None:
+    transport = Recording({"status": {"allowed": False}})
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=0.2, deny_ttl_s=0.2)  # type: ignore[arg-type]
+    assert not reviewer.allowed(ALICE, LIST_A, for_stream=True)
+    time.sleep(0.3)
+    assert reviewer.known(ALICE, LIST_A, for_stream=True) is None
