@@ -23,10 +23,12 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from cluster.attributes import Attributes
+from cluster.errors import ClusterError
 from cluster.identities import MASTERS, Credentials, User
 from cluster.requesting import Transport
 
@@ -34,6 +36,10 @@ TOKENREVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 SUBJECTACCESSREVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 SELFSUBJECTACCESSREVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 MAX_ENTRIES = 50_000
+#: the share of a stream TTL after which a decision a stream uses is reviewed again in the background
+STREAM_REFRESH_AT = 0.75
+#: threads for those background reviews (I/O: each waits for kube-apiserver)
+REFRESH_THREADS = 4
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -69,7 +75,7 @@ class _Expiring(Generic[K, V]):
     one person, one review goes out, not 100."""
 
     def __init__(self) -> None:
-        self._entries: dict[K, tuple[float, float, V]] = {}  # key -> (fresh until, kept until, value)
+        self._entries: dict[K, tuple[float, float, V, float]] = {}  # key -> (fresh until, kept until, value, made at)
         self._lock = threading.Lock()
         self._flights: dict[K, threading.Event] = {}
 
@@ -96,6 +102,12 @@ class _Expiring(Generic[K, V]):
             return False, None
         return True, entry[2]
 
+    def made(self, key: K) -> float | None:
+        """When the entry was stored (monotonic clock); None when there is none."""
+        with self._lock:
+            entry = self._entries.get(key)
+        return None if entry is None else entry[3]
+
     def put(self, key: K, value: V, ttl_s: float, keep_s: float = 0.0) -> None:
         """Store ``value``: fresh for ``ttl_s``, kept (for :meth:`get` with ``kept``) for ``keep_s`` if that is longer."""
         now = time.monotonic()
@@ -104,7 +116,7 @@ class _Expiring(Generic[K, V]):
                 self._entries = {k: v for k, v in self._entries.items() if v[1] > now}
                 if len(self._entries) >= MAX_ENTRIES:
                     self._entries.clear()
-            self._entries[key] = (now + ttl_s, now + max(ttl_s, keep_s), value)
+            self._entries[key] = (now + ttl_s, now + max(ttl_s, keep_s), value, now)
 
     def clear(self) -> None:
         with self._lock:
@@ -186,7 +198,11 @@ class AccessReviewer:
     carries the changes of every namespace to each of its person's tabs, so it needs a decision per namespace per
     person over and over: with the requests' short TTL, 100 people's streams on 20 namespaces meant ~200 reviews a
     second and deliveries seconds late (``bench/identity.py``). kube-apiserver authorizes a watch once, when it
-    starts; a stream here acts on decisions at most ``stream_ttl_s`` old. Requests keep the short TTL.
+    starts; a stream here acts on decisions at most ``stream_ttl_s`` old. Requests keep the short TTL. So that the
+    decisions a stream keeps using never all expire at once (a burst of reviews, and deliveries waiting for them), one
+    that a stream meets past :data:`STREAM_REFRESH_AT` of its stream TTL is reviewed again in the background while it
+    goes on being used (a failed refresh changes nothing: once the decision is too old, the stream's blocking
+    :meth:`decide` raises).
     """
 
     def __init__(
@@ -202,6 +218,9 @@ class AccessReviewer:
         self.allow_ttl_s = allow_ttl_s
         self.deny_ttl_s = deny_ttl_s
         self.stream_ttl_s = stream_ttl_s
+        self._refreshing: set[tuple[Any, ...]] = set()
+        self._refresh_lock = threading.Lock()
+        self._refresher: ThreadPoolExecutor | None = None
         self.always_allow_groups = frozenset(always_allow_groups)
         self.stats = ReviewStats()
         self._cache: _Expiring[tuple[Any, ...], Decision] = _Expiring()
@@ -231,11 +250,39 @@ class AccessReviewer:
         for event loops, which then :meth:`decide` in a thread."""
         if self.always_allow_groups.intersection(user.groups):
             return Decision(True)
-        found, decision = self._cache.get((user.key(), attributes), kept=for_stream)
+        key = (user.key(), attributes)
+        found, decision = self._cache.get(key, kept=for_stream)
         if not found:
             return None
         self.stats.count_cached()
+        if for_stream:
+            made = self._cache.made(key)
+            if made is not None and time.monotonic() - made >= max(self._ttl(decision), STREAM_REFRESH_AT * self.stream_ttl_s):  # type: ignore[arg-type]
+                self._refresh(key, user, attributes)
         return decision
+
+    def _refresh(self, key: tuple[Any, ...], user: User, attributes: Attributes) -> None:
+        """Review ``key`` again in the background, once at a time (see the class docstring)."""
+        with self._refresh_lock:
+            if key in self._refreshing:
+                return
+            self._refreshing.add(key)
+            if self._refresher is None:
+                self._refresher = ThreadPoolExecutor(max_workers=REFRESH_THREADS, thread_name_prefix="access-review-refresh")
+            refresher = self._refresher
+
+        def run() -> None:
+            try:
+                self.stats.count_sent()
+                answer = self._ask(user, attributes)
+                self._cache.put(key, answer, self._ttl(answer), self.stream_ttl_s)
+            except ClusterError:
+                pass  # the decision in hand stays until it is too old; then a blocking decide raises
+            finally:
+                with self._refresh_lock:
+                    self._refreshing.discard(key)
+
+        refresher.submit(run)
 
     def _ttl(self, decision: Decision) -> float:
         return self.allow_ttl_s if decision.allowed else self.deny_ttl_s

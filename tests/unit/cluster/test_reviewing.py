@@ -175,3 +175,43 @@ def test_without_a_stream_ttl_streams_ask_as_requests_do() -> None:
     assert not reviewer.allowed(ALICE, LIST_A, for_stream=True)
     time.sleep(0.3)
     assert reviewer.known(ALICE, LIST_A, for_stream=True) is None
+
+
+def test_a_decision_a_stream_keeps_using_is_reviewed_again_in_the_background() -> None:
+    answers: list[dict[str, Any]] = [{"status": {"allowed": True}}, {"status": {"allowed": False, "reason": "taken away"}}]
+    asked: list[Any] = []
+
+    def answer(body: Any) -> dict[str, Any]:
+        asked.append(body)
+        return answers[0] if len(asked) == 1 else answers[1]
+
+    transport = Recording(answer)
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=0.1, deny_ttl_s=0.1, stream_ttl_s=1.0)  # type: ignore[arg-type]
+    assert reviewer.allowed(ALICE, LIST_A)
+    time.sleep(0.5)  # past the requests' TTL, before the refresh point (0.75 of the stream TTL): no review
+    assert reviewer.known(ALICE, LIST_A, for_stream=True) == reviewer.decide(ALICE, LIST_A, for_stream=True)
+    assert reviewer.stats.sent == 1
+    time.sleep(0.3)  # past the refresh point: the stream goes on with what it has, a review goes out meanwhile
+    decision = reviewer.known(ALICE, LIST_A, for_stream=True)
+    assert decision is not None and decision.allowed
+    for _ in range(3):
+        reviewer.known(ALICE, LIST_A, for_stream=True)  # one refresh at a time, however many ask
+    deadline = time.monotonic() + 5
+    while (reviewer.known(ALICE, LIST_A, for_stream=True) or decision).allowed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    refreshed = reviewer.known(ALICE, LIST_A, for_stream=True)
+    assert refreshed is not None and not refreshed.allowed and refreshed.reason == "taken away"
+    assert len(transport.bodies) == 2
+
+
+def test_a_failed_background_review_leaves_the_decision_to_age_out() -> None:
+    transport = Recording({"status": {"allowed": True}})
+    reviewer = AccessReviewer(transport=transport, allow_ttl_s=0.1, deny_ttl_s=0.1, stream_ttl_s=0.5)  # type: ignore[arg-type]
+    assert reviewer.allowed(ALICE, LIST_A)
+    transport.fail = True
+    time.sleep(0.4)
+    assert reviewer.known(ALICE, LIST_A, for_stream=True) is not None  # used; the refresh fails in the background
+    time.sleep(0.2)  # too old now
+    assert reviewer.known(ALICE, LIST_A, for_stream=True) is None
+    with pytest.raises(ClusterError):
+        reviewer.decide(ALICE, LIST_A, for_stream=True)
