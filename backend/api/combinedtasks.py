@@ -28,7 +28,7 @@ def blueprint(services: Services) -> Blueprint:
 
     def list_combined_tasks() -> Response:
         tasks, combined = services["Task"], services.combined_tasks
-        query = queries.list_query(services.settings)
+        query = queries.list_query(services.settings, tasks.kind)
         selected = tasks.list(query)
         page, token = listing.paginate(selected, query)
         body = listing.list_body([combined.encoded(task) for task in page], token=token, total=len(selected))

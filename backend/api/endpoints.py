@@ -96,7 +96,7 @@ class CollectionView(MethodView):
 
     def get(self) -> Response:
         service = self.service
-        query = queries.list_query(service.settings)
+        query = queries.list_query(service.settings, service.kind)
         return Response(service.renderer.page(service.list(query), query), mimetype=bodies.JSON)
 
     def post(self) -> Response:

@@ -2,17 +2,21 @@
 
 Called by :mod:`.darkroompages`, :mod:`.taskpages` and :mod:`.pgpages`. Filters are ``?namespace=`` and
 ``?q=`` (a substring of the name); ``?sort=<key>`` (ascending) or ``?sort=-<key>`` (descending) orders by
-one of the list's :class:`Sort` keys (name, namespace, state, age, priority, deadline: each list offers
-those it shows; ties keep the cache's namespace/name order; an unknown key is ignored); pages are
+one of the kind's sort keys (name, namespace, state, age, priority, deadline); the filter and the orders are the JSON
+API's ``?q=&sort=`` (:mod:`backend.core.ordering`, applied by the kind's service). Pages are
 ``?page=N`` of :data:`PAGE_SIZE` objects from the informer cache, so a page of 1,000 Darkrooms renders
-50 rows. "Age" ascending is youngest first, as the column reads.
+50 rows.
+
+A list page is a browser's page, not an API: a ``sort`` key the kind lacks is dropped, a ``page`` that is no number is
+the first, and a query parameter it does not know (one a link or a tool added) is ignored — the page still shows,
+and the links it renders carry only the parameters above. The JSON API refuses unknown parameters instead
+(:mod:`backend.api.parameters`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -23,6 +27,7 @@ from backend.api.problems import Problem, problem_of
 from backend.core import listing
 from backend.core.errors import Failure
 from backend.core.kinds.registry import KINDS
+from backend.core.ordering import Sort
 from backend.core.services import KindService, visible_namespaces
 from backend.dashboard import rendering
 from backend.identity.authenticating import login_url
@@ -78,51 +83,6 @@ class Filters:
 
 
 @dataclass(frozen=True)
-class Sort:
-    """One sortable column: the value it orders by (``None`` last when ascending)."""
-
-    value: Callable[[FrozenDict], Any]
-    largest_first: bool = False  # ascending shows the largest value first (Age: the youngest, i.e. the latest timestamp)
-
-    def order(self, objects: Sequence[FrozenDict], *, descending: bool) -> list[FrozenDict]:
-        def key(obj: FrozenDict) -> tuple[bool, Any]:
-            value = self.value(obj)
-            return (value is None) != (descending != self.largest_first), value if value is not None else 0
-
-        return sorted(objects, key=key, reverse=descending != self.largest_first)
-
-
-def _created(obj: FrozenDict) -> datetime | None:
-    return rendering.parse_time(obj["metadata"].get("creationTimestamp"))
-
-
-def _spec_time(field: str) -> Callable[[FrozenDict], datetime | None]:
-    return lambda obj: rendering.parse_time((obj.get("spec") or {}).get(field))
-
-
-def _spec_number(field: str) -> Callable[[FrozenDict], float | None]:
-    def value(obj: FrozenDict) -> float | None:
-        found = (obj.get("spec") or {}).get(field)
-        return float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
-
-    return value
-
-
-def sorts(*, state: Callable[[FrozenDict], Any], extra: Mapping[str, Sort] | None = None) -> dict[str, Sort]:
-    """The sortable columns of a list: name, namespace, state (its word, as shown), age, and ``extra``."""
-    return {
-        "name": Sort(lambda obj: obj["metadata"]["name"]),
-        "namespace": Sort(lambda obj: obj["metadata"].get("namespace") or ""),
-        "state": Sort(lambda obj: state(obj).word),
-        "age": Sort(_created, largest_first=True),
-        **(extra or {}),
-    }
-
-
-TASK_SORTS = {"priority": Sort(_spec_number("priority")), "deadline": Sort(_spec_time("deadline"))}
-
-
-@dataclass(frozen=True)
 class Page:
     items: Sequence[FrozenDict]
     total: int  # objects matching the filters
@@ -130,16 +90,11 @@ class Page:
     count: int  # pages
 
 
-def select(service: KindService, filters: Filters, sorts: Mapping[str, Sort] | None = None) -> Page:
-    """The page of cached objects of the service's kind the filters select, in the order they ask for."""
-    query = listing.ListQuery(namespace=filters.namespace, label_selector=None, limit=None, after=None)
+def select(service: KindService, filters: Filters) -> Page:
+    """The page of cached objects of the service's kind the filters select, in the order they ask for (the JSON API's
+    ``?q=&sort=``: :meth:`backend.core.services.KindService.list`)."""
+    query = listing.ListQuery(namespace=filters.namespace, label_selector=None, limit=None, after=None, q=filters.q, sort=filters.sort)
     objects = service.list(query)
-    if filters.q:
-        needle = filters.q.lower()
-        objects = [o for o in objects if needle in o["metadata"]["name"]]
-    sort = (sorts or {}).get(filters.sort_key)
-    if sort is not None:
-        objects = sort.order(objects, descending=filters.descending)
     count = max(1, -(-len(objects) // PAGE_SIZE))
     number = min(filters.page, count)
     start = (number - 1) * PAGE_SIZE
@@ -153,11 +108,10 @@ def list_page(
     target: str,
     item: Callable[[FrozenDict], Mapping[str, Any]],
     notice: str | None,
-    sorts: Mapping[str, Sort] | None = None,
 ) -> Response:
     """A list page of the cached objects the request's filters select, each shown as ``item(obj)`` (target: block ``list``)."""
-    filters = Filters.from_request(sorts)
-    selected = select(service, filters, sorts)
+    filters = Filters.from_request(service.kind.sorts)
+    selected = select(service, filters)
     context = {
         "filters": filters,
         "page": selected,

@@ -85,7 +85,6 @@ FORM_SPEC = forms.FormSpec(
 FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
-SORTS = browsing.sorts(state=darkroom_kind.state)
 LISTS = (rendering.NavLink("/", "darkrooms", "Darkrooms"),)
 
 
@@ -154,7 +153,7 @@ class DarkroomPages:
     service: KindService
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="darkroom-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, LIST, target="darkroom-list", item=self.service.friendly, notice=_notice())
 
     def row(self, namespace: str, name: str) -> Response:
         try:

@@ -96,7 +96,6 @@ def _notice() -> str | None:
     return returning.notice("Database")
 
 
-SORTS = browsing.sorts(state=kind.state)
 LISTS = (rendering.NavLink(BASE, "postgresqls", "Databases"),)
 
 
@@ -177,7 +176,7 @@ class PostgresqlPages:
     service: KindService
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="postgresql-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, LIST, target="postgresql-list", item=self.service.friendly, notice=_notice())
 
     def row(self, namespace: str, name: str) -> Response:
         try:

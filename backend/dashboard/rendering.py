@@ -23,6 +23,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.watch.streams import Streams
 from backend.core.kinds.registry import KINDS
+from backend.core.ordering import parse_time
 from backend.dashboard import returning
 from backend.identity import callers
 from backend.settings import ApiSettings
@@ -115,16 +116,6 @@ def fragment_wanted() -> str | None:
     if not request.headers.get("HX-Request") or request.headers.get("HX-History-Restore-Request"):
         return None
     return request.headers.get("HX-Target") or None
-
-
-def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def age(value: Any, now: datetime | None = None) -> str:

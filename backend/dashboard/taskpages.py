@@ -30,7 +30,6 @@ from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
 from backend.dashboard import actions, browsing, forms, liverows, rendering, returning, yamlview
 from cluster import ClusterError
-from kinds import tasks as task_kind
 
 LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
@@ -50,7 +49,6 @@ def _notice() -> str | None:
     return returning.notice("Task")
 
 
-SORTS = browsing.sorts(state=task_kind.state, extra=browsing.TASK_SORTS)
 LISTS = (
     rendering.NavLink("/ui/tasks", "tasks", "Tasks"),
     rendering.NavLink("/ui/combinedtasks", "combined", wide="Tasks with events", narrow="Events"),
@@ -69,10 +67,10 @@ class TaskPages:
         return self.combined_tasks.combined(obj)
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice())
 
     def combined_page(self) -> Response:
-        return browsing.list_page(self.service, COMBINED, target="task-list", item=self.combined, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, COMBINED, target="task-list", item=self.combined, notice=_notice())
 
     def row(self, namespace: str, name: str) -> Response:
         try:
