@@ -49,7 +49,7 @@ def blueprint(services: Services) -> Blueprint:
             " status.events. Changed with issue 14: items used to be the friendly Task plus `events` (GET /tasks still"
             " gives the friendly Task)."
         ),
-        "parameters": apidocs.list_parameters(),
+        "parameters": apidocs.list_parameters(services["Task"].kind),
         "responses": {"200": apidocs.json_response("CombinedTaskList", "A page of Tasks with Events."), **apidocs.problems(400, 503)},
     })  # fmt: skip
     apidocs.document(get_combined_task, "GET", "Get a Task with its Events", {
