@@ -48,7 +48,7 @@ from flask import Blueprint, Flask, Response, request, url_for
 from flask.views import MethodView
 from werkzeug.exceptions import NotFound as RouteNotFound
 
-from backend.api import apidocs, bodies, queries
+from backend.api import apidocs, bodies, problems, queries
 from backend.api.problems import Problem
 from backend.core import errors, validation
 from backend.core.kinds.base import Kind
@@ -264,5 +264,5 @@ def register_namespace_hints(app: Flask, kinds: Iterable[KindService]) -> None:
                 f'"{request.script_root}{request.path}" names a namespace, not a {title}: the {title}s of namespace '
                 f'"{namespace}" are listed at {listed}; one {title} is {item}'
             )
-            return Problem(404, detail, extra={"list": listed}).response()
-        return Problem(404, error.description).response()
+            return problems.routing_answer(Problem(404, detail, extra={"list": listed}))
+        return problems.routing_answer(Problem(404, error.description))

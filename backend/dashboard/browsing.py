@@ -23,7 +23,7 @@ from urllib.parse import urlencode, urlsplit
 from flask import Blueprint, Response, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.api.problems import Problem, problem_of
+from backend.api.problems import Problem, present_routing_errors, problem_of
 from backend.core import listing
 from backend.core.errors import Failure
 from backend.core.kinds.registry import KINDS
@@ -137,6 +137,36 @@ def namespace_names(service: KindService) -> list[str]:
         return []
 
 
+def add_shortcuts(blueprint: Blueprint, href: str, *, title: str, trimmed: Sequence[str] = (), by_namespace: str | None = None) -> None:
+    """Send URLs a person may type or trim to the list page at ``href`` (302, its filters kept): each of ``trimmed``
+    (``/ui/darkrooms``: the list of the kind its detail pages are under), and ``<by_namespace>/<namespace>``
+    (``/ui/tasks/team-a``: the list filtered to that namespace; the kind's ``new`` form keeps its own route)."""
+
+    def to_list(namespace: str | None = None) -> BaseResponse:
+        params = {name: request.args.get(name) for name in request.args}
+        if namespace is not None:
+            params["namespace"] = namespace
+        return redirect(with_query(href, **params), 302)
+
+    endpoint = "shortcut_" + (href.strip("/").replace("/", "_") or "home")
+    for number, path in enumerate(trimmed):
+        view = _shortcut(to_list, f"{endpoint}_{number}")
+        rendering.document(view, f"The {title} list (this URL goes there)", responses=rendering.REDIRECT_RESPONSES)
+        blueprint.add_url_rule(path, view.__name__, view, methods=["GET"])
+    if by_namespace is not None:
+        view = _shortcut(to_list, f"{endpoint}_namespace")
+        rendering.document(view, f"The {title} list of one namespace (this URL goes there)", responses=rendering.REDIRECT_RESPONSES)
+        blueprint.add_url_rule(f"{by_namespace}/<namespace>", view.__name__, view, methods=["GET"])
+
+
+def _shortcut(to_list: Callable[..., BaseResponse], name: str) -> Callable[..., BaseResponse]:
+    def view(**arguments: str) -> BaseResponse:
+        return to_list(**arguments)
+
+    view.__name__ = view.__qualname__ = name
+    return view
+
+
 def go(url: str) -> BaseResponse:
     """Navigate after a successful POST: 303 for a plain form, ``HX-Redirect`` for htmx."""
     if request.headers.get("HX-Request"):
@@ -181,7 +211,10 @@ def problem_page(error: Failure | ClusterError | Problem) -> Response:
 
 def install(blueprint: Blueprint) -> None:
     """Dashboard views answer every failure they let through as HTML (:func:`problem_page`), never problem+json: a refusal
-    by the cluster, a domain error, a problem raised by a view (a browser asked; the JSON API keeps problem+json)."""
+    by the cluster, a domain error, a problem raised by a view (a browser asked; the JSON API keeps problem+json). So
+    does any request no view took, anywhere — an unknown URL (404), a method the URL does not take (405) — when a
+    browser asks (:func:`routing_page`); every other client keeps problem+json."""
+    blueprint.record_once(lambda setup: present_routing_errors(setup.app, routing_page))
 
     @blueprint.errorhandler(ClusterError)
     def _cluster(error: ClusterError) -> BaseResponse:
@@ -194,6 +227,18 @@ def install(blueprint: Blueprint) -> None:
     @blueprint.errorhandler(Problem)
     def _problem(error: Problem) -> BaseResponse:
         return _html_or_problem(error)
+
+
+def routing_page(problem: Problem) -> Response | None:
+    """The error page of a request no view took, for a browser (a page, or the message for htmx), with the problem's
+    status and headers (``Allow`` of a 405) and the way back to the list of the path's kind (or the landing page);
+    None for any other client (problem+json)."""
+    if not _wants_html():
+        return None
+    page = problem_page(problem)
+    for name, value in problem.headers.items():
+        page.headers.setdefault(name, value)
+    return page
 
 
 def _html_or_problem(error: Failure | ClusterError | Problem) -> BaseResponse:

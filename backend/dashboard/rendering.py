@@ -245,10 +245,19 @@ WRITE_RESPONSES: dict[str, Any] = {
 }
 
 
-def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",)) -> None:
+REDIRECT_RESPONSES: dict[str, Any] = {
+    "302": {"description": "Go to the list page (the same filters, the namespace in the URL among them)."}
+}
+
+
+def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",), *, responses: Mapping[str, Any] | None = None) -> None:
     """Describe a dashboard view in the OpenAPI document (``backend.api.openapi`` reads YAML after ``---`` in the docstring)."""
     operations = {
-        method: {"tags": ["Dashboard (HTML)"], "summary": summary, "responses": PAGE_RESPONSES if method == "get" else WRITE_RESPONSES}
+        method: {
+            "tags": ["Dashboard (HTML)"],
+            "summary": summary,
+            "responses": dict(responses) if responses is not None else PAGE_RESPONSES if method == "get" else WRITE_RESPONSES,
+        }
         for method in methods
     }
     view.__doc__ = f"{summary}\n---\n{yaml.safe_dump(operations, sort_keys=False)}"

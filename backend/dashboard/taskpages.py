@@ -14,6 +14,8 @@ app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two na
   the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
   409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
+- ``GET /ui/tasks/<ns>`` and ``/ui/combinedtasks/<ns>`` go to their list filtered to that namespace
+  (:func:`.browsing.add_shortcuts`).
 """
 
 from __future__ import annotations
@@ -144,6 +146,8 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         ("/ui/tasks/<namespace>/<name>/delete", "delete_task", flow.delete, ("post",), "Delete a Task"),
     )
     rendering.add_views(blueprint, views)
+    browsing.add_shortcuts(blueprint, "/ui/tasks", title="Tasks", by_namespace="/ui/tasks")
+    browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
     title = pages.service.title
     return (
         liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly),
