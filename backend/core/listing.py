@@ -60,9 +60,10 @@ def decode_token(token: str) -> str | int:
         after = decoded["after"] if "after" in decoded else decoded["offset"]
     except (binascii.Error, ValueError, KeyError, TypeError):
         raise errors.BadRequest("the continue token is not one this API issued") from None
-    if not isinstance(after, str) and not (type(after) is int and after >= 0):
+    issued = isinstance(after, str) if "after" in decoded else type(after) is int and after >= 0
+    if not issued:
         raise errors.BadRequest("the continue token is not one this API issued")
-    return after
+    return after  # type: ignore[no-any-return]
 
 
 def paginate(objects: Sequence[Mapping[str, Any]], query: ListQuery) -> tuple[Sequence[Mapping[str, Any]], str | None]:
