@@ -42,8 +42,8 @@ def list_query(settings: ApiSettings, kind: Kind) -> ListQuery:
     except BadRequest as e:
         supported = ", ".join(kind.selectable_fields)
         raise _bad("fieldSelector", f"{e.message} (a {kind.title} supports {supported}; operators =, ==, !=)") from None
-    sort = args.get("sort", "").strip()
-    if sort and sort.removeprefix("-") not in kind.sorts:
+    sort = args.get("sort", "")
+    if "sort" in args and sort.removeprefix("-") not in kind.sorts:  # "sort=" too: no key is no order to ask for
         keys = ", ".join(kind.sorts)
         raise _bad("sort", f'unknown sort key "{sort.removeprefix("-")}": one of {keys}, or "-" and one for descending')
     token = args.get("continue")

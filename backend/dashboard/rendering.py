@@ -246,7 +246,9 @@ WRITE_RESPONSES: dict[str, Any] = {
 
 
 REDIRECT_RESPONSES: dict[str, Any] = {
-    "302": {"description": "Go to the list page (the same filters, the namespace in the URL among them)."}
+    "302": {"description": "Go to the list page (the same filters, the namespace in the URL among them)."},
+    "200": _html("`new` in place of a namespace is the new-object form's own page."),
+    "404": _html("No such page (the error page, with the way back to the list)."),
 }
 
 

@@ -97,6 +97,7 @@ def test_q_and_sort_select_and_order_as_the_dashboard_lists_do(http: FlaskClient
     assert [t["name"] for t in rest["items"]] == ["write-d"] and rest["continue"] is None
 
     _refused(http.get(base + "&sort=colour"), "sort", 'unknown sort key "colour"')
+    _refused(http.get(base + "&sort="), "sort", 'unknown sort key ""')
     _refused(http.get("/darkrooms?sort=priority"), "sort", 'unknown sort key "priority"')  # a Task's key only
     unsorted = http.get(base + "&limit=1").get_json()["continue"]
     assert http.get(base + f"&sort=name&limit=1&continue={unsorted}").status_code == 400  # a token of another order
