@@ -1,6 +1,6 @@
 """The query of a list or watch request (kube's ``ListOptions``), parsed and validated as kube does.
 
-:func:`parse` reads ``labelSelector`` (:mod:`cluster.selectors`), ``fieldSelector`` (:class:`FieldSelector`
+:func:`parse` reads ``labelSelector`` (:mod:`cluster.selectors`), ``fieldSelector`` (:mod:`cluster.fieldselectors`
 over the fields :data:`FIELDS` names — ``metadata.name``, ``metadata.namespace``, ``spec.priority``,
 ``spec.taskState``), ``limit``, ``continue``, ``resourceVersion``, ``resourceVersionMatch``, ``watch``,
 ``allowWatchBookmarks``, ``sendInitialEvents`` and ``timeoutSeconds``, and answers bad input with the
@@ -10,113 +10,31 @@ combinations its validation forbids. Used by :mod:`aggregator.app`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from aggregator.statuses import ApiError, bad_request, invalid_list_options
+from cluster import fieldselectors
 from cluster.errors import BadRequest
+from cluster.fieldselectors import METADATA, FieldSelector, Value
 from cluster.selectors import LabelSelector
 from cluster.selectors import parse as parse_labels
-from kinds.tasks import DEFAULT_TASK_STATE
+from kinds.tasks import SELECTABLE
 
 EXACT = "Exact"
 NOT_OLDER_THAN = "NotOlderThan"
 
 
-def _priority(obj: Mapping[str, Any]) -> str:
-    value = (obj.get("spec") or {}).get("priority")
-    return "" if value is None else str(value)
-
-
-# Each selectable field and its value as a string (kube compares field selector values as strings).
-FIELDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    "metadata.name": lambda obj: str(obj["metadata"].get("name", "")),
-    "metadata.namespace": lambda obj: str(obj["metadata"].get("namespace", "")),
-    "spec.priority": _priority,
-    "spec.taskState": lambda obj: str((obj.get("spec") or {}).get("taskState") or DEFAULT_TASK_STATE),
-}
-
-
-@dataclass(frozen=True)
-class FieldRequirement:
-    field: str
-    operator: str  # "=" or "!="
-    value: str
-
-    def matches(self, obj: Mapping[str, Any]) -> bool:
-        return (FIELDS[self.field](obj) == self.value) == (self.operator == "=")
-
-
-@dataclass(frozen=True)
-class FieldSelector:
-    requirements: tuple[FieldRequirement, ...] = ()
-
-    def matches(self, obj: Mapping[str, Any]) -> bool:
-        return all(r.matches(obj) for r in self.requirements)
-
-    def exact(self, field: str) -> str | None:
-        """The value ``field`` must equal, if the selector says (``metadata.name=x``: a watch of one object)."""
-        return next((r.value for r in self.requirements if r.field == field and r.operator == "="), None)
-
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
-
-
-def _split(text: str, separator: str) -> list[str]:
-    """Split on unescaped ``separator`` (fields.ParseSelector's escaping: backslash)."""
-    parts, current, escaped = [], "", False
-    for char in text:
-        if escaped:
-            current += "\\" + char
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == separator:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    return [*parts, current + ("\\" if escaped else "")]
-
-
-def _unescape(value: str, term: str) -> str:
-    out, escaped = "", False
-    for char in value:
-        if escaped:
-            if char not in "\\,=":
-                raise bad_request(f"invalid field selector: invalid escape sequence: '\\{char}' in '{term}'")
-            out += char
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            out += char
-    if escaped:
-        raise bad_request(f"invalid field selector: unterminated escape sequence in '{term}'")
-    return out
-
-
-def _term(term: str, whole: str) -> FieldRequirement:
-    for position in range(len(term)):
-        if term[position] == "\\":
-            continue
-        for operator in ("!=", "==", "="):
-            if term.startswith(operator, position) and (position == 0 or term[position - 1] != "\\"):
-                field = term[:position].strip()
-                value = _unescape(term[position + len(operator) :], term)
-                if field not in FIELDS:
-                    raise bad_request(f"field label not supported: {field}")
-                return FieldRequirement(field, "!=" if operator == "!=" else "=", value)
-    raise bad_request(f"invalid selector: '{whole}'; can't understand '{term}'")
+# The selectable fields of a CombinedTask: every kind's metadata fields and the Task CRD's selectableFields.
+FIELDS: Mapping[str, Value] = {**METADATA, **SELECTABLE}
 
 
 def parse_fields(text: str | None) -> FieldSelector:
     """A field selector (``a=b,c!=d``, ``==`` as ``=``); 400 for syntax errors and fields not in :data:`FIELDS`."""
-    if not text or not text.strip():
-        return FieldSelector()
-    return FieldSelector(tuple(_term(term, text) for term in _split(text, ",") if term.strip()))
+    try:
+        return fieldselectors.parse(text, FIELDS)
+    except BadRequest as e:
+        raise bad_request(e.message) from e
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ the cluster client, explicitly to what needs them — no view looks its dependen
 order: error handlers (:mod:`backend.api.problems`: domain errors, cluster errors, problems), web hardening
 (identity headers stripped, Host check, CORS allowlist, security headers: :mod:`backend.api.hardening`), who is
 calling (bearer tokens, login sessions, or the local one-person mode; /login, /logout: :mod:`backend.identity`) —
-every view then acts as that person —, read-your-writes across
+every view then acts as that person —, query parameters no operation takes refused (:mod:`backend.api.parameters`),
+read-your-writes across
 replicas (:mod:`backend.api.consistency`), operations endpoints and request metrics
 (:mod:`backend.api.operations`), a JSON blueprint per registered kind (:mod:`backend.api.endpoints`) and
 their namespace hints, ``/combinedtasks`` and ``/namespaces``, live changes (:mod:`backend.api.watch.watching`),
@@ -23,7 +24,7 @@ from pathlib import Path
 from flask import Flask
 
 from backend import dashboard
-from backend.api import actors, combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, problems
+from backend.api import actors, combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, parameters, problems
 from backend.api.watch import watching
 from backend.core import services
 from backend.core.access import ClusterAccess
@@ -57,6 +58,7 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     )
     authenticating.register(app, authenticator)
     login.register(app, login.Logins(settings=settings, authenticator=authenticator))
+    parameters.register(app)
     consistency.register(app, settings=settings, client=access.client)
     operations.register(app, settings=settings, access=access)
     for service in app_services.kinds:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import yaml
 
 from backend.api.problems import PROBLEM_JSON
+from backend.core.kinds.base import Kind
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -22,7 +23,10 @@ MERGE_PATCH = "application/merge-patch+json"
 View = TypeVar("View", bound=Callable[..., Any])
 
 PROBLEMS = {
-    400: "Malformed request: invalid JSON, empty body, bad query parameter (limit, continue token, label selector, dryRun).",
+    400: (
+        "Malformed request: invalid JSON, empty body, a bad query parameter (limit, continue token, label or field selector, sort,"
+        " dryRun) — `errors` names it —, or a query parameter the operation does not take (`errors`: `unknown query parameter`)."
+    ),
     404: "No such object.",
     409: (
         "Conflict: the name is taken (POST), the object changed since the body's resourceVersion (PUT/PATCH) or during the delete, "
@@ -82,7 +86,10 @@ DRY_RUN = {
 }
 
 
-def list_parameters(page_size_max: int = 1000) -> list[dict[str, Any]]:
+def list_parameters(kind: Kind, page_size_max: int = 1000) -> list[dict[str, Any]]:
+    """The query parameters of a collection of ``kind`` (:func:`backend.api.queries.list_query` reads them)."""
+    fields = ", ".join(f"`{field}`" for field in kind.selectable_fields)
+    keys = list(kind.sorts)
     return [
         {"name": "namespace", "in": "query", "schema": {"type": "string"}, "description": "Only this namespace (default: all)."},
         {
@@ -90,6 +97,31 @@ def list_parameters(page_size_max: int = 1000) -> list[dict[str, Any]]:
             "in": "query",
             "schema": {"type": "string"},
             "description": "Kubernetes label selector, e.g. `tier=web,env in (a,b)`.",
+        },
+        {
+            "name": "fieldSelector",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": (
+                f"Kubernetes field selector over the fields kube supports for a {kind.title}: {fields}. Operators `=`, `==`, `!=`;"
+                " terms joined by `,` must all hold (e.g. `metadata.name!=a,metadata.namespace=team-a`). Another field is a 400"
+                ' naming it ("field label not supported").'
+            ),
+        },
+        {
+            "name": "q",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": "Only names containing this text (as the dashboard's filter).",
+        },
+        {
+            "name": "sort",
+            "in": "query",
+            "schema": {"type": "string", "enum": [*keys, *(f"-{key}" for key in keys)]},
+            "description": (
+                "Order by this key (`-key`: descending), as the dashboard's columns; ties, and no `sort`, keep namespace then"
+                " name. `age` ascending is youngest first. A `continue` token belongs to the order it was issued for."
+            ),
         },
         {
             "name": "limit",

@@ -28,7 +28,7 @@ def blueprint(services: Services) -> Blueprint:
 
     def list_combined_tasks() -> Response:
         tasks, combined = services["Task"], services.combined_tasks
-        query = queries.list_query(services.settings)
+        query = queries.list_query(services.settings, tasks.kind)
         selected = tasks.list(query)
         page, token = listing.paginate(selected, query)
         body = listing.list_body([combined.encoded(task) for task in page], token=token, total=len(selected))
@@ -49,7 +49,7 @@ def blueprint(services: Services) -> Blueprint:
             " status.events. Changed with issue 14: items used to be the friendly Task plus `events` (GET /tasks still"
             " gives the friendly Task)."
         ),
-        "parameters": apidocs.list_parameters(),
+        "parameters": apidocs.list_parameters(services["Task"].kind),
         "responses": {"200": apidocs.json_response("CombinedTaskList", "A page of Tasks with Events."), **apidocs.problems(400, 503)},
     })  # fmt: skip
     apidocs.document(get_combined_task, "GET", "Get a Task with its Events", {

@@ -7,7 +7,8 @@ kind's blueprint, :func:`resource_blueprint`) with their OpenAPI operations (:fu
 :class:`backend.core.services.KindService`, built once by :func:`backend.app.create_app` and handed in; its domain
 errors propagate to :mod:`backend.api.problems`.
 
-``GET /<plural>`` (cache, paginated), ``POST /<plural>``, and ``GET|PUT|PATCH|DELETE
+``GET /<plural>`` (cache, paginated; ``?namespace=&labelSelector=&fieldSelector=&q=&sort=&limit=&continue=``:
+:mod:`backend.api.queries`), ``POST /<plural>``, and ``GET|PUT|PATCH|DELETE
 /<plural>/<namespace>/<name>``. Reads come from the informer cache through the cached client
 (read-your-writes included); writes go to the API server (:mod:`backend.core.writing`).
 
@@ -47,9 +48,10 @@ from flask import Blueprint, Flask, Response, request, url_for
 from flask.views import MethodView
 from werkzeug.exceptions import NotFound as RouteNotFound
 
-from backend.api import apidocs, bodies, queries
+from backend.api import apidocs, bodies, problems, queries
 from backend.api.problems import Problem
 from backend.core import errors, validation
+from backend.core.kinds.base import Kind
 from backend.core.services import KindService, version
 from cluster import Conflict
 
@@ -96,7 +98,7 @@ class CollectionView(MethodView):
 
     def get(self) -> Response:
         service = self.service
-        query = queries.list_query(service.settings)
+        query = queries.list_query(service.settings, service.kind)
         return Response(service.renderer.page(service.list(query), query), mimetype=bodies.JSON)
 
     def post(self) -> Response:
@@ -165,14 +167,18 @@ class ItemView(MethodView):
 Operations = dict[str, tuple[str, dict[str, Any]]]  # method → (summary, OpenAPI operation), in the document's order
 
 
-def collection_operations(title: str) -> Operations:
-    """The OpenAPI operations of :class:`CollectionView` for the kind ``title``."""
+def collection_operations(kind: Kind) -> Operations:
+    """The OpenAPI operations of :class:`CollectionView` for ``kind``."""
+    title = kind.title
     titles, ok = title + "s", apidocs.json_response
     return {
         "GET": (f"List {titles}", {
             "tags": [titles],
-            "description": f"{titles} of all namespaces (or one), sorted by namespace then name, from the cache.",
-            "parameters": apidocs.list_parameters(),
+            "description": (
+                f"{titles} of all namespaces (or one), sorted by namespace then name (or `sort`), from the cache; `labelSelector`,"
+                " `fieldSelector` and `q` narrow it. A query parameter not listed here is a 400, never ignored."
+            ),
+            "parameters": apidocs.list_parameters(kind),
             "responses": {"200": ok(f"{title}List", f"A page of {titles}."), **apidocs.problems(400, 503)},
         }),
         "POST": (f"Create a {title}", {
@@ -228,7 +234,7 @@ def register_api(app_or_blueprint: Flask | Blueprint, service: KindService) -> N
     (endpoint ``item``), each view documented with its OpenAPI operations. One kind per blueprint (its name scopes
     the endpoints: :func:`resource_blueprint`) or per app."""
     plural, title = service.plural, service.title
-    collection = apidocs.document_methods(CollectionView.as_view("collection", service), collection_operations(title))
+    collection = apidocs.document_methods(CollectionView.as_view("collection", service), collection_operations(service.kind))
     item = apidocs.document_methods(ItemView.as_view("item", service), item_operations(title))
     app_or_blueprint.add_url_rule(f"/{plural}", view_func=collection)
     app_or_blueprint.add_url_rule(f"/{plural}/<namespace>/<name>", view_func=item)
@@ -258,5 +264,5 @@ def register_namespace_hints(app: Flask, kinds: Iterable[KindService]) -> None:
                 f'"{request.script_root}{request.path}" names a namespace, not a {title}: the {title}s of namespace '
                 f'"{namespace}" are listed at {listed}; one {title} is {item}'
             )
-            return Problem(404, detail, extra={"list": listed}).response()
-        return Problem(404, error.description).response()
+            return problems.routing_answer(Problem(404, detail, extra={"list": listed}))
+        return problems.routing_answer(Problem(404, error.description))

@@ -7,17 +7,20 @@ header, a wrong content type) and let the core's domain errors (:mod:`backend.co
 server's (:mod:`cluster.errors`) propagate: :func:`problem_of` is the one mapping of each to a status and a
 problem (404 not found, 409 conflict, 412 precondition failed with the current version as ``ETag``, 422 invalid
 with ``errors``, 503 unavailable with ``Retry-After`` when known, ...). The handlers registered by
-:func:`register` turn all of them into responses; the dashboard shows the same mapping inline. Nothing here ever
+:func:`register` turn all of them into responses; the dashboard shows the same mapping inline. A request no view took
+(an unknown URL, a method the URL does not take) is answered by the presenter the dashboard installs
+(:func:`present_routing_errors`): its HTML error page for a browser, problem+json for everyone else. Nothing here ever
 echoes secrets: callers pass messages that are safe to show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
+from flask.sansio.app import App
 from werkzeug.exceptions import HTTPException
 
 from backend.core import errors
@@ -151,8 +154,28 @@ def problem_of(error: errors.Failure | ClusterError | Problem) -> Problem:
     return error
 
 
+# Renders the answer to a request no view took for whoever asked (the dashboard's HTML page for a browser), or None.
+Presenter = Callable[[Problem], Response | None]
+PRESENTER = "problems.presenter"
+
+
+def present_routing_errors(app: App, presenter: Presenter) -> None:
+    """Let ``presenter`` answer requests no view took (:func:`routing_answer`): the dashboard's error page for a browser."""
+    app.extensions[PRESENTER] = presenter
+
+
+def routing_answer(problem: Problem) -> Response:
+    """The answer to a Werkzeug error: for a request no view took — a URL nothing serves (404), a method the URL does
+    not take (405) — what the app's presenter renders for the one who asked (a browser gets a page, never raw JSON);
+    problem+json otherwise (and always for a view's own errors: the JSON API answers JSON)."""
+    presenter: Presenter | None = current_app.extensions.get(PRESENTER)
+    page = presenter(problem) if presenter is not None and request.url_rule is None else None
+    return page if page is not None else problem.response()
+
+
 def register(app: Flask) -> None:
-    """Install handlers so every error, ours, the core's, the cluster's or Werkzeug's, is problem+json."""
+    """Install handlers so every error, ours, the core's, the cluster's or Werkzeug's, is problem+json (a request no
+    view took: see :func:`routing_answer`)."""
 
     @app.errorhandler(Problem)
     def _problem(error: Problem) -> Response:
@@ -172,4 +195,4 @@ def register(app: Flask) -> None:
         headers = {}
         if status == 405 and error.get_response().headers.get("Allow"):
             headers["Allow"] = error.get_response().headers["Allow"]
-        return Problem(status, error.description, headers=headers).response()
+        return routing_answer(Problem(status, error.description, headers=headers))

@@ -27,41 +27,60 @@ import orjson
 
 from backend.core import errors
 from cluster.bodies import object_key
+from cluster.fieldselectors import FieldSelector
+
+EVERYTHING = FieldSelector()  # the empty field selector
 
 
 @dataclass(frozen=True)
 class ListQuery:
-    """``?namespace=&labelSelector=&limit=&continue=`` of a collection request."""
+    """``?namespace=&labelSelector=&fieldSelector=&q=&sort=&limit=&continue=`` of a collection request.
+
+    ``after`` is where the page starts: a key (the cache's namespace/name order: after that object) or, for a ``sort``,
+    how many objects the earlier pages held."""
 
     namespace: str | None
     label_selector: str | None
     limit: int | None
-    after: str | None
+    after: str | int | None
+    fields: FieldSelector = EVERYTHING
+    q: str = ""  # a substring of the name (backend.core.ordering.named)
+    sort: str = ""  # "" (namespace, name), "<key>" or "-<key>" of the kind's sorts (backend.core.ordering.ordered)
 
 
-def encode_token(after: str) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"after": after})).decode().rstrip("=")
+def encode_token(after: str | int) -> str:
+    cursor = {"after": after} if isinstance(after, str) else {"offset": after}
+    return base64.urlsafe_b64encode(orjson.dumps(cursor)).decode().rstrip("=")
 
 
-def decode_token(token: str) -> str:
+def decode_token(token: str) -> str | int:
+    """Where the page a token names starts (a key, or an offset in a sorted list); BadRequest for a foreign token."""
     try:
         decoded = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        after = decoded["after"]
+        after = decoded["after"] if "after" in decoded else decoded["offset"]
     except (binascii.Error, ValueError, KeyError, TypeError):
         raise errors.BadRequest("the continue token is not one this API issued") from None
-    if not isinstance(after, str):
+    issued = isinstance(after, str) if "after" in decoded else type(after) is int and after >= 0
+    if not issued:
         raise errors.BadRequest("the continue token is not one this API issued")
-    return after
+    return after  # type: ignore[no-any-return]
 
 
 def paginate(objects: Sequence[Mapping[str, Any]], query: ListQuery) -> tuple[Sequence[Mapping[str, Any]], str | None]:
-    """The page of ``objects`` (sorted by key) the query asks for, and the token of the next page."""
-    start = bisect.bisect_right(objects, query.after, key=object_key) if query.after is not None else 0
+    """The page of ``objects`` (sorted by key, or by ``query.sort``) the query asks for, and the token of the next page."""
+    if (query.sort and isinstance(query.after, str)) or (not query.sort and isinstance(query.after, int)):
+        raise errors.BadRequest("the continue token belongs to a list in another order: ask again without it")
+    if isinstance(query.after, int):
+        start = query.after
+    else:
+        start = bisect.bisect_right(objects, query.after, key=object_key) if query.after is not None else 0
     if query.limit is None:
         return objects[start:], None
     page = objects[start : start + query.limit]
     more = start + query.limit < len(objects)
-    return page, encode_token(object_key(page[-1])) if more and page else None
+    if not (more and page):
+        return page, None
+    return page, encode_token(start + len(page) if query.sort else object_key(page[-1]))
 
 
 class Renderer:

@@ -48,7 +48,7 @@ from typing import Any
 
 from marshmallow import Schema
 
-from backend.core import errors, listing, validation, writing
+from backend.core import errors, listing, ordering, validation, writing
 from backend.core.access import ClusterAccess
 from backend.core.kinds.base import Kind
 from backend.core.kinds.registry import KINDS
@@ -126,12 +126,17 @@ class KindService:
         return wanted is None or namespace == wanted
 
     def list(self, query: listing.ListQuery) -> builtins.list[FrozenDict]:
-        """The objects a collection query selects, from the cache (a namespace this API does not serve: none)."""
+        """The objects a collection query selects, from the cache (a namespace this API does not serve: none): its
+        namespace and label selector as the cache answers them, then its field selector, name filter and order."""
         served_namespace = self.settings.namespace
         if served_namespace and query.namespace not in (None, served_namespace):
             return []
         namespace = query.namespace or served_namespace
-        return self.client.list(self.resource, namespace=namespace, label_selector=query.label_selector)
+        objects = self.client.list(self.resource, namespace=namespace, label_selector=query.label_selector)
+        if not query.fields.empty:
+            objects = [obj for obj in objects if query.fields.matches(obj)]
+        selected = ordering.ordered(ordering.named(objects, query.q), query.sort, self.kind.sorts)
+        return selected if isinstance(selected, builtins.list) else builtins.list(selected)  # unchanged: the cache's own list
 
     def fetch(self, namespace: str, name: str, *, fresh: bool = False) -> Mapping[str, Any]:
         """The object from the cache (``fresh``: from the API server); :class:`~backend.core.errors.NotFound` when absent

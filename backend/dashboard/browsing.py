@@ -2,27 +2,32 @@
 
 Called by :mod:`.darkroompages`, :mod:`.taskpages` and :mod:`.pgpages`. Filters are ``?namespace=`` and
 ``?q=`` (a substring of the name); ``?sort=<key>`` (ascending) or ``?sort=-<key>`` (descending) orders by
-one of the list's :class:`Sort` keys (name, namespace, state, age, priority, deadline: each list offers
-those it shows; ties keep the cache's namespace/name order; an unknown key is ignored); pages are
+one of the kind's sort keys (name, namespace, state, age, priority, deadline); the filter and the orders are the JSON
+API's ``?q=&sort=`` (:mod:`backend.core.ordering`, applied by the kind's service). Pages are
 ``?page=N`` of :data:`PAGE_SIZE` objects from the informer cache, so a page of 1,000 Darkrooms renders
-50 rows. "Age" ascending is youngest first, as the column reads.
+50 rows.
+
+A list page is a browser's page, not an API: a ``sort`` key the kind lacks is dropped, a ``page`` that is no number is
+the first, and a query parameter it does not know (one a link or a tool added) is ignored — the page still shows,
+and the links it renders carry only the parameters above. The JSON API refuses unknown parameters instead
+(:mod:`backend.api.parameters`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from flask import Blueprint, Response, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
-from backend.api.problems import Problem, problem_of
+from backend.api.problems import Problem, present_routing_errors, problem_of
 from backend.core import listing
 from backend.core.errors import Failure
 from backend.core.kinds.registry import KINDS
+from backend.core.ordering import Sort
 from backend.core.services import KindService, visible_namespaces
 from backend.dashboard import rendering
 from backend.identity.authenticating import login_url
@@ -78,51 +83,6 @@ class Filters:
 
 
 @dataclass(frozen=True)
-class Sort:
-    """One sortable column: the value it orders by (``None`` last when ascending)."""
-
-    value: Callable[[FrozenDict], Any]
-    largest_first: bool = False  # ascending shows the largest value first (Age: the youngest, i.e. the latest timestamp)
-
-    def order(self, objects: Sequence[FrozenDict], *, descending: bool) -> list[FrozenDict]:
-        def key(obj: FrozenDict) -> tuple[bool, Any]:
-            value = self.value(obj)
-            return (value is None) != (descending != self.largest_first), value if value is not None else 0
-
-        return sorted(objects, key=key, reverse=descending != self.largest_first)
-
-
-def _created(obj: FrozenDict) -> datetime | None:
-    return rendering.parse_time(obj["metadata"].get("creationTimestamp"))
-
-
-def _spec_time(field: str) -> Callable[[FrozenDict], datetime | None]:
-    return lambda obj: rendering.parse_time((obj.get("spec") or {}).get(field))
-
-
-def _spec_number(field: str) -> Callable[[FrozenDict], float | None]:
-    def value(obj: FrozenDict) -> float | None:
-        found = (obj.get("spec") or {}).get(field)
-        return float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
-
-    return value
-
-
-def sorts(*, state: Callable[[FrozenDict], Any], extra: Mapping[str, Sort] | None = None) -> dict[str, Sort]:
-    """The sortable columns of a list: name, namespace, state (its word, as shown), age, and ``extra``."""
-    return {
-        "name": Sort(lambda obj: obj["metadata"]["name"]),
-        "namespace": Sort(lambda obj: obj["metadata"].get("namespace") or ""),
-        "state": Sort(lambda obj: state(obj).word),
-        "age": Sort(_created, largest_first=True),
-        **(extra or {}),
-    }
-
-
-TASK_SORTS = {"priority": Sort(_spec_number("priority")), "deadline": Sort(_spec_time("deadline"))}
-
-
-@dataclass(frozen=True)
 class Page:
     items: Sequence[FrozenDict]
     total: int  # objects matching the filters
@@ -130,16 +90,11 @@ class Page:
     count: int  # pages
 
 
-def select(service: KindService, filters: Filters, sorts: Mapping[str, Sort] | None = None) -> Page:
-    """The page of cached objects of the service's kind the filters select, in the order they ask for."""
-    query = listing.ListQuery(namespace=filters.namespace, label_selector=None, limit=None, after=None)
+def select(service: KindService, filters: Filters) -> Page:
+    """The page of cached objects of the service's kind the filters select, in the order they ask for (the JSON API's
+    ``?q=&sort=``: :meth:`backend.core.services.KindService.list`)."""
+    query = listing.ListQuery(namespace=filters.namespace, label_selector=None, limit=None, after=None, q=filters.q, sort=filters.sort)
     objects = service.list(query)
-    if filters.q:
-        needle = filters.q.lower()
-        objects = [o for o in objects if needle in o["metadata"]["name"]]
-    sort = (sorts or {}).get(filters.sort_key)
-    if sort is not None:
-        objects = sort.order(objects, descending=filters.descending)
     count = max(1, -(-len(objects) // PAGE_SIZE))
     number = min(filters.page, count)
     start = (number - 1) * PAGE_SIZE
@@ -153,11 +108,10 @@ def list_page(
     target: str,
     item: Callable[[FrozenDict], Mapping[str, Any]],
     notice: str | None,
-    sorts: Mapping[str, Sort] | None = None,
 ) -> Response:
     """A list page of the cached objects the request's filters select, each shown as ``item(obj)`` (target: block ``list``)."""
-    filters = Filters.from_request(sorts)
-    selected = select(service, filters, sorts)
+    filters = Filters.from_request(service.kind.sorts)
+    selected = select(service, filters)
     context = {
         "filters": filters,
         "page": selected,
@@ -181,6 +135,36 @@ def namespace_names(service: KindService) -> list[str]:
         return [ns["metadata"]["name"] for ns in visible_namespaces(service.client, service.settings, RESOURCES)]
     except ClusterError:
         return []
+
+
+def add_shortcuts(blueprint: Blueprint, href: str, *, title: str, trimmed: Sequence[str] = (), by_namespace: str | None = None) -> None:
+    """Send URLs a person may type or trim to the list page at ``href`` (302, its filters kept): each of ``trimmed``
+    (``/ui/darkrooms``: the list of the kind its detail pages are under), and ``<by_namespace>/<namespace>``
+    (``/ui/tasks/team-a``: the list filtered to that namespace; the kind's ``new`` form keeps its own route)."""
+
+    def to_list(namespace: str | None = None) -> BaseResponse:
+        params = {name: request.args.get(name) for name in request.args}
+        if namespace is not None:
+            params["namespace"] = namespace
+        return redirect(with_query(href, **params), 302)
+
+    endpoint = "shortcut_" + (href.strip("/").replace("/", "_") or "home")
+    for number, path in enumerate(trimmed):
+        view = _shortcut(to_list, f"{endpoint}_{number}")
+        rendering.document(view, f"The {title} list (this URL goes there)", responses=rendering.REDIRECT_RESPONSES)
+        blueprint.add_url_rule(path, view.__name__, view, methods=["GET"])
+    if by_namespace is not None:
+        view = _shortcut(to_list, f"{endpoint}_namespace")
+        rendering.document(view, f"The {title} list of one namespace (this URL goes there)", responses=rendering.REDIRECT_RESPONSES)
+        blueprint.add_url_rule(f"{by_namespace}/<namespace>", view.__name__, view, methods=["GET"])
+
+
+def _shortcut(to_list: Callable[..., BaseResponse], name: str) -> Callable[..., BaseResponse]:
+    def view(**arguments: str) -> BaseResponse:
+        return to_list(**arguments)
+
+    view.__name__ = view.__qualname__ = name
+    return view
 
 
 def go(url: str) -> BaseResponse:
@@ -227,7 +211,10 @@ def problem_page(error: Failure | ClusterError | Problem) -> Response:
 
 def install(blueprint: Blueprint) -> None:
     """Dashboard views answer every failure they let through as HTML (:func:`problem_page`), never problem+json: a refusal
-    by the cluster, a domain error, a problem raised by a view (a browser asked; the JSON API keeps problem+json)."""
+    by the cluster, a domain error, a problem raised by a view (a browser asked; the JSON API keeps problem+json). So
+    does any request no view took, anywhere — an unknown URL (404), a method the URL does not take (405) — when a
+    browser asks (:func:`routing_page`); every other client keeps problem+json."""
+    blueprint.record_once(lambda setup: present_routing_errors(setup.app, routing_page))
 
     @blueprint.errorhandler(ClusterError)
     def _cluster(error: ClusterError) -> BaseResponse:
@@ -240,6 +227,18 @@ def install(blueprint: Blueprint) -> None:
     @blueprint.errorhandler(Problem)
     def _problem(error: Problem) -> BaseResponse:
         return _html_or_problem(error)
+
+
+def routing_page(problem: Problem) -> Response | None:
+    """The error page of a request no view took, for a browser (a page, or the message for htmx), with the problem's
+    status and headers (``Allow`` of a 405) and the way back to the list of the path's kind (or the landing page);
+    None for any other client (problem+json)."""
+    if not _wants_html():
+        return None
+    page = problem_page(problem)
+    for name, value in problem.headers.items():
+        page.headers.setdefault(name, value)
+    return page
 
 
 def _html_or_problem(error: Failure | ClusterError | Problem) -> BaseResponse:

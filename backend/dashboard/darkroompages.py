@@ -19,6 +19,8 @@ the children panel uses the Ingress it shows, judged by the same :func:`kinds.da
   validates and writes through :mod:`.actions` (the flow of :mod:`.editing`: 422: the form again
   with inline errors; 409 on edit: the form again with the current values explained). ``add-item`` /
   ``remove-item=subDomains:<i>`` edit the sub-domain list server-side (``forms.js`` does it in place).
+- ``GET /ui/darkrooms``, ``/ui`` and ``/ui/darkrooms/<ns>`` go to the list (the last filtered to that namespace:
+  :func:`.browsing.add_shortcuts`).
 - ``POST /ui/darkrooms/<ns>/<name>/delete`` — delete (the detail page asks for confirmation).
 - ``POST /ui/darkrooms/<ns>/<name>/scale`` — set ``replicas`` (the detail page's Replicas control, block ``scale``:
   a refusal or an invalid number comes back in it).
@@ -85,7 +87,6 @@ FORM_SPEC = forms.FormSpec(
 FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
-SORTS = browsing.sorts(state=darkroom_kind.state)
 LISTS = (rendering.NavLink("/", "darkrooms", "Darkrooms"),)
 
 
@@ -154,7 +155,7 @@ class DarkroomPages:
     service: KindService
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="darkroom-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, LIST, target="darkroom-list", item=self.service.friendly, notice=_notice())
 
     def row(self, namespace: str, name: str) -> Response:
         try:
@@ -248,4 +249,5 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         ("/ui/darkrooms/<namespace>/<name>/scale", "scale_darkroom", pages.scale, ("post",), "Scale a Darkroom (form field replicas)"),
     )
     rendering.add_views(blueprint, views)
+    browsing.add_shortcuts(blueprint, "/", title="Darkrooms", trimmed=("/ui", "/ui/darkrooms"), by_namespace="/ui/darkrooms")
     return (liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),)

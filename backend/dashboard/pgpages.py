@@ -15,6 +15,7 @@ Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the
   :mod:`.editing`: 422 inline, 409 explained with the current values); ``add-row`` / ``remove-row``
   edit the parameter rows server-side.
 - ``POST /ui/postgresqls/<ns>/<name>/delete``.
+- ``GET /ui/postgresqls/<ns>`` goes to the list filtered to that namespace (:func:`.browsing.add_shortcuts`).
 - ``POST /ui/postgresqls/<ns>/<name>/password`` (CSRF-checked like every dashboard POST) — reads
   (:mod:`.pgpassword`) the password from the Secret ``<name>-credentials`` through the API's Kubernetes client, only then and
   only when that Secret's controller ownerReference is this Postgresql (a ``passwordSecretRef`` names
@@ -96,7 +97,6 @@ def _notice() -> str | None:
     return returning.notice("Database")
 
 
-SORTS = browsing.sorts(state=kind.state)
 LISTS = (rendering.NavLink(BASE, "postgresqls", "Databases"),)
 
 
@@ -177,7 +177,7 @@ class PostgresqlPages:
     service: KindService
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="postgresql-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, LIST, target="postgresql-list", item=self.service.friendly, notice=_notice())
 
     def row(self, namespace: str, name: str) -> Response:
         try:
@@ -268,4 +268,5 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
     )
     added = rendering.add_views(blueprint, views)
     added["postgresql_password"].__doc__ = pgpassword.DOC
+    browsing.add_shortcuts(blueprint, BASE, title="Databases", by_namespace=BASE)
     return (liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly),)

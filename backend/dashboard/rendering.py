@@ -23,6 +23,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.watch.streams import Streams
 from backend.core.kinds.registry import KINDS
+from backend.core.ordering import parse_time
 from backend.dashboard import returning
 from backend.identity import callers
 from backend.settings import ApiSettings
@@ -115,16 +116,6 @@ def fragment_wanted() -> str | None:
     if not request.headers.get("HX-Request") or request.headers.get("HX-History-Restore-Request"):
         return None
     return request.headers.get("HX-Target") or None
-
-
-def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def age(value: Any, now: datetime | None = None) -> str:
@@ -254,10 +245,21 @@ WRITE_RESPONSES: dict[str, Any] = {
 }
 
 
-def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",)) -> None:
+REDIRECT_RESPONSES: dict[str, Any] = {
+    "302": {"description": "Go to the list page (the same filters, the namespace in the URL among them)."},
+    "200": _html("`new` in place of a namespace is the new-object form's own page."),
+    "404": _html("No such page (the error page, with the way back to the list)."),
+}
+
+
+def document(view: Any, summary: str, methods: tuple[str, ...] = ("get",), *, responses: Mapping[str, Any] | None = None) -> None:
     """Describe a dashboard view in the OpenAPI document (``backend.api.openapi`` reads YAML after ``---`` in the docstring)."""
     operations = {
-        method: {"tags": ["Dashboard (HTML)"], "summary": summary, "responses": PAGE_RESPONSES if method == "get" else WRITE_RESPONSES}
+        method: {
+            "tags": ["Dashboard (HTML)"],
+            "summary": summary,
+            "responses": dict(responses) if responses is not None else PAGE_RESPONSES if method == "get" else WRITE_RESPONSES,
+        }
         for method in methods
     }
     view.__doc__ = f"{summary}\n---\n{yaml.safe_dump(operations, sort_keys=False)}"

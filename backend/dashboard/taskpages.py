@@ -14,6 +14,8 @@ app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two na
   the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
   409 explained with the current values).
 - ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
+- ``GET /ui/tasks/<ns>`` and ``/ui/combinedtasks/<ns>`` go to their list filtered to that namespace
+  (:func:`.browsing.add_shortcuts`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
 from backend.dashboard import actions, browsing, forms, liverows, rendering, returning, yamlview
 from cluster import ClusterError
-from kinds import tasks as task_kind
 
 LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
@@ -50,7 +51,6 @@ def _notice() -> str | None:
     return returning.notice("Task")
 
 
-SORTS = browsing.sorts(state=task_kind.state, extra=browsing.TASK_SORTS)
 LISTS = (
     rendering.NavLink("/ui/tasks", "tasks", "Tasks"),
     rendering.NavLink("/ui/combinedtasks", "combined", wide="Tasks with events", narrow="Events"),
@@ -69,10 +69,10 @@ class TaskPages:
         return self.combined_tasks.combined(obj)
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice())
 
     def combined_page(self) -> Response:
-        return browsing.list_page(self.service, COMBINED, target="task-list", item=self.combined, notice=_notice(), sorts=SORTS)
+        return browsing.list_page(self.service, COMBINED, target="task-list", item=self.combined, notice=_notice())
 
     def row(self, namespace: str, name: str) -> Response:
         try:
@@ -146,6 +146,8 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         ("/ui/tasks/<namespace>/<name>/delete", "delete_task", flow.delete, ("post",), "Delete a Task"),
     )
     rendering.add_views(blueprint, views)
+    browsing.add_shortcuts(blueprint, "/ui/tasks", title="Tasks", by_namespace="/ui/tasks")
+    browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
     title = pages.service.title
     return (
         liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly),

@@ -7,7 +7,7 @@ priority and deadline labels), the Overdue condition and what it means, the task
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 
 from kinds.states import ConditionMeaning, State, find_condition, terminating
@@ -21,8 +21,21 @@ DEADLINE_LABEL_FORMAT = "%Y%m%dT%H%M%SZ"
 TASK_STATES = ("Pending", "Finished")  # spec.taskState
 # The CRD's selectableFields (kube 1.32+): `kubectl get tasks --field-selector spec.taskState=Pending`;
 # the aggregated combinedtasks API accepts the same field labels.
-SELECTABLE_FIELDS = ("spec.priority", "spec.taskState")
 DEFAULT_TASK_STATE = "Pending"
+
+
+def _priority(obj: Mapping[str, Any]) -> str:
+    value = (obj.get("spec") or {}).get("priority")
+    return "" if value is None else str(value)
+
+
+# Each selectable field's value on a stored Task, as a string (kube compares field selector values as strings; the
+# state's default counts, as the API server stores it).
+SELECTABLE: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    "spec.priority": _priority,
+    "spec.taskState": lambda obj: str((obj.get("spec") or {}).get("taskState") or DEFAULT_TASK_STATE),
+}
+SELECTABLE_FIELDS = tuple(SELECTABLE)
 FINISHED = "Finished"
 
 OVERDUE = "Overdue"  # True: the deadline passed before the Task was finished

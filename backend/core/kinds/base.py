@@ -15,9 +15,11 @@ from typing import Any, ClassVar
 
 from marshmallow import Schema
 
+from backend.core.ordering import Sort
 from backend.settings import ApiSettings
 from cluster import Resource, thaw
 from cluster.acting import ActingClient
+from cluster.fieldselectors import METADATA, Value
 from kinds.states import ConditionMeaning, State
 
 
@@ -38,6 +40,9 @@ class Kind:
     states: ClassVar[tuple[State, ...]]  # what the dashboard shows for each state (from kinds/<plural>.py)
     conditions: ClassVar[Mapping[str, ConditionMeaning]]  # what each condition means (from kinds/<plural>.py)
     renames: ClassVar[Mapping[str, str]] = {}  # CR spec paths whose friendly name differs
+    sorts: ClassVar[Mapping[str, Sort]]  # its lists' sort keys (``?sort=``: backend.core.ordering.sorts)
+    # The field labels ``?fieldSelector=`` accepts, as kube does for the kind: metadata's, and the CRD's selectableFields.
+    selectable_fields: ClassVar[Mapping[str, Value]] = METADATA
 
     # The schemas the OpenAPI document names for this kind are the ones that validate: one lookup, no drift.
     @property

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from backend.core import credentials, errors
+from backend.core import credentials, errors, ordering
 from backend.core.conversions import conditions, current_and_true, object_fields
 from backend.core.kinds.base import Kind
 from backend.core.schemas import darkrooms as darkrooms_schemas
@@ -150,6 +150,7 @@ class DarkroomKind(Kind):
     plural = "darkrooms"
     schemas = darkrooms_schemas.SCHEMAS
     states = kind.STATES
+    sorts = ordering.sorts(state=kind.state)
     conditions = kind.CONDITIONS
     renames = RENAMES
 

@@ -64,7 +64,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from backend.core import errors
+from backend.core import errors, ordering
 from backend.core.conversions import conditions, current_and_true, object_fields
 from backend.core.credentials import MANAGED_BY, REDACTED, CredentialsError
 from backend.core.kinds.base import Kind
@@ -299,6 +299,7 @@ class PostgresqlKind(Kind):
     plural = "postgresqls"
     schemas = postgresqls_schemas.SCHEMAS
     states = kind.STATES
+    sorts = ordering.sorts(state=kind.state)
     conditions = kind.CONDITIONS
     renames = RENAMES
 

@@ -18,12 +18,14 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from backend.core import ordering
 from backend.core.conversions import condition, conditions, object_fields
 from backend.core.kinds.base import Kind
 from backend.core.schemas import tasks as tasks_schemas
 from backend.core.schemas.tasks import ALIASES
 from backend.settings import ApiSettings
 from cluster import TASKS
+from cluster.fieldselectors import METADATA
 from kinds import tasks as kind
 
 # -- friendly payload ↔ CR ----------------------------------------------------------------------
@@ -78,6 +80,8 @@ class TaskKind(Kind):
     plural = "tasks"
     schemas = tasks_schemas.SCHEMAS
     states = kind.STATES
+    selectable_fields = {**METADATA, **kind.SELECTABLE}
+    sorts = ordering.sorts(state=kind.state, extra=ordering.TASK_SORTS)
     conditions = kind.CONDITIONS
     renames = RENAMES
 

@@ -21,8 +21,8 @@ from typing import Any
 from werkzeug.datastructures import MultiDict
 
 from backend.core.errors import Invalid
+from backend.core.ordering import parse_time
 from backend.dashboard.forms.nodes import Field, Group, Node, Pairs, Strings
-from backend.dashboard.rendering import parse_time
 
 MINUTES = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 IDENTITY = ("name", "namespace")

@@ -109,3 +109,19 @@ def test_docs_page_lists_every_operation(make_app: Callable[..., Flask]) -> None
         assert f'<span class="method method-{method}">{method.upper()}</span> <code class="path">{path}</code>' in html, (method, path)
     for name in doc["components"]["schemas"]:
         assert f'id="schema-{name}"' in html
+
+
+def test_the_collections_document_every_query_parameter_they_take(make_app: Callable[..., Flask]) -> None:
+    """What a list takes is what the document says (backend/api/parameters.py refuses anything else): the selectors,
+    ``q``, ``sort`` with the kind's own keys, paging; ``fieldSelector`` names the fields kube supports for the kind."""
+    doc = make_app().test_client().get("/openapi.json").get_json()
+    listed = ["namespace", "labelSelector", "fieldSelector", "q", "sort", "limit", "continue"]
+    for path in ("/darkrooms", "/tasks", "/postgresqls", "/combinedtasks"):
+        parameters = {p["name"]: p for p in doc["paths"][path]["get"]["parameters"]}
+        assert list(parameters) == listed, path
+        assert all(p["in"] == "query" for p in parameters.values())
+        assert "metadata.name" in parameters["fieldSelector"]["description"]
+        assert {"name", "-name", "age", "-age", "state"} <= set(parameters["sort"]["schema"]["enum"])
+        task_fields = "spec.taskState" in parameters["fieldSelector"]["description"]
+        assert task_fields == (path in ("/tasks", "/combinedtasks")), path
+        assert ("-priority" in parameters["sort"]["schema"]["enum"]) == task_fields, path

@@ -310,7 +310,12 @@ def test_the_combined_page_shows_the_combined_task_the_json_api_serves(
         "action": "Notice", "reportingComponent": "tool", "reportingInstance": "tool-1",
     })  # fmt: skip
     url = f"/combinedtasks?namespace={namespace}"
-    wait_for(lambda: len(http.get(url).get_json()["items"][0]["status"]["events"]) == 2, timeout_s=10, message="events reach the cache")
+    # the Task may reach the cache after its Events: no item yet is "not yet"
+    wait_for(
+        lambda: [len(i["status"]["events"]) for i in http.get(url).get_json()["items"]] == [2],
+        timeout_s=10,
+        message="events reach the cache",
+    )
     (served,) = http.get(url).get_json()["items"]
     assert [e["reason"] for e in served["status"]["events"]] == ["TaskCreated", "Noticed"]
 

@@ -75,7 +75,22 @@ def test_pages_follow_the_key_order_and_survive_removals() -> None:
     assert ([o["metadata"]["uid"] for o in rest], last) == (["b/x", "b/z"], None)
 
 
-@pytest.mark.parametrize("token", ["%%%", "bm90IGpzb24", "eyJ4IjoxfQ", "eyJhZnRlciI6MX0"])
+def test_a_sorted_list_pages_by_offset_and_refuses_a_token_of_another_order() -> None:
+    items = objects("b/z", "a/y", "b/x")  # in some sort's order
+    sorted_query = listing.ListQuery(None, None, 2, None, sort="-name")
+    first, token = listing.paginate(items, sorted_query)
+    assert [o["metadata"]["uid"] for o in first] == ["b/z", "a/y"] and token is not None
+    after = listing.decode_token(token)
+    rest, last = listing.paginate(items, listing.ListQuery(None, None, 2, after, sort="-name"))
+    assert ([o["metadata"]["uid"] for o in rest], last) == (["b/x"], None)
+    with pytest.raises(errors.BadRequest):
+        listing.paginate(items, listing.ListQuery(None, None, 2, after))  # an offset in the cache's order
+    with pytest.raises(errors.BadRequest):
+        listing.paginate(items, listing.ListQuery(None, None, 2, "a/y", sort="-name"))  # a key in a sorted list
+
+
+# not base64, not JSON, {"x":1}, {"after":1}, {"offset":"a"}, {"offset":-1}
+@pytest.mark.parametrize("token", ["%%%", "bm90IGpzb24", "eyJ4IjoxfQ", "eyJhZnRlciI6MX0", "eyJvZmZzZXQiOiJhIn0", "eyJvZmZzZXQiOi0xfQ"])
 def test_foreign_continue_tokens_are_bad_requests(token: str) -> None:
     with pytest.raises(errors.BadRequest) as caught:
         listing.decode_token(token)

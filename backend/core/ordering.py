@@ -1,0 +1,89 @@
+"""The orders and the name filter of a list, one definition for the JSON API's ``?sort=&q=`` and the dashboard's lists.
+
+A kind's :class:`Sort` keys (:attr:`backend.core.kinds.base.Kind.sorts`, built by :func:`sorts`): name, namespace,
+state (its word, as the dashboard shows it), age, and the kind's own (a Task's priority and deadline: :data:`TASK_SORTS`).
+``<key>`` sorts ascending, ``-<key>`` descending; ties keep the cache's namespace/name order; an object without a
+value comes last when ascending. "Age" ascending is youngest first, as the column reads. ``q`` keeps the objects
+whose name contains it (case-insensitive: names are lowercase). Applied by :meth:`backend.core.services.KindService.list`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from kinds.states import State
+
+Obj = TypeVar("Obj", bound=Mapping[str, Any])
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 timestamp of the cluster as an aware datetime; None when absent or not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Sort:
+    """One sort key: the value it orders by (``None`` last when ascending)."""
+
+    value: Callable[[Mapping[str, Any]], Any]
+    largest_first: bool = False  # ascending shows the largest value first (Age: the youngest, i.e. the latest timestamp)
+
+    def order(self, objects: Sequence[Obj], *, descending: bool) -> list[Obj]:
+        def key(obj: Obj) -> tuple[bool, Any]:
+            value = self.value(obj)
+            return (value is None) != (descending != self.largest_first), value if value is not None else 0
+
+        return sorted(objects, key=key, reverse=descending != self.largest_first)
+
+
+def _created(obj: Mapping[str, Any]) -> datetime | None:
+    return parse_time(obj["metadata"].get("creationTimestamp"))
+
+
+def _spec_time(field: str) -> Callable[[Mapping[str, Any]], datetime | None]:
+    return lambda obj: parse_time((obj.get("spec") or {}).get(field))
+
+
+def _spec_number(field: str) -> Callable[[Mapping[str, Any]], float | None]:
+    def value(obj: Mapping[str, Any]) -> float | None:
+        found = (obj.get("spec") or {}).get(field)
+        return float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
+
+    return value
+
+
+def sorts(*, state: Callable[[Mapping[str, Any]], State], extra: Mapping[str, Sort] | None = None) -> dict[str, Sort]:
+    """The sort keys of a kind: name, namespace, state (its word, as shown), age, and ``extra``."""
+    return {
+        "name": Sort(lambda obj: obj["metadata"]["name"]),
+        "namespace": Sort(lambda obj: obj["metadata"].get("namespace") or ""),
+        "state": Sort(lambda obj: state(obj).word),
+        "age": Sort(_created, largest_first=True),
+        **(extra or {}),
+    }
+
+
+TASK_SORTS = {"priority": Sort(_spec_number("priority")), "deadline": Sort(_spec_time("deadline"))}
+
+
+def named(objects: Sequence[Obj], q: str) -> Sequence[Obj]:
+    """The objects whose name contains ``q`` (all of them for an empty ``q``)."""
+    if not q:
+        return objects
+    needle = q.lower()
+    return [obj for obj in objects if needle in obj["metadata"]["name"]]
+
+
+def ordered(objects: Sequence[Obj], sort: str, keys: Mapping[str, Sort]) -> Sequence[Obj]:
+    """``objects`` in the order ``sort`` (``<key>``, ``-<key>`` or empty: as they are) asks for among ``keys``."""
+    found = keys.get(sort.removeprefix("-"))
+    return objects if found is None else found.order(objects, descending=sort.startswith("-"))
