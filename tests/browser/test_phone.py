@@ -2,8 +2,9 @@
 view and delete dialog), the create and edit forms (also with errors), the API reference, the login
 page and an error page, for Darkrooms, Tasks and Postgresqls. On each: no horizontal page overflow
 (``scrollWidth <= 390``), the name and the state of every row (or of the object) inside the viewport
-without scrolling sideways, the header on one line (its navigation items on one row, the header no
-taller than one line). Screenshots of each go to test-output/screenshots/phone-*.
+without scrolling sideways, the navigation's items on one row and every one of them in sight (none cut off
+or scrolled away behind who is signed in), the header one line tall — two with who is signed in and the
+logout on a row of their own. Screenshots of each go to test-output/screenshots/phone-*.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from browser.conftest import Stack, Watched, shot
 
 PHONE = {"width": 390, "height": 844}
 HEADER_MAX_PX = 56  # one line of navigation plus the header's padding
+WHO_ROW_PX = 32  # who is signed in (and the logout), on a row of their own under the navigation
 DARKROOM = ("deployments.example.com", "v1alpha1", "darkrooms")
 TASK = ("example.example.com", "v1", "tasks")
 PG = ("database.db.example.com", "v1", "postgresqls")
@@ -71,10 +73,15 @@ def check(page: Any, label: str) -> None:
     header = page.evaluate(
         "(() => { const h = document.querySelector('header.topbar').getBoundingClientRect();"
         " const tops = [...document.querySelectorAll('header nav li')].map((li) => Math.round(li.getBoundingClientRect().top));"
-        " return {height: h.height, rows: new Set(tops).size}; })()"
+        " const nav = document.querySelector('header nav'); const box = nav ? nav.getBoundingClientRect() : null;"
+        " const hidden = [...document.querySelectorAll('header nav a')].filter((a) => { const r = a.getBoundingClientRect();"
+        "   return r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.right > window.innerWidth; }).map((a) => a.innerText);"
+        " return {height: h.height, rows: new Set(tops).size, hidden: hidden, who: !!document.querySelector('header .who')}; })()"
     )
-    assert header["height"] <= HEADER_MAX_PX, f"{label}: the header is {header['height']}px tall"
+    tallest = HEADER_MAX_PX + (WHO_ROW_PX if header["who"] else 0)
+    assert header["height"] <= tallest, f"{label}: the header is {header['height']}px tall"
     assert header["rows"] <= 1, f"{label}: the navigation takes {header['rows']} rows"
+    assert header["hidden"] == [], f"{label}: navigation items out of sight: {header['hidden']}"
     for pair in page.evaluate(NAMES_AND_STATES):
         assert all(pair), f"{label}: a row without its name or state: {pair}"
         for cell in pair:
