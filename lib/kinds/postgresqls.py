@@ -47,7 +47,10 @@ PASSWORD_PENDING_ANNOTATION = "database.db.example.com/password-pending"
 # name), so its answer says so before the reconciler has looked; the reconciler's status.dataVolume then says more.
 RETAINED_DATA_ANNOTATION = "database.db.example.com/retained-data"
 PORT = 5432
-PASSWORD_LENGTH = 32
+PASSWORD_LENGTH = 32  # of a generated password
+# A password given to the API (or the dashboard's form): at least this long, at most PASSWORD_MAX_LENGTH characters.
+PASSWORD_MIN_LENGTH = 8
+PASSWORD_MAX_LENGTH = 1024
 DATA_VOLUME = "data"  # the volumeClaimTemplate: PVCs are data-<name>-<ordinal>
 
 

@@ -210,7 +210,7 @@ BAD: list[tuple[dict[str, Any], str, str | None]] = [
     ({"passwordSecretRef": {}}, "passwordSecretRef.name", None),
     ({"passwordSecretRef": {"name": "mine", "key": "a b"}}, "passwordSecretRef.key", None),
     ({"password": SENTINEL, "passwordSecretRef": {"name": "mine"}}, "password", "not together with passwordSecretRef"),
-    ({"password": "tab\there"}, "password", "must be 1 to 1024 characters without control characters"),
+    ({"password": "tab\there"}, "password", "must be 8 to 1024 characters without control characters"),
     ({"password": "x" * 1025}, "password", None),
     ({"password": 42}, "password", None),
     ({"colour": "blue"}, "colour", "unknown field"),
