@@ -19,6 +19,7 @@ Who reads what:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -113,8 +114,13 @@ def source_problems(source: Mapping[str, Any], *, essential_only: bool = False) 
     errors.update({k: [f"only used by {_users_of(k)} sources"] for k in foreign_keys})
     given = [k for k in chosen.keys if source.get(k) is not None]
     if given and len(given) < len(chosen.keys):
-        errors.update({k: [f"required together with {given[0]}"] for k in chosen.keys if k not in given})
+        errors.update({k: [f"required together with the {spoken(given[0])}"] for k in chosen.keys if k not in given})
     return errors
+
+
+def spoken(field: str) -> str:
+    """A field's name in plain words for a message people read: ``accessKey`` → ``access key`` (as the form labels it)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: " " + m.group(1).lower(), field)
 
 
 def _users_of(field: str) -> str:

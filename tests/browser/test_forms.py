@@ -88,7 +88,7 @@ def test_a_422_focuses_the_summary_which_lists_every_problem_in_form_order(stack
     expect(page.locator(".error-summary")).to_be_focused()  # not wait_for_function: a string there is an eval our CSP refuses
     assert summary_targets(page) == ["#f-name", "#f-source-bucket", "#f-source-region", "#f-subDomains-0", "#f-subDomains-1", "#f-replicas"]
     text = summary.inner_text()
-    assert "Sub-domain 2: duplicate of subDomains.0" in text and text.count("Sub-domain 2:") == 2  # invalid, and a duplicate
+    assert "Sub-domain 2: the same as sub-domain 1" in text and text.count("Sub-domain 2:") == 2  # invalid, and a duplicate
     assert "Image source / Region: required for an S3 source" in text
     assert not MARSHMALLOW.search(text), text
     shot(page, "darkroom-form-summary-focused")

@@ -192,7 +192,8 @@ class DarkroomUpdateSchema(ReadOnlyFields):
     )
     cacheTime = integer(
         allow_none=True,
-        validate=validate.Range(min=0, max=2**63 - 1),
+        # the bound of the CRD's int64, said in words: nobody caches for 292 billion years
+        validate=[validate.Range(min=0, error="must be 0 or more"), validate.Range(max=2**63 - 1, error="must be a smaller number")],
         metadata={"description": "Seconds clients may cache a processed image (default one year)."},
     )
     status = fields.Nested(DarkroomStatusInputSchema, allow_none=True, metadata={"description": IGNORED})
@@ -207,7 +208,7 @@ class DarkroomUpdateSchema(ReadOnlyFields):
         duplicates: dict[int, list[str]] = {}
         for index, sub in enumerate(value):
             if isinstance(sub, str) and sub in seen:
-                duplicates[index] = [f"duplicate of subDomains.{seen[sub]}"]
+                duplicates[index] = [f"the same as sub-domain {seen[sub] + 1}"]  # counted from 1, as people (and the form) count
             if isinstance(sub, str):
                 seen.setdefault(sub, index)
         if duplicates:

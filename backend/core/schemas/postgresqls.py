@@ -157,7 +157,7 @@ class PostgresqlResourcesInputSchema(RequestSchema):
     def _requests_within_limits(self, data: dict[str, Any], **_: Any) -> None:
         requests, limits = data.get("requests") or {}, data.get("limits") or {}
         errors = {
-            name: [f"must not exceed limits.{name} ({limits[name]})"]
+            name: [f"must not exceed the {name} limit ({limits[name]})"]
             for name in ("cpu", "memory")
             if requests.get(name) is not None
             and limits.get(name) is not None
@@ -315,7 +315,7 @@ class PostgresqlUpdateSchema(ReadOnlyFields):
     def _kind_rules(self, data: dict[str, Any], **_: Any) -> None:
         errors: dict[str, list[str]] = {}
         if data.get("password") is not None and data.get("passwordSecretRef") is not None:
-            errors["password"] = ["not together with passwordSecretRef: the password is read from that Secret"]
+            errors["password"] = ["not together with an existing Secret: the password is read from that Secret"]
         spec = {"user": data.get("user"), "parameters": {k: v for k, v in (data.get("parameters") or {}).items() if v is not None}}
         for path, messages in kind.spec_problems(spec).items():
             errors.setdefault(path, []).extend(messages)

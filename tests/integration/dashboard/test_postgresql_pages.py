@@ -146,7 +146,7 @@ def test_invalid_create_errors_inline_and_nothing_created(http: Client, custom: 
     for field_id in ("f-version", "f-storage-size", "f-parameters-max_connections"):
         assert f'id="{field_id}-error"' in html, field_id
         assert re.search(rf'id="{field_id}"[^>]*aria-invalid="true"', html), field_id
-    assert "must be a integer value" in html or "must be an integer value" in html
+    assert "must be a whole number, e.g. 100" in html
     assert 'href="#f-parameters-max_connections">Parameter max_connections</a>' in html
     assert 'href="#f-storage-size">Data volume / Size</a>' in html
     assert 'value="many"' in html and 'value="lots"' in html  # what was typed is shown again
