@@ -116,7 +116,7 @@ def test_task_selectable_fields_match_the_crd() -> None:
             {"type": "WebFolder", "baseUrl": "https://x.example", "bucket": "b", "accessKey": "a"},
             {"bucket": ["only used by S3 sources"], "accessKey": ["only used by S3 sources"]},
         ),
-        ({"type": "S3", "bucket": "b"}, {"region": ["required for an S3 source"]}),
+        ({"type": "S3", "bucket": "b"}, {}),  # the region is optional (AWS S3 wants it, an S3-compatible service may not)
         ({"type": "S3", "bucket": "b", "region": "r", "baseUrl": "https://x"}, {"baseUrl": ["only used by WebFolder sources"]}),
         ({"type": "S3", "bucket": "b", "region": "r", "secretKey": "s"}, {"accessKey": ["required together with the secret key"]}),
         ({"type": "S3", "bucket": "b", "region": "r", "accessKey": "a", "secretKey": "s"}, {}),

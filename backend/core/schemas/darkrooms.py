@@ -3,7 +3,8 @@
 A superset of the seed's payload (``{"name", "version", "source": {"type", "baseUrl"},
 "subDomains"}``), validated the way a user expects: names are DNS labels (starting with a letter:
 a Darkroom's Service is named after it), a WebFolder needs an http(s) ``baseUrl``, an S3 source
-needs ``bucket`` and ``region``, fields of the other source type are rejected (``null`` counts as
+needs ``bucket`` (``region`` is optional: :data:`kinds.darkrooms.REGION_NOTE`), fields of the other source
+type are rejected (``null`` counts as
 absent), sub-domains are unique DNS labels. ``accessKey``/``secretKey`` are write-only (responses
 only say ``credentialsSet``) and optional, but come in pairs: an S3 source without them reads a
 public bucket; on an update, omitting them keeps the stored ones. The per-type rules are also published as a
@@ -90,7 +91,7 @@ class DarkroomSourceInputSchema(RequestSchema):
     region = fields.String(
         allow_none=True,
         validate=validate.Regexp(REGION, error="must be a region name such as eu-west-1"),
-        metadata={"description": 'S3 only (required there): region of the bucket, e.g. "eu-west-1".'},
+        metadata={"description": f"S3 only. {kind.REGION_NOTE}"},
     )
     endpoint = http_url("S3 only: endpoint of an S3-compatible service (MinIO, Ceph, ...); omit for AWS.")
     pathPrefix = fields.String(

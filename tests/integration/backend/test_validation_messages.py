@@ -4,9 +4,9 @@ Behaviours: no message of ours is marshmallow's own wording ("Missing data for r
 "Not a valid integer.", "Unknown field.", "Must be one of: ..."): every one is lower case without a final
 full stop ("required", "must be a whole number", "unknown field", "must be one of WebFolder, S3"), on POST,
 PUT and PATCH of Darkrooms, Tasks and Postgresqls. A body with problems in several layers gets them all in
-one answer: fields that fail beside the source table's rules (an S3 source's bad bucket and its missing
-region), sub-domain duplicates beside an invalid sub-domain (indices as sent); a PATCH's own errors beside
-what its merged result lacks (switching a WebFolder to S3 without bucket and region); the kind's own checks
+one answer: fields that fail beside the source table's rules (an S3 source's bad bucket and a
+WebFolder field), sub-domain duplicates beside an invalid sub-domain (indices as sent); a PATCH's own errors beside
+what its merged result lacks (switching a WebFolder to S3 without a bucket); the kind's own checks
 (a Postgresql's storage that must not shrink) beside the schema's, on PUT and PATCH — and nothing written.
 """
 
@@ -130,12 +130,12 @@ def test_messages_people_read_use_plain_words(http: FlaskClient, namespace: str)
 
 
 def test_a_body_gets_every_problem_at_once(http: FlaskClient, namespace: str) -> None:
-    source = {"type": "S3", "bucket": "B!"}  # a bad bucket and no region
+    source = {"type": "S3", "bucket": "B!", "baseUrl": "https://x.example"}  # a bad bucket and a WebFolder field
     body = webfolder("all", namespace, source=source, subDomains=["Bad!", "ok", "ok"], replicas=500)
     errors = errors_of(http.post("/darkrooms", json=body))
     assert errors == {
         "source.bucket": ["must be an S3 bucket name: 3 to 63 lowercase letters, digits, '.' or '-'"],
-        "source.region": ["required for an S3 source"],
+        "source.baseUrl": ["only used by WebFolder sources"],
         "subDomains.0": ["must be a DNS label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"],
         "subDomains.2": ["the same as sub-domain 2"],  # judged on the list as sent
         "replicas": ["must be between 0 and 100"],
@@ -150,7 +150,6 @@ def test_a_patch_gets_its_own_problems_and_its_results_at_once(http: FlaskClient
     assert errors == {
         "replicas": ["must be a whole number"],  # the patch's own
         "source.bucket": ["required for an S3 source"],  # what the merged result lacks
-        "source.region": ["required for an S3 source"],
     }
     assert errors_of(patch(http, f"/darkrooms/{namespace}/missing", {"replicas": "two"})) == {"replicas": ["must be a whole number"]}
     stored = custom.get_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", "web")
