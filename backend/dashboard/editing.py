@@ -82,7 +82,7 @@ class Flow:
     def form(
         self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
     ) -> Response:
-        namespaces = browsing.namespace_names(self.service)
+        namespaces = browsing.creatable_namespaces(self.service) if mode == "create" else browsing.namespace_names(self.service)
         context = {
             "mode": mode,
             "values": values,
@@ -111,7 +111,7 @@ class Flow:
         asked = allowing.current()
         if asked is None or asked.may("create", self.service.resource, namespace):
             return namespace
-        allowed = (ns for ns in browsing.namespace_names(self.service) if asked.may("create", self.service.resource, ns))
+        allowed = (ns for ns in browsing.creatable_namespaces(self.service) if asked.may("create", self.service.resource, ns))
         return next(allowed, namespace)
 
     def _friendly(self, namespace: str, name: str, *, fresh: bool = False) -> dict[str, Any]:
@@ -119,7 +119,10 @@ class Flow:
 
     def new(self) -> BaseResponse:
         if request.method == "GET":
-            namespace = self._creatable(request.args.get("namespace") or self.service.settings.namespace or "default")
+            asked_for = request.args.get("namespace") or ""
+            if not asked_for or browsing.system_namespace(self.service, asked_for):  # e.g. from the list of kube-system
+                asked_for = self.service.settings.namespace or "default"
+            namespace = self._creatable(asked_for)
             return self.form(mode="create", values=self.blank(namespace))
         form = request.form
         values = self.form_values(form)
