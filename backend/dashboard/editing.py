@@ -88,6 +88,7 @@ class Flow:
             "values": values,
             "errors": errors or {},
             "namespaces": namespaces,
+            "back": returning.back_to(request.values.get("back")) if mode == "create" else None,
             **self.allowances(mode, values, namespaces),
             **extra,
         }
@@ -140,7 +141,8 @@ class Flow:
                 errors = {"name": [problem.detail or "already exists"]}
             return self.form(mode="create", values=values, status=status, errors=errors)
         meta = written["metadata"]
-        return browsing.go(returning.list_url(self.list_path, namespace=meta["namespace"], created=meta["name"]))
+        back = request.form.get("back")  # the list the New link was followed from, as it was shown
+        return browsing.go(returning.list_url(self.list_path, namespace=meta["namespace"], back=back, created=meta["name"]))
 
     def edit(self, namespace: str, name: str) -> BaseResponse:
         try:
