@@ -145,3 +145,27 @@ def test_side_by_side_fields_line_up_and_the_width_is_used(stack: Stack, new_pag
     page.goto(f"/ui/tasks/new?namespace={stack.namespace}")
     assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("window.innerWidth")
     shot(page, f"task-form-{size}-{scheme}")
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_failing_submissions_in_a_row_leave_the_console_clean(stack: Stack, new_page: Callable[..., Watched], size: str) -> None:
+    """Each 422 swaps the form in again and htmx settles it. An input may carry a style attribute by then — the browser
+    writes one when a person resizes a text area; scripts may set one through the CSSOM, which the CSP allows — and
+    settling must not copy it with setAttribute, which the CSP refuses (style-src-attr). The ``pages`` fixture fails
+    the test on any console error or CSP violation."""
+    watched = new_page(viewport=PHONE if size == "phone" else DESKTOP)
+    page = watched.page
+    page.goto(f"/ui/tasks/new?namespace={stack.namespace}")
+    page.get_by_label("Name", exact=True).fill("Bad_Name")
+    for attempt in range(2):
+        page.evaluate("['f-details', 'f-name', 'f-priority'].forEach((id) => { document.getElementById(id).style.minHeight = '3rem'; })")
+        page.get_by_role("button", name="Create Task").click()
+        expect(page.locator(".error-summary")).to_be_focused()
+        page.get_by_label("Name", exact=True).fill(f"Still_Bad_{attempt}")
+    page.goto(f"/ui/darkrooms/new?namespace={stack.namespace}")
+    page.get_by_label("Name", exact=True).fill("Bad_Name")
+    for _ in range(2):
+        page.evaluate("document.getElementById('f-name').style.minHeight = '3rem'")
+        page.get_by_role("button", name="Create Darkroom").click()
+        expect(page.locator(".error-summary")).to_be_focused()
+    assert watched.unexpected() == [], watched.unexpected()
