@@ -329,7 +329,7 @@ SYSTEM = ("kube-system", "kube-public", "kube-node-lease", "darkroom-system", "d
 
 def test_create_forms_offer_no_system_namespace_which_lists_still_show(http: Client, api_client: Any, namespace: str) -> None:
     from kubernetes import client
-    from kubernetes.client.rest import ApiException
+    from kubernetes.client import ApiException
 
     core = client.CoreV1Api(api_client)
     for name in SYSTEM:  # the product's own may not exist on a test cluster
