@@ -17,8 +17,9 @@ stack is ready once the APIService is Available, so ``kubectl get combinedtasks 
 devcluster. The APIService goes again on a clean stop (a registered but stopped server would make every
 kubectl discovery warn). On a cluster of the user's kubeconfig nothing is registered: a loopback address
 is no Endpoint a real API server can reach (deploy/components/aggregator registers it there); the
-banner names the server's own URL instead, and its certificate lives in a temporary directory removed on
-exit (on devcluster: ``<data-dir>/aggregator-certs``, kept like the cluster's data).
+banner names the server's own URL instead. Its certificate lives in ``<data-dir>/aggregator-certs`` (.devcluster/ by
+default) either way, kept across runs, so the banner's kubectl command stays the same; it is handed to the aggregated
+server as its certificate (``--tls-cert-file``): a certificate of ours, not one it fell back on, so it does not warn.
 Prints a banner naming the cluster once the API answers ``/readyz`` (on devcluster it says that pods are
 simulated: a Darkroom turns Ready although no image is pulled), and runs until Ctrl-C, then stops
 everything it started (children first, devcluster last). If a child dies, it says which one, shows the
@@ -43,13 +44,11 @@ import ctypes
 import errno
 import logging
 import os
-import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -248,13 +247,13 @@ AGGREGATOR_NAMESPACE, AGGREGATOR_SERVICE = "darkroom-system", "darkroom-aggregat
 APISERVICE = "v1.search.task.example.example.com"
 
 
-def aggregator_certificate(cert_dir: Path) -> Path:
-    """The aggregated server's self-signed serving certificate, valid for the Service's DNS names (kept while it exists)."""
+def aggregator_certificate(cert_dir: Path) -> tuple[Path, Path]:
+    """The aggregated server's self-signed serving certificate and its key, valid for the Service's DNS names (kept while
+    they exist)."""
     from aggregator.certificates import self_signed
 
     names = [f"{AGGREGATOR_SERVICE}.{AGGREGATOR_NAMESPACE}.svc", f"{AGGREGATOR_SERVICE}.{AGGREGATOR_NAMESPACE}.svc.cluster.local"]
-    cert, _ = self_signed(cert_dir, names=names)
-    return cert
+    return self_signed(cert_dir, names=names)
 
 
 def _aggregator_objects(port: int, ca_bundle: bytes) -> list[dict[str, object]]:
@@ -441,15 +440,18 @@ def run(args: argparse.Namespace, log_dir: Path, kubeconfig: str | None) -> int:
                     why="; choose another with AGGREGATOR_PORT=<port> make api",
                 )
             )
-        # On devcluster the certificate is kept with the cluster's data (its APIService's caBundle); elsewhere
-        # it is registered nowhere, so a fresh one per run, removed on exit.
-        cert_dir = (
-            Path(args.data_dir) / "aggregator-certs" if cluster is not None else Path(tempfile.mkdtemp(prefix="darkroom-aggregator-"))
-        )
-        if cluster is None:
-            cleanups.append(lambda: shutil.rmtree(cert_dir, ignore_errors=True))
-        serving_cert = aggregator_certificate(cert_dir)
-        aggregator_args = ["--secure-port", str(aggregator_port), "--cert-dir", str(cert_dir)]
+        # Kept under the data dir (on devcluster: its APIService's caBundle; elsewhere: the banner's kubectl command's
+        # --certificate-authority, the same every run) and given to the server as its own certificate.
+        cert_dir = Path(args.data_dir) / "aggregator-certs"
+        serving_cert, serving_key = aggregator_certificate(cert_dir)
+        aggregator_args = [
+            "--secure-port",
+            str(aggregator_port),
+            "--tls-cert-file",
+            str(serving_cert),
+            "--tls-private-key-file",
+            str(serving_key),
+        ]
         aggregator = Child(
             "aggregated API",
             [sys.executable, "-m", "aggregator", "--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", *aggregator_args],

@@ -126,6 +126,22 @@ def list_page(
 RESOURCES = tuple(kind.resource for kind in KINDS)
 
 
+# Namespaces nobody should create Darkrooms, Tasks or Postgresqls in: Kubernetes' own, and the control panel's
+# (deploy/base/namespace.yaml: its components; its login sessions, also DARKROOM_API_SESSION_NAMESPACE).
+SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "darkroom-system", "darkroom-sessions"})
+
+
+def system_namespace(service: KindService, namespace: str) -> bool:
+    """Is ``namespace`` one of :data:`SYSTEM_NAMESPACES` (or where the API keeps its sessions)? Never the one the API serves."""
+    settings = service.settings
+    return namespace != settings.namespace and (namespace in SYSTEM_NAMESPACES or namespace == settings.session_namespace)
+
+
+def creatable_namespaces(service: KindService) -> list[str]:
+    """The namespaces a create form offers: :func:`namespace_names` without the system ones (lists still show them)."""
+    return [ns for ns in namespace_names(service) if not system_namespace(service, ns)]
+
+
 def namespace_names(service: KindService) -> list[str]:
     """Namespaces to choose from: those the person may see (the served one only, when the API is limited to one)."""
     served = service.settings.namespace

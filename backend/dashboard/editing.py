@@ -82,12 +82,13 @@ class Flow:
     def form(
         self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
     ) -> Response:
-        namespaces = browsing.namespace_names(self.service)
+        namespaces = browsing.creatable_namespaces(self.service) if mode == "create" else browsing.namespace_names(self.service)
         context = {
             "mode": mode,
             "values": values,
             "errors": errors or {},
             "namespaces": namespaces,
+            "back": returning.back_to(request.values.get("back")) if mode == "create" else None,
             **self.allowances(mode, values, namespaces),
             **extra,
         }
@@ -111,7 +112,7 @@ class Flow:
         asked = allowing.current()
         if asked is None or asked.may("create", self.service.resource, namespace):
             return namespace
-        allowed = (ns for ns in browsing.namespace_names(self.service) if asked.may("create", self.service.resource, ns))
+        allowed = (ns for ns in browsing.creatable_namespaces(self.service) if asked.may("create", self.service.resource, ns))
         return next(allowed, namespace)
 
     def _friendly(self, namespace: str, name: str, *, fresh: bool = False) -> dict[str, Any]:
@@ -119,7 +120,10 @@ class Flow:
 
     def new(self) -> BaseResponse:
         if request.method == "GET":
-            namespace = self._creatable(request.args.get("namespace") or self.service.settings.namespace or "default")
+            asked_for = request.args.get("namespace") or ""
+            if not asked_for or browsing.system_namespace(self.service, asked_for):  # e.g. from the list of kube-system
+                asked_for = self.service.settings.namespace or "default"
+            namespace = self._creatable(asked_for)
             return self.form(mode="create", values=self.blank(namespace))
         form = request.form
         values = self.form_values(form)
@@ -137,7 +141,8 @@ class Flow:
                 errors = {"name": [problem.detail or "already exists"]}
             return self.form(mode="create", values=values, status=status, errors=errors)
         meta = written["metadata"]
-        return browsing.go(returning.list_url(self.list_path, namespace=meta["namespace"], created=meta["name"]))
+        back = request.form.get("back")  # the list the New link was followed from, as it was shown
+        return browsing.go(returning.list_url(self.list_path, namespace=meta["namespace"], back=back, created=meta["name"]))
 
     def edit(self, namespace: str, name: str) -> BaseResponse:
         try:

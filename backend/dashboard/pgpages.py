@@ -35,7 +35,13 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend.core.errors import Failure
-from backend.core.schemas.postgresqls import PASSWORD_MAX, PASSWORD_NOTE, PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
+from backend.core.schemas.postgresqls import (
+    PASSWORD_MAX,
+    PASSWORD_MIN,
+    PASSWORD_NOTE,
+    PostgresqlResourceListInputSchema,
+    PostgresqlResourcesInputSchema,
+)
 from backend.core.services import KindService, Services
 from backend.dashboard import browsing, darkroompages, forms, liverows, pgpassword, rendering, returning, yamlview
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
@@ -86,7 +92,9 @@ FORM_SPEC = forms.FormSpec(
     fixed_keys={f"resources.{group}": RESOURCE_NAMES for group in ("requests", "limits")},
     pairs={"parameters": {name: _takes(what) for name, what in kind.PARAMETERS.items()}},
     nouns={"parameters": "parameter"},
-    write_only={"password": forms.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, max_length=PASSWORD_MAX)},
+    write_only={
+        "password": forms.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)
+    },
     fixed=frozenset({"storage.size", "storage.storageClassName"}),  # a StatefulSet's volume claims (PostgresqlKind.check)
     suggestions={"version": kind.VERSIONS},
 )

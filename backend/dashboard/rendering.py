@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 from flask import Blueprint, Response, current_app, g, request
+from markupsafe import Markup, escape
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.watch.streams import Streams
@@ -190,6 +191,14 @@ def state_of(obj: Mapping[str, Any], kind: str) -> State:
     return STATES[kind][status["state"]].because(str(status.get("stateMessage") or ""))
 
 
+def breakable_host(host: str) -> Markup:
+    """A host name that wraps only after its dots and hyphens (``<wbr>``), never inside a word (the domain links)."""
+    return Markup("").join(Markup("{}<wbr>").format(part) if part[-1:] in ".-" else escape(part) for part in _HOST_PARTS.findall(host))
+
+
+_HOST_PARTS = re.compile(r"[^.-]*[.-]|[^.-]+$")
+
+
 def condition_tone(condition: Mapping[str, Any], kind: str) -> Tone:
     """The tone of one condition of ``kind``; a condition type the kind does not define is good when True."""
     meaning = CONDITIONS[kind].get(str(condition.get("type")), ConditionMeaning(str(condition.get("type")), otherwise="attention"))
@@ -203,6 +212,7 @@ def install(blueprint: Blueprint, *, settings: ApiSettings, streams: Streams, na
     blueprint.add_app_template_filter(utc_text, "utc")
     blueprint.add_app_template_filter(duration, "duration")
     blueprint.add_app_template_filter(iso_time, "iso_time")
+    blueprint.add_app_template_filter(breakable_host, "breakable_host")
     blueprint.add_app_template_global(state_of, "state_of")
     blueprint.add_app_template_global(tasks.state, "task_state")  # of a Task or its CombinedTask (a stored object, not a friendly one)
     blueprint.add_app_template_global(condition_tone, "condition_tone")

@@ -9,13 +9,16 @@ or a delete redirects to: the remembered query plus the notice's argument (``cre
 object's namespace (as before lists were remembered). :func:`notice` reads those arguments back
 ("Darkroom ns/name created."). :func:`list_href` is the remembered list for links (a detail page's
 breadcrumb). Called by :mod:`.editing` and the page modules.
+
+A list's "New" link also says which list it was, as shown (``back=<list path and query>``, :func:`back_to`): the
+create goes back to exactly that list (e.g. Tasks with events, all namespaces), whatever the cookies hold.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from flask import Blueprint, Response, request
 
@@ -32,6 +35,17 @@ COOKIE_MAX = 1024  # a query longer than this is not remembered
 # Sent by a list's own live refresh (_macros.html live_refresh): the page's old filters, no choice of the user's;
 # such a refresh can answer after the user changed the filter, so it must not overwrite what they chose.
 REFRESH_HEADER = "X-Dashboard-Refresh"
+
+
+LIST_PATHS: set[str] = set()  # the list pages (install), the only places ``back`` may lead to
+
+
+def back_to(value: str | None) -> str | None:
+    """``value`` when it is one of the list pages with a query (a form's ``back``), else None (never another site)."""
+    if not value or len(value) > COOKIE_MAX:
+        return None
+    parts = urlsplit(value)
+    return value if not parts.scheme and not parts.netloc and parts.path in LIST_PATHS else None
 
 
 def cookie_name(list_path: str) -> str:
@@ -54,9 +68,16 @@ def list_href(list_path: str, namespace: str | None = None) -> str:
     return list_path + ("?" + urlencode(query) if query else "")
 
 
-def list_url(list_path: str, *, namespace: str, **notice: str) -> str:
-    """Where a create or delete of an object in ``namespace`` goes: the remembered list with the notice."""
-    query = remembered(list_path)
+def list_url(list_path: str, *, namespace: str, back: str | None = None, **notice: str) -> str:
+    """Where a create or delete of an object in ``namespace`` goes: the list it came from (``back``, see :func:`back_to`),
+    else the remembered list, with the notice."""
+    came_from = back_to(back)
+    if came_from is not None:
+        parts = urlsplit(came_from)
+        list_path = parts.path
+        query: list[tuple[str, str]] | None = [(k, v) for k, v in parse_qsl(parts.query) if k not in NOT_REMEMBERED]
+    else:
+        query = remembered(list_path)
     if query is None:
         query = [("namespace", namespace)]
     elif dict(query).get("namespace") != namespace:
@@ -76,6 +97,7 @@ def notice(title: str) -> str | None:
 def install(blueprint: Blueprint, list_paths: Iterable[str]) -> None:
     """Remember the query of each successful GET of one of ``list_paths`` (full page or htmx fragment)."""
     paths = frozenset(list_paths)
+    LIST_PATHS.update(paths)
 
     @blueprint.after_request
     def _remember(response: Response) -> Response:

@@ -19,6 +19,7 @@ Who reads what:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -47,7 +48,7 @@ class SourceVariant:
     """The fields one ``source.type`` uses.
 
     ``required``: what the API demands. ``essential``: what the reconciler cannot run without (a CR
-    written with kubectl may omit the rest, e.g. an S3 region, as the CRD's description allows).
+    written with kubectl may omit the rest).
     ``keys``: write-only credentials; the API stores them in the credentials Secret, never in the CR.
     They are optional but come in pairs (:func:`source_problems`): an S3 source without keys reads a
     public bucket (no Secret, no ``credentialsSecretRef``, no credentials in the pods); on an update,
@@ -71,7 +72,13 @@ class SourceVariant:
 
 
 WEBFOLDER = SourceVariant("WebFolder", required=("baseUrl",), essential=("baseUrl",))
-S3 = SourceVariant("S3", required=("bucket", "region"), optional=("endpoint",), essential=("bucket",), keys=("accessKey", "secretKey"))
+# region is optional everywhere (the CRD, the API, the form): the reconciler needs only the bucket and passes a region
+# on when there is one (SOURCE_BUCKET_REGION); see REGION_NOTE.
+S3 = SourceVariant("S3", required=("bucket",), optional=("region", "endpoint"), essential=("bucket",), keys=("accessKey", "secretKey"))
+REGION_NOTE = (
+    'Region of the bucket, e.g. "eu-west-1" (optional): give it for AWS S3, which signs requests for a region; '
+    "an S3-compatible service (endpoint) may do without."
+)
 SOURCES: Mapping[str, SourceVariant] = {variant.type: variant for variant in (WEBFOLDER, S3)}
 SOURCE_TYPES: tuple[str, ...] = tuple(SOURCES)
 DEFAULT_SOURCE_TYPE = WEBFOLDER.type
@@ -113,8 +120,13 @@ def source_problems(source: Mapping[str, Any], *, essential_only: bool = False) 
     errors.update({k: [f"only used by {_users_of(k)} sources"] for k in foreign_keys})
     given = [k for k in chosen.keys if source.get(k) is not None]
     if given and len(given) < len(chosen.keys):
-        errors.update({k: [f"required together with {given[0]}"] for k in chosen.keys if k not in given})
+        errors.update({k: [f"required together with the {spoken(given[0])}"] for k in chosen.keys if k not in given})
     return errors
+
+
+def spoken(field: str) -> str:
+    """A field's name in plain words for a message people read: ``accessKey`` → ``access key`` (as the form labels it)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: " " + m.group(1).lower(), field)
 
 
 def _users_of(field: str) -> str:

@@ -47,7 +47,10 @@ PASSWORD_PENDING_ANNOTATION = "database.db.example.com/password-pending"
 # name), so its answer says so before the reconciler has looked; the reconciler's status.dataVolume then says more.
 RETAINED_DATA_ANNOTATION = "database.db.example.com/retained-data"
 PORT = 5432
-PASSWORD_LENGTH = 32
+PASSWORD_LENGTH = 32  # of a generated password
+# A password given to the API (or the dashboard's form): at least this long, at most PASSWORD_MAX_LENGTH characters.
+PASSWORD_MIN_LENGTH = 8
+PASSWORD_MAX_LENGTH = 1024
 DATA_VOLUME = "data"  # the volumeClaimTemplate: PVCs are data-<name>-<ordinal>
 
 
@@ -128,10 +131,18 @@ def parameter_problem(name: str, value: Any) -> str | None:
         return "must be a string, as in postgresql.conf"
     if "|" in kind:
         return None if value in kind.split("|") else f"must be one of {', '.join(kind.split('|'))}"
-    return None if re.fullmatch(_VALUE_PATTERNS[kind], value) else f"must be a {kind} value, e.g. {_EXAMPLES[kind]}"
+    return None if re.fullmatch(_VALUE_PATTERNS[kind], value) else f"must be {_WORDS[kind]}, e.g. {_EXAMPLES[kind]}"
 
 
 _EXAMPLES = {"integer": "100", "memory": "128MB", "real": "0.9", "duration": "30s", "text": "UTC"}
+# What each kind of value is, in plain words (the messages people read).
+_WORDS = {
+    "integer": "a whole number",
+    "memory": "an amount of memory (a whole number, optionally with B, kB, MB, GB or TB)",
+    "real": "a decimal number",
+    "duration": "a duration (a whole number, optionally with us, ms, s, min, h or d)",
+    "text": "up to 64 letters, digits or _ / + : . -",
+}
 
 
 def spec_problems(spec: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -52,6 +52,7 @@ from kinds.tasks import (
     PRIORITY_LABEL,
     TASK_UID_LABEL,
 )
+from kinds.tasks import state as task_state
 
 log = logging.getLogger(__name__)
 
@@ -199,12 +200,14 @@ class TaskReconciler:
         new, due_in_s = overdue(task, now)
         old = status.get("conditions") or ()
         conditions = [c for c in set_condition(old, new, now=now) if c["type"] == OVERDUE]
-        if status.get("observedGeneration") != meta.get("generation") or not same(find(old, OVERDUE), new):
+        # The one state (kinds.tasks.state, what `kubectl get ct` and the dashboard show), for `kubectl get task`'s STATE.
+        state = task_state({**task, "status": {**status, "conditions": conditions}}).word
+        if status.get("observedGeneration") != meta.get("generation") or not same(find(old, OVERDUE), new) or status.get("state") != state:
             body = {
                 "apiVersion": TASKS.api_version,
                 "kind": TASKS.kind,
                 "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-                "status": {"observedGeneration": meta.get("generation"), "conditions": conditions},
+                "status": {"observedGeneration": meta.get("generation"), "conditions": conditions, "state": state},
             }
             try:
                 self.client.apply_status(TASKS, body, field_manager=self.settings.field_manager, force=True)

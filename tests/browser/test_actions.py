@@ -193,3 +193,29 @@ def test_docs_has_the_dashboards_header_and_styles(stack: Stack, new_page: Calla
     page.evaluate("window.scrollTo(0, 0)")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"docs-{scheme}.png"))  # the top only: the whole page is very long
+
+
+@pytest.mark.parametrize("kind", ["darkroom", "postgresql"])
+def test_a_create_from_all_namespaces_returns_to_all_namespaces(stack: Stack, page: Any, kind: str) -> None:
+    """The list the person had — every namespace — is the one they come back to, for each kind's form."""
+    name = f"everywhere-{kind[:2]}"
+    list_path, button = {"darkroom": ("/", "Create Darkroom"), "postgresql": ("/ui/postgresqls", "Create database")}[kind]
+    page.goto(list_path)
+    namespace_filter = page.get_by_label("Namespace", exact=True)
+    assert namespace_filter.evaluate("(s) => s.selectedOptions[0].textContent") == "All namespaces"
+    page.get_by_role("link", name=re.compile(r"^New (Darkroom|database)$")).click()
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Namespace", exact=True).select_option(stack.namespace)
+    if kind == "darkroom":
+        page.get_by_label("Base URL", exact=True).fill("https://images.example.com/")
+        page.get_by_label("Sub-domain 1", exact=True).fill(f"{name}-{stack.namespace}")
+    page.get_by_role("button", name=button).click()
+    page.wait_for_url(re.compile(rf"created={name}"))
+    assert "namespace=" not in page.url, page.url
+    namespace_filter = page.get_by_label("Namespace", exact=True)
+    assert namespace_filter.evaluate("(s) => s.selectedOptions[0].textContent") == "All namespaces"
+    assert (
+        page.locator(".notice")
+        .inner_text()
+        .startswith(f"{'Darkroom' if kind == 'darkroom' else 'Database'} {stack.namespace}/{name} created.")
+    )

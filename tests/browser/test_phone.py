@@ -144,3 +144,50 @@ def test_every_page_fits_a_phone(objects: Stack, login_panel: str, new_page: Cal
 
 def _shows(client: Any, path: str) -> bool:
     return bool(client.get(path).status_code == 200)
+
+
+# Each domain link's lines: where the text wraps (the character before each break), whether it is cut, its box.
+DOMAIN_LINES = """
+() => [...document.querySelectorAll('main a[href^="http://"], main a[href^="https://"]')]
+  .filter((a) => a.offsetParent !== null).map((a) => {
+  const text = a.textContent, range = document.createRange(), breaks = [];
+  let top = null, offset = 0;
+  for (const node of [...a.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE)) {
+    for (let i = 0; i < node.length; i++, offset++) {
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      const r = range.getClientRects()[0];
+      if (!r || r.width === 0) continue;
+      if (top !== null && r.top > top + 2) breaks.push(text[offset - 1]);
+      top = r.top;
+    }
+  }
+  const box = a.getBoundingClientRect();
+  return {text, title: a.title, breaks, cut: a.scrollWidth > a.clientWidth, left: box.left, right: box.right};
+})
+"""
+HUGE_LABEL = "photographsofthewholesummerholidayinthemountainsandlakes"  # one word: wider than a phone
+
+
+def test_domain_links_break_at_dots_and_hyphens_on_a_phone(objects: Stack, new_page: Callable[..., Watched]) -> None:
+    ns = objects.namespace
+    spec = {"source": {"type": "WebFolder", "baseUrl": "https://images.example.com/"}, "subDomains": [f"{HUGE_LABEL[:50]}{ns[-8:]}"]}
+    objects.custom().create_namespaced_custom_object(*DARKROOM[:2], ns, DARKROOM[2], body(DARKROOM, "huge-label", spec))
+    page = new_page(viewport=PHONE).page
+    for path, name in ((f"/?namespace={ns}", None), (f"/ui/darkrooms/{ns}/{LONG_DARKROOM}", LONG_DARKROOM),
+                       (f"/ui/darkrooms/{ns}/huge-label", "huge-label")):  # fmt: skip
+
+        def links(path: str = path, name: str | None = name) -> list[dict[str, Any]] | None:
+            page.goto(path)
+            found: list[dict[str, Any]] = page.evaluate(DOMAIN_LINES)
+            wanted = 3 if name is None else 2 if name == LONG_DARKROOM else 1  # the reconciler's status.domains
+            return found if len([f for f in found if ns[-8:] in f["text"]]) >= wanted else None
+
+        found = wait_for(links, timeout_s=30, interval_s=0.5, message=f"the domains on {path}")
+        for link in found:
+            assert all(char in ".-" for char in link["breaks"]), f"{path}: {link['text']!r} breaks mid-word after {link['breaks']}"
+            assert link["title"] == link["text"], link
+            assert link["left"] >= 0 and link["right"] <= PHONE["width"], f"{path}: {link['text']!r} is outside the screen ({link})"
+        assert any(link["breaks"] for link in found), f"{path}: no domain needed to wrap: {found}"  # the test tests something
+        if name == "huge-label":  # a word longer than the line: cut, the whole name in the title
+            assert any(link["cut"] and HUGE_LABEL[:50] in link["title"] for link in found), found
+        shot(page, f"phone-domains-{name or 'list'}")

@@ -68,7 +68,7 @@ def test_create_watch_ready_show_password_edit_delete(stack: Stack, new_page: Ca
     author.locator(".error-summary").wait_for()
     value = author.locator("#f-parameters-max_connections")
     assert value.get_attribute("aria-invalid") == "true"
-    assert "integer" in author.locator("#f-parameters-max_connections-error").inner_text()
+    assert "whole number" in author.locator("#f-parameters-max_connections-error").inner_text()
     assert "max_connections" in author.locator(".error-summary").inner_text()
     assert author.get_by_label("Database name", exact=True).input_value() == "orders"  # what was typed is kept
     assert pg_names(stack) == []

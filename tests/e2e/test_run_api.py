@@ -122,13 +122,16 @@ def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> Non
             banner = _read_banner(proc)
             assert f"the cluster of kubeconfig {external.kubeconfig}" in banner
             assert "simulates" not in banner
-            assert not (tmp_path / "unused").exists()
+            # No devcluster data: the data dir holds the aggregated API's certificate only, kept for the next run.
+            assert [p.name for p in (tmp_path / "unused").iterdir()] == ["aggregator-certs"]
             crds = Kubectl(external.kubeconfig, tmp_path / "cache").run("get", "crd", "-o", "name").stdout
             assert "darkrooms.deployments.example.com" in crds
             # No APIService on a cluster of the user's: the banner says so and how kubectl reaches the server directly.
             assert "not registered with the cluster" in banner
             (direct,) = [line.split("try:", 1)[1].split() for line in banner.splitlines() if "--certificate-authority" in line]
             assert direct[:3] == ["kubectl", "--kubeconfig", str(external.kubeconfig)] and direct[-3:] == ["get", "combinedtasks", "-A"]
+            ca = direct[direct.index("--certificate-authority") + 1]
+            assert ca == str(tmp_path / "unused" / "aggregator-certs" / "apiserver.crt")  # the same every run, not a new temp dir
             Kubectl(external.kubeconfig, tmp_path / "cache").run("apply", "-f", "crds/samples/")
             wait_for(
                 lambda: "write-release-notes" in Kubectl(external.kubeconfig, tmp_path / "cache").run(*direct[3:]).stdout,
@@ -136,6 +139,8 @@ def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> Non
             )
         finally:
             assert _stop(proc)[0] == 0
+        # The certificate is ours, given to the server: no warning about falling back on a self-signed one.
+        assert "self-signed" not in (tmp_path / "logs" / "aggregator.log").read_text()
     finally:
         external.stop()
 

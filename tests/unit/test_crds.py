@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from kinds import tasks
+
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = ROOT / "crds"
 SAMPLES = CRDS / "samples"
@@ -295,7 +297,8 @@ def test_task_crd() -> None:
     assert list(cols) == ["PRIORITY", "DEADLINE", "STATE", "AGE"]
     assert (cols["PRIORITY"]["type"], cols["PRIORITY"]["jsonPath"]) == ("integer", ".spec.priority")
     assert (cols["DEADLINE"]["type"], cols["DEADLINE"]["jsonPath"]) == ("string", ".spec.deadline")
-    assert (cols["STATE"]["type"], cols["STATE"]["jsonPath"]) == ("string", ".spec.taskState")
+    assert (cols["STATE"]["type"], cols["STATE"]["jsonPath"]) == ("string", ".status.state")  # the one state, as ct shows it
+    assert sorted(at(root, "status.state")["enum"]) == sorted(s.word for s in tasks.STATES)
     assert (cols["AGE"]["type"], cols["AGE"]["jsonPath"]) == ("date", ".metadata.creationTimestamp")
 
 

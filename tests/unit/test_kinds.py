@@ -116,9 +116,9 @@ def test_task_selectable_fields_match_the_crd() -> None:
             {"type": "WebFolder", "baseUrl": "https://x.example", "bucket": "b", "accessKey": "a"},
             {"bucket": ["only used by S3 sources"], "accessKey": ["only used by S3 sources"]},
         ),
-        ({"type": "S3", "bucket": "b"}, {"region": ["required for an S3 source"]}),
+        ({"type": "S3", "bucket": "b"}, {}),  # the region is optional (AWS S3 wants it, an S3-compatible service may not)
         ({"type": "S3", "bucket": "b", "region": "r", "baseUrl": "https://x"}, {"baseUrl": ["only used by WebFolder sources"]}),
-        ({"type": "S3", "bucket": "b", "region": "r", "secretKey": "s"}, {"accessKey": ["required together with secretKey"]}),
+        ({"type": "S3", "bucket": "b", "region": "r", "secretKey": "s"}, {"accessKey": ["required together with the secret key"]}),
         ({"type": "S3", "bucket": "b", "region": "r", "accessKey": "a", "secretKey": "s"}, {}),
         ({"type": "S3", "bucket": "b", "region": "r"}, {}),  # no keys: a public bucket
         ({"type": "FTP"}, {"type": ["must be one of WebFolder, S3, not 'FTP'"]}),
@@ -271,7 +271,7 @@ def test_postgresql_rules_match_the_crd() -> None:
         ("log_statement", "ddl", None),
         ("statement_timeout", "30s", None),
         ("fsync", "off", "not an allowed parameter"),
-        ("max_connections", "many", "must be a integer value"),
+        ("max_connections", "many", "must be a whole number, e.g. 100"),
         ("log_statement", "everything", "must be one of none, ddl, mod, all"),
         ("work_mem", 64, "must be a string"),
     ],

@@ -11,8 +11,9 @@ create or replace (not with ``passwordSecretRef``) is written into the Secret
 ``<name>-credentials`` (:func:`kinds.postgresqls.password_secret_name`; keys ``password`` and
 ``username``) with a controller ownerReference to the Postgresql, after the Postgresql itself (a
 failure undoes the Postgresql write, as for a Darkroom's S3 keys in :mod:`backend.core.kinds.darkrooms`). It
-never enters the CR, a response, an Event, a ConfigMap or a log line; responses do not even say
-whether one was given (the API does not read the Secret back, so it could not say so truthfully later). The
+never enters the CR, a response, an Event, a ConfigMap or a log line; responses say only whether a password
+is stored (``passwordSet``), from what the reconciler last saw (``status.passwordSecret.present``: the API
+never reads the Secret back), false until it has looked. The
 Secret is written as the person who writes the Postgresql (their :class:`cluster.acting.ActingClient`).
 
 **When the password takes effect**: postgres applies it only when it first initialises its data
@@ -50,7 +51,7 @@ foreign Secret is reported without anything being written. Registered in :data:`
 **Friendly payload ↔ CR** (``database.db.example.com/v1`` Postgresql: :func:`to_friendly`,
 :func:`to_spec`; shared helpers in :mod:`backend.core.conversions`): the friendly shape is the spec's own
 (``version``, ``storage``, ``databaseName``, ``user``, ``passwordSecretRef``, ``resources``, ``parameters``,
-``deletionPolicy``) with every CRD default shown (the API server stores them on write, so what is shown is
+``deletionPolicy``, and ``passwordSet``) with every CRD default shown (the API server stores them on write, so what is shown is
 what is stored), plus ``status`` with the one ``state`` of :func:`kinds.postgresqls.state`. A payload's
 ``password`` never enters the CR: :func:`password_of` hands it to the Secret write, :func:`to_spec` leaves
 it out.
@@ -178,6 +179,7 @@ def to_friendly(obj: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
         "databaseName": stored(spec.get("databaseName"), kind.DEFAULT_DATABASE),
         "user": stored(spec.get("user"), kind.DEFAULT_USER),
         "passwordSecretRef": {"name": ref.get("name"), "key": stored(ref.get("key"), kind.PASSWORD_KEY)} if ref else None,
+        "passwordSet": password_set(status),
         "resources": {group: {r: (resources.get(group) or {}).get(r) for r in RESOURCE_NAMES} for group in LIMITS},
         "parameters": dict(spec.get("parameters") or {}),
         "deletionPolicy": stored(spec.get("deletionPolicy"), kind.DEFAULT_DELETION_POLICY),
@@ -194,6 +196,12 @@ def to_friendly(obj: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
             "observedGeneration": status.get("observedGeneration"),
         },
     }
+
+
+def password_set(status: Mapping[str, Any]) -> bool:
+    """Is a password stored where the pods read it, as the reconciler last saw it (``status.passwordSecret.present``)?"""
+    found = _password_secret(status)
+    return found is not None and found["present"] is True
 
 
 def _password_secret(status: Mapping[str, Any]) -> dict[str, Any] | None:

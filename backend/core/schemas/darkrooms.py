@@ -3,7 +3,8 @@
 A superset of the seed's payload (``{"name", "version", "source": {"type", "baseUrl"},
 "subDomains"}``), validated the way a user expects: names are DNS labels (starting with a letter:
 a Darkroom's Service is named after it), a WebFolder needs an http(s) ``baseUrl``, an S3 source
-needs ``bucket`` and ``region``, fields of the other source type are rejected (``null`` counts as
+needs ``bucket`` (``region`` is optional: :data:`kinds.darkrooms.REGION_NOTE`), fields of the other source
+type are rejected (``null`` counts as
 absent), sub-domains are unique DNS labels. ``accessKey``/``secretKey`` are write-only (responses
 only say ``credentialsSet``) and optional, but come in pairs: an S3 source without them reads a
 public bucket; on an update, omitting them keeps the stored ones. The per-type rules are also published as a
@@ -90,7 +91,7 @@ class DarkroomSourceInputSchema(RequestSchema):
     region = fields.String(
         allow_none=True,
         validate=validate.Regexp(REGION, error="must be a region name such as eu-west-1"),
-        metadata={"description": 'S3 only (required there): region of the bucket, e.g. "eu-west-1".'},
+        metadata={"description": f"S3 only. {kind.REGION_NOTE}"},
     )
     endpoint = http_url("S3 only: endpoint of an S3-compatible service (MinIO, Ceph, ...); omit for AWS.")
     pathPrefix = fields.String(
@@ -192,7 +193,8 @@ class DarkroomUpdateSchema(ReadOnlyFields):
     )
     cacheTime = integer(
         allow_none=True,
-        validate=validate.Range(min=0, max=2**63 - 1),
+        # the bound of the CRD's int64, said in words: nobody caches for 292 billion years
+        validate=[validate.Range(min=0, error="must be 0 or more"), validate.Range(max=2**63 - 1, error="must be a smaller number")],
         metadata={"description": "Seconds clients may cache a processed image (default one year)."},
     )
     status = fields.Nested(DarkroomStatusInputSchema, allow_none=True, metadata={"description": IGNORED})
@@ -207,7 +209,7 @@ class DarkroomUpdateSchema(ReadOnlyFields):
         duplicates: dict[int, list[str]] = {}
         for index, sub in enumerate(value):
             if isinstance(sub, str) and sub in seen:
-                duplicates[index] = [f"duplicate of subDomains.{seen[sub]}"]
+                duplicates[index] = [f"the same as sub-domain {seen[sub] + 1}"]  # counted from 1, as people (and the form) count
             if isinstance(sub, str):
                 seen.setdefault(sub, index)
         if duplicates:

@@ -33,6 +33,7 @@ from backend.core.schemas.common import (
     ReadOnlyFields,
     RequestSchema,
     all_optional,
+    boolean,
     dns_label,
     dns_subdomain,
     integer,
@@ -46,10 +47,11 @@ QUANTITY_MESSAGE = "must be a quantity such as 500m, 1, 256Mi or 10Gi: digits, a
 NAME_MESSAGE = (
     f"must be at most {kind.MAX_NAME_LENGTH} characters: the StatefulSet's pods carry a revision label <name>-<hash> of at most 63"
 )
-PASSWORD_MAX = 1024
-PASSWORD_MESSAGE = f"must be 1 to {PASSWORD_MAX} characters without control characters"
+PASSWORD_MIN, PASSWORD_MAX = kind.PASSWORD_MIN_LENGTH, kind.PASSWORD_MAX_LENGTH
+PASSWORD_MESSAGE = f"must be {PASSWORD_MIN} to {PASSWORD_MAX} characters without control characters"
 PASSWORD_NOTE = (
-    "Write-only: stored in the Secret <name>-credentials (keys password, username) owned by the Postgresql, never returned. "
+    f"Write-only, {PASSWORD_MIN} to {PASSWORD_MAX} characters: stored in the Secret <name>-credentials (keys password, username) "
+    "owned by the Postgresql, never returned (passwordSet says whether one is stored). "
     "postgres takes it only when it first initialises its data directory; changing it later updates the Secret only, "
     "not the password inside the database. Not with passwordSecretRef. Omitted on create: the reconciler generates one."
 )
@@ -102,7 +104,7 @@ def identifier(description: str) -> fields.String:
 
 
 def _password(value: str) -> None:
-    if not 1 <= len(value) <= PASSWORD_MAX or _CONTROL.search(value):
+    if PASSWORD_MIN <= len(value) <= PASSWORD_MAX and _CONTROL.search(value):  # a wrong length: Length says so
         raise ValidationError(PASSWORD_MESSAGE)  # never quotes the value
 
 
@@ -155,7 +157,7 @@ class PostgresqlResourcesInputSchema(RequestSchema):
     def _requests_within_limits(self, data: dict[str, Any], **_: Any) -> None:
         requests, limits = data.get("requests") or {}, data.get("limits") or {}
         errors = {
-            name: [f"must not exceed limits.{name} ({limits[name]})"]
+            name: [f"must not exceed the {name} limit ({limits[name]})"]
             for name in ("cpu", "memory")
             if requests.get(name) is not None
             and limits.get(name) is not None
@@ -284,12 +286,18 @@ class PostgresqlUpdateSchema(ReadOnlyFields):
     user = identifier(
         f'Owner of the database, created on first start (default "{kind.DEFAULT_USER}"; not {", ".join(kind.RESERVED_USERS)}).'
     )
-    password = fields.String(allow_none=True, load_only=True, validate=_password, metadata={"description": PASSWORD_NOTE})
+    password = fields.String(
+        allow_none=True,
+        load_only=True,
+        validate=[validate.Length(min=PASSWORD_MIN, max=PASSWORD_MAX, error=PASSWORD_MESSAGE), _password],
+        metadata={"description": PASSWORD_NOTE},
+    )
     passwordSecretRef = fields.Nested(
         PostgresqlSecretRefInputSchema,
         allow_none=True,
         metadata={"description": "Use the password in this Secret instead of <name>-credentials; not with password."},
     )
+    passwordSet = boolean(allow_none=True, metadata={"description": IGNORED})
     resources = fields.Nested(
         PostgresqlResourcesInputSchema, allow_none=True, metadata={"description": "Requests and limits of cpu and memory."}
     )
@@ -307,7 +315,7 @@ class PostgresqlUpdateSchema(ReadOnlyFields):
     def _kind_rules(self, data: dict[str, Any], **_: Any) -> None:
         errors: dict[str, list[str]] = {}
         if data.get("password") is not None and data.get("passwordSecretRef") is not None:
-            errors["password"] = ["not together with passwordSecretRef: the password is read from that Secret"]
+            errors["password"] = ["not together with an existing Secret: the password is read from that Secret"]
         spec = {"user": data.get("user"), "parameters": {k: v for k, v in (data.get("parameters") or {}).items() if v is not None}}
         for path, messages in kind.spec_problems(spec).items():
             errors.setdefault(path, []).extend(messages)
@@ -362,6 +370,14 @@ class PostgresqlSchema(ObjectFields):
         allow_none=True,
         metadata={
             "description": "The Secret holding the password; null: <name>-credentials (generated, or the password given to the API)."
+        },
+    )
+    passwordSet = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "A password is stored where the pods read it (the Secret <name>-credentials, or the one passwordSecretRef "
+            "names, exists and holds the key), as the reconciler last saw it (status.passwordSecret): false until it has looked. "
+            "The password itself is never returned."
         },
     )
     resources = fields.Nested(PostgresqlResourcesSchema, required=True)

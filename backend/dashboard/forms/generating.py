@@ -200,6 +200,7 @@ class _Builder:
                     widget="password",
                     help=extra.help,
                     write_only=True,
+                    min_length=extra.min_length,
                     max_length=extra.max_length,
                 )
             )
@@ -250,7 +251,7 @@ class _Builder:
             if path in self.spec.write_only:
                 extra = self.spec.write_only[path]
                 hidden = Field(path=path, label=extra.label, title=extra.label, widget="password", help=extra.help, write_only=True)
-                children.append(replace(hidden, max_length=extra.max_length))
+                children.append(replace(hidden, min_length=extra.min_length, max_length=extra.max_length))
                 continue
             cr = self.by_friendly.get(path, path)
             if cr not in spec_schema["properties"]:

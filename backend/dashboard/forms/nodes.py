@@ -41,6 +41,7 @@ class Field:
     choices: tuple[Choice, ...] = ()  # the radio buttons of a discriminator
     minimum: int | float | None = None
     maximum: int | float | None = None
+    min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None  # for the HTML attribute (JavaScript "v"-mode syntax)
     suggestions: tuple[str, ...] = ()

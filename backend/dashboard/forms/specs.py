@@ -29,6 +29,7 @@ class WriteOnly:
 
     label: str
     help: str = ""
+    min_length: int | None = None
     max_length: int | None = None
 
 

@@ -68,7 +68,7 @@ def registered(devcluster: DevclusterProcess, tmp_path_factory: pytest.TempPathF
     install_crds(devcluster.kubeconfig)
     kubectl = Kubectl(devcluster.kubeconfig, tmp / "cache")
     port = free_port()
-    cert = run_api.aggregator_certificate(tmp / "certs")
+    cert, _ = run_api.aggregator_certificate(tmp / "certs")
     log = tmp / "aggregator.log"
     argv = [sys.executable, "-m", "aggregator", "--kubeconfig", str(devcluster.kubeconfig), "--bind-address", "127.0.0.1"]
     argv += ["--secure-port", str(port), "--cert-dir", str(tmp / "certs"), "--bookmark-interval-s", "1"]

@@ -386,3 +386,20 @@ def test_set_based_and_integer_label_selectors_answer_what_the_server_answers(ht
         assert answer.status_code == 200, (selector, answer.get_data(as_text=True))
         assert [i["name"] for i in answer.get_json()["items"]] == sorted(i["metadata"]["name"] for i in served), selector
     assert "the value must be an integer" in problem(http.get(f"/darkrooms?namespace={namespace}&labelSelector=a%3Ex"), 400)["detail"]
+
+
+def test_an_s3_region_is_optional_as_the_crd_and_the_form_say(http: FlaskClient, namespace: str, custom: Any) -> None:
+    """The reconciler needs only the bucket (it passes a region on when there is one): the API asks no more."""
+    body = created(http, {"name": "minio", "namespace": namespace, "source": {"type": "S3", "bucket": "pics", "endpoint": "https://minio.example"},
+                          "subDomains": [f"minio-{namespace}"]})  # fmt: skip
+    assert body["source"]["region"] is None
+    cr = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "minio")
+    assert "region" not in cr["spec"]["source"]
+    added = merge_patch(http, f"/darkrooms/{namespace}/minio", {"source": {"region": "eu-west-1"}})
+    assert added.status_code == 200 and added.get_json()["source"]["region"] == "eu-west-1"
+    document = http.get("/openapi.json").get_json()
+    s3_variant = next(
+        v for v in document["components"]["schemas"]["DarkroomCreate"]["properties"]["source"]["oneOf"] if v["title"] == "S3 source"
+    )
+    assert s3_variant["required"] == ["type", "bucket"]
+    assert "(optional)" in document["components"]["schemas"]["DarkroomSourceInput"]["properties"]["region"]["description"]

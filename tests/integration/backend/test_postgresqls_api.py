@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import pytest
 from flask.testing import FlaskClient
+from support import wait_for
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
@@ -274,6 +275,8 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"password": SENTINEL, "passwordSecretRef": {"name": "mine"}}, "password"),
     ({"password": ""}, "password"),
     ({"password": "line\nbreak"}, "password"),
+    ({"password": "x"}, "password"),
+    ({"password": "seven.."}, "password"),
     ({"colour": "blue"}, "colour"),
 ]  # fmt: skip
 
@@ -421,6 +424,32 @@ def test_a_create_cut_short_before_its_secret_is_completed_by_the_retry(http: Fl
     assert secret_data(core, namespace, "cut-credentials") == {"password": SENTINEL, "username": "app"}
     assert PASSWORD_PENDING_ANNOTATION not in (stored(custom, namespace, "cut")["metadata"].get("annotations") or {})
     assert "already exists" in problem(http.post("/postgresqls", json=pg("cut", namespace)), 409)["detail"]  # complete: no resume
+
+
+def test_a_password_has_a_minimum_length_the_message_states(http: FlaskClient, namespace: str) -> None:
+    short = problem(http.post("/postgresqls", json=pg("short", namespace, password="1")), 422)["errors"]
+    assert short == {"password": ["must be 8 to 1024 characters without control characters"]}
+    assert total(http, namespace) == 0
+    assert created(http, pg("eight", namespace, password="8chars!!"))["name"] == "eight"
+    schema = http.get("/openapi.json").get_json()["components"]["schemas"]["PostgresqlCreate"]["properties"]["password"]
+    assert (schema["minLength"], schema["maxLength"]) == (8, 1024) and "8 to 1024 characters" in schema["description"]
+
+
+def test_password_set_says_whether_the_reconciler_found_a_stored_password(http: FlaskClient, namespace: str, custom: Any) -> None:
+    url = f"/postgresqls/{namespace}/keys"
+    body = created(http, pg("keys", namespace, password=SENTINEL))
+    assert body["passwordSet"] is False  # the reconciler has not looked yet
+    found = {"passwordSecret": {"name": "keys-credentials", "key": "password", "present": True}}
+    custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, "keys", {"status": found})
+    got: dict[str, Any] = wait_for(lambda: (found := http.get(url).get_json())["passwordSet"] and found, message="passwordSet")
+    conformance.validate(got, "Postgresql")
+    assert got["passwordSet"] is True and "password" not in got
+    back = http.put(url, json=got)  # a GET result sent back: passwordSet is read-only, accepted and ignored
+    assert back.status_code == 200, back.get_data(as_text=True)
+    assert "passwordSet" not in stored(custom, namespace, "keys")["spec"]
+    missing = {"passwordSecret": {"name": "keys-credentials", "key": "password", "present": False}}
+    custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, "keys", {"status": missing})
+    wait_for(lambda: http.get(url).get_json()["passwordSet"] is False, message="passwordSet false")
 
 
 # -- documentation -----------------------------------------------------------------------------------

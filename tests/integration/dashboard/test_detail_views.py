@@ -128,6 +128,28 @@ def test_a_create_or_delete_goes_back_to_the_list_the_user_had(http: Client, cus
     assert f'<a href="/ui/tasks?namespace={namespace}">Tasks</a>' in http.get(f"/ui/tasks/{namespace}/third").get_data(as_text=True)
 
 
+def test_a_create_goes_back_to_the_list_its_new_link_was_on(http: Client, namespace: str) -> None:
+    """Tasks with events, all namespaces: its New link names it, and the create comes back to it (not to the Tasks
+    list, which this person never had, narrowed to the object's namespace)."""
+    html = http.get("/ui/combinedtasks").get_data(as_text=True)
+    link = re.search(r'id="new-button"[^>]*href="([^"]+)"|href="([^"]+)"[^>]*id="new-button"', html)
+    assert link, html
+    new_path = (link.group(1) or link.group(2)).replace("&amp;", "&")
+    assert new_path == "/ui/tasks/new?back=%2Fui%2Fcombinedtasks"
+    form = http.get(new_path).get_data(as_text=True)
+    assert '<input type="hidden" name="back" value="/ui/combinedtasks">' in form
+    fields = {"namespace": namespace, "priority": "3", "deadline": "2031-01-01T00:00", "back": "/ui/combinedtasks"}
+    created = http.post("/ui/tasks/new", {**fields, "name": "from-combined"})
+    assert created.status_code == 303 and created.headers["Location"] == f"/ui/combinedtasks?in={namespace}&created=from-combined"
+    # A filtered list, as shown (its page number aside): the same filters again.
+    created = http.post("/ui/tasks/new", {**fields, "name": "filtered", "back": "/ui/tasks?q=fil&sort=-age&page=2"})
+    assert created.headers["Location"] == f"/ui/tasks?q=fil&sort=-age&in={namespace}&created=filtered"
+    # Anything but one of the dashboard's lists is no way back.
+    for index, elsewhere in enumerate(("https://elsewhere.example/ui/tasks", "//elsewhere.example/ui/tasks", "/ui/tasks/new", "/logout")):
+        created = http.post("/ui/tasks/new", {**fields, "name": f"elsewhere-{index}", "back": elsewhere})
+        assert created.status_code == 303 and created.headers["Location"].startswith("/ui/tasks?"), elsewhere
+
+
 def test_the_live_block_of_a_deleted_object_disables_the_actions_out_of_band(http: Client, custom: Any, namespace: str) -> None:
     make_task(custom, namespace, "ephemeral")
     path = f"/ui/tasks/{namespace}/ephemeral"

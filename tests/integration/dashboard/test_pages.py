@@ -327,3 +327,34 @@ def test_the_combined_page_shows_the_combined_task_the_json_api_serves(
     assert re.findall(r'data-label="Count">(\d+)<', card) == ["4", "2"]
     detail = http.get(f"/ui/tasks/{namespace}/chore").get_data(as_text=True)
     assert re.findall(r'data-label="Count">(\d+)<', detail) == ["4", "2"] and detail.index("Noticed") < detail.index("TaskCreated")
+
+
+SYSTEM = ("kube-system", "kube-public", "kube-node-lease", "darkroom-system", "darkroom-sessions")
+
+
+def test_create_forms_offer_no_system_namespace_which_lists_still_show(http: Client, api_client: Any, namespace: str) -> None:
+    from kubernetes import client
+    from kubernetes.client import ApiException
+
+    core = client.CoreV1Api(api_client)
+    for name in SYSTEM:  # the product's own may not exist on a test cluster
+        try:
+            core.create_namespace({"metadata": {"name": name}})
+        except ApiException as e:
+            assert e.status == 409, e
+    options = re.compile(r'<select id="f-namespace" name="namespace"[^>]*>(.*?)</select>', re.S)
+    for path in ("/ui/darkrooms/new", "/ui/tasks/new", "/ui/postgresqls/new"):
+
+        def offering(path: str = path) -> str | None:
+            found = options.search(http.get(path).get_data(as_text=True))
+            return found.group(1) if found and namespace in found.group(1) else None
+
+        offered = wait_for(offering, timeout_s=10, message=f"{path} offering {namespace}")
+        assert not [ns for ns in SYSTEM if f'value="{ns}"' in offered], (path, offered)
+        assert 'value="default"' in offered
+        # Asked for from the list of a system namespace: the form starts in the default one instead.
+        from_system = options.search(http.get(f"{path}?namespace=kube-system").get_data(as_text=True))
+        assert from_system and 'value="kube-system"' not in from_system.group(1)
+        assert '<option value="default" selected>' in from_system.group(1)
+    listed = http.get("/ui/tasks").get_data(as_text=True)  # the list's filter still offers them
+    assert 'value="kube-system"' in listed and 'value="darkroom-sessions"' in listed

@@ -146,7 +146,7 @@ def test_invalid_create_errors_inline_and_nothing_created(http: Client, custom: 
     for field_id in ("f-version", "f-storage-size", "f-parameters-max_connections"):
         assert f'id="{field_id}-error"' in html, field_id
         assert re.search(rf'id="{field_id}"[^>]*aria-invalid="true"', html), field_id
-    assert "must be a integer value" in html or "must be an integer value" in html
+    assert "must be a whole number, e.g. 100" in html
     assert 'href="#f-parameters-max_connections">Parameter max_connections</a>' in html
     assert 'href="#f-storage-size">Data volume / Size</a>' in html
     assert 'value="many"' in html and 'value="lots"' in html  # what was typed is shown again
@@ -162,6 +162,27 @@ def test_invalid_create_errors_inline_and_nothing_created(http: Client, custom: 
     )
     assert twice.status_code == 422 and "chosen twice" in twice.get_data(as_text=True)
     assert names(custom, namespace) == []
+
+
+def test_a_short_password_is_refused_with_the_minimum(http: Client, custom: Any, namespace: str) -> None:
+    form = http.get(f"/ui/postgresqls/new?namespace={namespace}").get_data(as_text=True)
+    assert re.search(r'name="password" type="password"[^>]* minlength="8" maxlength="1024"', form)
+    assert "8 to 1024 characters" in form  # the help says it before anyone tries
+    answer = http.post("/ui/postgresqls/new", form_of(namespace, password="x"))
+    html = answer.get_data(as_text=True)
+    assert answer.status_code == 422 and 'id="f-password-error"' in html
+    assert "must be 8 to 1024 characters without control characters" in html
+    assert names(custom, namespace) == []
+
+
+def test_the_detail_page_says_whether_a_password_is_stored(http: Client, custom: Any, namespace: str) -> None:
+    make_pg(custom, namespace, "kept")
+    html = cached(http, namespace, "kept")
+    assert re.search(r'data-field="password-set"><span class="badge tone-idle">not stored yet</span>', html)
+    found = {"passwordSecret": {"name": "kept-credentials", "key": "password", "present": True}}
+    custom.patch_namespaced_custom_object_status(*PG, namespace, "postgresqls", "kept", {"status": found})
+    html = cached(http, namespace, "kept", needle='tone-good">stored')
+    assert re.search(r'data-field="password-set"><span class="badge tone-good">stored</span>', html)
 
 
 def test_create_and_edit(http: Client, custom: Any, namespace: str, api_client: Any) -> None:

@@ -24,6 +24,7 @@ from support import ClusterProcess, wait_for
 
 from cluster import EVENTS, NAMESPACES, TASKS, CachedClient, NotFound
 from kinds.tasks import DEADLINE_LABEL, FINALIZER, PRIORITY_LABEL, TASK_UID_LABEL
+from kinds.tasks import state as task_state
 
 from .conftest import RunOperator
 from .harness import Harness, User, reconciles
@@ -155,11 +156,14 @@ def test_overdue_at_the_deadline_and_finished(harness: Harness) -> None:
     assert h.tasks.reconcile(h.key("due")).requeue_after_s is None
     condition = overdue(h.get(TASKS, "due"))
     assert (condition["status"], condition["reason"], condition["lastTransitionTime"]) == ("True", "DeadlinePassed", "2027-03-31T17:00:00Z")
+    # kubectl get task's STATE (status.state) is the state kubectl get ct and the dashboard show
+    assert h.get(TASKS, "due")["status"]["state"] == task_state(h.get(TASKS, "due")).word == "Overdue"
 
     patch(h, "due", {"spec": {"taskState": "Finished"}})
     h.tasks.reconcile(h.key("due"))
     condition = overdue(h.get(TASKS, "due"))
     assert (condition["status"], condition["reason"], condition["observedGeneration"]) == ("False", "Finished", 2)
+    assert h.get(TASKS, "due")["status"]["state"] == "Finished"
 
 
 def test_finalizer_flow_keeps_other_finalizers(harness: Harness) -> None:

@@ -193,7 +193,7 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"source": {"type": "WebFolder", "baseUrl": "https://"}}, "source.baseUrl"),
     ({"source": {"type": "WebFolder", "baseUrl": "https://x.example", "bucket": "b-1"}}, "source.bucket"),
     ({"source": {"type": "S3", "region": "eu-west-1", "accessKey": "a", "secretKey": "s"}}, "source.bucket"),
-    ({"source": {"type": "S3", "bucket": "bkt", "accessKey": "a", "secretKey": "s"}}, "source.region"),
+    ({"source": {"type": "S3", "bucket": "bkt", "region": "eu west 1"}}, "source.region"),
     ({"source": {**S3_OK, "bucket": "Bad_Bucket"}}, "source.bucket"),
     ({"source": {"type": "S3", "bucket": "bkt", "region": "eu-west-1", "accessKey": "a"}}, "source.secretKey"),
     ({"source": {**S3_OK, "baseUrl": "https://x.example"}}, "source.baseUrl"),

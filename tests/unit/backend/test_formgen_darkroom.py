@@ -48,6 +48,7 @@ def test_the_source_is_a_switch_from_the_variant_table() -> None:
     }
     fields = by_path(FORM)
     assert fields["source.baseUrl"].required and fields["source.bucket"].required and not fields["source.endpoint"].required
+    assert not fields["source.region"].required and "optional" in fields["source.region"].help  # as the CRD and the API say
     assert fields["source.baseUrl"].widget == "text" and fields["source.baseUrl"].pattern  # a URL: one line, however long
     keys = [fields["source.accessKey"], fields["source.secretKey"]]
     assert all(k.write_only and k.widget == "password" for k in keys) and [k.label for k in keys] == ["Access key", "Secret key"]
