@@ -22,7 +22,10 @@ MERGE_PATCH = "application/merge-patch+json"
 View = TypeVar("View", bound=Callable[..., Any])
 
 PROBLEMS = {
-    400: "Malformed request: invalid JSON, JSON nested too deep, empty body, bad query parameter (limit, continue token, label selector, dryRun).",
+    400: (
+        "Malformed request: invalid JSON, JSON nested too deep, empty body, "
+        "bad query parameter (limit, continue token, label selector, dryRun)."
+    ),
     404: "No such object.",
     409: (
         "Conflict: the name is taken (POST), the object changed since the body's resourceVersion (PUT/PATCH) or during the delete, "
