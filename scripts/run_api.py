@@ -31,9 +31,12 @@ Mistakes a user can fix get one line naming what to change, not a traceback: a t
 is named with its new one.
 
 Children die with this process even when it is killed with ``kill -9`` (``PR_SET_PDEATHSIG``: the
-kernel sends them SIGTERM). Their pids are kept in ``<log-dir>/stack.pids`` while the stack runs, so
-a start-up that finds the API port taken can name a stack an earlier run left behind instead of
-printing a banner for someone else's server.
+kernel sends them SIGTERM). Their pids are kept in ``<log-dir>/stack.pids`` while the stack runs. A start-up
+that finds the API port taken asks what listens there (:func:`what_listens`, its ``/readyz``): a healthy
+Darkroom Control Panel is named as running, at its URL (use it, or choose another port); anything else is said
+(not HTTP, another server, ours but not ready), with a stack an earlier run left behind if its pids still live.
+The embedded devcluster locks its data directory (``devcluster.datalock``): a second ``make api`` with other
+ports on the same ``--data-dir`` is one line naming the running devcluster's pid and URL.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import argparse
 import contextlib
 import ctypes
 import errno
+import json
 import logging
 import os
 import signal
@@ -67,6 +71,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+PROBE_TIMEOUT_S = 2.0  # asking what listens on a taken port
 PORT_TAKEN = "Darkroom Control Panel cannot start: port {port} on {host} ({what}) is already in use{why}"
 DEVCLUSTER_SIMULATES = (
     "devcluster simulates pods: no container runs and no image is pulled, so a Darkroom shows Ready without serving"
@@ -127,6 +132,7 @@ def who_line(settings: ApiSettings, kubeconfig: str) -> str:
 
 def start_devcluster(data_dir: Path, host: str, port: int) -> DevCluster:
     """The embedded devcluster, or :class:`CannotStart` naming ``DEVCLUSTER_PORT`` when its port is taken."""
+    from devcluster.datalock import DataDirInUse
     from devcluster.server import DevCluster
     from devcluster.settings import ServerSettings
 
@@ -137,6 +143,8 @@ def start_devcluster(data_dir: Path, host: str, port: int) -> DevCluster:
         raise taken
     try:
         return DevCluster(ServerSettings(host=host, port=port, data_dir=data_dir, kubeconfig=data_dir / "kubeconfig")).start()
+    except DataDirInUse as e:  # another make api (other ports) or devcluster on the same data
+        raise CannotStart(f"Darkroom Control Panel cannot start: {e}") from None
     except RuntimeError as e:
         if isinstance(e.__cause__, OSError) and e.__cause__.errno == errno.EADDRINUSE:  # taken between the check and the bind
             raise taken from None
@@ -375,16 +383,51 @@ def wait_ready(url: str, children: list[Child], stop: threading.Event, timeout_s
     return "interrupted" if stop.is_set() else f"{url} did not answer 200 within {timeout_s:.0f} s"
 
 
+def what_listens(host: str, port: int) -> tuple[bool, str]:
+    """Whether what listens on ``host:port`` is our API, healthy (its ``/readyz``: 200 ``{"status": "ready", "checks":
+    {"cache", "cluster"}}``), and what it is, in a few words for the port-taken line."""
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/readyz"
+    try:
+        with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S) as response:
+            status, raw, server = response.status, response.read(65536), response.headers.get("Server")
+    except urllib.error.HTTPError as e:
+        status, raw, server = e.code, e.read(65536), e.headers.get("Server")
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        return False, f"what listens there does not answer HTTP ({reason or type(e).__name__})"
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    checks = body.get("checks") if isinstance(body, dict) else None
+    if isinstance(checks, dict) and {"cache", "cluster"} <= checks.keys():
+        if status == 200 and body.get("status") == "ready":
+            return True, "a Darkroom Control Panel, ready"
+        failing = "; ".join(f"{name}: {result}" for name, result in checks.items() if result != "ok")
+        return False, f"a Darkroom Control Panel answers there but is not ready ({failing or f'HTTP {status}'})"
+    named = f", Server: {server}" if server else ""
+    return False, f"what listens there is no Darkroom Control Panel (its /readyz answers HTTP {status}{named})"
+
+
 def check_api_port(host: str, port: int, pid_file: Path) -> None:
-    """:class:`CannotStart` naming ``PORT`` (and a stack an earlier run left behind) when the API's port is taken."""
+    """:class:`CannotStart` naming ``PORT`` when the API's port is taken: a stack of ours running there, healthy, is
+    named as such (use it); otherwise what is there, and a stack an earlier run left behind if its pids live."""
     if not port_taken(host, port):
         return
+    ours, what = what_listens(host, port)
     stale = stale_stack(pid_file)
+    pids = f" (pids {' '.join(map(str, stale))})" if stale else ""
+    if ours:
+        shown = "localhost" if host in ("127.0.0.1", "localhost") else host
+        raise CannotStart(
+            f"Darkroom Control Panel is already running at http://{shown}:{port}{pids}: use that one, or run another "
+            "beside it on another port with PORT=<port> make api"
+        )
     why = (
-        f"; a stack an earlier run left behind is still running (pids {' '.join(map(str, stale))}): stop it with kill, "
+        f"; {what}, and a stack an earlier run left behind is still running{pids}: stop it with kill, "
         "or choose another port with PORT=<port> make api"
         if stale
-        else "; choose another with PORT=<port> make api"
+        else f"; {what}; choose another with PORT=<port> make api"
     )
     raise CannotStart(PORT_TAKEN.format(port=port, host=host, what="the API and dashboard", why=why))
 

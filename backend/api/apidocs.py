@@ -24,8 +24,9 @@ View = TypeVar("View", bound=Callable[..., Any])
 
 PROBLEMS = {
     400: (
-        "Malformed request: invalid JSON, empty body, a bad query parameter (limit, continue token, label or field selector, sort,"
-        " dryRun) — `errors` names it —, or a query parameter the operation does not take (`errors`: `unknown query parameter`)."
+        "Malformed request: invalid JSON, JSON nested too deep, empty body, a bad query parameter (limit, continue token, label"
+        " or field selector, sort, dryRun) — `errors` names it —, or a query parameter the operation does not take (`errors`:"
+        " `unknown query parameter`)."
     ),
     404: "No such object.",
     409: (

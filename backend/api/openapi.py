@@ -7,7 +7,8 @@ line (``yaml_utils.load_operations_from_docstring``), and the marshmallow schema
 :data:`backend.core.kinds.registry.SCHEMAS` holds (name → schema class: the common ones and each registered kind's)
 become components, so docstrings can say
 ``schema: DarkroomSchema`` or ``$ref: "#/components/schemas/Darkroom"``. Shared components owned
-here: ``Problem`` (RFC 9457), ``Health``, ``Login``, ``WatchEvent``.
+here: ``Problem`` (RFC 9457), ``Health``, ``Login``, ``WatchEvent``, ``ServerSentEvent`` (one event of a
+``text/event-stream`` answer as a client reads it: in OpenAPI 3.0 a stream's ``schema`` describes each event).
 
 Path variables (``<namespace>``) become ``{namespace}`` with a path-level parameter. With a token
 configured, ``bearerAuth`` and ``sessionCookie`` security schemes apply to every operation that
@@ -95,7 +96,21 @@ WATCH_EVENT = {
     },
     "required": ["type", "kind", "namespace", "name", "object"],
 }
-OWN_COMPONENTS = {"Problem": PROBLEM, "Health": HEALTH, "Login": LOGIN, "WatchEvent": WATCH_EVENT}
+SERVER_SENT_EVENT = {
+    "type": "object",
+    "description": (
+        "One event of a Server-Sent Events stream, as an EventSource hands it to a client: its name, its data lines "
+        "joined with newlines, the last id seen and, on the first, the reconnection delay. Comments (heartbeats) are no events."
+    ),
+    "properties": {
+        "event": {"type": "string", "description": "The event's name."},
+        "data": {"type": "string", "description": "The event's data."},
+        "id": {"type": "string", "description": "The id to resume after (`Last-Event-ID`)."},
+        "retry": {"type": "integer", "description": "The reconnection delay in milliseconds."},
+    },
+    "required": ["event", "data"],
+}
+OWN_COMPONENTS = {"Problem": PROBLEM, "Health": HEALTH, "Login": LOGIN, "WatchEvent": WATCH_EVENT, "ServerSentEvent": SERVER_SENT_EVENT}
 UNAUTHORIZED = {
     "description": "Missing or invalid bearer token (your Kubernetes or OIDC ID token) / session cookie.",
     "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},

@@ -122,6 +122,8 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
     def query(name: str, description: str) -> dict[str, Any]:
         return {"name": name, "in": "query", "required": False, "schema": {"type": "string"}, "description": description}
 
+    kinds = "|".join(sorted({view.kind for view in views.values()}))
+    named = {"properties": {"event": {"type": "string", "pattern": f"^(ready|reset|members|({kinds})/[^/]+/[^/]+)$"}}}
     return {
         "get": {
             "tags": ["Dashboard (HTML)"],
@@ -140,8 +142,8 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
             ],
             "responses": {
                 "200": {
-                    "description": "An endless event stream (ends when the server shuts down).",
-                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                    "description": "An endless event stream (ends when the server shuts down); each event is a ServerSentEvent.",
+                    "content": {"text/event-stream": {"schema": {"allOf": [{"$ref": "#/components/schemas/ServerSentEvent"}, named]}}},
                 },
                 "400": problem("Invalid namespace."),
                 "404": problem("No such list."),

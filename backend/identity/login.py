@@ -29,6 +29,7 @@ import orjson
 from flask import Flask, Response, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
+from backend.api.bodies import refuse_deep
 from backend.api.hardening import cross_site
 from backend.api.problems import Problem
 from backend.identity import oidc
@@ -138,7 +139,7 @@ class Logins:
             "303":
               description: Logged in (form), or the local mode needs no login; redirect to ``next``.
             "400":
-              description: No token in the request.
+              description: No token in the request, or a JSON body nesting too deep.
               content:
                 application/problem+json:
                   schema: {$ref: "#/components/schemas/Problem"}
@@ -185,6 +186,7 @@ class Logins:
             raise Problem(403, "logging in from another site is refused")
         as_form = request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data")
         if request.mimetype == "application/json":
+            refuse_deep(request.get_data())  # before the parser recurses into it
             body = request.get_json(silent=True)
             token = body.get("token") if isinstance(body, dict) else None
             next_path = safe_next(body.get("next") if isinstance(body, dict) and isinstance(body.get("next"), str) else None)

@@ -257,14 +257,46 @@ def test_kill_9_of_make_api_leaves_no_orphans_and_a_stale_stack_is_named(tmp_pat
         blocked = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
         out, _ = blocked.communicate(timeout=60)
     assert blocked.returncode == 1
-    assert f"port {api_port} on 127.0.0.1 (the API and dashboard) is already in use; a stack an earlier run left behind" in out
-    assert f"still running (pids {os.getpid()}): stop it with kill, or choose another port with PORT=<port> make api" in out
+    assert f"port {api_port} on 127.0.0.1 (the API and dashboard) is already in use; what listens there does not answer HTTP" in out
+    assert f", and a stack an earlier run left behind is still running (pids {os.getpid()}): stop it with kill, or choose" in out
     (log_dir / "stack.pids").unlink()
     proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
     try:
         _read_banner(proc)
     finally:
         assert _stop(proc)[0] == 0
+
+
+def _again(data_dir: Path, log_dir: Path, api_port: int, cluster_port: int) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "scripts/run_api.py", "--data-dir", str(data_dir), "--log-dir", str(log_dir)]
+    argv += ["--port", str(api_port), "--devcluster-port", str(cluster_port)]
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "KUBECONFIG": ""})
+
+
+def test_a_second_make_api_names_the_running_one(tmp_path: Path) -> None:
+    """On the ports of a healthy stack: it is running, there (not "left behind"); on other ports but the same data
+    directory: the devcluster serving it, by pid and URL (its lock). Either way one line, and nothing started."""
+    data_dir, cluster_port, api_port = tmp_path / "data", free_port(), free_port()
+    proc = _start(data_dir, cluster_port, api_port, tmp_path / "logs", env={"KUBECONFIG": ""})
+    try:
+        banner = _read_banner(proc)
+        pids = " ".join(re.findall(r"\(pid (\d+);", banner))
+        same = _again(data_dir, tmp_path / "logs", api_port, cluster_port)
+        beside = _again(data_dir, tmp_path / "other-logs", free_port(), free_port())
+        assert proc.poll() is None, "the running stack is untouched"
+    finally:
+        assert _stop(proc)[0] == 0
+    assert same.returncode == 1 and same.stdout == ""
+    assert same.stderr.splitlines() == [
+        f"Darkroom Control Panel is already running at http://localhost:{api_port} (pids {pids}): use that one, or run another "
+        "beside it on another port with PORT=<port> make api"
+    ]
+    assert beside.returncode == 1 and beside.stdout == ""
+    assert beside.stderr.splitlines() == [
+        f"Darkroom Control Panel cannot start: the data directory {data_dir} is in use by a running devcluster "
+        f"(pid {proc.pid} http://127.0.0.1:{cluster_port}); stop that one first, or choose another data directory"
+    ]
+    assert not (tmp_path / "other-logs").exists()
 
 
 def _refused(tmp_path: Path, argv: list[str], env: dict[str, str]) -> list[str]:
@@ -284,7 +316,7 @@ def test_a_taken_port_is_one_line_naming_the_variable_to_change(tmp_path: Path) 
         cluster = _refused(tmp_path, [], {"PORT": str(free_port()), "DEVCLUSTER_PORT": str(port)})
     assert api == [
         f"Darkroom Control Panel cannot start: port {port} on 127.0.0.1 (the API and dashboard) is already in use; "
-        "choose another with PORT=<port> make api"
+        "what listens there does not answer HTTP (timed out); choose another with PORT=<port> make api"
     ]
     assert cluster == [
         f"Darkroom Control Panel cannot start: port {port} on 127.0.0.1 (the embedded devcluster) is already in use; "

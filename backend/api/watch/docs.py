@@ -25,10 +25,13 @@ get:
     - {name: Last-Event-ID, in: header, required: false, schema: {type: string}, description: Resume after this event id.}
   responses:
     "200":
-      description: An endless event stream (ends when the server shuts down).
+      description: An endless event stream (ends when the server shuts down); each event is a ServerSentEvent.
       content:
         text/event-stream:
-          schema: {type: string}
+          schema:
+            allOf:
+              - {$$ref: "#/components/schemas/ServerSentEvent"}
+              - properties: {event: {type: string, enum: [ready, reset, $names]}}
     "400":
       description: Unknown kind or invalid namespace.
       content:
@@ -44,4 +47,5 @@ get:
     plurals=listed([f"{title}s" for title in TITLES]),
     events=listed([f"``{title.lower()}``" for title in TITLES]),
     kinds=", ".join(TITLES),
+    names=", ".join(title.lower() for title in TITLES),
 )

@@ -1,4 +1,5 @@
-"""``python -m devcluster serve``: run devcluster in the foreground until SIGTERM/SIGINT."""
+"""``python -m devcluster serve``: run devcluster in the foreground until SIGTERM/SIGINT (one line and exit code 1 when
+another devcluster serves the data directory)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from devcluster.datalock import DataDirInUse
 from devcluster.server import DevCluster
 from devcluster.settings import ServerSettings
 
@@ -46,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         audit_log=args.audit_log,
     )
     cluster = DevCluster(settings)
-    cluster.serve_forever()
+    try:
+        cluster.serve_forever()
+    except DataDirInUse as e:
+        print(f"devcluster cannot start: {e}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

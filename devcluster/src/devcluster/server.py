@@ -5,7 +5,8 @@ uses :meth:`DevCluster.serve_forever`; tests and ``make api`` use :meth:`DevClus
 :meth:`DevCluster.stop` (a background thread with its own event loop). It writes a kubeconfig
 whose current context points at the server, so kubectl and the official client connect with no
 flags beyond ``--kubeconfig``; its user carries the admin token (``<data-dir>/pki/admin.token``), which
-the aggregation layer (``devcluster/aggregation/``) authenticates.
+the aggregation layer (``devcluster/aggregation/``) authenticates. One devcluster per data directory
+(:mod:`devcluster.datalock`): a second one raises :class:`~devcluster.datalock.DataDirInUse` naming the first.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from aiohttp import web
 from devcluster.aggregation import AggregationLayer, Pki
 from devcluster.catalog import Catalog
 from devcluster.controllers import Controllers
+from devcluster.datalock import DataDirInUse, DataDirLock
 from devcluster.serving import Api, build_app
 from devcluster.settings import ServerSettings
 from devcluster.storage import Storage
@@ -74,6 +76,14 @@ class DevCluster:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def _run(self, ready: threading.Event | None = None) -> None:
+        lock = DataDirLock(self.settings.data_dir)  # before anything in the data directory is opened
+        lock.acquire()
+        try:
+            await self._serve(lock, ready)
+        finally:
+            lock.release()
+
+    async def _serve(self, lock: DataDirLock, ready: threading.Event | None) -> None:
         settings = self.settings
         storage = Storage(settings.data_dir, synchronous=settings.sqlite_synchronous)
         store = Store(storage, history_size=settings.history_size)
@@ -98,6 +108,7 @@ class DevCluster:
             if server is not None and server.sockets:
                 self.port = server.sockets[0].getsockname()[1]
             self._write_kubeconfig()
+            lock.record(self.url)
             self._stop = asyncio.Event()
             log.info("devcluster serving %s (data in %s, kubeconfig %s)", self.url, settings.data_dir, self.kubeconfig_path)
             if ready is not None:
@@ -161,6 +172,8 @@ class DevCluster:
         self._thread = threading.Thread(target=target, name="devcluster", daemon=True)
         self._thread.start()
         self._started.wait(timeout_s)
+        if isinstance(self._error, DataDirInUse):
+            raise self._error
         if self._error is not None:
             raise RuntimeError(f"devcluster failed to start: {self._error}") from self._error
         if not self._started.is_set():

@@ -2,11 +2,13 @@
 
 Drives the real app in-process over WSGI against a private devcluster with the CRDs installed (the
 fuzzer creates, changes and deletes objects freely, so it must not share the session cluster).
-Every documented operation but the endless ``/watch`` stream gets positive cases (valid by the
-schema) and negative cases (violating it); every response is checked by schemathesis' default
-checks: no 5xx, documented status codes, content types and headers, responses conforming to their
-schemas, invalid input rejected with 4xx; all but "valid input accepted" (see EXCLUDED_CHECKS).
-At least 1,000 cases run in total; derandomized, so a failure reproduces.
+Every documented operation gets positive cases (valid by the schema) and negative cases (violating it);
+every response is checked by schemathesis' default checks: no 5xx, documented status codes, content types
+and headers, responses conforming to their schemas (CONFORMANCE), invalid input rejected with 4xx; all but
+"valid input accepted" (see EXCLUDED_CHECKS). The endless event streams (``/watch``, ``/ui/live/{view}``) are
+read for STREAM_READ_S each (heartbeats every 0.1 s let schemathesis stop on time), and each event read is
+checked against the document's ``ServerSentEvent``. At least 1,000 cases run in total; derandomized, so a
+failure reproduces.
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ from flask import Flask
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
+from schemathesis.checks import CHECKS, load_all_checks
 from schemathesis.core.result import Err, Ok
-from schemathesis.specs.openapi.checks import positive_data_acceptance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    positive_data_acceptance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 from support import DevclusterProcess
 
 from backend.core.access import ClusterAccess
@@ -29,7 +38,11 @@ from backend.settings import ApiSettings
 
 MIN_CASES = 1_000
 EXAMPLES = {GenerationMode.POSITIVE: 50, GenerationMode.NEGATIVE: 25}
-NOT_FUZZED = {"/watch", "/ui/live/{view}"}  # endless streams: covered by test_watching.py, test_live_rows.py
+STREAMS = {"/watch", "/ui/live/{view}"}  # endless: read for a while (their events: test_watching.py, test_live_rows.py)
+STREAM_EXAMPLES = {GenerationMode.POSITIVE: 10, GenerationMode.NEGATIVE: 10}
+STREAM_READ_S = 0.5
+# What the answers must have in common with the document, for every operation.
+CONFORMANCE = [status_code_conformance, content_type_conformance, response_headers_conformance, response_schema_conformance]
 # "Schema-valid input must be accepted" cannot hold for rules a JSON schema cannot say: the namespace
 # must exist, a WebFolder source needs baseUrl, a continue token must be one we issued. Those get a
 # precise 4xx problem; schema-violating input must still be rejected (negative_data_rejection stays on).
@@ -56,6 +69,7 @@ def fuzz_access(fresh_devcluster: Callable[..., DevclusterProcess]) -> Iterator[
 def fuzz(operation: Any, mode: GenerationMode, examples: int) -> int:
     """Run one operation in one mode; the number of cases it executed."""
     executed = 0
+    stream = {"timeout": STREAM_READ_S} if operation.path in STREAMS else {}
 
     @settings(
         max_examples=examples,
@@ -69,25 +83,29 @@ def fuzz(operation: Any, mode: GenerationMode, examples: int) -> int:
     def run(case: Any) -> None:
         nonlocal executed
         executed += 1
-        case.call_and_validate(excluded_checks=EXCLUDED_CHECKS)
+        case.call_and_validate(excluded_checks=EXCLUDED_CHECKS, **stream)
 
     run()
     return executed
 
 
+def test_the_conformance_checks_run() -> None:
+    load_all_checks()
+    assert set(CONFORMANCE) <= set(CHECKS.get_all()) - set(EXCLUDED_CHECKS)
+
+
+@pytest.mark.timeout(1200)  # some 2,600 cases: minutes on a loaded machine (the suite's 300 s would fire inside a case)
 def test_fuzz_every_operation(make_app: Callable[..., Flask], fuzz_access: ClusterAccess) -> None:
-    app = make_app(access=fuzz_access)
+    app = make_app(access=fuzz_access, sse_heartbeat_s=0.1)
     schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
     results = list(schema.get_all_operations())
     assert not [result.err() for result in results if isinstance(result, Err)]
     operations = [result.ok() for result in results if isinstance(result, Ok)]
-    assert {op.path for op in operations} >= {"/darkrooms", "/darkrooms/{namespace}/{name}", "/tasks", "/healthz", "/readyz"}
+    assert {op.path for op in operations} >= {"/darkrooms", "/darkrooms/{namespace}/{name}", "/tasks", "/healthz", "/readyz", *STREAMS}
     counts: dict[str, int] = {}
     failures: dict[str, str] = {}
     for operation in operations:
-        if operation.path in NOT_FUZZED:
-            continue
-        for mode, examples in EXAMPLES.items():
+        for mode, examples in (STREAM_EXAMPLES if operation.path in STREAMS else EXAMPLES).items():
             label = f"{operation.method.upper()} {operation.path} ({mode})"
             try:
                 counts[label] = fuzz(operation, mode, examples)
@@ -100,3 +118,4 @@ def test_fuzz_every_operation(make_app: Callable[..., Flask], fuzz_access: Clust
     assert not failures, f"{report}\n\ncases run: {sum(counts.values())} {counts}"
     assert sum(counts.values()) >= MIN_CASES, counts
     assert sum(n for label, n in counts.items() if label.endswith("(negative)")) > 0
+    assert all(counts[f"GET {path} (positive)"] > 0 for path in STREAMS), counts
