@@ -7,8 +7,7 @@ owned by, and the write itself runs the API server's validation); then the kind'
 :meth:`backend.core.kinds.base.Kind.after_write` writes what belongs to it (a Darkroom's credentials
 Secret). If that fails, the CR write is undone — a created object is deleted (UID precondition),
 an updated one gets its previous spec back — and the original error is raised. A create cut short
-so early that even the undo failed is completed by the next create of that name, or else undone as soon as the
-server answers again (:mod:`backend.core.undoing`, which holds the decision: all or nothing from the user's view). API server
+so early that even the undo failed is completed by the next create of that name. API server
 errors become domain errors here (:mod:`backend.core.errors`): validation causes on friendly field paths and a
 missing namespace (Invalid), an existing name (Conflict). Conflicts of the cluster (stale resourceVersion)
 propagate: the caller decides between a Conflict, a PreconditionFailed and a retry.
@@ -24,7 +23,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from backend.core import errors, undoing
+from backend.core import errors
 from backend.core.conversions import invalid_errors
 from backend.core.kinds.base import Kind
 from cluster import AlreadyExists, ClusterError, Invalid, NotFound, thaw
@@ -54,11 +53,9 @@ def _write(
     write: Callable[[], dict[str, Any]],
     previous: Mapping[str, Any] | None,
     undo: Callable[[Mapping[str, Any]], Any],
-    undo_later: Callable[[Mapping[str, Any]], Any] | None = None,
     dry_run: bool = False,
 ) -> dict[str, Any]:
-    """``write()`` the object, then the kind's own extra writes; on their failure ``undo(written)`` and re-raise
-    (``undo_later(written)`` when the server did not answer the undo either)."""
+    """``write()`` the object, then the kind's own extra writes; on their failure ``undo(written)`` and re-raise."""
     namespace, name = friendly["namespace"], friendly["name"]
     try:
         written = write()
@@ -76,8 +73,6 @@ def _write(
             undo(written)
         except ClusterError as failed:
             log.error("could not undo the write of %s %s/%s after a failure: %s", kind.title, namespace, name, failed.message)
-            if undo_later is not None and (failed.retryable or failed.status == 0):
-                undo_later(written)
         raise
     return written
 
@@ -87,8 +82,7 @@ def create_with_owned(kind: Kind, client: ActingClient, friendly: Mapping[str, A
 
     If the name is taken by a create that was cut short (the API server went away between the object
     and what belongs to it, so even the undo failed: :meth:`Kind.resumable`), this create completes
-    it instead of answering 409 — a client's retry succeeds. Without a retry, :mod:`backend.core.undoing`
-    deletes it once the server answers.
+    it instead of answering 409 — a client's retry succeeds.
     """
     try:
         return _write(
@@ -102,7 +96,6 @@ def create_with_owned(kind: Kind, client: ActingClient, friendly: Mapping[str, A
             undo=lambda written: client.delete(
                 kind.resource, friendly["name"], namespace=friendly["namespace"], uid=written["metadata"]["uid"]
             ),
-            undo_later=lambda written: undoing.undo_later(kind, client, written) if kind.resumable(written) else None,
             dry_run=dry_run,
         )
     except errors.Failure as failure:

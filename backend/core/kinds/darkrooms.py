@@ -11,8 +11,7 @@ update, omitting them keeps the stored credentials. Registered in :data:`backend
 A new S3 Darkroom is created with the annotation :data:`CREDENTIALS_PENDING` (named in :mod:`kinds.darkrooms`), removed once its Secret
 is written. If the API server goes away between the two writes (so the undo cannot run either), the
 annotation marks the Darkroom as a create cut short, and the client's retry of the same POST
-completes it (:meth:`DarkroomKind.resumable`) instead of answering 409; without a retry the API deletes it
-once the server answers again (:mod:`backend.core.undoing`, where the decision is written down).
+completes it (:meth:`DarkroomKind.resumable`) instead of answering 409.
 
 **Friendly payload ↔ CR** (``deployments.example.com/v1alpha1`` Darkroom: :func:`to_friendly`,
 :func:`to_spec`; shared helpers in :mod:`backend.core.conversions`): S3 keys never enter the CR: a payload's
