@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Flask
+from flask import Flask, Response
 
 from backend import dashboard
 from backend.api import actors, combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, parameters, problems
@@ -43,6 +43,7 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     app = Flask("backend", template_folder=str(FRONTEND / "templates"), static_folder=str(FRONTEND / "static"))
     app.config["MAX_CONTENT_LENGTH"] = settings.max_content_length_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.after_request(_close_unsent_body)
     access = access if access is not None else ClusterAccess.start(settings)
     app_services = services.Services(settings, access, on_write=consistency.wrote, actor_of=actors.current)
     app.extensions[services.EXTENSION] = app_services  # read only to shut the app down (backend.server.shutdown)
@@ -70,3 +71,11 @@ def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) ->
     app.register_blueprint(dashboard.create_blueprint(app_services, streams=streams))
     openapi.register(app, settings=settings)
     return app
+
+
+def _close_unsent_body(response: Response) -> Response:
+    """A 304 sends no body, and nothing closes the one it was made from: Werkzeug's ``send_file`` (the dashboard's
+    static files, revalidated by every browser) leaves its file open until the garbage collector finds it."""
+    if response.status_code == 304:
+        response.close()
+    return response

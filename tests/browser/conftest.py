@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from integration.reconciler.conftest import OperatorProcess
-from support import ROOT, ClusterProcess, RealclusterProcess, free_port
+from support import ROOT, ClusterProcess, RealclusterProcess, free_port, wait_for
 from werkzeug.serving import make_server
 
 from backend.api.watch import watching
@@ -101,6 +101,13 @@ class Stack:
         from kubernetes import client
 
         return client.CoreV1Api(self.api_client)
+
+    def when_shown(self, path: str, timeout_s: float = 15.0) -> str:
+        """``path`` once the dashboard serves it (200): an object made with the cluster's own client reaches the API's
+        cache a moment later (seconds on a busy machine), and a page visited before that is a 404."""
+        client = self.app.test_client()
+        wait_for(lambda: client.get(path).status_code == 200, timeout_s=timeout_s, message=f"the dashboard never showed {path}")
+        return path
 
     def new_namespace(self) -> str:
         name = f"b-{uuid.uuid4().hex[:10]}"

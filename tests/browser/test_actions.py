@@ -78,7 +78,7 @@ def test_notices_and_the_list_the_user_had(stack: Stack, page: Any) -> None:
     assert flash.is_hidden()
 
     # A delete from the detail page goes back to that filtered list.
-    page.goto(f"/ui/tasks/{stack.namespace}/second")
+    page.goto(stack.when_shown(f"/ui/tasks/{stack.namespace}/second"))
     page.get_by_role("button", name="Delete…").click()
     page.get_by_role("button", name="Yes, delete second").click()
     page.wait_for_url(re.compile(rf"/ui/tasks\?namespace={stack.namespace}&(deleted|terminating)=second"))

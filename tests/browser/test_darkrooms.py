@@ -102,7 +102,7 @@ def test_edit_and_conflicting_edit(stack: Stack, page: Any) -> None:
     page.get_by_role("button", name="Create Darkroom").click()
     page.wait_for_url(re.compile("created=editable"))
 
-    page.goto(f"/ui/darkrooms/{stack.namespace}/editable/edit")
+    page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/editable/edit"))
     page.get_by_label("Version", exact=True).fill("0.2.0")
     page.get_by_label("Replicas", exact=True).fill("2")
     page.get_by_role("button", name="Save changes").click()
@@ -113,7 +113,7 @@ def test_edit_and_conflicting_edit(stack: Stack, page: Any) -> None:
     assert stored["spec"]["version"] == "0.2.0" and stored["spec"]["replicas"] == 2
 
     # Someone else changes it while the form is open: saving is refused and the current values explained.
-    page.goto(f"/ui/darkrooms/{stack.namespace}/editable/edit")
+    page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/editable/edit"))
     stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "editable", {"spec": {"version": "9.9.9"}})
     page.get_by_label("Version", exact=True).fill("0.3.0")
     page.get_by_role("button", name="Save changes").click()
@@ -138,7 +138,7 @@ def test_detail_page_then_delete(stack: Stack, page: Any) -> None:
     fill_webfolder(page, stack, "doomed")
     page.get_by_role("button", name="Create Darkroom").click()
     page.wait_for_url(re.compile("created=doomed"))
-    page.goto(f"/ui/darkrooms/{stack.namespace}/doomed")
+    page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/doomed"))
     live = page.locator("#darkroom-live")
     live.locator(".status-line[data-state=Ready]").wait_for(timeout=30_000)
     children = live.locator("table").nth(1).inner_text()
@@ -202,7 +202,7 @@ def test_scaled_to_zero_is_grey_not_failed(stack: Stack, page: Any) -> None:
     badge = resting.locator(".badge")
     assert badge.inner_text().strip() == "Scaled to 0"
     assert "tone-idle" in (badge.get_attribute("class") or "")
-    page.goto(f"/ui/darkrooms/{stack.namespace}/resting")
+    page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/resting"))
     live = page.locator("#darkroom-live")
     live.locator(".status-line[data-state=ScaledToZero]").wait_for(timeout=30_000)
     ready_row = live.locator("table").first.locator("tr", has=page.get_by_role("cell", name="Ready", exact=True))

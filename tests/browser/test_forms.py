@@ -105,7 +105,7 @@ def test_an_edit_reports_every_problem_at_once(stack: Stack, page: Any) -> None:
     spec = {"source": {"type": "WebFolder", "baseUrl": "https://x.example"}, "subDomains": [f"switched-{stack.namespace}"]}
     body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Darkroom", "metadata": {"name": "switched"}, "spec": spec}
     stack.custom().create_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, body)
-    page.goto(f"/ui/darkrooms/{stack.namespace}/switched/edit")
+    page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/switched/edit"))
     page.get_by_role("radio", name=re.compile("^S3 bucket")).check()
     page.get_by_label("Bucket", exact=True).fill("B!")
     page.get_by_label("Sub-domain 1", exact=True).fill("")

@@ -123,7 +123,7 @@ def test_a_password_that_cannot_be_shown_is_explained_in_place(stack: Stack, pag
     stack.core().create_namespaced_secret(stack.namespace, {"metadata": {"name": "taken-credentials"}, "stringData": {"password": "x"}})
     body = {"apiVersion": f"{PG[0]}/{PG[1]}", "kind": "Postgresql", "metadata": {"name": "taken"}, "spec": {}}
     stack.custom().create_namespaced_custom_object(*PG[:2], stack.namespace, PG[2], body)
-    page.goto(f"/ui/postgresqls/{stack.namespace}/taken")
+    page.goto(stack.when_shown(f"/ui/postgresqls/{stack.namespace}/taken"))
     page.get_by_role("button", name="Show password").click()
     problem = page.locator("#pg-password .password-problem")
     problem.wait_for()
@@ -175,7 +175,7 @@ def test_pages_at_desktop_and_phone_width_light_and_dark(
     no_horizontal_overflow(page)
     shot(page, f"postgresql-form-errors-{suffix}")
 
-    page.goto(f"/ui/postgresqls/{stack.namespace}/{ready_database}")
+    page.goto(stack.when_shown(f"/ui/postgresqls/{stack.namespace}/{ready_database}"))
     page.locator("#postgresql-live .status-line[data-state=Ready]").wait_for(timeout=30_000)
     page.get_by_role("button", name="Show password").click()
     page.locator("#pg-password-value").wait_for()

@@ -49,7 +49,7 @@ def test_tasks_create_finish_delete(stack: Stack, page: Any) -> None:
     )
     shot(page, "tasks-list")
 
-    page.goto(f"/ui/tasks/{stack.namespace}/write-notes")
+    page.goto(stack.when_shown(f"/ui/tasks/{stack.namespace}/write-notes"))
     assert "Then publish them." in page.locator("dl.spec").inner_text()
 
     def events_shown() -> bool:  # the reconciler records lifecycle Events; the page polls, a reload is quicker
@@ -66,7 +66,7 @@ def test_tasks_create_finish_delete(stack: Stack, page: Any) -> None:
     assert page.locator("article.task-card").count() == 1
     shot(page, "tasks-combined")
 
-    page.goto(f"/ui/tasks/{stack.namespace}/write-notes")
+    page.goto(stack.when_shown(f"/ui/tasks/{stack.namespace}/write-notes"))
     page.get_by_text("Delete…").click()
     page.get_by_role("button", name="Yes, delete write-notes").click()
     page.wait_for_url(re.compile("(deleted|terminating)=write-notes"))

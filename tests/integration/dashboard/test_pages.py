@@ -9,9 +9,12 @@ panel from the Ingress it shows); an S3 Darkroom made with both keys left empty 
 
 from __future__ import annotations
 
+import gc
 import re
+import warnings
 from typing import Any
 
+from flask import Flask
 from support import ClusterProcess, wait_for
 
 from backend.api.watch import watching
@@ -358,3 +361,18 @@ def test_create_forms_offer_no_system_namespace_which_lists_still_show(http: Cli
         assert '<option value="default" selected>' in from_system.group(1)
     listed = http.get("/ui/tasks").get_data(as_text=True)  # the list's filter still offers them
     assert 'value="kube-system"' in listed and 'value="darkroom-sessions"' in listed
+
+
+def test_a_revalidated_static_file_is_closed(dashboard_app: Flask) -> None:
+    """A browser revalidating the favicon gets a 304, and the file Werkzeug opened for it is closed at once, not left
+    to the garbage collector (a ResourceWarning, seen as a flaky browser test)."""
+    client = dashboard_app.test_client()
+    first = client.get("/static/favicon.svg")
+    first.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = client.get("/static/favicon.svg", headers={"If-None-Match": first.headers["ETag"]})
+        assert again.status_code == 304
+        del again
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []

@@ -63,12 +63,12 @@ def http() -> Iterator[requests.Session]:
 @pytest.fixture(scope="module")
 def reviewing(panel_factory: Callable[..., Panel]) -> Panel:
     """A passthrough panel whose reviews are cached 10 ms: every request makes every review it needs."""
-    return panel_factory("passthrough", review_cache_ttl_s=0.01)
+    return panel_factory("passthrough", review_cache_ttl_s=0.01, stream_review_ttl_s=0.01)
 
 
 @pytest.fixture(scope="module")
 def reviewing_impersonator(panel_factory: Callable[..., Panel]) -> Panel:
-    return panel_factory("impersonate", review_cache_ttl_s=0.01)
+    return panel_factory("impersonate", review_cache_ttl_s=0.01, stream_review_ttl_s=0.01)
 
 
 def of(kind: str, verb: str, namespace: str = "", name: str = "") -> Attributes:

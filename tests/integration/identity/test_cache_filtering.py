@@ -293,8 +293,8 @@ def test_every_stream_carries_exactly_the_changes_its_person_may_list(
 
 @pytest.fixture(scope="module")
 def quick_panel(panel_factory: Callable[..., Panel]) -> Panel:
-    """A panel whose access reviews are cached 1 s."""
-    return panel_factory("passthrough", review_cache_ttl_s=REVIEW_TTL_S)
+    """A panel whose access reviews are cached 1 s, for its streams too."""
+    return panel_factory("passthrough", review_cache_ttl_s=REVIEW_TTL_S, stream_review_ttl_s=REVIEW_TTL_S)
 
 
 def test_a_revoked_permission_stops_an_open_stream_within_the_review_ttl(
