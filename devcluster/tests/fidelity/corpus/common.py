@@ -9,6 +9,9 @@ from typing import Any
 from fidelity.transcript import Side
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+# How long a deleted CRD may take to go: kube-apiserver's finalizer removes its objects first, which took over 30 s on
+# a loaded 2-core machine; devcluster is done at once. Only the end state is compared, not the time.
+CRD_GONE_S = 120.0
 
 WIDGET_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from fidelity.corpus import sequence
-from fidelity.corpus.common import CRDS, WIDGET_SCHEMA, group_of, install_crd, widget, widget_crd
+from fidelity.corpus.common import CRD_GONE_S, CRDS, WIDGET_SCHEMA, group_of, install_crd, widget, widget_crd
 from fidelity.transcript import MERGE, TABLE, Side
 
 
@@ -59,7 +59,7 @@ def crd_validation(s: Side) -> None:
     body = s.send("GET", f"{CRDS}/{name}").json or created.json or {}
     s.put("change-scope", f"{CRDS}/{name}", {**body, "spec": {**body.get("spec", {}), "scope": "Cluster"}})
     s.delete("delete", f"{CRDS}/{name}")
-    s.wait("crd-gone", s.gone(f"{CRDS}/{name}"))
+    s.wait("crd-gone", s.gone(f"{CRDS}/{name}"), timeout_s=CRD_GONE_S)
 
 
 def _established(s: Side, name: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from fidelity.corpus import sequence
-from fidelity.corpus.common import CRDS, group_of, install_crd, widget, widget_crd
+from fidelity.corpus.common import CRD_GONE_S, CRDS, group_of, install_crd, widget, widget_crd
 from fidelity.transcript import MERGE, Side
 
 # What the namespace controller writes on its own schedule while a namespace terminates.
@@ -163,5 +163,5 @@ def crd_deletion(s: Side) -> None:
     s.get("crd-terminating", f"{CRDS}/{name}")
     s.post("create-while-terminating", path, widget("late", {"size": 1}, group))
     s.patch("release", f"{path}/h", {"metadata": {"finalizers": None}}, MERGE)
-    s.wait("crd-gone", s.gone(f"{CRDS}/{name}"), timeout_s=30)
+    s.wait("crd-gone", s.gone(f"{CRDS}/{name}"), timeout_s=CRD_GONE_S)
     s.get("crs-404", path)
