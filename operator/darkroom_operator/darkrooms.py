@@ -63,7 +63,19 @@ from darkroom_operator.runtime.conditions import (
 from darkroom_operator.runtime.owning import ChildConflict, Children
 from darkroom_operator.runtime.reconciling import Context, Result, Watch
 from darkroom_operator.settings import OperatorSettings
-from kinds.darkrooms import APPLIED, APPLY_FAILED, CHILD_CONFLICT, HOST_CONFLICT, INVALID_SPEC, LIFECYCLE, READY, RECONCILED, serves_tls
+from darkroom_operator.unfinished import Unfinished
+from kinds.darkrooms import (
+    APPLIED,
+    APPLY_FAILED,
+    CHILD_CONFLICT,
+    CREDENTIALS_PENDING_ANNOTATION,
+    HOST_CONFLICT,
+    INVALID_SPEC,
+    LIFECYCLE,
+    READY,
+    RECONCILED,
+    serves_tls,
+)
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +103,7 @@ class DarkroomReconciler:
         self.client = context.client
         self.settings = context.settings
         self.owned_children = Children(self.client, controller=self.name, owner_kind="Darkroom", field_manager=self.settings.field_manager)
+        self.unfinished = Unfinished(context, resource=DARKROOMS, mark=CREDENTIALS_PENDING_ANNOTATION, what="its S3 credentials Secret")
         # Darkrooms index their sub-domains; a change of one enqueues every Darkroom sharing one (old or new).
         self.watches = (Watch(DARKROOMS, indexers={hosts.SUBDOMAIN_INDEX: hosts.subdomains}, to_keys=self._sharing_keys),)
 
@@ -101,13 +114,21 @@ class DarkroomReconciler:
         except NotFound:
             return Result()
         if darkroom["metadata"].get("deletionTimestamp"):
+            self.unfinished.forget(darkroom)
             return Result()
+        left = self.unfinished.check(darkroom)
+        if left == 0:
+            return Result()  # removed: its create was never finished
+        self._reconcile(darkroom)
+        return Result(requeue_after_s=left)  # None unless a create is unfinished: then again when its time is up
+
+    def _reconcile(self, darkroom: Mapping[str, Any]) -> None:
         generation = darkroom["metadata"].get("generation")
         problems = darkroomchildren.validate(darkroom)
         if problems:
             invalid = condition(RECONCILED, FALSE, INVALID_SPEC, "; ".join(problems), observed_generation=generation)
             self._publish(darkroom, invalid, self._children(darkroom))
-            return Result()
+            return
         losses = hosts.lost(darkroom, self._rivals(darkroom))
         try:
             live = self._apply(darkroom, losses)
@@ -119,11 +140,11 @@ class DarkroomReconciler:
             try:
                 self._publish(darkroom, failed, self._children(darkroom))
             except ClusterError:
-                log.warning("could not record the failure in status", extra={"controller": self.name, "key": key, "reason": reason})
+                extra = {"controller": self.name, "key": hosts.key(darkroom), "reason": reason}
+                log.warning("could not record the failure in status", extra=extra)
             raise
         applied = condition(RECONCILED, TRUE, APPLIED, self._applied(darkroom, losses), observed_generation=generation)
         self._publish(darkroom, applied, live, losses)
-        return Result()
 
     # -- hosts ---------------------------------------------------------------------------------
 

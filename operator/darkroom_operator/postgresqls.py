@@ -17,7 +17,9 @@ not watch Secrets). Without it the reconciler creates ``<name>-credentials`` onc
 32-character password (``secrets`` module) — never rewritten, never logged, never in the CR, a
 ConfigMap or an Event. An existing Secret of that name that this Postgresql does not control is a
 ChildConflict. The API may write that Secret first with a user-given password; creating it then
-answers AlreadyExists and the API's password stays.
+answers AlreadyExists and the API's password stays. While the API's unfinished mark is on the Postgresql
+(:data:`kinds.postgresqls.PASSWORD_PENDING_ANNOTATION`) nothing is made: the status says it waits for the API,
+and a create the API never finished is removed after a grace period (:mod:`darkroom_operator.unfinished`).
 
 Deletion: the StatefulSet's ``persistentVolumeClaimRetentionPolicy.whenDeleted`` follows
 ``spec.deletionPolicy``, so the StatefulSet controller gives the data PVCs an ownerReference to the
@@ -37,7 +39,6 @@ from cluster import (
     CONFIGMAPS,
     PERSISTENTVOLUMECLAIMS,
     POSTGRESQLS,
-    SECRETS,
     SERVICES,
     STATEFULSETS,
     ClusterError,
@@ -59,6 +60,7 @@ from darkroom_operator.runtime.conditions import (
 )
 from darkroom_operator.runtime.owning import ChildConflict, Children, controller_uid
 from darkroom_operator.runtime.reconciling import Context, Result, Watch
+from darkroom_operator.unfinished import Unfinished
 from kinds import postgresqls as kind
 from kinds.names import INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL
 from kinds.quantities import quantity_value
@@ -88,6 +90,7 @@ class PostgresqlReconciler:
             Watch(PERSISTENTVOLUMECLAIMS, label_selector=f"{MANAGED_BY_LABEL}={self.settings.managed_by}", to_keys=_claim_owner),
         )
         self.passwords = Passwords(self.client, settings=self.settings, children=self.owned_children)
+        self.unfinished = Unfinished(context, resource=POSTGRESQLS, mark=kind.PASSWORD_PENDING_ANNOTATION, what="its password Secret")
 
     def reconcile(self, key: str) -> Result:
         namespace, name = key.split("/", 1)
@@ -96,7 +99,11 @@ class PostgresqlReconciler:
         except NotFound:
             return Result()
         if pg["metadata"].get("deletionTimestamp"):
+            self.unfinished.forget(pg)
             return self._finalize(pg)
+        left = self.unfinished.check(pg)
+        if left == 0:
+            return Result()  # removed: its create was never finished (nothing of it ran: it waited for the password)
         pg = self._ensure_finalizer(pg)
         generation = pg["metadata"].get("generation")
         problems = _spec_problems(pg)
@@ -105,14 +112,16 @@ class PostgresqlReconciler:
             invalid = condition(kind.RECONCILED, FALSE, kind.INVALID_SPEC, "; ".join(problems), observed_generation=generation)
             self._publish(pg, invalid, None, data=self._data(pg, claim, None))
             return Result()
-        if kind.PASSWORD_PENDING_ANNOTATION in (pg["metadata"].get("annotations") or {}) and not self._password_written(pg):
+        if left is not None:
             # The API is writing the user's password: generating one now, or starting postgres (which takes
-            # the password only when it first initialises its data), would lose the user's.
+            # the password only when it first initialises its data), would lose the user's. Until the API clears
+            # the mark (also once the Secret exists: a create cut short before the mark went is removed whole,
+            # and a database started on its volume would outlive it with a password nobody has).
             pending = condition(
                 kind.RECONCILED, TRUE, kind.PASSWORD_PENDING, "waiting for the API to store the password", observed_generation=generation
             )
             self._publish(pg, pending, None, waiting=True, data=self._data(pg, claim, None))
-            return Result(requeue_after_s=FINALIZE_POLL_S)
+            return Result(requeue_after_s=min(left, FINALIZE_POLL_S))
         outcome: Outcome | None = None
         try:
             outcome = self.passwords.ensure(pg, claim)
@@ -170,15 +179,6 @@ class PostgresqlReconciler:
         return self._patch_metadata(pg, {"finalizers": [*finalizers, kind.FINALIZER]})
 
     # -- the password --------------------------------------------------------------------------
-
-    def _password_written(self, pg: Mapping[str, Any]) -> bool:
-        """Whether the API's password Secret exists already (its annotation may only lag behind)."""
-        try:
-            existing = self.client.get(SECRETS, kind.password_secret_name(pg["metadata"]["name"]), namespace=pg["metadata"]["namespace"])
-        except NotFound:
-            return False
-        uid: str = pg["metadata"]["uid"]
-        return controller_uid(existing) == uid
 
     # -- children ----------------------------------------------------------------------------
 

@@ -110,6 +110,14 @@ class OperatorSettings:
             f"{ENV_PREFIX}POSTGRES_IMAGE", doc="Postgresql image: <postgres_image>:<spec.version> (the official image by default)."
         ),
     )
+    unfinished_create_grace_s: float = field(
+        default=120.0,
+        metadata=variable(
+            f"{ENV_PREFIX}UNFINISHED_CREATE_GRACE_S",
+            doc="How long an object whose create the API never finished (the API server went away between its writes)"
+            " waits for a client's retry before it is removed (darkroom_operator.unfinished).",
+        ),
+    )
     field_manager: str = field(
         default="darkroom-operator", metadata=variable(f"{ENV_PREFIX}FIELD_MANAGER", doc="The field manager of every server-side apply.")
     )
@@ -125,6 +133,8 @@ class OperatorSettings:
             raise ValueError("workers must be at least 1")
         if self.resync_s <= 0:
             raise ValueError("resync_s must be positive")
+        if self.unfinished_create_grace_s <= 0:
+            raise ValueError("unfinished_create_grace_s must be positive")
         if not self.lease_duration_s > self.renew_deadline_s > self.retry_period_s > 0:
             raise ValueError("need lease_duration_s > renew_deadline_s > retry_period_s > 0")
         for name in ("cpu_request", "memory_request", "cpu_limit", "memory_limit"):

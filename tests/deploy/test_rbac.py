@@ -54,7 +54,7 @@ READ = {"get", "list", "watch"}
 WATCH = {"list", "watch"}  # informers: the reconciler reads only from its cache
 
 OPERATOR_CLUSTER = {
-    ("deployments.example.com", "darkrooms", NONE): WATCH,
+    ("deployments.example.com", "darkrooms", NONE): WATCH | {"delete"},
     ("deployments.example.com", "darkrooms/status", NONE): {"patch"},
     ("deployments.example.com", "darkrooms/finalizers", NONE): {"update"},
     ("example.example.com", "tasks", NONE): WATCH | {"patch"},
@@ -64,7 +64,7 @@ OPERATOR_CLUSTER = {
     ("apps", "deployments", NONE): WATCH | {"create", "patch", "delete"},
     ("networking.k8s.io", "ingresses", NONE): WATCH | {"create", "patch", "delete"},
     ("", "events", NONE): {"create"},
-    ("database.db.example.com", "postgresqls", NONE): WATCH | {"patch"},
+    ("database.db.example.com", "postgresqls", NONE): WATCH | {"patch", "delete"},
     ("database.db.example.com", "postgresqls/status", NONE): {"patch"},
     ("database.db.example.com", "postgresqls/finalizers", NONE): {"update"},
     ("apps", "statefulsets", NONE): WATCH | {"create", "patch"},

@@ -10,6 +10,7 @@ nothing generic changes.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -96,9 +97,19 @@ class Kind:
         valid ``friendly``: read fields with ``.get``."""
         return {}
 
+    # The annotation a create carries until what belongs to the object is written (None: a kind written in one
+    # request). Its value is a random token of the attempt; a retry that takes the object over writes its own, so the
+    # reconciler, which removes a create left unfinished (darkroom_operator.unfinished), gives that retry its time.
+    unfinished_mark: str | None = None
+
     def resumable(self, existing: Mapping[str, Any]) -> bool:
         """Whether ``existing`` is a create that was cut short, which a new create of the same name completes."""
-        return False
+        return self.unfinished_mark is not None and self.unfinished_mark in (existing["metadata"].get("annotations") or {})
+
+    def mark_unfinished(self, body: dict[str, Any]) -> None:
+        """Put :attr:`unfinished_mark` on ``body`` with a new attempt token."""
+        assert self.unfinished_mark is not None, f"{self.title} is written in one request"
+        body["metadata"].setdefault("annotations", {})[self.unfinished_mark] = secrets.token_hex(8)
 
     # -- CR bodies -------------------------------------------------------------------------
 

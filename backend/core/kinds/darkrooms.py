@@ -153,6 +153,7 @@ class DarkroomKind(Kind):
     sorts = ordering.sorts(state=kind.state)
     conditions = kind.CONDITIONS
     renames = RENAMES
+    unfinished_mark = CREDENTIALS_PENDING
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
         return to_friendly(obj)
@@ -170,7 +171,7 @@ class DarkroomKind(Kind):
     def new_object(self, friendly: Mapping[str, Any], *, client: ActingClient | None = None) -> dict[str, Any]:
         body = super().new_object(friendly, client=client)
         if keys_of(friendly):
-            body["metadata"]["annotations"] = {CREDENTIALS_PENDING: "true"}
+            self.mark_unfinished(body)
         return body
 
     def conflicts(self, client: ActingClient, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
@@ -196,9 +197,6 @@ class DarkroomKind(Kind):
             if held_by is not None:
                 found[f"subDomains.{index}"] = [_served_by(client, sub, held_by)]
         return found
-
-    def resumable(self, existing: Mapping[str, Any]) -> bool:
-        return CREDENTIALS_PENDING in (existing["metadata"].get("annotations") or {})
 
     def after_write(
         self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
@@ -238,8 +236,7 @@ class DarkroomKind(Kind):
             try:
                 credentials.store(client, name=ours, owner=written, keys=keys, dry_run=dry_run)
             except credentials.CredentialsError as e:
-                undone = "nothing was created" if previous is None else "the Darkroom was left as it was"
-                raise e.failure(f"{e.detail}; {undone}") from None
+                raise e.failure(e.detail) from None  # backend.core.writing says what became of the Darkroom
         elif credentials_ref(previous) == ours and credentials_ref(written) != ours:
             credentials.remove(client, name=ours, owner=written, dry_run=dry_run)
         return keys

@@ -310,6 +310,7 @@ class PostgresqlKind(Kind):
     sorts = ordering.sorts(state=kind.state)
     conditions = kind.CONDITIONS
     renames = RENAMES
+    unfinished_mark = PASSWORD_PENDING
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
         return to_friendly(obj, raw=settings is None)
@@ -342,13 +343,13 @@ class PostgresqlKind(Kind):
     def new_object(self, friendly: Mapping[str, Any], *, client: ActingClient | None = None) -> dict[str, Any]:
         body = super().new_object(friendly, client=client)
         annotations: dict[str, str] = {}
-        if password_of(friendly) is not None:
-            annotations[PASSWORD_PENDING] = "true"
         claim = retained_claim(client, friendly["namespace"], friendly["name"]) if client is not None else None
         if claim is not None:
             annotations[RETAINED_DATA] = claim
         if annotations:
             body["metadata"]["annotations"] = annotations
+        if password_of(friendly) is not None:
+            self.mark_unfinished(body)
         return body
 
     def conflicts(self, client: ActingClient, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, list[str]]:
@@ -357,9 +358,6 @@ class PostgresqlKind(Kind):
             return {}
         claim = retained_claim(client, friendly["namespace"], friendly["name"])
         return {"password": [kept_data_refusal(friendly["namespace"], claim)]} if claim else {}
-
-    def resumable(self, existing: Mapping[str, Any]) -> bool:
-        return PASSWORD_PENDING in (existing["metadata"].get("annotations") or {})
 
     def after_write(
         self, client: ActingClient, friendly: Mapping[str, Any], written: Mapping[str, Any], *, previous: Mapping[str, Any] | None
@@ -393,8 +391,7 @@ class PostgresqlKind(Kind):
         try:
             store_password(client, owner=written, user=user, password=password, dry_run=dry_run)
         except CredentialsError as e:
-            undone = "nothing was created" if previous is None else "the Postgresql was left as it was"
-            raise e.failure(f"{e.detail}; {undone}") from None
+            raise e.failure(e.detail) from None  # backend.core.writing says what became of the Postgresql
 
 
 KIND = PostgresqlKind()

@@ -126,13 +126,24 @@ def test_a_retry_completes_a_create_the_server_cut_short(proxied_app: tuple[Any,
     assert proxy.tripped.is_set()
     assert first.status_code == 503, first.get_data(as_text=True)
     assert first.mimetype == "application/problem+json"
+    detail = first.get_json()["detail"]  # says what is true: made, not finished, and what to do
+    assert "nothing was created" not in detail
+    assert "the Darkroom was made but not finished" in detail and "send the same request again to finish it" in detail
     proxy.revive()
     # The Darkroom the undo could not remove is there, marked as cut short; the Secret is not.
     from kubernetes import client
 
     custom = client.CustomObjectsApi(core.api_client)
     stranded = as_dict(custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "halfway"))
-    assert stranded["metadata"]["annotations"][CREDENTIALS_PENDING] == "true"
+    token = stranded["metadata"]["annotations"][CREDENTIALS_PENDING]
+    assert len(token) == 16  # the attempt's own token (the reconciler times its grace period per token)
+    # A retry cut short at the same place has taken the object over first: same object, a token of its own.
+    proxy.arm(f"POST /api/v1/namespaces/{namespace}/secrets")
+    assert http.post("/darkrooms", json=s3("halfway", namespace)).status_code == 503
+    proxy.revive()
+    taken = as_dict(custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "halfway"))
+    assert taken["metadata"]["uid"] == stranded["metadata"]["uid"]
+    assert taken["metadata"]["annotations"][CREDENTIALS_PENDING] not in ("", token)
     retry = http.post("/darkrooms", json=s3("halfway", namespace))
     assert retry.status_code == 201, retry.get_data(as_text=True)
     assert retry.get_json()["uid"] == stranded["metadata"]["uid"]  # completed, not replaced
