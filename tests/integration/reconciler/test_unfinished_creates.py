@@ -5,7 +5,9 @@ mark is reconciled as usual during the grace period and requeued for its end; on
 reconciler's own clock it is deleted, with one Warning Event ``UnfinishedCreateRemoved``. A retry that took the
 object over (a new mark token, a new resourceVersion) is left alone: the removal decided on the old version is
 refused by the server, and the new token has a grace period of its own. Objects without the mark are never
-touched. The Postgresql reconciler as a process: a Postgresql left marked waits (nothing made, also when its
+touched. End to end (the API through a proxy that takes the server down mid-create, the reconciler as a
+process): a create cut short with no retry leaves nothing, the complete ones beside it stay. The Postgresql
+reconciler as a process: a Postgresql left marked waits (nothing made, also when its
 Secret exists) and goes after the grace period, leaving no StatefulSet, volume or Secret behind.
 """
 
@@ -13,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from darkroom_operator.settings import OperatorSettings
 from darkroom_operator.unfinished import REMOVED_REASON
+from faultproxy import FaultProxy
 from support import GC_TIMEOUT_S, ClusterProcess, wait_for
 
 from cluster import DARKROOMS, DEPLOYMENTS, EVENTS, POSTGRESQLS, SECRETS, STATEFULSETS
@@ -166,3 +170,54 @@ def test_a_postgresql_left_unfinished_waits_and_then_goes_leaving_nothing(run_op
     wait_for(lambda: user.find(SECRETS, password_secret_name("unfinished")) is None, timeout_s=GC_TIMEOUT_S, message="its Secret collected")
     events = [e for e in user.list(EVENTS) if e["involvedObject"].get("name") == "unfinished"]
     assert [(e["type"], e["reason"]) for e in events if e["reason"] == REMOVED_REASON] == [("Warning", REMOVED_REASON)]
+
+
+@pytest.mark.devcluster_only  # the fault proxy reads the request lines: plain HTTP only
+def test_a_create_cut_short_without_a_retry_leaves_nothing_and_complete_ones_stay(
+    run_operator: RunOperator, user: User, kube: ClusterProcess, tmp_path: Path
+) -> None:
+    """The whole path: the API (through a proxy that takes the server down at the Secret's POST) answers 503 for a
+    Darkroom it made but could not finish nor remove; the reconciler process removes it once the grace period has
+    passed; the complete Darkrooms made before and after — through the same API — keep their Secrets."""
+    from backend.app import create_app
+    from backend.core.access import ClusterAccess
+    from backend.settings import ApiSettings
+    from integration.cluster.conftest import kubeconfig_for
+
+    namespace = user.namespace
+    proxy = FaultProxy(kube.port)
+    settings = ApiSettings(kubeconfig=kubeconfig_for(kube, tmp_path / "kubeconfig", port=proxy.port), cache_sync_timeout_s=30.0)
+    access = ClusterAccess.start(settings, environ={})
+    try:
+        http = create_app(settings, access=access).test_client()
+        run_operator(namespace=namespace, env={"DARKROOM_OPERATOR_UNFINISHED_CREATE_GRACE_S": "2"})
+
+        def s3(name: str) -> dict[str, Any]:
+            source = {"type": "S3", "bucket": "photos", "region": "eu-west-1", "accessKey": "AKIAEXAMPLE", "secretKey": "s3cr3t-value"}
+            return {"name": name, "namespace": namespace, "source": source, "subDomains": [name]}
+
+        assert http.post("/darkrooms", json=s3("before")).status_code == 201
+        proxy.arm(f"POST /api/v1/namespaces/{namespace}/secrets")
+        cut = http.post("/darkrooms", json=s3("cut"))
+        assert proxy.tripped.is_set() and cut.status_code == 503, cut.get_data(as_text=True)
+        proxy.revive()
+        assert http.post("/darkrooms", json=s3("after")).status_code == 201
+        assert user.find(DARKROOMS, "cut") is not None  # made, unfinished: no retry comes
+
+        wait_for(lambda: user.find(DARKROOMS, "cut") is None, timeout_s=60, message="the unfinished Darkroom removed")
+        for name in ("before", "after"):
+            kept = user.get(DARKROOMS, name)
+            assert MARK not in (kept["metadata"].get("annotations") or {})
+            assert user.find(SECRETS, f"{name}-s3-credentials") is not None
+        assert user.find(SECRETS, "cut-s3-credentials") is None
+
+        def removed() -> list[str]:  # recorded just after the delete
+            return [e["type"] for e in user.list(EVENTS) if e["involvedObject"].get("name") == "cut" and e["reason"] == REMOVED_REASON]
+
+        wait_for(removed, timeout_s=30, message="the UnfinishedCreateRemoved Event")
+        assert removed() == ["Warning"]
+        assert http.post("/darkrooms", json=s3("cut")).status_code == 201  # the name is free again
+    finally:
+        proxy.revive()
+        access.stop()
+        proxy.close()
