@@ -1,4 +1,4 @@
-"""A create cut short by the API server going away is all or nothing from the client's view (issue 12.9).
+"""A create cut short by the API server going away is all or nothing from the client's view.
 
 The app talks to devcluster through :class:`FaultProxy`, which forwards plain HTTP and "takes the
 server down" (drops every connection and refuses new ones) the moment it sees a chosen request
