@@ -31,7 +31,7 @@ PYTEST_ARGS ?=
 # `make test` runs every lane in one pytest on TEST_WORKERS pytest-xdist workers: a module on one cluster kind (the
 # identity lane and the fidelity corpus whole) is one work unit, the longest first; each worker starts its own session
 # servers. 3 workers on this 2-core
-# machine: the tests mostly wait on servers and timers, so more workers than cores help (README "Tests").
+# machine: the tests mostly wait on servers and timers, so more workers than cores help (docs/development/testing.md).
 TEST_WORKERS ?= 3
 XDIST = -n $(TEST_WORKERS) --dist loadscope
 LANES := unit cluster identity browser deploy fuzz devcluster
@@ -45,7 +45,7 @@ UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.1
 # Where the packages of ours live, by import name (lint-imports finds them through this).
 SOURCE_ROOTS := .:operator:lib:lib/shared:devcluster/src
 
-.PHONY: venv venv-api api test test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
+.PHONY: venv venv-api api docs test test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
 
 # $(call install,LOCK,WHAT): a venv if missing, then the lock, then our own projects (editable, from this checkout:
 # --no-deps, so no name of ours is ever looked up on an index; built with the pinned setuptools of
@@ -84,9 +84,9 @@ lock: venv
 	@$(UV_COMPILE) pyproject.toml --extra devcluster -c requirements/dev.txt -o requirements/devcluster.txt
 	@$(UV_COMPILE) pyproject.toml -c requirements/dev.txt -o requirements/runtime.txt
 
-## test: lint, type-check, then every lane of the whole suite (tests/ and devcluster/tests, pyproject's testpaths) at once
-## on TEST_WORKERS workers (TEST_WORKERS=0: serially, in one process)
-test: venv lint typecheck
+## test: lint, type-check, build the docs site, then every lane of the whole suite (tests/ and devcluster/tests,
+## pyproject's testpaths) at once on TEST_WORKERS workers (TEST_WORKERS=0: serially, in one process)
+test: venv lint typecheck docs
 	@scripts/install_test_tools.sh
 	@$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
@@ -106,6 +106,13 @@ test-unit: venv
 ## devcluster lane (conformance/, fidelity/), on TEST_WORKERS workers
 test-devcluster: venv
 	@$(PY) -m pytest devcluster/tests $(XDIST) $(PYTEST_ARGS)
+
+## docs: the docs site (mkdocs.yml, docs/) into site/: the generated pages (API reference, configuration) written anew by
+## scripts/docs_pages.py (under CI=true only checked: a stale committed page fails), then `mkdocs build --strict`
+## (a broken link or anchor fails). Seconds; nothing fetched.
+docs: venv
+	@$(PY) scripts/docs_pages.py $(if $(filter true,$(CI)),--check)
+	@NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 ## lint: ruff, and the import contracts of pyproject.toml [tool.importlinter] (who may import whom)
 lint: venv

@@ -1,4 +1,4 @@
-"""``python -m aggregator [flags]``: run the combinedtasks aggregated API server (flags: ``--help``, aggregator/README.md)."""
+"""``python -m aggregator [flags]``: run the combinedtasks aggregated API server (flags: ``--help``, docs/reference/configuration.md)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ SHARED_TOKEN_GONE = (
     "{name} is no longer supported: the shared API token is replaced by per-person login. Unset it, and let each person"
     " log in as themselves — with a Kubernetes token (DARKROOM_API_TOKEN_LOGIN, on by default) or through OIDC"
     " (DARKROOM_API_OIDC_ISSUER_URL, DARKROOM_API_OIDC_CLIENT_ID, DARKROOM_API_OIDC_CLIENT_SECRET); API clients send their own"
-    " token as 'Authorization: Bearer <token>'. See the README's 'Who may do what'."
+    " token as 'Authorization: Bearer <token>'. See docs/concepts.md, 'Identity'."
 )
 AUTHENTICATIONS = ("local", "login")
 IDENTITIES = ("passthrough", "impersonate")

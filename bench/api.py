@@ -26,7 +26,7 @@ Method
   hits both. Each number in the table is the median over ``--runs`` runs. "server CPU" is the
   gunicorn process tree's CPU time per wall second (100% = one core); for the baseline the
   devcluster process does most of the work, shown as "API server CPU".
-* Targets (issue #5): ≥ 700 req/s at 100 Darkrooms; ≥ 20x the baseline at 1,000 Darkrooms.
+* Targets (the REST API's acceptance targets): ≥ 700 req/s at 100 Darkrooms; ≥ 20x the baseline at 1,000 Darkrooms.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Never run by the test suite; run it with::
     .venv/bin/python bench/combinedtasks.py --tasks 100 --runs 2 --watch-writes 50   # sanity run (~1 min)
 
 ``--server real`` (the default and, for now, the only choice: devcluster serves neither TokenReview,
-SubjectAccessReview nor the requestheader ConfigMap the server needs — issue 14 item 3).
+SubjectAccessReview nor the requestheader ConfigMap the server needs, beyond its own admin token).
 
 Method
 ------

@@ -1,4 +1,4 @@
-"""How fast the reconciler converges after the API server goes away and comes back (issue 12.6).
+"""How fast the reconciler converges after the API server goes away and comes back (without charging the outage to every key's retries).
 
 Scenario, per run, on a fresh devcluster (a subprocess on a free port, Deployments ready 0.5 s after
 each change): ``--count`` Darkrooms (default 5,000) are created at once (8 clients, about a second);

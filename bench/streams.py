@@ -24,7 +24,7 @@ Method
   0.25 s on a new connection with a 1 s timeout (answered or not, slowest answer); SSE events
   received per second by all streams; the worker's resident memory (VmRSS).
 * Each number is the median over ``--runs`` runs (/healthz: answered summed, slowest the maximum).
-  Target (issue #12): under the background load GET /darkrooms p99 <= 50 ms and every /healthz answered.
+  Target (the serving hardening's): under the background load GET /darkrooms p99 <= 50 ms and every /healthz answered.
 """
 
 from __future__ import annotations

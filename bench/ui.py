@@ -28,8 +28,8 @@ Method
   times: note the wall clock, JSON-merge-patch the status subresource of one of the 50 shown Darkrooms
   (round robin) with a new domain marker, pause ``--gap`` seconds. When every tab has shown every marker:
   latency = DOM time minus the time before the PATCH (the API server write, the watch event to the
-  informer, the server's render, the SSE frame, the swap in the tab; before issue 15 item 11 also each
-  tab's fetch of the row), for every (tab, change). Targets (issue 15): p99 ≤ 100 ms in every tab.
+  informer, the server's render, the SSE frame, the swap in the tab; before rows were pushed as HTML also each
+  tab's fetch of the row), for every (tab, change). Targets (the dashboard's): p99 ≤ 100 ms in every tab.
   (Not Playwright: every page it drives reports itself visible, so it can only model all-visible tabs, and
   its own per-page instrumentation costs CPU that the tabs then compete with.)
 * Server delivery, measured apart first (``--streams``, default: as many as tabs; 0 skips it): the same
@@ -100,7 +100,7 @@ OBSERVER = """
   }).observe(document.body, {subtree: true, childList: true, characterData: true});
 }
 """
-# The row fetches a tab made (a product before issue 15 item 11 fetched each changed row in each tab).
+# The row fetches a tab made (a product before rows were pushed as HTML fetched each changed row in each tab).
 ROW_FETCHES = "performance.getEntriesByType('resource').filter((e) => e.name.split('?')[0].endsWith('/row')).length"
 
 
@@ -259,7 +259,7 @@ def live_runs(
 
 
 def row_fetches(browser: Chromium, sessions: list[str]) -> int:
-    """The row fetches (``/row``) the tabs made so far: how a product before issue 15 item 11 updated a row."""
+    """The row fetches (``/row``) the tabs made so far: how a product before rows were pushed as HTML updated a row."""
     return sum(int(browser.evaluate(session, ROW_FETCHES)) for session in sessions)
 
 

@@ -16,7 +16,7 @@ LOG=../bin/hydra-build.log
 mkdir -p ../bin
 
 if ! command -v go >/dev/null 2>&1; then
-    echo "build_hydra: no Go toolchain on PATH (realcluster/oidc/ needs Go >= 1.26; see realcluster/README.md)" >&2
+    echo "build_hydra: no Go toolchain on PATH (realcluster/oidc/ needs Go >= 1.26; see docs/development/realcluster.md)" >&2
     exit 3
 fi
 if ! command -v "${CC:-gcc}" >/dev/null 2>&1; then

@@ -16,7 +16,7 @@ LOG=bin/build.log
 mkdir -p bin
 
 if ! command -v go >/dev/null 2>&1; then
-    echo "build_realcluster: no Go toolchain on PATH (realcluster/ needs Go >= 1.26; see README 'Real control plane')" >&2
+    echo "build_realcluster: no Go toolchain on PATH (realcluster/ needs Go >= 1.26; see docs/development/realcluster.md)" >&2
     exit 3
 fi
 

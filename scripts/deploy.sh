@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make deploy` / `make undeploy`: install or remove Darkroom Control Panel on the current kubectl
-# context with kubectl's built-in kustomize. See deploy/README.md ("Deploy to a cluster").
+# context with kubectl's built-in kustomize. See docs/operations/deploy.md ("Deploy to a cluster").
 #
 #   scripts/deploy.sh deploy   [OVERLAY]   OVERLAY: dev (default), production, or a kustomization directory
 #   scripts/deploy.sh undeploy [OVERLAY]

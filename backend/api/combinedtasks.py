@@ -46,7 +46,7 @@ def blueprint(services: Services) -> Blueprint:
         "description": (
             "Every Task (sorted by namespace then name) with its Events, from the cache. Each item is the CombinedTask"
             " of the aggregated API (`kubectl get combinedtasks -o json`): the Task's metadata and spec, its Events in"
-            " status.events. Changed with issue 14: items used to be the friendly Task plus `events` (GET /tasks still"
+            " status.events. Changed: items used to be the friendly Task plus `events` (GET /tasks still"
             " gives the friendly Task)."
         ),
         "parameters": apidocs.list_parameters(services["Task"].kind),

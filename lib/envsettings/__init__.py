@@ -8,7 +8,7 @@ to parse it::
     port: int = field(default=5000, metadata=variable("DARKROOM_API_PORT", "PORT", doc="TCP port to serve on."))
 
 :func:`from_environ` builds the dataclass from an environ mapping; :func:`variables` lists the declarations
-(what the README's Configuration table is checked against). A leaf package: it imports nothing else of ours
+(what docs/reference/configuration.md is generated from). A leaf package: it imports nothing else of ours
 (the standard library only). Backend, the reconciler and the aggregator are independent and all sit above
 ``cluster/``, whose job is Kubernetes access, not process configuration; so the one helper they may all import is a
 leaf of its own.

@@ -1,4 +1,4 @@
-"""After actions, in a real browser (issue 15 items 5 and 7), and the API reference's looks (item 2).
+"""After actions, in a real browser, and the API reference's looks.
 
 Behaviours: a "created" notice is dismissable and goes away at the next action (a filter change), a
 failed request's message too is aligned with the content and dismissable;

@@ -1,4 +1,4 @@
-"""The generated forms in a real browser (issue 15 item 6), on the Darkroom and Task forms.
+"""The generated forms in a real browser, on the Darkroom and Task forms.
 
 Behaviours: Enter in a sub-domain adds the next one and focuses it instead of submitting (on an empty
 item it does nothing); "Add sub-domain" and "Remove" work in place (items renumbered, focus kept in the

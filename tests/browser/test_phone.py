@@ -1,4 +1,4 @@
-"""Every page on a phone (390x844), light and dark (issue 15 item 3): the lists, the details (and their YAML
+"""Every page on a phone (390x844), light and dark: the lists, the details (and their YAML
 view and delete dialog), the create and edit forms (also with errors), the API reference, the login
 page and an error page, for Darkrooms, Tasks and Postgresqls. On each: no horizontal page overflow
 (``scrollWidth <= 390``), the name and the state of every row (or of the object) inside the viewport

@@ -175,7 +175,7 @@ def test_the_apiservice_reaches_the_pods_through_the_service_with_a_verified_cer
     apiservice = one(with_aggregator, "APIService", APISERVICE)
     assert apiservice["spec"]["service"] == {"name": "darkroom-aggregator", "namespace": NAMESPACE, "port": service_port["port"]}
     assert "insecureSkipTLSVerify" not in apiservice["spec"] and "caBundle" not in apiservice["spec"]
-    assert "annotations" not in apiservice["metadata"]  # caBundle by hand (deploy/README.md), kept by server-side apply
+    assert "annotations" not in apiservice["metadata"]  # caBundle by hand (docs/operations/deploy.md), kept by server-side apply
     injected = one(with_cert_manager, "APIService", APISERVICE)["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
     namespace, name = injected.split("/")
     serving = one(with_cert_manager, "Certificate", name)

@@ -33,7 +33,7 @@ import yaml
 from .manifests import ROOT
 
 PROJECT_SERVICES = ("crds", "operator", "api")
-# What a person may set before `docker compose up` (deploy/README.md): passed through, never written in the file.
+# What a person may set before `docker compose up` (docs/operations/deploy.md): passed through, never written in the file.
 LOGIN_ENV = {
     "DARKROOM_API_SECRET_KEY": "test-key-not-secret",
     "DARKROOM_API_OIDC_CLIENT_SECRET": "test-client-secret-not-secret",

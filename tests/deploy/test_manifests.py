@@ -415,7 +415,7 @@ def test_production_overlay_runs_two_reconcilers_with_leader_election(rendered: 
         container = container_of(docs, name)
         name_part, _, digest = container["image"].partition("@")
         assert name_part == "registry.example.com/darkroom-control-panel", "production: the image from your registry"
-        assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), "production: the image pinned by digest (issue 12.13), never a movable tag"
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), "production: the image pinned by digest, never a movable tag"
         mem = container["resources"]["limits"]["memory"]
         assert mem != container_of(base, name)["resources"]["limits"]["memory"], f"{name}: production resources"
         pdb = one(docs, "PodDisruptionBudget", name)["spec"]

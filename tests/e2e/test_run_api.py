@@ -240,7 +240,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_kill_9_of_make_api_leaves_no_orphans_and_a_stale_stack_is_named(tmp_path: Path) -> None:
-    """Issue 12.7: the children die with their parent; a start-up that finds the port taken says why."""
+    """The children die with their parent; a start-up that finds the port taken says why."""
     data_dir, api_port, log_dir = tmp_path / "data", free_port(), tmp_path / "logs"
     proc = _start(data_dir, free_port(), api_port, log_dir, env={"KUBECONFIG": ""})
     banner = _read_banner(proc)

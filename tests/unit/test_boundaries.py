@@ -1,4 +1,4 @@
-"""The architecture's rules that import-linter cannot state (architecture.md "Layout").
+"""The architecture's rules that import-linter cannot state (docs/architecture.md "Layout").
 
 Who may import whom is import-linter's job: the contracts in pyproject.toml ``[tool.importlinter]``, run by
 ``make lint`` (and so ``make test``). Behaviours here: every top-level package of ours, in any of the package roots

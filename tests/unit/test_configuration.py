@@ -1,17 +1,13 @@
-"""The API's, the reconciler's and the aggregator's settings: every variable declared on its field, and the READMEs'
-tables say the same.
+"""The API's, the reconciler's and the aggregator's settings: every variable declared on its field (the docs' configuration
+page is generated from those declarations: tests/unit/test_docs_pages.py).
 
 Behaviours covered:
 
 - every field of ``ApiSettings``, ``OperatorSettings`` and ``AggregatorSettings`` declares its variable and a doc
   (``envsettings.variable``), the API's under ``DARKROOM_API_`` (the port also under ``PORT``), the reconciler's as
   ``DARKROOM_OPERATOR_<FIELD>``, the aggregator's as ``AGGREGATOR_<FIELD>``;
-- aggregator/README.md's flag table names exactly the aggregator's flags (``--<field>``), each with its default;
 - the reconciler's flags are its settings' overrides: ``--<field>`` for the fields in ``FLAGS``, ``--no-leader-election``,
   ``--log-format text`` for ``log_json``, nothing when not given;
-- the README's Configuration table names exactly the declared variables (an abbreviated ``_NAME`` after a full
-  ``DARKROOM_API_...``/``DARKROOM_OPERATOR_...`` in the same row is that prefix's), and the shared token of earlier
-  releases only as no longer supported;
 - an empty environment gives the defaults; ``DARKROOM_API_PORT`` wins over ``PORT``;
 - a bad value stops with the variable's name and why (an integer, a number, a boolean), as a ValueError the
   entry points report (``bad settings: ...``, ``cannot start: ...``).
@@ -19,7 +15,6 @@ Behaviours covered:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -28,37 +23,8 @@ from darkroom_operator.__main__ import FLAGS, parse_args
 from darkroom_operator.settings import OperatorSettings
 
 from aggregator.settings import AggregatorSettings, from_args
-from backend.settings import SHARED_TOKEN_VARIABLES, ApiSettings
+from backend.settings import ApiSettings
 from envsettings import variables
-
-ROOT = Path(__file__).resolve().parents[2]
-PREFIXES = ("DARKROOM_API_", "DARKROOM_OPERATOR_")
-
-
-def _declared() -> set[str]:
-    return {name for cls in (ApiSettings, OperatorSettings) for _, v in variables(cls) for name in v.names}
-
-
-def _readme_rows() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    table = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    return [line for line in table.splitlines() if line.startswith("| ") and not line.startswith(("| setting", "| ---"))]
-
-
-def _named(row: str) -> set[str]:
-    """The settings variables a row names: full names, and ``_SUFFIX`` abbreviations of the last full name's prefix."""
-    cell = row.split(" | ")[1]
-    names, prefix = set(), None
-    for token in re.findall(r"`([A-Z_][A-Z0-9_]*)`", cell):
-        full = next((p for p in PREFIXES if token.startswith(p)), None)
-        if full is not None:
-            names.add(token)
-            prefix = full
-        elif token.startswith("_") and prefix is not None:
-            names.add(prefix + token[1:])
-        elif token == "PORT":
-            names.add(token)
-    return names
 
 
 def test_every_field_declares_its_variable_and_a_doc() -> None:
@@ -72,14 +38,6 @@ def test_every_field_declares_its_variable_and_a_doc() -> None:
     assert api["port"] == ("DARKROOM_API_PORT", "PORT")
     assert "api_token" not in api  # the shared token is gone (from_environ refuses it, naming what replaces it)
     assert {name for name, names in api.items() if names != (f"DARKROOM_API_{name.upper()}",)} == {"port"}
-
-
-def test_the_readme_table_names_exactly_the_declared_variables() -> None:
-    rows = _readme_rows()
-    named = set().union(*(_named(row) for row in rows))
-    gone = set(SHARED_TOKEN_VARIABLES)
-    assert named - gone == _declared(), f"only in README: {sorted(named - gone - _declared())}; missing: {sorted(_declared() - named)}"
-    assert all("no longer supported" in row for row in rows if any(name in _named(row) for name in gone))
 
 
 def test_an_empty_environment_gives_the_defaults() -> None:
@@ -119,34 +77,6 @@ def test_a_bad_value_names_the_variable_and_why(
     with pytest.raises(ValueError) as caught:
         build(environ)
     assert str(caught.value) == message
-
-
-def _aggregator_table() -> dict[str, str]:
-    """aggregator/README.md's flag table: each flag with its default cell (``a``, ``b`` for two flags in a row)."""
-    text = (ROOT / "aggregator" / "README.md").read_text()
-    table = text.split("\n## Flags", 1)[1].split("\n## ", 1)[0]
-    defaults: dict[str, str] = {}
-    for row in (line for line in table.splitlines() if line.startswith("| `--")):
-        flag_cell, default_cell = row.split(" | ")[:2]
-        flags = re.findall(r"`(--[a-z0-9-]+)`", flag_cell)
-        values = re.findall(r"`([^`]*)`", default_cell) or [default_cell.strip()] * len(flags)  # "unset" says it for the row
-        assert len(values) == len(flags), row
-        defaults.update(zip(flags, values, strict=True))
-    return defaults
-
-
-def test_the_aggregator_readme_table_names_each_flag_with_its_default() -> None:
-    table = _aggregator_table()
-    flags = {"--" + f.name.replace("_", "-"): f.default for f, _ in variables(AggregatorSettings)}
-    assert set(table) == set(flags), f"only in README: {sorted(set(table) - set(flags))}; missing: {sorted(set(flags) - set(table))}"
-    for flag, default in flags.items():
-        shown = table[flag]
-        if default is None:
-            assert shown == "unset", flag
-        elif isinstance(default, int | float):
-            assert float(shown) == default, flag
-        else:
-            assert shown == str(default), flag
 
 
 def test_the_aggregator_reads_its_flags_and_variables() -> None:

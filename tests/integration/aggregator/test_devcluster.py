@@ -1,4 +1,4 @@
-"""devcluster's aggregation layer (issue 14 item 3), with the real aggregated server and an echo backend.
+"""devcluster's aggregation layer, with the real aggregated server and an echo backend.
 
 Behaviours:
 - the ``combinedtasks`` server registered as ``make api`` does it (Service, EndpointSlice at 127.0.0.1,

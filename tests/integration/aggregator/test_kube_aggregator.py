@@ -1,4 +1,4 @@
-"""The combinedtasks server through the real kube-apiserver's own aggregator (issue 14 item 4).
+"""The combinedtasks server through the real kube-apiserver's own aggregator.
 
 kube-apiserver refuses loopback addresses as endpoints and reaches a Service's endpoints directly
 (realcluster runs it with ``--enable-aggregator-routing=true``), so the server runs in a network

@@ -91,7 +91,7 @@ def test_a_failed_secret_write_leaves_no_darkroom(http: FlaskClient, namespace: 
 
 
 def test_s3_without_keys_is_a_public_bucket(http: FlaskClient, namespace: str, core: Any, custom: Any) -> None:
-    """Keys were required on create before issue 15; now none means a public bucket, on create, replace and patch."""
+    """Keys were once required on create; now none means a public bucket, on create, replace and patch."""
     response = http.post("/darkrooms", json=s3("public", namespace, keys=None))
     assert response.status_code == 201, response.get_data(as_text=True)
     assert response.get_json()["source"]["credentialsSet"] is False
@@ -152,7 +152,7 @@ def test_to_webfolder_removes_the_secret_and_back_with_or_without_keys(http: Fla
     assert not secret_exists(core, namespace, "switch-s3-credentials")
     cr = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "switch")
     assert "credentialsSecretRef" not in cr["spec"]["source"]
-    # Back to S3 without keys: a public bucket (keys were required here before issue 15); the old Secret stays gone.
+    # Back to S3 without keys: a public bucket (keys were once required here); the old Secret stays gone.
     back = http.patch(url, json={"source": {"type": "S3", "bucket": "b-1", "region": "eu-west-1"}})
     assert back.status_code == 200, back.get_data(as_text=True)
     assert back.get_json()["source"]["credentialsSet"] is False
@@ -190,7 +190,7 @@ def test_a_failed_secret_write_on_update_restores_the_darkroom(http: FlaskClient
 
 
 def test_a_secret_someone_else_made_is_never_overwritten_or_deleted(http: FlaskClient, namespace: str, core: Any) -> None:
-    """Issue 12.1: ``payments-s3-credentials`` made by someone else (keys of theirs and one more key) is
+    """Never take over: ``payments-s3-credentials`` made by someone else (keys of theirs and one more key) is
     reported (409), not overwritten, not adopted, and survives both a WebFolder switch and deletes."""
     theirs = {"accessKey": "THEIRS", "secretKey": "their-secret", "extra": "never-ours"}
     core.create_namespaced_secret(namespace, {"metadata": {"name": "payments-s3-credentials"}, "stringData": theirs})

@@ -294,7 +294,7 @@ def test_writes_never_lose_a_concurrent_change_by_another_client(http: FlaskClie
 
 
 def test_a_create_asking_for_a_taken_sub_domain_is_refused(http: FlaskClient, namespace: str, api_client: Any) -> None:
-    """Issue 12.8: the older claim would keep the host; the API says so at once (409), in any namespace."""
+    """One host, one Darkroom: the older claim would keep the host; the API says so at once (409), in any namespace."""
     from kubernetes import client
 
     other = f"o-{namespace}"
@@ -312,7 +312,7 @@ def test_a_create_asking_for_a_taken_sub_domain_is_refused(http: FlaskClient, na
 
 @pytest.mark.parametrize("url", ["https://e.com/\x00", "https://e.com/a\x1b[31m", "https://e.com/\x7f", "https://e.com/a\nb"])
 def test_a_base_url_with_control_characters_is_refused(http: FlaskClient, namespace: str, custom: Any, url: str) -> None:
-    """Issue 12.12: nothing copies a NUL or a terminal escape into a ConfigMap — neither the API nor the CRD."""
+    """Control characters: nothing copies a NUL or a terminal escape into a ConfigMap — neither the API nor the CRD."""
     response = http.post("/darkrooms", json=webfolder("ctl", namespace, source={"type": "WebFolder", "baseUrl": url}))
     assert response.status_code == 422, response.get_data(as_text=True)
     assert "source.baseUrl" in response.get_json()["errors"]
@@ -330,7 +330,7 @@ def test_a_base_url_with_control_characters_is_refused(http: FlaskClient, namesp
 
 
 def test_a_repeated_json_field_is_a_400(http: FlaskClient, namespace: str) -> None:
-    """Issue 12.12: ``{"replicas": 1, "replicas": 9}`` is ambiguous; kube's strict decoding refuses it too."""
+    """Repeated fields: ``{"replicas": 1, "replicas": 9}`` is ambiguous; kube's strict decoding refuses it too."""
     source = '"source": {"type": "WebFolder", "baseUrl": "https://e.com/x"}'
     raw = f'{{"name": "dup", "namespace": "{namespace}", "replicas": 1, "replicas": 9, {source}, "subDomains": ["dup-{namespace}"]}}'
     response = http.post("/darkrooms", data=raw, content_type="application/json")

@@ -1,4 +1,4 @@
-"""Read-your-writes across two API replicas (issue 12.5): the consistency token.
+"""Read-your-writes across two API replicas: the consistency token.
 
 Two apps with caches of their own play the two production replicas. A client writes on one and reads
 on the other, carrying the ``X-Consistency-Token`` the write answered with: over 1,000 reads (after

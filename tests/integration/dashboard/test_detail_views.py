@@ -1,4 +1,4 @@
-"""Detail pages and what follows a write, without a browser (issue 15 items 2, 5 and 7).
+"""Detail pages and what follows a write, without a browser.
 
 Behaviours: the YAML view of a Darkroom (S3, with its credentials Secret) and of a Postgresql with their
 children — ``?view=yaml`` opens it, ``managedFields`` and a Secret's data never appear (not its keys'

@@ -394,7 +394,7 @@ def test_child_controlled_by_another_owner_is_not_taken_over(harness: Harness) -
 
 
 def test_objects_someone_else_created_are_never_adopted_changed_or_deleted(harness: Harness, kubectl: Kubectl) -> None:
-    """Issue 12.1: a Service made with kubectl, a ConfigMap made by hand, an orphan left by a
+    """Never take over: a Service made with kubectl, a ConfigMap made by hand, an orphan left by a
     ``--cascade=orphan`` delete (our labels, no owner) — none is taken over by a Darkroom of that name."""
     h = harness
     kubectl.run("create", "service", "clusterip", "billing", "--tcp=8080:8080", "-n", h.namespace)

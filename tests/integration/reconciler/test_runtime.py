@@ -313,7 +313,7 @@ def test_an_outage_pauses_the_workers_without_charging_every_key(
     run_operator: Callable[..., OperatorProcess],
     cluster_api: Callable[[ClusterProcess], Api],
 ) -> None:
-    """Issue 12.6: reconciles that meet a vanished API server are re-added with no per-key failure (no
+    """An outage is not a failure: reconciles that meet a vanished API server are re-added with no per-key failure (no
     rate-limited retries), the workers pause together, and everything converges once it is back."""
     cluster = fresh_kube()
     api = cluster_api(cluster)

@@ -216,7 +216,7 @@ def test_required_fields(missing: str) -> None:
 
 
 def test_s3_keys_are_optional_but_still_come_in_pairs() -> None:
-    """Create and update alike: no keys is a public bucket (it was required on create before issue 15)."""
+    """Create and update alike: no keys is a public bucket (it was once required on create)."""
     s3 = {**SEED_CREATE, "source": {"type": "S3", "bucket": "bkt", "region": "eu-west-1"}}
     for schema in (DarkroomCreateSchema, DarkroomUpdateSchema):
         friendly = schema().load(s3)
