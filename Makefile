@@ -111,6 +111,7 @@ test-devcluster: venv
 ## scripts/docs_pages.py (under CI=true only checked: a stale committed page fails), then `mkdocs build --strict`
 ## (a broken link or anchor fails). Seconds; nothing fetched.
 docs: venv
+	@test -f docs/assets/vendor/mermaid.min.js || scripts/vendor_frontend.sh docs
 	@$(PY) scripts/docs_pages.py $(if $(filter true,$(CI)),--check)
 	@NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 

@@ -1,21 +1,41 @@
 #!/usr/bin/env bash
-# Re-fetches the dashboard's vendored JavaScript into frontend/static/vendor/ from the npm registry
-# (`make vendor`). Versions AND sha512 integrities are pinned here: the tarball must match both the
+# Re-fetches vendored JavaScript from the npm registry. Two groups:
+#   dashboard (default, `make vendor`): into frontend/static/vendor/, committed (the product serves them);
+#   docs (`scripts/vendor_frontend.sh docs`, run by `make docs` when the file is missing): Mermaid for the docs
+#     site's diagrams into docs/assets/vendor/ (gitignored: 5 MB that only the site needs). Material for MkDocs
+#     loads mermaid from unpkg.com unless a `mermaid` global exists; mkdocs.yml's extra_javascript provides it.
+# Versions AND sha512 integrities are pinned here: the tarball must match both the
 # pinned integrity and the one the registry's metadata publishes for that version, or nothing is
-# written. Only the minified dist files (plus the licences) are kept and committed; no CDN at runtime.
+# written. Only the minified dist files (plus the licences) are kept; no CDN at runtime.
 # To upgrade: change VERSION and INTEGRITY below (`npm view htmx.org@<v> dist.integrity`) and re-run.
 # Needs curl, tar, python3 (no npm).
 set -euo pipefail
 
 REGISTRY="${NPM_REGISTRY:-https://registry.npmjs.org}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-DEST="$ROOT/frontend/static/vendor"
+GROUP="${1:-dashboard}"
 
 # package  version  sha512 integrity (SRI form)  file in the tarball  name in vendor/
-PACKAGES=(
-  "htmx.org 2.0.11 sha512-Thx/WtpeOQqSrqBCw/A1cwGJGg4UrVa3+sW0GmrM3p4gJgO89ecH4qtbnyzDDWFvBTqjnIMCgELTNt636dtamA== package/dist/htmx.min.js htmx.min.js"
-  "htmx-ext-sse 2.2.4 sha512-LJmxVhykyflBWgh5PvbRidcyuqMHlgfajmmzumvKctv9puvsufeH6OaejSMZTNTnEI8O2wXXn4ZZtBdpEMqmEQ== package/dist/sse.min.js htmx-ext-sse.min.js"
-)
+case "$GROUP" in
+  dashboard)
+    DEST="$ROOT/frontend/static/vendor"
+    PACKAGES=(
+      "htmx.org 2.0.11 sha512-Thx/WtpeOQqSrqBCw/A1cwGJGg4UrVa3+sW0GmrM3p4gJgO89ecH4qtbnyzDDWFvBTqjnIMCgELTNt636dtamA== package/dist/htmx.min.js htmx.min.js"
+      "htmx-ext-sse 2.2.4 sha512-LJmxVhykyflBWgh5PvbRidcyuqMHlgfajmmzumvKctv9puvsufeH6OaejSMZTNTnEI8O2wXXn4ZZtBdpEMqmEQ== package/dist/sse.min.js htmx-ext-sse.min.js"
+    )
+    ;;
+  docs)
+    DEST="$ROOT/docs/assets/vendor"
+    # The major version Material for MkDocs' own loader asks for (mermaid@11).
+    PACKAGES=(
+      "mermaid 11.17.2 sha512-V6K3C8EBdEsPFZXSKMJe6ppQOENxuHARr9GvHX4hh47lAbhMRD9qf4oEK7LoaRQxULMa80/qt5gHO73aCleBBg== package/dist/mermaid.min.js mermaid.min.js"
+    )
+    ;;
+  *)
+    echo "vendor_frontend: unknown group $GROUP (dashboard or docs)" >&2
+    exit 2
+    ;;
+esac
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -43,9 +63,10 @@ for entry in "${PACKAGES[@]}"; do
   tar -xzf "$work/$name.tgz" -C "$work/$name" "$member" package/LICENSE
   cp "$work/$name/$member" "$DEST/$target"
   cp "$work/$name/package/LICENSE" "$DEST/$target.LICENSE"
-  echo "vendor_frontend: $name@$version -> frontend/static/vendor/$target ($integrity)"
+  echo "vendor_frontend: $name@$version -> ${DEST#"$ROOT"/}/$target ($integrity)"
 done
 
+[ "$GROUP" = dashboard ] || exit 0
 {
   echo "# Vendored by scripts/vendor_frontend.sh from $REGISTRY; integrity = the npm tarball's sha512."
   for entry in "${PACKAGES[@]}"; do
