@@ -247,6 +247,11 @@ IMAGE_VALUES: tuple[tuple[str, dict[str, Any], str], ...] = (
 CHECKS = (
     # (condition that is wrong, message): what a type cannot say. The API would refuse to start (backend/settings.py).
     (
+        'has .Release.Namespace (list "darkroom-system" "darkroom-sessions")',
+        "install the release into another namespace (e.g. --namespace default): the chart makes darkroom-system and"
+        " darkroom-sessions itself, with their Pod Security labels, and Helm keeps its release record in that namespace",
+    ),
+    (
         "and .Values.aggregator.certManager.enabled (not .Values.aggregator.enabled)",
         "aggregator.certManager.enabled needs aggregator.enabled: cert-manager issues the aggregated API's certificate",
     ),
@@ -724,7 +729,7 @@ def chart_yaml(version: str, app_version: str) -> str:
         "appVersion": app_version,
         "kubeVersion": ">=1.30.0-0",
     }
-    return HEADER + yaml.safe_dump(meta, sort_keys=False)
+    return HEADER + yaml.safe_dump(meta, sort_keys=False, width=200)
 
 
 def write(out: Path, *, version: str | None = None, values: Values | None = None) -> None:

@@ -3,6 +3,7 @@
 Behaviours covered (Helm built by scripts/build_helm.sh, kubectl's kustomize):
 
 - the checked-in chart is what ``make chart`` writes from deploy/ now, file for file, and two runs write the same bytes;
+  docs/operations/install.md's table lists every value with its type and default;
 - ``helm lint --strict`` passes;
 - ``helm template`` renders, for the default values, exactly the objects ``kubectl kustomize`` renders from deploy/base
   (parsed objects compared, lists keyed by name — env, containers, volumes — by name), plus the one thing the chart
@@ -14,12 +15,15 @@ Behaviours covered (Helm built by scripts/build_helm.sh, kubectl's kustomize):
 - both renders pass ``kubectl apply --server-side --dry-run=server`` on the real control plane (the cert-manager kinds,
   which it does not serve, left out);
 - a value of the wrong type, a value the chart does not know and a combination the API would refuse fail
-  ``helm template``, naming the value.
+  ``helm template``, naming the value; so does a release in darkroom-system or darkroom-sessions (the chart makes both
+  namespaces itself: Helm could not keep its release record there before they exist, nor adopt them after).
 """
 
 from __future__ import annotations
 
 import filecmp
+import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -28,9 +32,10 @@ import pytest
 import yaml
 from support import Kubectl, RealclusterProcess
 
-from .manifests import DEPLOY, NAMESPACE, SESSIONS_NAMESPACE, ident, script
+from .manifests import DEPLOY, NAMESPACE, ROOT, SESSIONS_NAMESPACE, ident, script
 
 CHART_DIR = DEPLOY / "chart"
+INSTALL_DOC = ROOT / "docs" / "operations" / "install.md"
 DIGEST = "sha256:" + "ab" * 32
 # Every value set otherwise than its default.
 NON_DEFAULT: dict[str, Any] = {
@@ -109,7 +114,7 @@ def helm_template(helm: str, values: dict[str, Any], tmp: Path, *extra: str) -> 
     values_file = tmp / "values.yaml"
     values_file.write_text(yaml.safe_dump(values))
     return subprocess.run(
-        [helm, "template", "darkroom", str(CHART_DIR), "--namespace", NAMESPACE, "-f", str(values_file), *extra],
+        [helm, "template", "darkroom", str(CHART_DIR), "--namespace", "default", "-f", str(values_file), *extra],
         capture_output=True,
         text=True,
         timeout=120,
@@ -175,6 +180,18 @@ def test_the_checked_in_chart_is_current_and_generated_the_same_twice(tmp_path: 
     assert (mismatch, errors) == ([], []), f"deploy/chart is not current with deploy/: run `make chart` ({mismatch})"
 
 
+def test_the_documented_values_are_the_charts(tmp_path: Path) -> None:
+    """docs/operations/install.md's table: every value of the chart, once, with its type and default."""
+    rows = re.findall(r"^\| `([\w.]+)` \| (\w+) \| `([^`]*)` \|", INSTALL_DOC.read_text(), re.MULTILINE)
+    documented = [(name, kind, default) for name, kind, default in rows]
+    values = chart().defaults()
+    expected = [
+        (name, value_schema["type"], json.dumps(chart().get(values, name)).strip('"') or '""')
+        for name, value_schema, _ in chart().value_docs()
+    ]
+    assert documented == expected
+
+
 def test_helm_lint_passes(helm: str) -> None:
     result = subprocess.run([helm, "lint", "--strict", str(CHART_DIR)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -238,6 +255,12 @@ def test_a_value_of_the_wrong_type_or_unknown_fails_naming_it(helm: str, tmp_pat
     assert result.returncode != 0 and "values don't meet the specifications of the schema" in result.stderr, result.stderr
     assert named in result.stderr, result.stderr
     assert "kind:" not in result.stdout
+
+
+@pytest.mark.parametrize("namespace", [NAMESPACE, SESSIONS_NAMESPACE])
+def test_a_release_in_a_namespace_the_chart_makes_fails_naming_it(helm: str, tmp_path: Path, namespace: str) -> None:
+    result = helm_template(helm, {}, tmp_path, "--namespace", namespace)
+    assert result.returncode != 0 and "install the release into another namespace" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,9 @@
 
 {{/* What a value's type cannot say: combinations the API or kube-apiserver would refuse. */}}
 {{- define "darkroom-control-panel.checks" -}}
+{{- if has .Release.Namespace (list "darkroom-system" "darkroom-sessions") }}
+{{- fail "install the release into another namespace (e.g. --namespace default): the chart makes darkroom-system and darkroom-sessions itself, with their Pod Security labels, and Helm keeps its release record in that namespace" }}
+{{- end }}
 {{- if and .Values.aggregator.certManager.enabled (not .Values.aggregator.enabled) }}
 {{- fail "aggregator.certManager.enabled needs aggregator.enabled: cert-manager issues the aggregated API's certificate" }}
 {{- end }}
