@@ -45,7 +45,7 @@ UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.1
 # Where the packages of ours live, by import name (lint-imports finds them through this).
 SOURCE_ROOTS := .:operator:lib:lib/shared:devcluster/src
 
-.PHONY: venv venv-api api docs test test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
+.PHONY: chart release venv venv-api api docs test test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
 
 # $(call install,LOCK,WHAT): a venv if missing, then the lock, then our own projects (editable, from this checkout:
 # --no-deps, so no name of ours is ever looked up on an index; built with the pinned setuptools of
@@ -163,9 +163,21 @@ deploy:
 undeploy:
 	@scripts/deploy.sh undeploy $(OVERLAY)
 
+## chart: regenerate the Helm chart deploy/chart/ from deploy/ (kustomize stays the one source; scripts/chart.py)
+chart: venv
+	@$(PY) scripts/chart.py
+
+## release: dist/install.yaml, the chart package and the image's SBOM of VERSION=x.y.z from a clean, committed tree
+## (docs/operations/install.md "Release"); RELEASE_IMAGE names the image's repository, IMAGE_DIGEST (sha256:..., once
+## it is pushed) pins it
+RELEASE_IMAGE ?= darkroom-control-panel
+IMAGE_DIGEST ?=
+release: venv
+	@$(PY) scripts/release.py --version "$(VERSION)" --image-repository "$(RELEASE_IMAGE)" --image-digest "$(IMAGE_DIGEST)"
+
 ## vendor: re-fetch the dashboard's htmx + htmx-ext-sse from the npm registry (pinned versions, sha512 checked)
 vendor:
 	@scripts/vendor_frontend.sh
 
 clean:
-	rm -rf .devcluster .realcluster realcluster/bin .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .devcluster .realcluster realcluster/bin tools/helm/bin dist .pytest_cache .mypy_cache .ruff_cache

@@ -11,12 +11,15 @@ binding's namespace; a rule matches when its apiGroups, resources (``resource`` 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -41,6 +44,17 @@ CLUSTER_SCOPED = {
     "ValidatingAdmissionPolicyBinding",
 }
 WORKLOAD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "ReplicaSet"}
+
+
+def script(name: str) -> ModuleType:
+    """scripts/<name>.py as a module (registered under its name, as scripts/release.py imports scripts/chart.py)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def kubectl() -> str:

