@@ -230,11 +230,17 @@ class _Builder:
         suggestions = self.spec.suggestions.get(path, ())
         return Field(widget=widget, max_length=max_length, pattern=js_pattern(schema.get("pattern")), suggestions=suggestions, **common)
 
+    def unnamed(self) -> tuple[str, ...]:
+        """The top-level spec fields (friendly names) no section names, in CRD order."""
+        named = {path for section in self.spec.sections for path in section.paths}
+        shown = (self.spec.renames.get(cr, cr) for cr in self.schema["properties"]["spec"]["properties"])
+        return tuple(path for path in shown if path not in named)
+
     def section(self, section: Section) -> Group:
         spec_schema = self.schema["properties"]["spec"]
         required = set(spec_schema.get("required") or ())
         children: list[Node] = []
-        for path in section.paths:
+        for path in (*section.paths, *(self.unnamed() if section.rest else ())):
             if path in self.spec.write_only:
                 extra = self.spec.write_only[path]
                 hidden = Field(path=path, label=extra.label, title=extra.label, widget="password", help=extra.help, write_only=True)
