@@ -34,7 +34,7 @@ ITEM = "[]"  # suffix of the path of a list's item: ``subDomains[]``
 class ApiField:
     """The API's words and rules for one field, beside what its CRD says."""
 
-    ask: str | None = None  # the request's description (None: none)
+    ask: str | None = None  # the request's description (None: none); "{default}" in it is the CRD's default
     tell: str | None = None  # the response's description (None: none)
     message: str | None = None  # the message of the field's format or length rule ({min}, {max} filled in)
     check: Check | None = None  # a named format rule of the API, in place of the CRD's pattern and lengths

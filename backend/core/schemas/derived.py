@@ -24,8 +24,8 @@ from backend.core.crds import members
 from backend.core.schemas.common import boolean, integer, label_checks, url_checks
 from kinds.fields import ITEM, ApiField, Overlay
 
-FORMAT_MAXIMUM = {"int32": 2**31 - 1, "int64": 2**63 - 1}  # the bound of an integer format, said in words below
-TOO_LARGE = "must be a smaller number"  # nobody caches for 292 billion years
+FORMAT_MAXIMUM = {"int32": 2**31 - 1, "int64": 2**63 - 1}  # the bound of an integer format without a maximum
+TOO_LARGE = "must be a smaller number"  # that bound, said in words (nobody caches for 292 billion years)
 
 Nested = Mapping[str, tuple[type[Schema], Mapping[str, Any]]]  # friendly path → its schema and extra metadata
 
