@@ -55,7 +55,7 @@ FORM_SPEC = forms.FormSpec(
     sections=(
         forms.Section(legend="Image source", paths=("source",)),
         forms.Section(legend="Sub-domains", paths=("subDomains",)),
-        forms.Section(legend="Version, scaling and caching", paths=("version", "replicas", "cacheTime")),
+        forms.Section(legend="Version, scaling and caching", paths=("version", "replicas"), rest=True),
     ),
     labels={
         "source": "Image source",

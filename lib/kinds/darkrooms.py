@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from kinds.fields import ITEM, ApiField, Overlay
 from kinds.states import ConditionMeaning, Lifecycle, State
 
 # -- names ---------------------------------------------------------------------------------------
@@ -31,7 +32,8 @@ from kinds.states import ConditionMeaning, Lifecycle, State
 CREDENTIALS_PENDING_ANNOTATION = "deployments.example.com/credentials-pending"  # a create whose Secret is not written yet
 CONFIG_HASH_ANNOTATION = "deployments.example.com/config-hash"  # on the pod template: a new value rolls the pods
 CREDENTIALS_SECRET_SUFFIX = "-s3-credentials"  # the Secret the API writes S3 keys to: <name>-s3-credentials
-DEFAULT_CACHE_TIME_S = 31536000  # one year; the CRD's default for spec.cacheTime
+DEFAULT_CACHE_TIME_S = 31536000  # the CRD's default for spec.cacheTime (its description says it in words)
+DEFAULT_CACHE_TIME_WORDS = "one year"  # DEFAULT_CACHE_TIME_S as the API's and the CRD's descriptions say it
 DEFAULT_VERSION = "latest"  # the CRD's default for spec.version: what kubectl, the API and the dashboard all show
 
 
@@ -87,6 +89,60 @@ SOURCE_SPEC_FIELDS: tuple[str, ...] = (*dict.fromkeys(f for v in SOURCES.values(
 KEY_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(k for v in SOURCES.values() for k in v.keys))
 
 
+# -- what the API says beyond the CRD: the overlay (kinds.fields) ---------------------------------
+
+BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"  # stricter than the CRD (which takes any string)
+REGION = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+KEY_MAX_LENGTH = 1024  # an S3 key's characters
+
+API = Overlay(
+    kind="Darkroom",
+    fields={
+        "version": ApiField(
+            ask=f'Darkroom image tag, e.g. "0.1.0" or "v0.1.0"; omitted: "{DEFAULT_VERSION}" (the CRD default).',
+            tell=f'Image tag (the CRD default "{DEFAULT_VERSION}" when the payload had none).',
+            message="must be an image tag: letters, digits, '_', '.' or '-', at most 128 characters",
+            shown_default=DEFAULT_VERSION,
+        ),
+        "replicas": ApiField(ask="Pods to run (default {default})."),
+        "source.type": ApiField(
+            ask=f"{' or '.join(SOURCE_TYPES)}; default {DEFAULT_SOURCE_TYPE}.",
+            default=DEFAULT_SOURCE_TYPE,
+            shown_default=DEFAULT_SOURCE_TYPE,
+        ),
+        "source.baseUrl": ApiField(
+            ask='WebFolder only (required there): URL the image paths are appended to, e.g. "https://example.com/images".', check="url"
+        ),
+        "source.bucket": ApiField(
+            ask="S3 only (required there): bucket holding the originals.",
+            pattern=BUCKET,
+            message="must be an S3 bucket name: 3 to 63 lowercase letters, digits, '.' or '-'",
+        ),
+        "source.region": ApiField(ask=f"S3 only. {REGION_NOTE}", pattern=REGION, message="must be a region name such as eu-west-1"),
+        "source.endpoint": ApiField(ask="S3 only: endpoint of an S3-compatible service (MinIO, Ceph, ...); omit for AWS.", check="url"),
+        "source.pathPrefix": ApiField(ask="Prefix prepended to every image path.", max_length=1024),
+        "subDomains": ApiField(ask="Sub-domains to serve on: unique DNS labels.", message="must list between {min} and {max} sub-domains"),
+        "subDomains" + ITEM: ApiField(ask="One sub-domain, e.g. images.", check="dns-label"),
+        "cacheTime": ApiField(ask=f"Seconds clients may cache a processed image (default {DEFAULT_CACHE_TIME_WORDS})."),
+    },
+    # The S3 keys stand in for credentialsSecretRef: the API stores them in the Secret it names.
+    hidden=frozenset({"source.credentialsSecretRef"}),
+    write_only={
+        "source.accessKey": ApiField(
+            ask="S3 only: access key id, stored in a Secret owned by the Darkroom. Give both keys or neither: "
+            "none reads a public bucket (on an update, none keeps the stored keys).",
+            min_length=1,
+            max_length=KEY_MAX_LENGTH,
+        ),
+        "source.secretKey": ApiField(
+            ask="S3 only: secret access key, stored in a Secret owned by the Darkroom; given together with accessKey.",
+            min_length=1,
+            max_length=KEY_MAX_LENGTH,
+        ),
+    },
+)
+
+
 def variant(source_type: str | None) -> SourceVariant:
     """The variant of ``source_type``; the default (WebFolder) for None or an unknown type."""
     return SOURCES.get(source_type or DEFAULT_SOURCE_TYPE, WEBFOLDER)
@@ -133,10 +189,13 @@ def _users_of(field: str) -> str:
     return " and ".join(v.type for v in SOURCES.values() if field in v.fields or field in v.keys)
 
 
-# -- typed shapes ----------------------------------------------------------------------------------
+# -- typed shapes: the CR's (the reconciler reads them) and the API's friendly payload ----------------
+# tests/unit/test_kinds.py holds them against the CRD and the API's schemas (both derived from the CRD).
 
 
 class DarkroomSource(TypedDict, total=False):
+    """``spec.source`` of a stored Darkroom."""
+
     type: str
     baseUrl: str
     bucket: str
@@ -147,11 +206,38 @@ class DarkroomSource(TypedDict, total=False):
 
 
 class DarkroomSpec(TypedDict, total=False):
+    """``spec`` of a stored Darkroom (kube has filled in the CRD's defaults; an older object may lack them)."""
+
     version: str
     replicas: int
     source: DarkroomSource
     subDomains: list[str]
     cacheTime: int
+
+
+class FriendlySource(TypedDict, total=False):
+    """A Darkroom's source as the API takes it (validated): its spec fields, then the write-only keys (never in the CR)."""
+
+    type: str
+    baseUrl: str | None
+    bucket: str | None
+    region: str | None
+    endpoint: str | None
+    pathPrefix: str | None
+    accessKey: str | None
+    secretKey: str | None
+
+
+class FriendlyDarkroom(TypedDict, total=False):
+    """A Darkroom as the API takes it (validated): the friendly payload of a create, replace or merged patch."""
+
+    name: str
+    namespace: str
+    version: str | None
+    replicas: int | None
+    source: FriendlySource
+    subDomains: list[str]
+    cacheTime: int | None
 
 
 class DarkroomStatus(TypedDict, total=False):

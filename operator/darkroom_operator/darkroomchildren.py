@@ -16,12 +16,12 @@ restricted security context and no service-account token.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from darkroom_operator.runtime.comparing import digest
 from darkroom_operator.settings import OperatorSettings
 from kinds import darkrooms as darkroom_kind
-from kinds.darkrooms import CONFIG_HASH_ANNOTATION, DEFAULT_CACHE_TIME_S
+from kinds.darkrooms import CONFIG_HASH_ANNOTATION, DEFAULT_CACHE_TIME_S, DarkroomSource, DarkroomSpec
 from kinds.names import INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL
 from kinds.quantities import canonical_quantity
 
@@ -53,12 +53,13 @@ def _meta(darkroom: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta
 
 
-def _spec(darkroom: Mapping[str, Any]) -> Mapping[str, Any]:
-    return darkroom.get("spec") or {}
+def _spec(darkroom: Mapping[str, Any]) -> DarkroomSpec:
+    """The spec, typed (the API server checked it against the CRD)."""
+    return cast(DarkroomSpec, darkroom.get("spec") or {})
 
 
-def _source(darkroom: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _spec(darkroom).get("source") or {}
+def _source(darkroom: Mapping[str, Any]) -> DarkroomSource:
+    return _spec(darkroom).get("source") or DarkroomSource()
 
 
 def selector_labels(darkroom: Mapping[str, Any]) -> dict[str, str]:
@@ -145,9 +146,10 @@ def config_data(darkroom: Mapping[str, Any], settings: OperatorSettings) -> dict
     if kind == darkroom_kind.WEBFOLDER.type:
         data["SOURCE_BASEURL"] = str(source.get("baseUrl", ""))
     elif kind == darkroom_kind.S3.type:
-        for key, field in (("SOURCE_BUCKET_NAME", "bucket"), ("SOURCE_BUCKET_REGION", "region"), ("SOURCE_BUCKET_ENDPOINT", "endpoint")):
-            if source.get(field):
-                data[key] = str(source[field])
+        bucket = {"SOURCE_BUCKET_NAME": source.get("bucket"), "SOURCE_BUCKET_REGION": source.get("region")}
+        for key, value in {**bucket, "SOURCE_BUCKET_ENDPOINT": source.get("endpoint")}.items():
+            if value:
+                data[key] = str(value)
     if source.get("pathPrefix"):
         data["SOURCE_PATHPREFIX"] = str(source["pathPrefix"])
     return data

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, ClusterError, NotFound, Resource, thaw
 from darkroom_operator import darkroomchildren, hosts
@@ -74,6 +74,7 @@ from kinds.darkrooms import (
     LIFECYCLE,
     READY,
     RECONCILED,
+    DarkroomStatus,
     serves_tls,
 )
 
@@ -212,7 +213,7 @@ class DarkroomReconciler:
     ) -> None:
         """Write status (only when it differs), then record Events for the transitions it made."""
         meta = darkroom["metadata"]
-        status = darkroom.get("status") or {}
+        status = cast(DarkroomStatus, darkroom.get("status") or {})
         now = self.context.now()
         deployment, ingress = live.get(DEPLOYMENTS), live.get(INGRESSES)
         if losses:
@@ -224,7 +225,7 @@ class DarkroomReconciler:
             ready = readiness(deployment, observed_generation=meta.get("generation"), secret=darkroomchildren.credentials_secret(darkroom))
         old = status.get("conditions") or ()
         ours = set_condition(set_condition(old, ready, now=now), reconciled, now=now)
-        desired: dict[str, Any] = {
+        desired: DarkroomStatus = {
             "observedGeneration": meta.get("generation"),
             "domains": [rule.get("host", "") for rule in ((ingress or {}).get("spec") or {}).get("rules") or ()],
             "tls": serves_tls(ingress),
@@ -232,7 +233,8 @@ class DarkroomReconciler:
             "conditions": [c for c in ours if c["type"] in (READY, RECONCILED)],
         }
         unchanged = (
-            all(status.get(k) == desired[k] for k in ("observedGeneration", "readyReplicas"))
+            status.get("observedGeneration") == desired["observedGeneration"]
+            and status.get("readyReplicas") == desired["readyReplicas"]
             and list(status.get("domains") or ()) == desired["domains"]
             and status.get("tls") is desired["tls"]
             and all(same(find(old, c["type"]), c) for c in desired["conditions"])

@@ -57,6 +57,7 @@ def test_darkroom_source_table_matches_the_crd() -> None:
         assert "only" not in properties[field]["description"]
     cache_time = _schema("darkrooms.deployments.example.com.yaml")["properties"]["spec"]["properties"]["cacheTime"]
     assert cache_time["default"] == darkrooms.DEFAULT_CACHE_TIME_S
+    assert f"Defaults to {darkrooms.DEFAULT_CACHE_TIME_WORDS}." in cache_time["description"]  # the default in words, as the API says it
     version = _schema("darkrooms.deployments.example.com.yaml")["properties"]["spec"]["properties"]["version"]
     assert version["default"] == darkrooms.DEFAULT_VERSION  # a CRD default: kubectl, the API and the dashboard agree
 

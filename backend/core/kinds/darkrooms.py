@@ -27,10 +27,11 @@ reconciler's (its Ingress serves the domains over TLS: link them with
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from backend.core import credentials, errors, ordering
 from backend.core.conversions import conditions, current_and_true, object_fields
+from backend.core.conversions.specs import cr_spec, friendly_spec
 from backend.core.kinds.base import Kind
 from backend.core.schemas import darkrooms as darkrooms_schemas
 from backend.settings import ApiSettings
@@ -38,7 +39,7 @@ from cluster import DARKROOMS, ClusterError
 from cluster.acting import ActingClient
 from kinds import darkrooms as kind
 from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
-from kinds.darkrooms import READY, SOURCE_SPEC_FIELDS, credentials_secret_name
+from kinds.darkrooms import READY, DarkroomSource, DarkroomSpec, FriendlyDarkroom, credentials_secret_name
 
 # -- friendly payload ↔ CR ----------------------------------------------------------------------
 
@@ -51,8 +52,8 @@ def credentials_ref(obj: Mapping[str, Any] | None) -> str | None:
     """Name of the Secret a Darkroom's spec refers to (None: no credentials)."""
     if obj is None:
         return None
-    ref = ((obj.get("spec") or {}).get("source") or {}).get("credentialsSecretRef") or {}
-    name = ref.get("name")
+    spec = cast(DarkroomSpec, obj.get("spec") or {})
+    name = ((spec.get("source") or DarkroomSource()).get("credentialsSecretRef") or {}).get("name")
     return str(name) if name else None
 
 
@@ -68,48 +69,34 @@ def credentials_secret(obj: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The friendly Darkroom (``version``: the CRD default when a stored object predates it, as kube does on read)."""
-    spec = obj.get("spec") or {}
-    source = spec.get("source") or {}
+    """The friendly Darkroom: the spec's fields (:func:`backend.core.conversions.specs.friendly_spec`: ``version`` the CRD
+    default when a stored object predates it, as kube does on read), what the credentials are, and the status."""
     status = obj.get("status") or {}
+    shown = {**object_fields(obj), **friendly_spec(kind.API, obj.get("spec")), "status": _status(obj, status)}
+    shown["source"].update(credentialsSet=credentials_ref(obj) is not None, credentialsSecret=credentials_secret(obj))
+    return shown
+
+
+def _status(obj: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    state = kind.state(obj)
     return {
-        **object_fields(obj),
-        "version": spec.get("version") or kind.DEFAULT_VERSION,
-        "replicas": spec.get("replicas"),
-        "source": {
-            "type": source.get("type") or kind.DEFAULT_SOURCE_TYPE,
-            **{k: source.get(k) for k in SOURCE_SPEC_FIELDS},
-            "credentialsSet": credentials_ref(obj) is not None,
-            "credentialsSecret": credentials_secret(obj),
-        },
-        "subDomains": list(spec.get("subDomains") or ()),
-        "cacheTime": spec.get("cacheTime"),
-        "status": {
-            "state": (state := kind.state(obj)).key,
-            "stateMessage": state.detail,
-            "ready": current_and_true(obj, READY),
-            "domains": list(status.get("domains") or ()),
-            "tls": status.get("tls") is True,
-            "readyReplicas": status.get("readyReplicas") or 0,
-            "conditions": conditions(status),
-            "observedGeneration": status.get("observedGeneration"),
-        },
+        "state": state.key,
+        "stateMessage": state.detail,
+        "ready": current_and_true(obj, READY),
+        "domains": list(status.get("domains") or ()),
+        "tls": status.get("tls") is True,
+        "readyReplicas": status.get("readyReplicas") or 0,
+        "conditions": conditions(status),
+        "observedGeneration": status.get("observedGeneration"),
     }
 
 
 def to_spec(friendly: Mapping[str, Any], *, secret_name: str | None) -> dict[str, Any]:
-    """The CR spec of a validated friendly Darkroom; ``secret_name`` goes into credentialsSecretRef."""
-    given = friendly["source"]
-    source: dict[str, Any] = {"type": given["type"]}
-    for key in SOURCE_SPEC_FIELDS:
-        if given.get(key) is not None:
-            source[key] = given[key]
+    """The CR spec of a validated friendly Darkroom (:func:`backend.core.conversions.specs.cr_spec`); ``secret_name``
+    goes into credentialsSecretRef, which the S3 keys stand in for."""
+    spec = cr_spec(kind.API, friendly)
     if secret_name:
-        source["credentialsSecretRef"] = {"name": secret_name}
-    spec: dict[str, Any] = {"source": source, "subDomains": list(friendly["subDomains"])}
-    for key in ("version", "replicas", "cacheTime"):
-        if friendly.get(key) is not None:
-            spec[key] = friendly[key]
+        spec["source"]["credentialsSecretRef"] = {"name": secret_name}
     return spec
 
 
@@ -159,10 +146,11 @@ class DarkroomKind(Kind):
         return to_friendly(obj)
 
     def to_spec(self, friendly: Mapping[str, Any], *, existing: Mapping[str, Any] | None) -> dict[str, Any]:
+        shape = cast(FriendlyDarkroom, friendly)  # validated by the schema
         secret_name = None
-        if kind.variant(friendly["source"]["type"]).keys:
+        if kind.variant(shape["source"]["type"]).keys:
             keys = keys_of(friendly)
-            secret_name = credentials_secret_name(friendly["name"]) if keys else credentials_ref(existing)
+            secret_name = credentials_secret_name(shape["name"]) if keys else credentials_ref(existing)
         return to_spec(friendly, secret_name=secret_name)
 
     def patch_base(self, base: dict[str, Any], patch: Any) -> dict[str, Any]:

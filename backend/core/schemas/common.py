@@ -40,14 +40,16 @@ RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|
 TIMESTAMP_MESSAGE = "must be an RFC 3339 timestamp with a timezone, such as 2027-03-31T17:00:00Z"
 
 
+def label_checks(*, letter_first: bool = False) -> list[validate.Validator]:
+    """The rules of a DNS-1123 label (or DNS-1035 when ``letter_first``: e.g. names that become Service names)."""
+    pattern, message = (DNS_1035_LABEL, LABEL_1035_MESSAGE) if letter_first else (DNS_LABEL, LABEL_MESSAGE)
+    return [validate.Length(min=1, max=63, error=message), validate.Regexp(pattern, error=message)]
+
+
 def dns_label(description: str, *, required: bool = False, letter_first: bool = False, **kwargs: Any) -> fields.String:
     """A DNS-1123 label (or DNS-1035 when ``letter_first``: e.g. names that become Service names)."""
-    pattern, message = (DNS_1035_LABEL, LABEL_1035_MESSAGE) if letter_first else (DNS_LABEL, LABEL_MESSAGE)
     return fields.String(
-        required=required,
-        validate=[validate.Length(min=1, max=63, error=message), validate.Regexp(pattern, error=message)],
-        metadata={"description": description},
-        **kwargs,
+        required=required, validate=label_checks(letter_first=letter_first), metadata={"description": description}, **kwargs
     )
 
 
@@ -59,15 +61,16 @@ def dns_subdomain(description: str, *, required: bool = False) -> fields.String:
     )
 
 
-def http_url(description: str, *, max_length: int = 2048) -> fields.String:
-    return fields.String(
-        allow_none=True,
-        validate=[
-            validate.Length(max=max_length, error=f"must be at most {max_length} characters"),
-            validate.Regexp(HTTP_URL, error=URL_MESSAGE),
-        ],
-        metadata={"description": description},
-    )
+URL_MAX_LENGTH = 2048
+
+
+def url_checks(max_length: int = URL_MAX_LENGTH) -> list[validate.Validator]:
+    """The rules of an http(s) URL with a host (at most ``max_length`` characters)."""
+    return [validate.Length(max=max_length, error=f"must be at most {max_length} characters"), validate.Regexp(HTTP_URL, error=URL_MESSAGE)]
+
+
+def http_url(description: str, *, max_length: int = URL_MAX_LENGTH) -> fields.String:
+    return fields.String(allow_none=True, validate=url_checks(max_length), metadata={"description": description})
 
 
 IGNORED = "Read-only (as in responses); ignored."

@@ -21,40 +21,27 @@ The spec's types are in :mod:`.specs`. The result is a :class:`.values.Form` of 
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-import yaml
-
+from backend.core import crds
 from backend.dashboard.forms.nodes import Choice, Field, Group, Node, Pairs, Strings
 from backend.dashboard.forms.specs import FormSpec, FormSpecError, Section, Switch
 from backend.dashboard.forms.values import Form
 
-CRDS = Path(__file__).resolve().parents[3] / "crds"
 TEXTAREA_FROM = 512  # a string that may be longer than this gets a textarea (unless a pattern makes it one line: a URL)
 WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-
-
-@functools.cache
-def _crd_documents() -> tuple[Mapping[str, Any], ...]:
-    found: list[Mapping[str, Any]] = []
-    for path in sorted(CRDS.glob("*.yaml")):
-        found.extend(d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition")
-    return tuple(found)
+_crd_documents = crds.crd_documents  # the CRD files, parsed once per process (shared with the API's schemas)
 
 
 def crd_schema(kind: str) -> Mapping[str, Any]:
-    """The ``openAPIV3Schema`` of the storage version of ``kind``'s CRD in ``crds/`` (files read once per process)."""
-    for crd in _crd_documents():
-        if crd["spec"]["names"]["kind"] == kind:
-            version = next(v for v in crd["spec"]["versions"] if v.get("storage"))
-            schema: Mapping[str, Any] = version["schema"]["openAPIV3Schema"]
-            return schema
-    raise FormSpecError(f"no CRD of kind {kind} in {CRDS}")
+    """The ``openAPIV3Schema`` of the storage version of ``kind``'s CRD in ``crds/`` (:func:`backend.core.crds.crd_schema`)."""
+    try:
+        return crds.crd_schema(kind)
+    except crds.UnknownKind as e:
+        raise FormSpecError(str(e)) from None
 
 
 # -- building a form from the CRD -------------------------------------------------------------------
@@ -243,11 +230,17 @@ class _Builder:
         suggestions = self.spec.suggestions.get(path, ())
         return Field(widget=widget, max_length=max_length, pattern=js_pattern(schema.get("pattern")), suggestions=suggestions, **common)
 
+    def unnamed(self) -> tuple[str, ...]:
+        """The top-level spec fields (friendly names) no section names, in CRD order."""
+        named = {path for section in self.spec.sections for path in section.paths}
+        shown = (self.spec.renames.get(cr, cr) for cr in self.schema["properties"]["spec"]["properties"])
+        return tuple(path for path in shown if path not in named)
+
     def section(self, section: Section) -> Group:
         spec_schema = self.schema["properties"]["spec"]
         required = set(spec_schema.get("required") or ())
         children: list[Node] = []
-        for path in section.paths:
+        for path in (*section.paths, *(self.unnamed() if section.rest else ())):
             if path in self.spec.write_only:
                 extra = self.spec.write_only[path]
                 hidden = Field(path=path, label=extra.label, title=extra.label, widget="password", help=extra.help, write_only=True)

@@ -21,6 +21,7 @@ class FormSpecError(ValueError):
 class Section:
     legend: str
     paths: tuple[str, ...]  # top-level spec fields (friendly names), or write-only fields
+    rest: bool = False  # also every top-level spec field of the CRD that no section names (a new field lands here)
 
 
 @dataclass(frozen=True, kw_only=True)

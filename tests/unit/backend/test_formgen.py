@@ -255,3 +255,17 @@ def test_what_formgen_cannot_render_is_an_error() -> None:
     with pytest.raises(formgen.FormSpecError, match=r"the stand-in.s field source\.pin is not in write_only"):
         stand_in = formgen.StandIn(label="x", fields=("source.pin",))
         formgen.build(replace(darkroompages.FORM_SPEC, stand_ins={"source.credentialsSecretRef": stand_in}))
+
+
+def test_a_section_may_take_every_spec_field_no_section_names() -> None:
+    """``Section(rest=True)``: the CRD's fields no section names land there, in CRD order (renamed), so a new spec
+    field is in the form without a FormSpec change; the Darkroom's form says so for its last section."""
+    spec = formgen.FormSpec(
+        kind="Task",
+        sections=(formgen.Section(legend="Due", paths=("deadline",)), formgen.Section(legend="More", paths=(), rest=True)),
+        renames={"taskState": "state"},
+    )
+    due, more = formgen.build(spec).sections
+    assert [c.path for c in due.children] == ["deadline"]
+    assert [c.path for c in more.children] == ["priority", "details", "state"]
+    assert darkroompages.FORM_SPEC.sections[-1].rest
