@@ -153,12 +153,13 @@ def test_put_replaces_the_whole_friendly_object(http: FlaskClient, namespace: st
             source={"type": "WebFolder", "baseUrl": "https://a.example", "pathPrefix": "p/"},
         ),
     )
-    response = http.put(f"/darkrooms/{namespace}/replaced", json={"source": {"baseUrl": "https://b.example"}, "subDomains": ["b"]})
+    host = f"b-{namespace}"  # hosts are one namespace for the whole cluster: not one another test's Darkroom asks for
+    response = http.put(f"/darkrooms/{namespace}/replaced", json={"source": {"baseUrl": "https://b.example"}, "subDomains": [host]})
     assert response.status_code == 200, response.get_data(as_text=True)
     body = response.get_json()
     conformance.validate(body, "Darkroom")
     assert response.headers["ETag"] == f'"{body["resourceVersion"]}"' != f'"{first["resourceVersion"]}"'
-    assert (body["replicas"], body["cacheTime"], body["version"], body["subDomains"]) == (1, 31536000, "latest", ["b"])
+    assert (body["replicas"], body["cacheTime"], body["version"], body["subDomains"]) == (1, 31536000, "latest", [host])
     assert (body["source"]["baseUrl"], body["source"]["pathPrefix"]) == ("https://b.example", None)
     assert body["uid"] == first["uid"]
     assert http.get(f"/darkrooms/{namespace}/replaced").get_json() == body
