@@ -27,6 +27,10 @@ tab costs what a render per change would. Both mechanisms are the same wire (``/
 :class:`~backend.api.watch.streams.Streams`) and the same declarations in the templates (``sse-connect``,
 ``hx-trigger="sse:..."``); ``/watch`` stays the JSON API's.
 
+The related objects' changes go through the app's one broadcaster (:func:`backend.api.watch.broadcasting.publish_related`),
+so its history (``settings.sse_history`` events) covers less time when the cluster's Events churn: a tab that
+reconnects after its resume point fell out of it gets ``reset`` and fetches every region again, as a list does.
+
 Per-person authorization: a stream carries an event only when its person may ``list`` the event's resource in its
 namespace (:mod:`backend.api.watch.visibility`: the Darkroom, the Deployment, the Event...), so a person who may not
 list Events (or Deployments) there never learns through the push that one changed; the region's fetch is a request
