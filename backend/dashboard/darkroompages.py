@@ -105,12 +105,9 @@ def events_of(client: ActingClient, uid: str, children_uids: list[str] | None = 
     informer's index of involved UIDs, as the person may list them (also for :mod:`.pgpages`). An Event about a child
     names it (``about``)."""
     found: list[FrozenDict] = []
-    try:
-        for one in (uid, *(children_uids or ())):
-            if one:
-                found.extend(client.by_index(EVENTS, INVOLVED_UID, one))
-    except ClusterError:
-        return []
+    for one in (uid, *(children_uids or ())):
+        if one:
+            found.extend(client.by_index(EVENTS, INVOLVED_UID, one))
     events = sorted(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp") or ""), reverse=True)
 
     def about(e: FrozenDict) -> str:
