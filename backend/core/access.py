@@ -2,7 +2,10 @@
 
 :meth:`ClusterAccess.start` is called once by :func:`backend.app.create_app` (or handed in by tests
 and entry points). Reads go through an informer per registered kind (:data:`backend.core.kinds.registry.KINDS`:
-Darkrooms, Tasks, Postgresqls) plus Events and Namespaces;
+Darkrooms, Tasks, Postgresqls) plus Events, Namespaces and the kinds of the reconciler's children (:data:`CHILDREN`:
+ConfigMaps, Deployments, Services, Ingresses, StatefulSets labelled with who manages them — indexed by their
+controller's UID, :data:`CONTROLLER_UID`, so a detail page finds an object's children, and its live stream their
+changes, by one index lookup);
 writes go straight to the API server through :class:`cluster.CachedClient`. The informers are the API's
 own (its service account lists and watches), shared by everyone; a request reads and writes through
 :meth:`ClusterAccess.acting_as`, which authorizes the person's reads of the cache and sends everything else
@@ -19,13 +22,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
     EVENTS,
+    INGRESSES,
     NAMESPACES,
     SECRETS,
+    SERVICES,
+    STATEFULSETS,
     Cache,
     CachedClient,
     ClientSettings,
@@ -36,11 +45,41 @@ from cluster import (
     connect,
 )
 from cluster.acting import ActingClient, Actor
+from cluster.resources import Resource
 from cluster.reviewing import AccessReviewer, SelfAccessReviewer, TokenReviewer
 from cluster.taskevents import INDEXERS as EVENT_INDEXERS
 from cluster.taskevents import INVOLVED_UID, TASK_UID
+from kinds.names import MANAGED_BY_LABEL
 
-__all__ = ["INVOLVED_UID", "SESSIONS_LABELS", "SESSIONS_SELECTOR", "TASK_UID", "ClusterAccess"]
+__all__ = [
+    "CHILDREN",
+    "CONTROLLER_UID",
+    "INVOLVED_UID",
+    "RELATED",
+    "SESSIONS_LABELS",
+    "SESSIONS_SELECTOR",
+    "TASK_UID",
+    "ClusterAccess",
+    "controller_uid",
+]
+
+#: The kinds of the objects the reconciler makes for a Darkroom or a Postgresql, cached for everyone (reads authorized
+#: per person, as every read of the cache) and indexed by :data:`CONTROLLER_UID`. Only objects that say who manages
+#: them (:data:`CHILDREN_SELECTOR`: the reconciler labels its children so) are cached, not every ConfigMap of the cluster.
+CHILDREN: tuple[Resource, ...] = (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES, STATEFULSETS)
+CHILDREN_SELECTOR = MANAGED_BY_LABEL  # the label's presence (its value, the reconciler's name, is the reconciler's setting)
+CONTROLLER_UID = "controller-uid"
+#: What the dashboard's detail pages show about an object besides it: its children and the Events about it or them.
+RELATED: tuple[Resource, ...] = (*CHILDREN, EVENTS)
+
+
+def controller_uid(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    """The UID of the object's controller ownerReference (none, or one): the index :data:`CONTROLLER_UID`."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("uid"):
+            return (str(ref["uid"]),)
+    return ()
+
 
 # The labels of the login sessions' Secrets (backend.identity.sessions), and the informer's selector.
 SESSIONS_LABELS = {"app.kubernetes.io/managed-by": "darkroom-control-panel", "app.kubernetes.io/component": "api-session"}
@@ -90,6 +129,8 @@ class ClusterAccess:
             cache.add(kind.resource, namespace=settings.namespace)
         cache.add(EVENTS, namespace=settings.namespace, indexers=EVENT_INDEXERS)
         cache.add(NAMESPACES)
+        for child in CHILDREN:
+            cache.add(child, namespace=settings.namespace, label_selector=CHILDREN_SELECTOR, indexers={CONTROLLER_UID: controller_uid})
         if not settings.local:  # login sessions (an absent namespace just lists empty; a login then says so)
             cache.add(SECRETS, namespace=settings.session_namespace, label_selector=SESSIONS_SELECTOR)
         cache.start()

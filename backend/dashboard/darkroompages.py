@@ -6,8 +6,12 @@ is its navigation link). Routes:
 - ``GET /`` — the list (``?namespace=&q=&sort=&page=``); an htmx request targeting ``darkroom-list``
   gets only that block. Its rows are pushed live by :mod:`.liverows` (view ``darkrooms``);
   ``GET /ui/darkrooms/<ns>/<name>/row`` is one row on demand.
-- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, Events, children; their
-  YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); target ``darkroom-live`` gets the live block.
+- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, children, the Events about it and them;
+  their YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); each region (:data:`REGIONS`: target
+  ``darkroom-spec``, ``darkroom-live``, ``darkroom-children``, ``darkroom-events``) gets its block, fetched again when
+  the page's stream (:mod:`.livedetail`, ``/ui/live/darkroom/<ns>/<name>``) says it changed.
+- ``GET /ui/darkrooms/<ns>/<name>/edit/freshness?generation=`` — the edit form's notice that the Darkroom changed or
+  went since the form was opened (:meth:`.editing.Flow.freshness`).
 
 Domain links use ``https://`` only when the Ingress serves them over TLS, else ``http://``
 (:func:`kinds.darkrooms.domain_url`). The list and the status use the reconciler's ``status.tls``
@@ -36,12 +40,12 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.problems import Problem
 from backend.core import errors
-from backend.core.access import INVOLVED_UID
+from backend.core.access import CONTROLLER_UID, INVOLVED_UID, controller_uid
 from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
-from backend.dashboard import actions, browsing, editing, forms, liverows, rendering, returning, yamlview
-from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, NotFound
+from backend.dashboard import actions, browsing, editing, forms, livedetail, liverows, rendering, returning, yamlview
+from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, FrozenDict, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
 from kinds import darkrooms as darkroom_kind
@@ -49,6 +53,8 @@ from kinds import darkrooms as darkroom_kind
 LIST = "darkrooms.html"
 DETAIL = "darkroom_detail.html"
 MAX_REPLICAS = 100  # the CRD's maximum of spec.replicas
+#: the detail page's regions (element id → its block), each fetched again when the page's live stream says so
+REGIONS = {"darkroom-spec": "spec", "darkroom-live": "live", "darkroom-children": "children", "darkroom-events": "events"}
 
 FORM_SPEC = forms.FormSpec(
     kind="Darkroom",
@@ -94,10 +100,20 @@ def _notice() -> str | None:
     return returning.notice("Darkroom")
 
 
-def events_of(client: ActingClient, uid: str) -> list[dict[str, Any]]:
-    """The newest 50 Events about the object with ``uid``, from the events informer (also for :mod:`.pgpages`)."""
-    found = client.by_index(EVENTS, INVOLVED_UID, uid) if uid else []
+def events_of(client: ActingClient, uid: str, children_uids: list[str] | None = None) -> list[dict[str, Any]]:
+    """The newest 50 Events about the object with ``uid`` and about its children (``children_uids``), from the events
+    informer's index of involved UIDs, as the person may list them (also for :mod:`.pgpages`). An Event about a child
+    names it (``about``)."""
+    found: list[FrozenDict] = []
+    for one in (uid, *(children_uids or ())):
+        if one:
+            found.extend(client.by_index(EVENTS, INVOLVED_UID, one))
     events = sorted(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp") or ""), reverse=True)
+
+    def about(e: FrozenDict) -> str:
+        involved = e.get("involvedObject") or {}
+        return "" if involved.get("uid") == uid else f"{involved.get('kind')} {involved.get('name')}"
+
     return [
         {
             "type": e.get("type") or "",
@@ -105,30 +121,49 @@ def events_of(client: ActingClient, uid: str) -> list[dict[str, Any]]:
             "message": e.get("message") or "",
             "count": e.get("count") or 1,
             "last": e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp"),
+            "about": about(e),
         }
         for e in events[:50]
     ]
 
 
+def child(client: ActingClient, resource: Resource, namespace: str, name: str, uid: str) -> tuple[FrozenDict | None, str]:
+    """The object of ``resource`` named ``name`` that the object with ``uid`` controls, found by the cache index of
+    controller UIDs (:data:`backend.core.access.CONTROLLER_UID`: never a listing; an unlabelled one by name from the API
+    server), as the person may read it; else
+    None and why (not created yet, someone else's object of that name — the reconciler's ChildConflict —, or not
+    readable by the person). Also for :mod:`.pgpages`."""
+    try:
+        owned = [o for o in client.by_index(resource, CONTROLLER_UID, uid) if o["metadata"].get("namespace") == namespace]
+        found = next((o for o in owned if o["metadata"].get("name") == name), None)
+        if found is not None:
+            return found, ""
+        # not in the cache (an object without the managed-by label is not cached): asked of the API server, as the person
+        named = client.get(resource, name, namespace=namespace)
+    except NotFound:
+        return None, "not created yet"
+    except ClusterError as e:
+        return None, f"could not read it: {e.message}"
+    if uid in controller_uid(named):
+        return named, ""
+    return None, f"a {resource.kind} of this name exists but belongs to someone else (left alone)"
+
+
+def children_uids(entries: list[dict[str, Any]]) -> list[str]:
+    """The UIDs of the children found (their Events are shown with the object's)."""
+    return [str(e["object"]["metadata"]["uid"]) for e in entries if e.get("object") is not None]
+
+
 def children(client: ActingClient, namespace: str, name: str, uid: str) -> list[dict[str, Any]]:
-    """ConfigMap, Deployment, Service and Ingress named after the Darkroom, read from the API server. An
-    object of that name the Darkroom does not control (the reconciler's ChildConflict) is shown as such,
-    never as a child."""
+    """ConfigMap, Deployment, Service and Ingress the Darkroom controls (named after it), from the API's cache
+    (:func:`child`). An object of that name the Darkroom does not control is shown as such, never as a child."""
     found: list[dict[str, Any]] = []
     resource: Resource
     for resource in (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES):
         entry: dict[str, Any] = {"kind": resource.kind, "name": name, "exists": False, "detail": "not created yet"}
-        try:
-            obj = client.get(resource, name, namespace=namespace)
-        except NotFound:
-            found.append(entry)
-            continue
-        except ClusterError as e:
-            found.append({**entry, "detail": f"could not read it: {e.message}"})
-            continue
-        owners = obj["metadata"].get("ownerReferences") or ()
-        if not any(ref.get("controller") and ref.get("uid") == uid for ref in owners):
-            found.append({**entry, "detail": f"a {resource.kind} of this name exists but belongs to someone else (left alone)"})
+        obj, why = child(client, resource, namespace, name, uid)
+        if obj is None:
+            found.append({**entry, "detail": why})
             continue
         entry["exists"] = True
         entry["object"] = obj  # for the YAML view
@@ -188,11 +223,12 @@ class DarkroomPages:
 
     def detail(self, namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
         target = rendering.fragment_wanted()
+        region = REGIONS.get(target or "")
         try:
             raw = self.service.fetch(namespace, name)
         except Failure as failure:
-            if target == "darkroom-live":
-                return rendering.block(DETAIL, "live", {"d": None, "namespace": namespace, "name": name})
+            if region is not None:  # gone: the region says so (live) or goes
+                return rendering.block(DETAIL, region, {"d": None, "namespace": namespace, "name": name})
             return browsing.problem_page(failure)
         obj = self.service.friendly(raw)
         owned = children(self.service.client, namespace, name, obj["uid"])
@@ -200,14 +236,15 @@ class DarkroomPages:
             "d": obj,
             "namespace": namespace,
             "name": name,
-            "events": events_of(self.service.client, obj["uid"]),
+            "events": events_of(self.service.client, obj["uid"], children_uids(owned)),
             "children": owned,
             "saved": bool(request.args.get("saved")),
             **extra,
         }
-        if target != "darkroom-live":
-            context.update(yamlview.context(raw, owned))
-        return rendering.page_or_block(DETAIL, context, block_name="live", target="darkroom-live", status=status)
+        if region is not None:
+            return rendering.block(DETAIL, region, context, status=status)
+        context.update(yamlview.context(raw, owned))
+        return rendering.page(DETAIL, context, status=status)
 
 
 PAGE = forms.FormPage(
@@ -221,11 +258,12 @@ PAGE = forms.FormPage(
     create_button="Create Darkroom",
     name_hint='Lowercase letters, digits and "-", starting with a letter (at most 63).',
     max_name_length=63,
+    live="darkroom",
 )
 
 
-def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
-    """Add the Darkroom pages over the app's Darkroom service; their live list view."""
+def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView | livedetail.DetailView, ...]:
+    """Add the Darkroom pages over the app's Darkroom service; their live list view and detail stream."""
     pages = DarkroomPages(services["Darkroom"])
     flow = forms.generated_flow(
         FORM_OF,
@@ -245,9 +283,19 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
             "One Darkroom row on demand; empty when it is gone",
         ),
         ("/ui/darkrooms/<namespace>/<name>/edit", "edit_darkroom", flow.edit, ("get", "post"), "Edit Darkroom form; POST saves"),
+        (
+            "/ui/darkrooms/<namespace>/<name>/edit/freshness",
+            "darkroom_edit_freshness",
+            flow.freshness,
+            ("get",),
+            "Whether a Darkroom changed or went since an edit form was opened at ?generation=",
+        ),
         ("/ui/darkrooms/<namespace>/<name>/delete", "delete_darkroom", flow.delete, ("post",), "Delete a Darkroom"),
         ("/ui/darkrooms/<namespace>/<name>/scale", "scale_darkroom", pages.scale, ("post",), "Scale a Darkroom (form field replicas)"),
     )
     rendering.add_views(blueprint, views)
     browsing.add_shortcuts(blueprint, "/", title="Darkrooms", trimmed=("/ui", "/ui/darkrooms"), by_namespace="/ui/darkrooms")
-    return (liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),)
+    return (
+        liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),
+        livedetail.DetailView("darkroom", pages.service),
+    )

@@ -10,6 +10,12 @@ A create or delete goes back to the list as the user last had it (:mod:`.returni
 before they try (:meth:`Flow.allowances`: Save disabled with the reason, a new object's namespaces they may not create
 in offered disabled); the cluster still decides, and a refusal comes back in the form as its error (403, swapped in
 place: the form is ``data-swap-errors``).
+
+An edit form says before Save when its object was changed by someone else (its generation moved on: Save would be
+refused) or deleted (Save would create nothing), live: :meth:`Flow.freshness` answers its notice, fetched again on
+each change of the object the form page's stream reports (:mod:`.livedetail`). After a Save, every error — 409 (with
+the current values), 404 (deleted meanwhile), 403, 422 — comes back in the form's error summary, which the page
+scrolls into view and focuses (``static/dashboard.js``).
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from backend.identity.permissions import ALLOWED
 from cluster import ClusterError
 
 Values = dict[str, Any]
+CHANGED = "changed"  # an edit form's object was changed since the form was opened (its generation moved on)
+GONE = "deleted"  # ... or deleted
 
 
 def problem_of(error: Failure | ClusterError | Problem) -> Problem:
@@ -89,10 +97,16 @@ class Flow:
             "errors": errors or {},
             "namespaces": namespaces,
             "back": returning.back_to(request.values.get("back")) if mode == "create" else None,
+            "freshness": None,
             **self.allowances(mode, values, namespaces),
+            **self.form_context(mode, values),
             **extra,
         }
         return rendering.page_or_block(self.template, context, block_name="form", target=self.target, status=status)
+
+    def form_context(self, mode: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """What the form template needs besides the values (a generated form: the form and its page's words)."""
+        return {}
 
     def allowances(self, mode: str, values: Mapping[str, Any], namespaces: list[str]) -> dict[str, Any]:
         """``can_save`` (Create or Save changes, disabled with the reason) and ``refused_namespaces`` (a new object's
@@ -148,7 +162,9 @@ class Flow:
         try:
             current = self._friendly(namespace, name)
         except Failure as error:
-            return browsing.problem_page(error)
+            if request.method == "GET":
+                return browsing.problem_page(error)
+            return self._deleted(namespace, name)
         if request.method == "GET":
             return self.form(mode="edit", values=self.values_of(current))
         form = request.form
@@ -167,13 +183,36 @@ class Flow:
             if problem.status == 409:
                 try:
                     latest = self._friendly(namespace, name, fresh=True)
-                except Failure as gone:
-                    return browsing.problem_page(gone)
+                except Failure:
+                    return self._deleted(namespace, name)
                 values = {**values, "generation": str(latest["generation"]), **self.kept(latest)}
-                return self.form(mode="edit", values=values, status=409, conflict=self.values_of(latest))
+                changed = f"Someone else changed this {self.service.title} after you opened this form, so nothing was saved."
+                return self.form(mode="edit", values=values, status=409, conflict=self.values_of(latest), errors={"$": [changed]})
             status, errors = failure(problem)
+            if problem.status == 404:
+                return self._deleted(namespace, name)
             return self.form(mode="edit", values=values, status=status, errors=errors)
         return browsing.go(self.saved_path(namespace, name))
+
+    def _deleted(self, namespace: str, name: str) -> Response:
+        """The edit form again, 404: its object was deleted, nothing was saved (and a Save would create nothing)."""
+        values = {**self.form_values(request.form), "name": name, "namespace": namespace}
+        deleted = f"This {self.service.title} was deleted after you opened this form, so nothing was saved: Save would create nothing."
+        return self.form(mode="edit", values=values, status=404, errors={"$": [deleted]}, freshness=GONE)
+
+    def freshness(self, namespace: str, name: str) -> Response:
+        """``GET <edit>/freshness?generation=``: whether the object an edit form was opened on (at that generation) was
+        changed or deleted since — the form page's notice (block ``freshness``), fetched again on each change the page's
+        live stream (:mod:`.livedetail`) reports. A generation that is no number counts as changed: Save would be refused."""
+        state: str | None
+        try:
+            current = self._friendly(namespace, name)
+        except Failure:
+            state = GONE
+        else:
+            state = None if str(current.get("generation")) == (request.args.get("generation") or "").strip() else CHANGED
+        values = {"name": name, "namespace": namespace}
+        return rendering.block(self.template, "freshness", {**self.form_context("edit", values), "values": values, "freshness": state})
 
     def delete(self, namespace: str, name: str) -> BaseResponse:
         try:

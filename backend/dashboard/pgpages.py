@@ -8,8 +8,10 @@ Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the
   ``GET /ui/postgresqls/<ns>/<name>/row`` one row on demand; rows are pushed live by :mod:`.liverows` (view ``postgresqls``).
 - ``GET /ui/postgresqls/<ns>/<name>`` — detail: connection (host, port, database, user), spec, status,
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
-  PVC), Events, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only);
-  targets ``postgresql-live`` and ``postgresql-endpoint`` get those blocks.
+  PVC), the Events about it and its children, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the
+  Secret by name only); each region (:data:`REGIONS`) gets its block, fetched again when the page's stream
+  (:mod:`.livedetail`, ``/ui/live/postgresql/<ns>/<name>``) says it changed.
+- ``GET /ui/postgresqls/<ns>/<name>/edit/freshness?generation=`` — the edit form's notice (:meth:`.editing.Flow.freshness`).
 - ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.forms`
   builds from the CRD and :data:`FORM_SPEC`, written through :mod:`.actions` (the flow of
   :mod:`.editing`: 422 inline, 409 explained with the current values); ``add-row`` / ``remove-row``
@@ -43,7 +45,7 @@ from backend.core.schemas.postgresqls import (
     PostgresqlResourcesInputSchema,
 )
 from backend.core.services import KindService, Services
-from backend.dashboard import browsing, darkroompages, forms, liverows, pgpassword, rendering, returning, yamlview
+from backend.dashboard import browsing, darkroompages, forms, livedetail, liverows, pgpassword, rendering, returning, yamlview
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -130,10 +132,10 @@ def _describe(resource: Resource, obj: Mapping[str, Any]) -> str:
 
 
 def children(client: ActingClient, pg: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The password Secret (by name: it is never read here), ConfigMap, Services, StatefulSet and data PVC,
-    read from the API server. A ConfigMap, Service or StatefulSet of that name the Postgresql does not
-    control is shown as someone else's; the PVC is the StatefulSet controller's (kept or deleted per
-    ``deletionPolicy``), so it is shown whoever owns it."""
+    """The password Secret (by name: it is never read here), ConfigMap, Services, StatefulSet (from the API's cache,
+    by controller UID: :func:`.darkroompages.child`) and data PVC (read from the API server). A ConfigMap, Service or
+    StatefulSet of that name the Postgresql does not control is shown as someone else's; the PVC is the StatefulSet
+    controller's (kept or deleted per ``deletionPolicy``), so it is shown whoever owns it."""
     name, namespace, uid = pg["name"], pg["namespace"], pg["uid"]
     ref = pg.get("passwordSecretRef")
     secret = {"kind": "Secret", "name": ref["name"] if ref else kind.password_secret_name(name), "exists": True}
@@ -148,17 +150,20 @@ def children(client: ActingClient, pg: Mapping[str, Any]) -> list[dict[str, Any]
     )
     for resource, child, owned in wanted:
         entry: dict[str, Any] = {"kind": resource.kind, "name": child, "exists": False, "detail": "not created yet"}
-        try:
-            obj = client.get(resource, child, namespace=namespace)
-        except NotFound:
-            found.append(entry)
-            continue
-        except ClusterError as e:
-            found.append({**entry, "detail": f"could not read it: {e.message}"})
-            continue
-        if owned and not pgpassword.owned_by(obj, uid):
-            found.append({**entry, "detail": f"a {resource.kind} of this name exists but belongs to someone else (left alone)"})
-            continue
+        if owned:  # from the API's cache, by controller UID
+            obj, why = darkroompages.child(client, resource, namespace, child, uid)
+            if obj is None:
+                found.append({**entry, "detail": why})
+                continue
+        else:  # the StatefulSet controller's claim, whoever owns it: read from the API server as the person
+            try:
+                obj = client.get(resource, child, namespace=namespace)
+            except NotFound:
+                found.append(entry)
+                continue
+            except ClusterError as e:
+                found.append({**entry, "detail": f"could not read it: {e.message}"})
+                continue
         found.append({**entry, "exists": True, "detail": _describe(resource, obj), "object": obj})  # object: for the YAML view
     return found
 
@@ -175,7 +180,14 @@ def _base_context(pg: Mapping[str, Any] | None, namespace: str, name: str) -> di
     }
 
 
-BLOCKS = {"postgresql-live": "live", "postgresql-endpoint": "endpoint", "pg-password": "password"}
+#: the detail page's regions (element id → its block), each fetched again when the page's live stream says so
+REGIONS = {
+    "postgresql-endpoint": "endpoint",
+    "postgresql-spec": "spec",
+    "postgresql-live": "live",
+    "postgresql-children": "children",
+    "postgresql-events": "events",
+}
 
 
 @dataclass(frozen=True)
@@ -196,30 +208,34 @@ class PostgresqlPages:
 
     def detail(self, namespace: str, name: str) -> Response:
         target = rendering.fragment_wanted()
+        region = REGIONS.get(target or "")
         try:
             raw = self.service.fetch(namespace, name)
         except Failure as failure:
-            if target in ("postgresql-live", "postgresql-endpoint"):
-                return rendering.block(DETAIL, BLOCKS[target], _base_context(None, namespace, name))
+            if region is not None:  # gone: the region says so (live) or goes
+                return rendering.block(DETAIL, region, _base_context(None, namespace, name))
             return browsing.problem_page(failure)
         pg = self.service.friendly(raw)
-        if target in BLOCKS and target != "postgresql-live":
-            return rendering.block(DETAIL, BLOCKS[target], _base_context(pg, namespace, name))
+        if target == "pg-password":
+            return rendering.block(DETAIL, "password", _base_context(pg, namespace, name))
         return self._detail_page(raw, namespace, name)
 
     def _detail_page(self, raw: Mapping[str, Any], namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
         pg = self.service.friendly(raw)
         client = self.service.client
+        owned = children(client, pg)
         context = {
             **_base_context(pg, namespace, name),
-            "events": darkroompages.events_of(client, pg["uid"]),
-            "children": children(client, pg),
+            "events": darkroompages.events_of(client, pg["uid"], darkroompages.children_uids(owned)),
+            "children": owned,
             "saved": bool(request.args.get("saved")),
             **extra,
         }
-        if rendering.fragment_wanted() != "postgresql-live":
-            context.update(yamlview.context(raw, context["children"]))
-        return rendering.page_or_block(DETAIL, context, block_name="live", target="postgresql-live", status=status)
+        region = REGIONS.get(rendering.fragment_wanted() or "")
+        if region is not None:
+            return rendering.block(DETAIL, region, context, status=status)
+        context.update(yamlview.context(raw, owned))
+        return rendering.page(DETAIL, context, status=status)
 
     # -- the password -----------------------------------------------------------------------------
 
@@ -258,11 +274,12 @@ PAGE = forms.FormPage(
     create_button="Create database",
     name_hint=f'Lowercase letters, digits and "-", starting with a letter (at most {kind.MAX_NAME_LENGTH}).',
     max_name_length=kind.MAX_NAME_LENGTH,
+    live="postgresql",
 )
 
 
-def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
-    """Add the Postgresql pages over the app's Postgresql service; their live list view."""
+def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView | livedetail.DetailView, ...]:
+    """Add the Postgresql pages over the app's Postgresql service; their live list view and detail stream."""
     pages = PostgresqlPages(services["Postgresql"])
     flow = forms.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
     views: tuple[rendering.ViewDecl, ...] = (
@@ -271,10 +288,20 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         (BASE + "/<namespace>/<name>", "postgresql", pages.detail, ("get",), "Postgresql detail page with connection details"),
         (BASE + "/<namespace>/<name>/row", "postgresql_row", pages.row, ("get",), "One Postgresql row on demand; empty when it is gone"),
         (BASE + "/<namespace>/<name>/edit", "edit_postgresql", flow.edit, ("get", "post"), "Edit Postgresql form; POST saves"),
+        (
+            BASE + "/<namespace>/<name>/edit/freshness",
+            "postgresql_edit_freshness",
+            flow.freshness,
+            ("get",),
+            "Whether a Postgresql changed or went since an edit form was opened at ?generation=",
+        ),
         (BASE + "/<namespace>/<name>/delete", "delete_postgresql", flow.delete, ("post",), "Delete a Postgresql"),
         (BASE + "/<namespace>/<name>/password", "postgresql_password", pages.password, ("get", "post"), "The password, on request"),
     )
     added = rendering.add_views(blueprint, views)
     added["postgresql_password"].__doc__ = pgpassword.DOC
     browsing.add_shortcuts(blueprint, BASE, title="Databases", by_namespace=BASE)
-    return (liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly),)
+    return (
+        liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly),
+        livedetail.DetailView("postgresql", pages.service),
+    )

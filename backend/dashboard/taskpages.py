@@ -9,7 +9,9 @@ app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two na
 - ``GET /ui/combinedtasks`` — each Task of the page as its CombinedTask (``metadata``, ``spec``,
   ``status.events``: :meth:`backend.core.services.CombinedTasks.combined`, the object ``/combinedtasks`` and the
   aggregated API serve); ``GET /ui/tasks/<ns>/<name>`` one Task with its CombinedTask's Events (its
-  YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`).
+  YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); its regions (:data:`REGIONS`) are fetched again when the
+  page's stream (:mod:`.livedetail`, ``/ui/live/task/<ns>/<name>``) says the Task or one of its Events changed.
+- ``GET /ui/tasks/<ns>/<name>/edit/freshness?generation=`` — the edit form's notice (:meth:`.editing.Flow.freshness`).
 - ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.forms` builds from
   the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
   409 explained with the current values).
@@ -30,12 +32,14 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.core.errors import Failure
 from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
-from backend.dashboard import actions, browsing, forms, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, forms, livedetail, liverows, rendering, returning, yamlview
 from cluster import ClusterError
 
 LIST = "tasks.html"
 COMBINED = "combined_tasks.html"
 DETAIL = "task_detail.html"
+#: the detail page's regions (element id → its block), each fetched again when the page's live stream says so
+REGIONS = {"task-live": "live", "task-events": "events"}
 
 FORM_SPEC = forms.FormSpec(
     kind="Task",
@@ -84,18 +88,19 @@ class TaskPages:
         return rendering.block(LIST, "row", {"t": self.service.friendly(obj)})
 
     def detail(self, namespace: str, name: str) -> Response:
-        target = rendering.fragment_wanted()
+        region = REGIONS.get(rendering.fragment_wanted() or "")
         try:
             obj = self.service.fetch(namespace, name)
         except Failure as failure:
-            if target == "task-live":
-                return rendering.block(DETAIL, "live", {"t": None, "namespace": namespace, "name": name})
+            if region is not None:  # gone: the region says so (live) or goes
+                return rendering.block(DETAIL, region, {"t": None, "namespace": namespace, "name": name})
             return browsing.problem_page(failure)
         events = self.combined(obj)["status"]["events"]
         context = {"t": self.service.friendly(obj), "events": events, "namespace": namespace, "name": name, "notice": _notice()}
-        if target != "task-live":
-            context.update(yamlview.context(obj))
-        return rendering.page_or_block(DETAIL, context, block_name="live", target="task-live")
+        if region is not None:
+            return rendering.block(DETAIL, region, context)
+        context.update(yamlview.context(obj))
+        return rendering.page(DETAIL, context)
 
     def finish(self, namespace: str, name: str) -> BaseResponse:
         try:
@@ -118,6 +123,7 @@ PAGE = forms.FormPage(
     create_button="Create Task",
     name_hint='Lowercase letters, digits, "-" and ".".',
     max_name_length=253,
+    live="task",
 )
 
 
@@ -131,8 +137,8 @@ def _saved_path(namespace: str, name: str) -> str:
     return browsing.with_query(f"/ui/tasks/{namespace}/{name}", saved=name, namespace=namespace)
 
 
-def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView, ...]:
-    """Add the Task pages over the app's Task service; their live list views."""
+def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView | livedetail.DetailView, ...]:
+    """Add the Task pages over the app's Task service; their live list views and detail stream."""
     pages = TaskPages(services["Task"], services.combined_tasks)
     flow = forms.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
     views: tuple[rendering.ViewDecl, ...] = (
@@ -142,6 +148,13 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         ("/ui/tasks/<namespace>/<name>", "task", pages.detail, ("get",), "Task detail page with its Events"),
         ("/ui/tasks/<namespace>/<name>/row", "task_row", pages.row, ("get",), "One Task row on demand; empty when it is gone"),
         ("/ui/tasks/<namespace>/<name>/edit", "edit_task", flow.edit, ("get", "post"), "Edit Task form; POST saves"),
+        (
+            "/ui/tasks/<namespace>/<name>/edit/freshness",
+            "task_edit_freshness",
+            flow.freshness,
+            ("get",),
+            "Whether a Task changed or went since an edit form was opened at ?generation=",
+        ),
         ("/ui/tasks/<namespace>/<name>/finish", "finish_task", pages.finish, ("post",), "Mark a Task finished"),
         ("/ui/tasks/<namespace>/<name>/delete", "delete_task", flow.delete, ("post",), "Delete a Task"),
     )
@@ -153,4 +166,5 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView,
         liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly),
         # a Task's Events there may lie in namespaces one person may list and another may not: no row fits every tab
         liverows.RowView("combinedtasks", kind=title, template=COMBINED, var="t", item=pages.combined, personal=True),
+        livedetail.DetailView("task", pages.service),
     )

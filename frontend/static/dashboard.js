@@ -1,14 +1,14 @@
 // The dashboard's only script (served from 'self': the CSP forbids inline scripts and eval). Only what
 // htmx cannot declare lives here; list pages declare their live rows in their templates (sse-connect on
 // the list section, sse-swap on each row, hx-trigger="sse:members, sse:reset" for a refresh: see
-// backend/dashboard/liverows.py), so no list filter and no row fetch is scripted here.
+// backend/dashboard/liverows.py), detail pages and edit forms their live regions (sse-connect around them,
+// hx-trigger="sse:object, sse:reset" and the like on each region's refresher: backend/dashboard/livedetail.py),
+// so no filter, no region fetch and no poll is scripted here.
 //
 // 1. CSRF: every htmx request carries the token of <meta name="csrf-token"> as X-CSRF-Token.
-// 2. Detail pages: their SSE connection (sse-connect on the header's .live element, /watch) delivers
-//    `darkroom` / `task` / `postgresql` events as JSON; a region marked data-live-key="Kind/namespace/name"
-//    + data-live-url is re-fetched (same server-side template block) when that object changes. Refreshes
-//    of one region never overlap: a change during a refresh schedules exactly one more. After a reconnect
-//    (or an SSE `reset`) those regions are re-fetched, as changes may have been missed.
+// 2. A form's error summary swapped in after a Save (409, 404, 403, 422: _generated_form.html) is scrolled into view
+//    and focused, wherever the user had scrolled to (htmx's autofocus alone does not scroll a long form's top back
+//    into view on every browser).
 // 3. The live indicator: Live / Reconnecting… (a list section replaced by a filter change is no outage).
 // 4. Ages tick: <time data-age datetime="..."> shows the age in kubectl's style (as the server rendered
 //    it), recomputed in the browser from the timestamp (no request, no server render) when its text changes.
@@ -59,74 +59,17 @@
     }
   });
 
-  // -- live regions of detail pages ----------------------------------------------------------
-  // A live region names its object as "<Kind>/<namespace>/<name>" (data-live-key); the stream's event of a
-  // kind is its lower-case name. The kinds to listen to are the ones the page's regions name: no list here.
-  function liveKinds() {
-    var kinds = {};
-    document.querySelectorAll("[data-live-key]").forEach(function (element) {
-      kinds[element.getAttribute("data-live-key").split("/")[0]] = true;
-    });
-    return Object.keys(kinds);
-  }
-  var running = {};
-  var again = {};
-
-  function selectorFor(attribute, value) {
-    return "[" + attribute + '="' + CSS.escape(value) + '"]';
-  }
-
-  function refresh(id, find) {
-    if (running[id]) {
-      again[id] = true;
-      return;
+  // -- a Save's errors, where the user is looking --------------------------------------------
+  document.addEventListener("htmx:afterSettle", function (evt) {
+    var root = evt.detail.elt;
+    var summary = root && root.querySelector ? root.querySelector(".error-summary") : null;
+    if (summary && root.matches && root.matches("form")) {
+      summary.scrollIntoView({ block: "start" });
+      summary.focus({ preventScroll: true });
     }
-    var element = find();
-    if (!element || !window.htmx) {
-      return;
-    }
-    running[id] = true;
-    var url = element.getAttribute("data-live-url");
-    var done = function () {
-      running[id] = false;
-      if (again[id]) {
-        again[id] = false;
-        refresh(id, find);
-      }
-    };
-    window.htmx.ajax("GET", url, { target: element, swap: "outerHTML" }).then(done, done);
-  }
-
-  function refreshKey(key) {
-    document.querySelectorAll(selectorFor("data-live-key", key)).forEach(function (element, index) {
-      refresh("key:" + key + ":" + index, function () {
-        return document.querySelectorAll(selectorFor("data-live-key", key))[index];
-      });
-    });
-  }
-
-  function onChange(evt) {
-    var change;
-    try {
-      change = JSON.parse(evt.data);
-    } catch (e) {
-      return;
-    }
-    refreshKey(change.kind + "/" + change.namespace + "/" + change.name);
-  }
-
-  function refreshAll() {
-    var keys = {};
-    document.querySelectorAll("[data-live-key]").forEach(function (element) {
-      keys[element.getAttribute("data-live-key")] = true;
-    });
-    Object.keys(keys).forEach(refreshKey);
-  }
+  });
 
   // -- SSE connections and the indicator ---------------------------------------------------
-  var attached = new WeakSet();
-  var opens = new WeakMap();
-
   function indicate(state, text) {
     var indicator = document.getElementById("live-indicator");
     if (indicator && indicator.getAttribute("data-state") !== state) {
@@ -135,23 +78,8 @@
     }
   }
 
-  document.addEventListener("htmx:sseOpen", function (evt) {
-    var element = evt.target;
-    var source = evt.detail && evt.detail.source;
-    var detailPage = element.hasAttribute && element.hasAttribute("data-live-source");
-    if (detailPage && source && !attached.has(source)) {
-      attached.add(source);
-      liveKinds().forEach(function (kind) {
-        source.addEventListener(kind.toLowerCase(), onChange);
-      });
-      source.addEventListener("reset", refreshAll);
-    }
+  document.addEventListener("htmx:sseOpen", function () {
     indicate("live", "Live");
-    var count = (opens.get(element) || 0) + 1;
-    opens.set(element, count);
-    if (detailPage && count > 1) {
-      refreshAll();
-    }
   });
 
   document.addEventListener("htmx:sseError", function () {

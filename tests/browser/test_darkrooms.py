@@ -141,7 +141,7 @@ def test_detail_page_then_delete(stack: Stack, page: Any) -> None:
     page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/doomed"))
     live = page.locator("#darkroom-live")
     live.locator(".status-line[data-state=Ready]").wait_for(timeout=30_000)
-    children = live.locator("table").nth(1).inner_text()
+    children = page.locator("#darkroom-children table").inner_text()
     assert "Deployment" in children and "replicas ready" in children
     assert "doomed-img." in children  # the Ingress host
     shot(page, "darkroom-detail")

@@ -52,9 +52,8 @@ def test_tasks_create_finish_delete(stack: Stack, page: Any) -> None:
     page.goto(stack.when_shown(f"/ui/tasks/{stack.namespace}/write-notes"))
     assert "Then publish them." in page.locator("dl.spec").inner_text()
 
-    def events_shown() -> bool:  # the reconciler records lifecycle Events; the page polls, a reload is quicker
-        page.reload()
-        return bool(page.locator("#task-live").get_by_text("No events.").count() == 0)
+    def events_shown() -> bool:  # the reconciler records lifecycle Events; the page's live stream brings them
+        return bool(page.locator("#task-events").get_by_text("No events.").count() == 0)
 
     wait_for(events_shown, timeout_s=20, message="the Task's Events never showed")
     assert "tone-good" in (page.locator("dl.spec .badge[data-state=Finished]").get_attribute("class") or "")

@@ -6,7 +6,9 @@ bounded ring buffer; every client streams from that buffer (no per-client queues
 an event loop, on a listener (:class:`backend.server.streaming.Waker`). Ids are integers, strictly increasing within
 a process and across restarts (they start at the process start time in microseconds), so an id from a previous
 process is recognised as too old. :func:`publish_changes` subscribes a broadcaster to the informer of one kind, in
-the representation its GET returns; :class:`Filters` say which events a client wants.
+the representation its GET returns, and :func:`publish_related` to the informers of the reconciler's children and of
+Events (for the dashboard's detail pages only); :class:`Filters` say which events a client wants (:class:`EventFilter`:
+what any stream's filter answers).
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from prometheus_client import Counter
 
 from backend.api.watch import sse
 from backend.core.services import KindService
-from cluster import Cache, FrozenDict
+from cluster import Cache, FrozenDict, Informer, Resource
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,12 @@ class Broadcaster:
             listener()
 
 
+class EventFilter(Protocol):
+    """Which events of the broadcaster one stream wants."""
+
+    def match(self, event: Event) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Filters:
     kinds: frozenset[str] | None  # None: every kind
@@ -183,6 +191,30 @@ def publish_changes(broadcaster: Broadcaster, service: KindService, *, cache: Ca
         if published is not None and counter is not None:
             counter.labels(kind.title, change).inc()
 
+    _subscribe(informer, publish)
+
+
+def publish_related(broadcaster: Broadcaster, resource: Resource, *, cache: Cache) -> None:
+    """Publish the changes of ``resource`` (the reconciler's children, Events) as events of its kind, for the
+    dashboard's detail pages (:mod:`backend.dashboard.livedetail`). ``/watch`` never carries them (its filters name our
+    kinds only); each event carries the object (:attr:`Event.source`) its stream matches and the bare change as data."""
+    informer = cache.informer(resource)
+    if informer is None:
+        return
+
+    def publish(change: str, obj: FrozenDict) -> None:
+        if broadcaster.closed:
+            return
+        meta = obj.get("metadata") or {}
+        namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+        data = {"type": change, "kind": resource.kind, "namespace": namespace, "name": name}
+        broadcaster.publish(kind=resource.kind, namespace=namespace, data=data, name=name, change=change, source=obj)
+
+    _subscribe(informer, publish)
+
+
+def _subscribe(informer: Informer, publish: Callable[[str, FrozenDict], None]) -> None:
+    """Call ``publish(change, object)`` for every change the informer sees from now on."""
     # Added after the cache synced, a handler first gets every cached object as an add: those are not changes.
     replayed: set[tuple[str, str]] = set()
 

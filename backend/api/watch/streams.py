@@ -27,17 +27,18 @@ from prometheus_client import Counter
 from backend.api import actors
 from backend.api.problems import Problem
 from backend.api.watch import sse
-from backend.api.watch.broadcasting import Batch, Broadcaster, Event, Filters
+from backend.api.watch.broadcasting import Batch, Broadcaster, Event, EventFilter
 from backend.api.watch.limits import Lease, LimitReached, StreamLimits
 from backend.api.watch.visibility import Ended, Visibility
-from backend.core.access import ClusterAccess
+from backend.core.access import RELATED, ClusterAccess
 from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import ClusterError, Resource
 
 log = logging.getLogger(__name__)
 
-RESOURCES = {kind.title: kind.resource for kind in KINDS}  # an event's kind -> what listing it needs
+# an event's kind -> what listing it needs: our kinds, and the related objects of the dashboard's detail pages
+RESOURCES = {kind.title: kind.resource for kind in KINDS} | {resource.kind: resource for resource in RELATED}
 HANDOFF = "darkroom_control_panel.stream"  # key of the Handoff slot in an ASGI scope (backend.server.asgi)
 
 
@@ -50,7 +51,7 @@ class Subscription:
         *,
         cursor: int,
         reset: str | None,
-        filters: Filters,
+        filters: EventFilter,
         heartbeat_s: float,
         encode: Callable[[Event], bytes] | None = None,
         visibility: Visibility | None = None,
@@ -217,7 +218,7 @@ class Streams:
 
 def open_stream(
     streams: Streams,
-    filters: Filters,
+    filters: EventFilter,
     *,
     encode: Callable[[Event], bytes] | None = None,
     requires: Mapping[str, tuple[Resource, ...]] | None = None,

@@ -2,7 +2,8 @@
 
 :func:`register` (called by :func:`backend.app.create_app` with the app's services) makes the app's
 :class:`~.broadcasting.Broadcaster`, subscribes it to the informer of each registered kind
-(:data:`backend.core.kinds.registry.KINDS`) in the app's cache (:func:`~.broadcasting.publish_changes`), adds the
+(:data:`backend.core.kinds.registry.KINDS`) in the app's cache (:func:`~.broadcasting.publish_changes`) and to those of
+the objects the dashboard's detail pages show besides (:data:`backend.core.access.RELATED`, never on ``/watch``), adds the
 view and returns the app's :class:`~.streams.Streams` (the dashboard's live rows stream over them too);
 :func:`close` ends every stream (the gunicorn worker calls it on SIGTERM through :mod:`backend.server.shutdown`, so
 no thread stays blocked in a stream after shutdown). The view does everything a request needs (authentication,
@@ -37,10 +38,11 @@ from prometheus_client import Counter, Gauge
 
 from backend.api import operations
 from backend.api.problems import Problem
-from backend.api.watch.broadcasting import Broadcaster, Filters, publish_changes
+from backend.api.watch.broadcasting import Broadcaster, Filters, publish_changes, publish_related
 from backend.api.watch.docs import WATCH_DOC
 from backend.api.watch.limits import StreamLimits
 from backend.api.watch.streams import Streams, open_stream
+from backend.core.access import RELATED
 from backend.core.kinds.registry import KINDS
 from backend.core.services import Services
 
@@ -64,7 +66,8 @@ def parse_filters() -> Filters:
         errors["namespace"] = ["must be a DNS label (lowercase letters, digits and '-', at most 63 characters)"]
     if errors:
         raise Problem(400, "invalid watch filters", errors=errors)
-    return Filters(kinds=frozenset(kinds) if kinds else None, namespace=namespace or None)
+    # our kinds only, never the related objects the broadcaster also carries for the dashboard's detail pages
+    return Filters(kinds=frozenset(kinds or KIND_NAMES.values()), namespace=namespace or None)
 
 
 def register(app: Flask, services: Services) -> Streams:
@@ -84,6 +87,8 @@ def register(app: Flask, services: Services) -> Streams:
     streams = Streams(broadcaster=broadcaster, limits=limits, settings=settings, refused=refused, access=services.access)
     for service in services.kinds:
         publish_changes(broadcaster, service, cache=services.access.cache, counter=counter)
+    for resource in RELATED:
+        publish_related(broadcaster, resource, cache=services.access.cache)
 
     @app.get("/watch")
     def watch() -> Response:

@@ -34,6 +34,7 @@ class FormPage:
     create_button: str  # "Create Darkroom"
     name_hint: str  # the rule for names
     max_name_length: int
+    live: str  # the live stream of the kind's detail pages, /ui/live/<live>/<ns>/<name> (backend.dashboard.livedetail)
 
 
 TEMPLATE = "form_page.html"  # every kind's form page; its block "form" is the htmx fragment
@@ -50,7 +51,10 @@ class GeneratedFlow(editing.Flow):
         self, *, mode: str, values: Mapping[str, Any], status: int = 200, errors: Mapping[str, list[str]] | None = None, **extra: Any
     ) -> Response:
         extra.setdefault("conflict", None)
-        return super().form(mode=mode, values=values, status=status, errors=errors, form=self.generated, page=self.page, **extra)
+        return super().form(mode=mode, values=values, status=status, errors=errors, **extra)
+
+    def form_context(self, mode: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"form": self.generated, "page": self.page}
 
 
 def generated_flow(form: Form, page: FormPage, *, service: KindService, saved_path: Callable[[str, str], str]) -> GeneratedFlow:

@@ -5,7 +5,7 @@ fuzzer creates, changes and deletes objects freely, so it must not share the ses
 Every documented operation gets positive cases (valid by the schema) and negative cases (violating it);
 every response is checked by schemathesis' default checks: no 5xx, documented status codes, content types
 and headers, responses conforming to their schemas (CONFORMANCE), invalid input rejected with 4xx; all but
-"valid input accepted" (see EXCLUDED_CHECKS). The endless event streams (``/watch``, ``/ui/live/{view}``) are
+"valid input accepted" (see EXCLUDED_CHECKS). The endless event streams (``/watch``, ``/ui/live/...``) are
 read for STREAM_READ_S each (heartbeats every 0.1 s let schemathesis stop on time), and each event read is
 checked against the document's ``ServerSentEvent``. At least 1,000 cases run in total; derandomized, so a
 failure reproduces.
@@ -38,7 +38,8 @@ from backend.settings import ApiSettings
 
 MIN_CASES = 1_000
 EXAMPLES = {GenerationMode.POSITIVE: 50, GenerationMode.NEGATIVE: 25}
-STREAMS = {"/watch", "/ui/live/{view}"}  # endless: read for a while (their events: test_watching.py, test_live_rows.py)
+# endless: read for a while (their events: test_watching.py, test_live_rows.py, tests/integration/dashboard/test_live_details.py)
+STREAMS = {"/watch", "/ui/live/{view}", "/ui/live/{view}/{namespace}/{name}"}
 STREAM_EXAMPLES = {GenerationMode.POSITIVE: 10, GenerationMode.NEGATIVE: 10}
 STREAM_READ_S = 0.5
 # What the answers must have in common with the document, for every operation.
