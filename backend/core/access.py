@@ -27,7 +27,6 @@ from typing import Any
 from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import (
-    CONFIGMAPS,
     DEPLOYMENTS,
     EVENTS,
     INGRESSES,
@@ -65,8 +64,10 @@ __all__ = [
 
 #: The kinds of the objects the reconciler makes for a Darkroom or a Postgresql, cached for everyone (reads authorized
 #: per person, as every read of the cache) and indexed by :data:`CONTROLLER_UID`. Only objects that say who manages
-#: them (:data:`CHILDREN_SELECTOR`: the reconciler labels its children so) are cached, not every ConfigMap of the cluster.
-CHILDREN: tuple[Resource, ...] = (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES, STATEFULSETS)
+#: them (:data:`CHILDREN_SELECTOR`: the reconciler labels its children so) are cached. ConfigMaps are left out: the
+#: right to list them cluster-wide would let the API's own account read every ConfigMap's data; a child ConfigMap
+#: changes only with its owner's spec (which refreshes the page's regions too), and a page reads it by name as the person.
+CHILDREN: tuple[Resource, ...] = (DEPLOYMENTS, SERVICES, INGRESSES, STATEFULSETS)
 CHILDREN_SELECTOR = MANAGED_BY_LABEL  # the label's presence (its value, the reconciler's name, is the reconciler's setting)
 CONTROLLER_UID = "controller-uid"
 #: What the dashboard's detail pages show about an object besides it: its children and the Events about it or them.

@@ -40,7 +40,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.problems import Problem
 from backend.core import errors
-from backend.core.access import CONTROLLER_UID, INVOLVED_UID, controller_uid
+from backend.core.access import CHILDREN, CONTROLLER_UID, INVOLVED_UID, controller_uid
 from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
@@ -134,11 +134,13 @@ def child(client: ActingClient, resource: Resource, namespace: str, name: str, u
     None and why (not created yet, someone else's object of that name — the reconciler's ChildConflict —, or not
     readable by the person). Also for :mod:`.pgpages`."""
     try:
-        owned = [o for o in client.by_index(resource, CONTROLLER_UID, uid) if o["metadata"].get("namespace") == namespace]
+        cached = client.by_index(resource, CONTROLLER_UID, uid) if resource in CHILDREN else ()
+        owned = [o for o in cached if o["metadata"].get("namespace") == namespace]
         found = next((o for o in owned if o["metadata"].get("name") == name), None)
         if found is not None:
             return found, ""
-        # not in the cache (an object without the managed-by label is not cached): asked of the API server, as the person
+        # not in the cache (a kind the API does not cache, or an object without the managed-by label): asked of the API
+        # server, as the person
         named = client.get(resource, name, namespace=namespace)
     except NotFound:
         return None, "not created yet"

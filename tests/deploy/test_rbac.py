@@ -83,7 +83,6 @@ API_CLUSTER = {
     ("", "events", NONE): WATCH,
     ("", "namespaces", NONE): WATCH,
     # the reconciler's labelled children, for the detail pages (found by controller UID, pushed live)
-    ("", "configmaps", NONE): WATCH,
     ("", "services", NONE): WATCH,
     ("apps", "deployments", NONE): WATCH,
     ("apps", "statefulsets", NONE): WATCH,
