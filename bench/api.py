@@ -68,7 +68,7 @@ from common import Conn as BaseConn
 from common import nearest_rank as percentile
 
 NAMESPACE = "bench"
-DARKROOMS_PATH = f"/apis/deployments.example.com/v1alpha1/namespaces/{NAMESPACE}/darkrooms"
+DARKROOMS_PATH = f"/apis/deployments.example.com/v1/namespaces/{NAMESPACE}/darkrooms"
 PATH = "/darkrooms"
 TARGET_RPS_AT_100 = 700.0
 TARGET_RATIO_AT_1000 = 20.0
@@ -145,7 +145,7 @@ class Cluster:
 
 def darkroom(i: int) -> dict[str, Any]:
     return {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {
             "name": f"dr-{i:05}",

@@ -134,7 +134,7 @@ class Writer:
                 ],
             }
             apply = {
-                "apiVersion": "deployments.example.com/v1alpha1",
+                "apiVersion": "deployments.example.com/v1",
                 "kind": "Darkroom",
                 "metadata": {"name": name, "namespace": namespace},
             }

@@ -41,7 +41,7 @@ from pathlib import Path
 from common import ROOT, Conn, free_port, log, machine_summary, pythonpath, start_devcluster, stop_process, wait_until
 
 NAMESPACE = "bench"
-DARKROOMS = "/apis/deployments.example.com/v1alpha1/namespaces/bench/darkrooms"
+DARKROOMS = "/apis/deployments.example.com/v1/namespaces/bench/darkrooms"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
@@ -93,7 +93,7 @@ def create(server: Server, count: int, clients: int = 8) -> None:
         try:
             for i in indexes:
                 body = {
-                    "apiVersion": "deployments.example.com/v1alpha1",
+                    "apiVersion": "deployments.example.com/v1",
                     "kind": "Darkroom",
                     "metadata": {"name": f"dr-{i:05}"},
                     "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/i"}, "subDomains": [f"d{i:05}"]},

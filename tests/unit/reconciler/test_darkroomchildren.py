@@ -23,7 +23,7 @@ from kinds import darkrooms as darkroom_kind
 SETTINGS = OperatorSettings(identity="test")
 UID = "0f6b5c8e-1111-2222-3333-444455556666"
 OWNER = {
-    "apiVersion": "deployments.example.com/v1alpha1",
+    "apiVersion": "deployments.example.com/v1",
     "kind": "Darkroom",
     "name": "photos",
     "uid": UID,
@@ -43,7 +43,7 @@ HYSTRIX = {
 
 def darkroom(source: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "photos", "namespace": "media", "uid": UID, "generation": 1, "resourceVersion": "7"},
         "spec": {
