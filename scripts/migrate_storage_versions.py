@@ -76,10 +76,17 @@ def crd_names(directory: Path) -> list[str]:
     return names
 
 
+def _as_dict(answer: object) -> dict[str, Any]:
+    """A CustomObjectsApi answer: the client types it ``object``; it is the decoded JSON object."""
+    if not isinstance(answer, dict):
+        raise MigrationError(f"the API server answered {type(answer).__name__}, not an object")
+    return answer
+
+
 def _objects(custom: client.CustomObjectsApi, group: str, version: str, plural: str) -> Iterator[dict[str, Any]]:
     token = None
     while True:
-        page = custom.list_cluster_custom_object(group, version, plural, limit=PAGE_SIZE, _continue=token)
+        page = _as_dict(custom.list_cluster_custom_object(group, version, plural, limit=PAGE_SIZE, _continue=token))
         yield from page.get("items") or []
         token = (page.get("metadata") or {}).get("continue")
         if not token:
@@ -101,7 +108,7 @@ def _write_back(custom: client.CustomObjectsApi, group: str, version: str, plura
             return None
         where = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
         raise MigrationError(f"{plural}.{group} {where}: the write back failed ({e.status} {e.reason}): {e.body}") from e
-    return bool(written["metadata"]["resourceVersion"] != meta["resourceVersion"])
+    return bool(_as_dict(written)["metadata"]["resourceVersion"] != meta["resourceVersion"])
 
 
 def migrate(api: client.ApiClient, name: str, *, dry_run: bool = False) -> Outcome:
@@ -131,7 +138,9 @@ def migrate(api: client.ApiClient, name: str, *, dry_run: bool = False) -> Outco
     # version?) is a conflict, and nothing is cleared that an object might still be stored at.
     crd["status"]["storedVersions"] = [storage]
     try:
-        written = api.sanitize_for_serialization(extensions.replace_custom_resource_definition_status(name, crd, field_manager=FIELD_MANAGER))
+        written = api.sanitize_for_serialization(
+            extensions.replace_custom_resource_definition_status(name, crd, field_manager=FIELD_MANAGER)
+        )
     except client.ApiException as e:
         if e.status == 409:
             raise MigrationError(f"{name}: the CRD changed while its objects were migrated; run the script again") from e

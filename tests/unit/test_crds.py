@@ -202,16 +202,23 @@ def test_darkroom_names_and_version() -> None:
     assert [v["name"] for v in old] == list(darkrooms.OLD_VERSIONS) == ["v1alpha1"]
     for version in old:
         assert version["served"] is True and version["deprecated"] is True
-        assert version["deprecationWarning"] == f"{darkrooms.GROUP}/{version['name']} Darkroom is deprecated; use {darkrooms.GROUP_VERSION} Darkroom"
+        assert (
+            version["deprecationWarning"]
+            == f"{darkrooms.GROUP}/{version['name']} Darkroom is deprecated; use {darkrooms.GROUP_VERSION} Darkroom"
+        )
         same = {k: v for k, v in version.items() if k not in ("name", "storage", "deprecated", "deprecationWarning")}
         assert same == {k: v for k, v in storage_version(doc).items() if k not in ("name", "storage")}
 
 
 def test_every_crd_stores_at_the_version_kinds_names() -> None:
-    for module, name in ((darkrooms, "darkrooms.deployments.example.com"), (tasks, "tasks.example.example.com"), (postgresqls, "postgresqls.database.db.example.com")):
+    for module, name in (
+        (darkrooms, "darkrooms.deployments.example.com"),
+        (tasks, "tasks.example.example.com"),
+        (postgresqls, "postgresqls.database.db.example.com"),
+    ):
         doc = crd(name)
         assert doc["spec"]["group"] == module.GROUP and doc["spec"]["names"]["kind"] == module.KIND
-        assert storage_version(doc)["name"] == module.VERSION and module.GROUP_VERSION == f"{module.GROUP}/{module.VERSION}"
+        assert storage_version(doc)["name"] == module.VERSION and f"{module.GROUP}/{module.VERSION}" == module.GROUP_VERSION
 
 
 def test_darkroom_printer_columns() -> None:

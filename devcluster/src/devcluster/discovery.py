@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -55,7 +54,6 @@ _GROUP_ORDER = (
     "discovery.k8s.io",
     "flowcontrol.apiserver.k8s.io",
 )
-
 
 
 def version_info() -> dict[str, Any]:

@@ -294,8 +294,11 @@ def _deprecation_warning(version: dict[str, Any], spec: dict[str, Any]) -> str:
     name, group, kind = str(version["name"]), spec["group"], spec["names"]["kind"]
     message = f"{group}/{name} {kind} is deprecated"
     better = sorted(
-        (str(v["name"]) for v in spec.get("versions", []) if v.get("served", True) and not v.get("deprecated")
-         and version_priority_key(str(v["name"])) < version_priority_key(name)),
+        (
+            str(v["name"])
+            for v in spec.get("versions", [])
+            if v.get("served", True) and not v.get("deprecated") and version_priority_key(str(v["name"])) < version_priority_key(name)
+        ),
         key=version_priority_key,
     )
     return f"{message}; use {group}/{better[0]} {kind}" if better else message

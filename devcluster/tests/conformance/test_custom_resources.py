@@ -268,8 +268,7 @@ def test_unknown_fields_are_pruned_per_field_validation(
     assert status == 400, reply
     assert reply["reason"] == "BadRequest" and reply["code"] == 400
     assert (
-        reply["message"]
-        == 'Darkroom in version "v1" cannot be handled as a Darkroom: strict decoding error: unknown field "spec.unknown"'
+        reply["message"] == 'Darkroom in version "v1" cannot be handled as a Darkroom: strict decoding error: unknown field "spec.unknown"'
     )
     assert call(api_client, "GET", dr_path(namespace, "strict"))[0] == 404
 

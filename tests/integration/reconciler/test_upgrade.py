@@ -21,7 +21,8 @@ docs/operations/upgrading.md gives:
 - what a CRD change may not break: every object of 0.1.0's samples and of this release's validates against this
   release's CRDs (a server-side dry-run create at its own version: structural schema, defaults, CEL rules), and every
   version 0.1.0 stored objects at is still in this release's ``spec.versions`` (else kube-apiserver refuses the CRD
-  while ``storedVersions`` lists it, which the last test shows).
+  while ``storedVersions`` lists it, which the last test shows — and that 0.1.0's CRD cannot come back once ``v1`` is
+  in ``storedVersions``, so a rollback keeps the new CRDs).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import pytest
 import yaml
 from darkroom_operator.runtime.conditions import find
 from flask.testing import FlaskClient
-from support import ROOT, ClusterProcess, install_crds, read_audit_log, wait_for
+from support import ROOT, ClusterProcess, as_dict, install_crds, read_audit_log, wait_for
 
 from backend.app import create_app
 from backend.core.access import ClusterAccess
@@ -137,7 +138,7 @@ def snapshot(kube: Cluster) -> dict[tuple[str, str], tuple[str, int]]:
     """(kind, name) -> (resourceVersion, generation) of every object of ours in the namespace."""
     found = {}
     for kind, module in ((darkrooms.KIND, darkrooms), (tasks.KIND, tasks), (postgresqls.KIND, postgresqls)):
-        for obj in kube.custom.list_namespaced_custom_object(module.GROUP, module.VERSION, NAMESPACE, PLURALS[kind])["items"]:
+        for obj in as_dict(kube.custom.list_namespaced_custom_object(module.GROUP, module.VERSION, NAMESPACE, PLURALS[kind]))["items"]:
             meta = obj["metadata"]
             found[(kind, meta["name"])] = (meta["resourceVersion"], meta["generation"])
     return found
@@ -155,7 +156,9 @@ def brought_up(kube: Cluster) -> bool:
         if status.get("observedGeneration") != dr["metadata"]["generation"] or condition(dr, "Ready") != "True":
             return False
     for doc in samples(postgresqls.KIND):
-        if (kube.get(postgresqls.KIND, postgresqls.GROUP, postgresqls.VERSION, doc["metadata"]["name"]).get("status") or {}).get("phase") != "Running":
+        if (kube.get(postgresqls.KIND, postgresqls.GROUP, postgresqls.VERSION, doc["metadata"]["name"]).get("status") or {}).get(
+            "phase"
+        ) != "Running":
             return False
     for doc in samples(tasks.KIND):
         task = kube.get(tasks.KIND, tasks.GROUP, tasks.VERSION, doc["metadata"]["name"])
@@ -224,7 +227,11 @@ def test_upgrade_from_0_1_0_keeps_every_object(
         wait_for(lambda: brought_up(kube), timeout_s=60, message="the patched Darkroom rolled out")  # its status settles
         replaced = http.put(
             url,
-            json={"version": "v0.2.0", "source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}, "subDomains": ["images", "cdn"]},
+            json={
+                "version": "v0.2.0",
+                "source": {"type": "WebFolder", "baseUrl": "https://example.com/images"},
+                "subDomains": ["images", "cdn"],
+            },
             headers={"If-Match": http.get(url).headers["ETag"]},
         )
         assert replaced.status_code == 200, replaced.get_data(as_text=True)
@@ -243,17 +250,25 @@ def test_upgrade_from_0_1_0_keeps_every_object(
 def test_migration_script_reencodes_at_the_storage_version(previous_release: tuple[ClusterProcess, Cluster, Path]) -> None:
     cluster, kube, _ = previous_release
     upgrade_crds(kube)
-    before = {d["metadata"]["name"]: kube.get(darkrooms.KIND, darkrooms.GROUP, "v1", d["metadata"]["name"]) for d in samples(darkrooms.KIND)}
+    before = {
+        d["metadata"]["name"]: kube.get(darkrooms.KIND, darkrooms.GROUP, "v1", d["metadata"]["name"]) for d in samples(darkrooms.KIND)
+    }
 
     dry = migrate(cluster.kubeconfig, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert f"{DARKROOM_CRD}: would rewrite 2 object(s) at v1 and set storedVersions ['v1alpha1', 'v1'] -> [v1]" in dry.stdout
     assert kube.stored_versions(DARKROOM_CRD) == ["v1alpha1", "v1"]
-    assert all(kube.get(darkrooms.KIND, darkrooms.GROUP, "v1", n)["metadata"]["resourceVersion"] == o["metadata"]["resourceVersion"] for n, o in before.items())
+    assert all(
+        kube.get(darkrooms.KIND, darkrooms.GROUP, "v1", n)["metadata"]["resourceVersion"] == o["metadata"]["resourceVersion"]
+        for n, o in before.items()
+    )
 
     done = migrate(cluster.kubeconfig)
     assert done.returncode == 0, done.stderr
-    assert f"{DARKROOM_CRD}: 2 object(s) read at v1, 2 re-encoded, 0 changed or deleted meanwhile; storedVersions ['v1alpha1', 'v1'] -> ['v1']" in done.stdout
+    assert (
+        f"{DARKROOM_CRD}: 2 object(s) read at v1, 2 re-encoded, 0 changed or deleted meanwhile; storedVersions ['v1alpha1', 'v1'] -> ['v1']"
+        in done.stdout
+    )
     assert "tasks.example.example.com: storedVersions already [v1], nothing to do" in done.stdout
     assert kube.stored_versions(DARKROOM_CRD) == ["v1"]
     for name, old in before.items():
@@ -293,7 +308,16 @@ def test_a_crd_dropping_a_stored_version_is_refused(previous_release: tuple[Clus
     with pytest.raises(client.ApiException) as refused:
         kube.extensions.replace_custom_resource_definition(DARKROOM_CRD, current)
     assert refused.value.status == 422
-    causes = json.loads(refused.value.body)["details"]["causes"]
+    causes = json.loads(refused.value.body or "{}")["details"]["causes"]
     assert [c["field"] for c in causes] == ["status.storedVersions[0]"]
-    assert causes[0]["message"].startswith('Invalid value: "v1alpha1": missing from spec.versions; v1alpha1 was previously a storage version')
+    assert causes[0]["message"].startswith(
+        'Invalid value: "v1alpha1": missing from spec.versions; v1alpha1 was previously a storage version'
+    )
     assert kube.serves(darkrooms.GROUP, "v1alpha1", "darkrooms")
+    # Nor can 0.1.0's CRD come back (a rollback keeps the new CRDs: docs/operations/upgrading.md).
+    (previous,) = [d for d in load_all(PREVIOUS / "crds") if d["metadata"]["name"] == DARKROOM_CRD]
+    previous["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    with pytest.raises(client.ApiException) as back:
+        kube.extensions.replace_custom_resource_definition(DARKROOM_CRD, previous)
+    assert back.value.status == 422
+    assert [c["field"] for c in json.loads(back.value.body or "{}")["details"]["causes"]] == ["status.storedVersions[1]"]

@@ -273,3 +273,12 @@ def test_the_retired_default_version_variable_is_named_in_a_warning(caplog: pyte
         settings = OperatorSettings.from_environ({"DARKROOM_OPERATOR_DEFAULT_VERSION": "0.1.0"}, identity="t")
     assert not hasattr(settings, "default_version")
     assert "DARKROOM_OPERATOR_DEFAULT_VERSION is ignored" in caplog.text
+
+
+def test_owner_reference_names_the_version_the_product_speaks() -> None:
+    """A Darkroom read at v1alpha1 (as release 0.1.0 read them) still gets a v1 reference: the first reconcile after
+    the upgrade moves 0.1.0's children to v1, so a release that stops serving v1alpha1 leaves the garbage collector no
+    reference it cannot resolve."""
+    old = {**darkroom(), "apiVersion": "deployments.example.com/v1alpha1"}
+    assert darkroomchildren.owner_reference(old) == OWNER
+    assert OWNER["apiVersion"] == darkroom_kind.GROUP_VERSION

@@ -484,8 +484,7 @@ class Api:
             allow_bookmarks=allow_bookmarks,
         )
         response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
-        if target.resource.deprecation_warning:
-            _add_warnings(response, [target.resource.deprecation_warning])
+        _add_warnings(response, [target.resource.deprecation_warning])  # "" when the version is not deprecated
         response.enable_chunked_encoding()
         await response.prepare(request)
         self._audit(request, 200)  # a watch is recorded when it starts, not when it ends
@@ -559,7 +558,7 @@ def _add_warnings(response: web.StreamResponse, warnings: list[str], *, first: b
     """Warning headers (``299 - "<text>"``) on ``response``; ``first`` puts them before those it has (kube adds a
     deprecated version's warning before handling the request)."""
     values = []
-    for warning in warnings:
+    for warning in filter(None, warnings):
         escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
         values.append(f'299 - "{escaped}"')
     if first:

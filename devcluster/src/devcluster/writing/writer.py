@@ -392,7 +392,9 @@ class Writer:
                 typed=not resource.is_custom,
             )
             meta = new["metadata"]
-        prepare(resource.group, resource.plural, new, old, lookup=self.store.get, subresource=opts.subresource)  # after field management, as kube does
+        prepare(
+            resource.group, resource.plural, new, old, lookup=self.store.get, subresource=opts.subresource
+        )  # after field management, as kube does
         new["apiVersion"] = storage_api_version
         if old is not None:
             is_namespace = resource.plural == "namespaces" and not resource.group

@@ -105,7 +105,9 @@ def storage_version_moves(s: Side) -> None:
 
     # storedVersions: the old version cannot leave spec.versions while it is listed; only valid lists are taken.
     current = s.send("GET", f"{CRDS}/{name}").json or {}
-    s.put("crd-drop-old-while-stored", f"{CRDS}/{name}", {**current, "spec": {**current["spec"], "versions": [_version("v1", storage=True)]}})
+    s.put(
+        "crd-drop-old-while-stored", f"{CRDS}/{name}", {**current, "spec": {**current["spec"], "versions": [_version("v1", storage=True)]}}
+    )
     for label, stored in (("none", []), ("without-storage", ["v1alpha1"]), ("unknown", ["v1", "v2"])):
         current = s.send("GET", f"{CRDS}/{name}").json or {}
         s.put(f"stored-versions-{label}", f"{CRDS}/{name}/status", {**current, "status": {**current["status"], "storedVersions": stored}})
