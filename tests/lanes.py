@@ -76,6 +76,8 @@ SECONDS_PER_UNIT = {
     "tests/unit/test_realcluster_build.py": 14.0,
     "tests/unit/test_lanes.py": 12.0,
     "tests/deploy/test_apply.py": 13.0,
+    "tests/integration/reconciler/test_upgrade.py[dev]": 90.0,
+    "tests/integration/reconciler/test_upgrade.py[real]": 110.0,
 }
 
 

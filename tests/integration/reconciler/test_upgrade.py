@@ -14,7 +14,7 @@ docs/operations/upgrading.md gives:
   no write (the API server's audit log) and no object's resourceVersion or generation moves; the API (the app as its
   tests run it) lists and reads them all and edits them as the dashboard does — PUT and merge PATCH of a Darkroom made
   as ``v1alpha1`` with If-Match, a merge PATCH of the Task and of the Postgresql — and the edits are served at
-  ``v1alpha1`` too;
+  ``v1alpha1`` too; the dashboard's page of the other Darkroom shows it at ``v1`` with its children;
 - the migration script alone: a Darkroom stored at ``v1alpha1`` is re-encoded (a new resourceVersion, once; spec,
   generation and managedFields as they were), ``storedVersions`` becomes ``[v1]``; a second run has nothing to do;
   ``--dry-run`` writes nothing;
@@ -243,6 +243,12 @@ def test_upgrade_from_0_1_0_keeps_every_object(
         edited = http.patch(f"/postgresqls/{NAMESPACE}/{database}", json={"parameters": {"work_mem": "8MB"}})
         assert edited.status_code == 200, edited.get_data(as_text=True)
         assert edited.get_json()["parameters"]["work_mem"] == "8MB"
+        # The dashboard's page of the other Darkroom 0.1.0 made: read at v1, with the children the reconciler made.
+        page = http.get(f"/ui/darkrooms/{NAMESPACE}/s3-demo?view=yaml", headers={"Accept": "text/html"})
+        html = page.get_data(as_text=True)
+        assert page.status_code == 200, html
+        assert "apiVersion: deployments.example.com/v1" in html and "deployments.example.com/v1alpha1" not in html
+        assert all(f'data-kind="{kind}"' in html for kind in ("ConfigMap", "Deployment", "Service", "Ingress"))
     finally:
         access.stop()
 
