@@ -67,8 +67,10 @@ from common import (
 from common import Conn as BaseConn
 from common import nearest_rank as percentile
 
+from kinds import darkrooms as darkroom_kind
+
 NAMESPACE = "bench"
-DARKROOMS_PATH = f"/apis/deployments.example.com/v1alpha1/namespaces/{NAMESPACE}/darkrooms"
+DARKROOMS_PATH = f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/{NAMESPACE}/darkrooms"
 PATH = "/darkrooms"
 TARGET_RPS_AT_100 = 700.0
 TARGET_RATIO_AT_1000 = 20.0
@@ -145,7 +147,7 @@ class Cluster:
 
 def darkroom(i: int) -> dict[str, Any]:
     return {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": darkroom_kind.GROUP_VERSION,
         "kind": "Darkroom",
         "metadata": {
             "name": f"dr-{i:05}",

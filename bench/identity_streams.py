@@ -43,6 +43,8 @@ from people import World, darkrooms_path
 from servers import RealServer
 from sseclients import Received, StreamSpec, change_key, swarm
 
+from kinds import darkrooms as darkroom_kind
+
 CONFIGS = ("people", "person", "shared")
 PROCESSES = 4
 STATUS_APPLY = "application/apply-patch+yaml"
@@ -134,7 +136,7 @@ class Writer:
                 ],
             }
             apply = {
-                "apiVersion": "deployments.example.com/v1alpha1",
+                "apiVersion": darkroom_kind.GROUP_VERSION,
                 "kind": "Darkroom",
                 "metadata": {"name": name, "namespace": namespace},
             }

@@ -40,8 +40,10 @@ from pathlib import Path
 
 from common import ROOT, Conn, free_port, log, machine_summary, pythonpath, start_devcluster, stop_process, wait_until
 
+from kinds import darkrooms as darkroom_kind
+
 NAMESPACE = "bench"
-DARKROOMS = "/apis/deployments.example.com/v1alpha1/namespaces/bench/darkrooms"
+DARKROOMS = f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/bench/darkrooms"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
@@ -93,7 +95,7 @@ def create(server: Server, count: int, clients: int = 8) -> None:
         try:
             for i in indexes:
                 body = {
-                    "apiVersion": "deployments.example.com/v1alpha1",
+                    "apiVersion": darkroom_kind.GROUP_VERSION,
                     "kind": "Darkroom",
                     "metadata": {"name": f"dr-{i:05}"},
                     "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/i"}, "subDomains": [f"d{i:05}"]},

@@ -32,7 +32,9 @@ from typing import Any
 import yaml
 from common import ROOT, Conn, Endpoint, install_crds, ready_status, wait_until
 
-GROUP_PATH = "/apis/deployments.example.com/v1alpha1"
+from kinds import darkrooms as darkroom_kind
+
+GROUP_PATH = f"/apis/{darkroom_kind.GROUP_VERSION}"
 SYSTEM = "darkroom-system"
 PEOPLE_NAMESPACE = "bench-people"
 API_ACCOUNT = "darkroom-api"
@@ -193,7 +195,7 @@ def people_and_bindings(conn: Conn, namespaces: list[str], *, people: int, seed:
 
 def darkroom(namespace: str, name: str, i: int) -> dict[str, Any]:
     return {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": darkroom_kind.GROUP_VERSION,
         "kind": "Darkroom",
         "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/name": "darkroom", "team": f"team-{i % 7}"}},
         "spec": {

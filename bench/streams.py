@@ -68,8 +68,10 @@ from common import (
     stop_process,
 )
 
+from kinds import darkrooms as darkroom_kind
+
 NAMESPACE = "bench"
-DARKROOMS = f"/apis/deployments.example.com/v1alpha1/namespaces/{NAMESPACE}/darkrooms"
+DARKROOMS = f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/{NAMESPACE}/darkrooms"
 PATH = "/darkrooms"
 TARGET_P99_MS = 50.0
 SSE_PROCESSES = 4
@@ -90,7 +92,7 @@ def populate(port: int, count: int) -> None:
     conn = BenchConn(port)
     for i in range(count):
         body = {
-            "apiVersion": "deployments.example.com/v1alpha1",
+            "apiVersion": darkroom_kind.GROUP_VERSION,
             "kind": "Darkroom",
             "metadata": {"name": f"dr-{i:05}", "namespace": NAMESPACE, "labels": {"team": f"team-{i % 7}"}},
             "spec": {"replicas": 1, "source": {"type": "WebFolder", "baseUrl": f"https://example.com/{i}"}, "subDomains": ["img"]},

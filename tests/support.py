@@ -263,9 +263,10 @@ def read_audit_log(path: Path) -> list[AuditRecord]:
     return records
 
 
-def install_crds(kubeconfig: Path, timeout_s: float = 30.0) -> None:
-    """Create the product's CRDs (crds/*.yaml) in the cluster behind ``kubeconfig`` and wait until each is
-    Established, as a real API server serves a new kind only then (idempotent)."""
+def install_crds(kubeconfig: Path, timeout_s: float = 30.0, *, directory: Path = ROOT / "crds", replace: bool = False) -> None:
+    """Create the product's CRDs (crds/*.yaml, or those of ``directory``) in the cluster behind ``kubeconfig`` and wait
+    until each is Established, as a real API server serves a new kind only then (idempotent). ``replace``: a CRD that
+    exists is replaced by the file's (an upgrade of the CRDs, as ``kubectl apply`` makes it)."""
     import yaml
     from kubernetes import client, config
 
@@ -273,7 +274,7 @@ def install_crds(kubeconfig: Path, timeout_s: float = 30.0) -> None:
     try:
         ext = client.ApiextensionsV1Api(api)
         names = []
-        for path in sorted((ROOT / "crds").glob("*.yaml")):
+        for path in sorted(directory.glob("*.yaml")):
             body = yaml.safe_load(path.read_text())
             names.append(body["metadata"]["name"])
             try:
@@ -281,6 +282,10 @@ def install_crds(kubeconfig: Path, timeout_s: float = 30.0) -> None:
             except client.ApiException as e:
                 if e.status != 409:
                     raise
+                if replace:
+                    current = api.sanitize_for_serialization(ext.read_custom_resource_definition(body["metadata"]["name"]))
+                    body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                    ext.replace_custom_resource_definition(body["metadata"]["name"], body)
 
         def established(name: str) -> bool:
             crd = api.sanitize_for_serialization(ext.read_custom_resource_definition(name))

@@ -69,7 +69,7 @@ from darkroom_operator.settings import OperatorSettings  # noqa: E402
 
 from kinds.names import MANAGED_BY_LABEL  # noqa: E402
 
-GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 MANAGER = "kopf-peer"
 APPLY = "application/apply-patch+yaml"
 MERGE = "application/merge-patch+json"

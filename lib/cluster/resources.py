@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from kinds import darkrooms, postgresqls, tasks
+
 
 @dataclass(frozen=True)
 class Resource:
@@ -53,8 +55,9 @@ class Resource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
-DARKROOMS = Resource("deployments.example.com", "v1alpha1", "darkrooms", "Darkroom", True, ("dr",))
-TASKS = Resource("example.example.com", "v1", "tasks", "Task", True)
+# Our kinds at the version the product reads and writes, each defined in kinds/ (group, version, kind).
+DARKROOMS = Resource(darkrooms.GROUP, darkrooms.VERSION, "darkrooms", darkrooms.KIND, True, ("dr",))
+TASKS = Resource(tasks.GROUP, tasks.VERSION, "tasks", tasks.KIND, True)
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",))
 SECRETS = Resource("", "v1", "secrets", "Secret", True)
 SERVICES = Resource("", "v1", "services", "Service", True, ("svc",))
@@ -63,7 +66,7 @@ NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False, ("ns",))
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",))
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",))
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
-POSTGRESQLS = Resource("database.db.example.com", "v1", "postgresqls", "Postgresql", True, ("pg",))
+POSTGRESQLS = Resource(postgresqls.GROUP, postgresqls.VERSION, "postgresqls", postgresqls.KIND, True, ("pg",))
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",))
 PERSISTENTVOLUMECLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",))
 

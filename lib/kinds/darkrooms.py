@@ -1,6 +1,9 @@
-"""The Darkroom kind (``deployments.example.com/v1alpha1``), described once.
+"""The Darkroom kind (``deployments.example.com/v1``), described once.
 
 Who reads what:
+- the API group and version (:data:`GROUP`, :data:`VERSION`) — every client of ours (``cluster.resources``), the
+  samples and the tests; :data:`OLD_VERSIONS` are still served (the CRD marks them deprecated) and convert with the
+  None strategy (same schema, only ``apiVersion`` differs), so objects written at them stay readable;
 - the source table (:data:`SOURCES`, :func:`source_problems`) — the API's marshmallow schemas and
   their OpenAPI ``oneOf``, the conversions, the dashboard's form and the reconciler's own validation;
 - the names (annotations, the credentials Secret and its keys) — the API and the reconciler;
@@ -29,6 +32,11 @@ from kinds.states import ConditionMeaning, Lifecycle, State
 
 # -- names ---------------------------------------------------------------------------------------
 
+GROUP = "deployments.example.com"
+VERSION = "v1"  # served and the storage version (crds/darkrooms.deployments.example.com.yaml)
+GROUP_VERSION = f"{GROUP}/{VERSION}"
+KIND = "Darkroom"
+OLD_VERSIONS = ("v1alpha1",)  # release 0.1.0's, still served, deprecated: docs/operations/upgrading.md
 CREDENTIALS_PENDING_ANNOTATION = "deployments.example.com/credentials-pending"  # a create whose Secret is not written yet
 CONFIG_HASH_ANNOTATION = "deployments.example.com/config-hash"  # on the pod template: a new value rolls the pods
 CREDENTIALS_SECRET_SUFFIX = "-s3-credentials"  # the Secret the API writes S3 keys to: <name>-s3-credentials

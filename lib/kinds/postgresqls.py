@@ -35,6 +35,10 @@ from kinds.states import ConditionMeaning, Lifecycle, State
 
 # -- names ---------------------------------------------------------------------------------------
 
+GROUP = "database.db.example.com"
+VERSION = "v1"  # the API version (served and stored, the only one), not postgres's: VERSIONS
+GROUP_VERSION = f"{GROUP}/{VERSION}"
+KIND = "Postgresql"
 FINALIZER = "database.db.example.com/volumes"  # honours spec.deletionPolicy for the data volumes, then goes
 CONFIG_HASH_ANNOTATION = "database.db.example.com/config-hash"  # on the pod template: a new value rolls the pod
 PASSWORD_KEY = "password"  # the key of the password in the generated Secret (and the default of passwordSecretRef.key)

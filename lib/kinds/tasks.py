@@ -12,6 +12,10 @@ from typing import Any, TypedDict
 
 from kinds.states import ConditionMeaning, State, find_condition, terminating
 
+GROUP = "example.example.com"
+VERSION = "v1"  # the API version, served and stored, the only one
+GROUP_VERSION = f"{GROUP}/{VERSION}"
+KIND = "Task"
 FINALIZER = "example.example.com/task-events"  # the reconciler's: a Task's Events are deleted with it
 TASK_UID_LABEL = "example.example.com/task-uid"  # on each Event of a Task: the Task's UID (seed 000)
 PRIORITY_LABEL = "example.example.com/priority"

@@ -72,10 +72,14 @@ def labels(darkroom: Mapping[str, Any], settings: OperatorSettings) -> dict[str,
 
 
 def owner_reference(darkroom: Mapping[str, Any]) -> dict[str, Any]:
+    """The controller reference to ``darkroom`` at the version the product speaks (:data:`kinds.darkrooms.VERSION`):
+    children a release before v1 made name ``v1alpha1``; the first reconcile after the upgrade moves them to v1 (one
+    apply each), so a later release may stop serving v1alpha1 without leaving the garbage collector a reference it
+    cannot resolve."""
     meta = _meta(darkroom)
     return {
-        "apiVersion": darkroom.get("apiVersion", "deployments.example.com/v1alpha1"),
-        "kind": darkroom.get("kind", "Darkroom"),
+        "apiVersion": darkroom_kind.GROUP_VERSION,
+        "kind": darkroom_kind.KIND,
         "name": meta["name"],
         "uid": meta["uid"],
         "controller": True,

@@ -20,7 +20,7 @@ from support import wait_for
 
 from browser.conftest import SCREENSHOTS, Stack, Watched, shot
 
-DARKROOM = ("deployments.example.com", "v1alpha1", "darkrooms")
+DARKROOM = ("deployments.example.com", "v1", "darkrooms")
 TASK = ("example.example.com", "v1", "tasks")
 
 
@@ -141,7 +141,7 @@ def test_yaml_view_and_copy(stack: Stack, new_page: Callable[..., Watched]) -> N
     page = watched.page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stack.url)
     spec = {"source": {"type": "WebFolder", "baseUrl": "https://x.example"}, "subDomains": [f"yamlish-{stack.namespace}"]}
-    body = {"apiVersion": "deployments.example.com/v1alpha1", "kind": "Darkroom", "metadata": {"name": "yamlish"}, "spec": spec}
+    body = {"apiVersion": "deployments.example.com/v1", "kind": "Darkroom", "metadata": {"name": "yamlish"}, "spec": spec}
     stack.custom().create_namespaced_custom_object(*DARKROOM[:2], stack.namespace, DARKROOM[2], body)
     path = f"/ui/darkrooms/{stack.namespace}/yamlish"
     # Written straight to the cluster: wait for the API's cache, or the first load is a 404 (and a console error).
@@ -162,7 +162,7 @@ def test_yaml_view_and_copy(stack: Stack, new_page: Callable[..., Watched]) -> N
     panel.get_by_role("button", name="Copy the YAML of Darkroom yamlish").click()
     panel.locator(".copy-status", has_text="Copied").wait_for()
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied.startswith("apiVersion: deployments.example.com/v1alpha1\nkind: Darkroom\n") and "name: yamlish" in copied
+    assert copied.startswith("apiVersion: deployments.example.com/v1\nkind: Darkroom\n") and "name: yamlish" in copied
     panel.get_by_text("Deployment yamlish", exact=True).click()  # a child's YAML
     assert "kind: Deployment" in panel.locator("details[data-kind=Deployment] pre").inner_text()
     shot(page, "darkroom-yaml")

@@ -14,7 +14,7 @@ from support import wait_for
 
 from browser.conftest import Stack, Watched, shot
 
-GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 ACCESS_KEY = "AKIA-BROWSER-SENTINEL-7788"
 SECRET_KEY = "browser-secret-sentinel-do-not-render-7788"
 

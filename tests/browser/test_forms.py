@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from browser.conftest import Stack, Watched, shot
 
-GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 MARSHMALLOW = re.compile(r"Missing data|Not a valid|Unknown field|Must be|Length must|may not be null")

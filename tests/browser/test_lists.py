@@ -31,7 +31,7 @@ from backend.api import operations
 from browser.conftest import Stack, Watched, shot
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
-DR = ("deployments.example.com", "v1alpha1", "darkrooms")
+DR = ("deployments.example.com", "v1", "darkrooms")
 FOCUSED = "document.activeElement.getAttribute('aria-label')"
 
 
@@ -151,7 +151,7 @@ def test_age_ticks_without_requests(stack: Stack, page: Any) -> None:
     page.goto(f"/?namespace={stack.namespace}")
     page.locator("#live-indicator[data-state=live]").wait_for()
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "ticking"},
         "spec": {"source": {"type": "S3", "bucket": "pics", "region": "eu-west-1"}, "subDomains": ["ticking"], "cacheTime": 2592000},
@@ -182,7 +182,7 @@ def test_a_script_that_starts_late_never_dates_an_age_in_the_future(stack: Stack
 
     page.route(re.compile(r".*/static/dashboard\.js.*"), late)
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "fresh"},
         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/a"}, "subDomains": ["fresh"]},

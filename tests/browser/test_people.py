@@ -55,7 +55,7 @@ def _manifests(objects: Objects) -> str:
     for namespace in (TEAM_A, TEAM_B):
         darkroom, task, database = objects.darkroom(namespace), objects.task(namespace), objects.database(namespace)
         documents += [
-            f"apiVersion: deployments.example.com/v1alpha1\nkind: Darkroom\nmetadata: {{name: {darkroom}, namespace: {namespace}}}\n"
+            f"apiVersion: deployments.example.com/v1\nkind: Darkroom\nmetadata: {{name: {darkroom}, namespace: {namespace}}}\n"
             f"spec: {{source: {{type: WebFolder, baseUrl: 'https://images.example.com/{namespace}'}}, subDomains: [{darkroom}]}}\n",
             f"apiVersion: example.example.com/v1\nkind: Task\nmetadata: {{name: {task}, namespace: {namespace}}}\n"
             f"spec: {{priority: 3, deadline: '2031-03-31T17:00:00Z', details: 'for {namespace}'}}\n",

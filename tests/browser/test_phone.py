@@ -21,7 +21,7 @@ from browser.conftest import Stack, Watched, shot
 PHONE = {"width": 390, "height": 844}
 HEADER_MAX_PX = 56  # one line of navigation plus the header's padding
 WHO_ROW_PX = 32  # who is signed in (and the logout), on a row of their own under the navigation
-DARKROOM = ("deployments.example.com", "v1alpha1", "darkrooms")
+DARKROOM = ("deployments.example.com", "v1", "darkrooms")
 TASK = ("example.example.com", "v1", "tasks")
 PG = ("database.db.example.com", "v1", "postgresqls")
 LONG_DARKROOM = "photos-of-the-summer-holiday-in-the-mountains"

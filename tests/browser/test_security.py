@@ -23,12 +23,12 @@ def test_cluster_strings_render_as_text(stack: Stack, page: Any) -> None:
     other = stack.new_namespace()  # no reconciler here: the status we write stays
     custom = stack.custom()
     custom.create_namespaced_custom_object(
-        "deployments.example.com", "v1alpha1", other, "darkrooms",
-        {"apiVersion": "deployments.example.com/v1alpha1", "kind": "Darkroom", "metadata": {"name": "xss"},
+        "deployments.example.com", "v1", other, "darkrooms",
+        {"apiVersion": "deployments.example.com/v1", "kind": "Darkroom", "metadata": {"name": "xss"},
          "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/" + "%3Cscript%3E"}, "subDomains": ["xss"]}},
     )  # fmt: skip
     custom.patch_namespaced_custom_object_status(
-        "deployments.example.com", "v1alpha1", other, "darkrooms", "xss",
+        "deployments.example.com", "v1", other, "darkrooms", "xss",
         {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Broken", "message": XSS,
                                     "lastTransitionTime": "2026-01-01T00:00:00Z"}], "domains": [XSS]}},
     )  # fmt: skip
@@ -75,7 +75,7 @@ def test_requests_without_csrf_token_are_refused(stack: Stack, page: Any) -> Non
     refused = request.post("/ui/darkrooms/new", form=form, headers={"Accept": "text/html"})
     assert refused.status == 403 and "CSRF" in refused.text()
     assert "sneaky" not in [d["metadata"]["name"] for d in stack.custom().list_namespaced_custom_object(
-        "deployments.example.com", "v1alpha1", stack.namespace, "darkrooms")["items"]]  # fmt: skip
+        "deployments.example.com", "v1", stack.namespace, "darkrooms")["items"]]  # fmt: skip
     # The token of the page works (the browser's cookie goes with it): a 422 for the incomplete form, not a 403.
     assert request.post("/ui/darkrooms/new", form={**form, "baseUrl": "nope", "csrf_token": token or ""}).status == 422
     # The JSON API without a cookie session needs no token (curl).

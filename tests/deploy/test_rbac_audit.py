@@ -369,7 +369,7 @@ def test_real_requests_stay_within_the_rendered_rbac(audited: Audited, processes
         wait_for(lambda: holder() == POD_NAMES[OPERATOR_SA], timeout_s=30, message="the reconciler to lead")
 
         def darkroom(name: str) -> dict[str, Any] | None:
-            return _custom_object(custom, ("deployments.example.com", "v1alpha1", "darkrooms"), name)
+            return _custom_object(custom, ("deployments.example.com", "v1", "darkrooms"), name)
 
         def ready(name: str) -> bool:
             found = darkroom(name)
@@ -409,7 +409,7 @@ def test_real_requests_stay_within_the_rendered_rbac(audited: Audited, processes
         assert code == 409, body
         with editor_client(audited.cluster.kubeconfig, token) as editor:
             client.CustomObjectsApi(editor).patch_namespaced_custom_object(
-                "deployments.example.com", "v1alpha1", TEAM, "darkrooms", "web", {"spec": {"subDomains": ["web", "late"]}}
+                "deployments.example.com", "v1", TEAM, "darkrooms", "web", {"spec": {"subDomains": ["web", "late"]}}
             )
         networking = client.NetworkingV1Api(kube)
         wait_for(lambda: "late" not in {i.metadata.name for i in networking.list_namespaced_ingress(TEAM).items}, timeout_s=30)

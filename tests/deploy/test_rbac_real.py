@@ -336,12 +336,12 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable
         steps.wait("the reconciler's /readyz", lambda: status_of(f"http://127.0.0.1:{health}/readyz") == 200)
         steps.wait("the reconciler to lead", lambda: holder() == POD_NAMES[OPERATOR_SA])
         darkroom = {
-            "apiVersion": "deployments.example.com/v1alpha1",
+            "apiVersion": "deployments.example.com/v1",
             "kind": "Darkroom",
             "metadata": {"name": f"dr-{suffix}", "namespace": TEAM},
             "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}, "subDomains": [f"dr-{suffix}"]},
         }
-        custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", TEAM, "darkrooms", darkroom)
+        custom.create_namespaced_custom_object("deployments.example.com", "v1", TEAM, "darkrooms", darkroom)
         overdue_task = {
             "apiVersion": "example.example.com/v1",
             "kind": "Task",
@@ -351,7 +351,7 @@ def run_operator_scenario(rbac: RbacCluster, timeout_s: float, refused: Callable
         custom.create_namespaced_custom_object("example.example.com", "v1", TEAM, "tasks", overdue_task)
         steps.wait(
             "the Darkroom Ready",
-            lambda: conditions("deployments.example.com", "v1alpha1", "darkrooms", f"dr-{suffix}").get("Ready") == "True",
+            lambda: conditions("deployments.example.com", "v1", "darkrooms", f"dr-{suffix}").get("Ready") == "True",
         )
         steps.wait("an Event about the Darkroom", lambda: reasons(f"dr-{suffix}"))
         steps.wait(

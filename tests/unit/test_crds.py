@@ -3,7 +3,9 @@
 Behaviours covered:
 
 - every YAML file under crds/ and crds/samples/ parses, and every document has apiVersion/kind/metadata.name;
-- the Darkroom and Task CRDs: names, group, scope, the single served+storage version, the status
+- the Darkroom and Task CRDs: names, group, scope, the served versions and the storage version (kinds/ names
+  them), a deprecated Darkroom v1alpha1 that differs from v1 in nothing but its name (conversion strategy None:
+  only apiVersion changes, so a field one version had and the other lacked would be lost), the status
   subresource, printer columns (name, type, jsonPath, priority), required fields, defaults,
   bounds, enums, patterns and list types;
 - both schemas are structural: every node is typed (or preserves unknown fields) and described,
@@ -22,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from kinds import tasks
+from kinds import darkrooms, postgresqls, tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = ROOT / "crds"
@@ -39,14 +41,14 @@ def crd(name: str) -> dict[str, Any]:
     return doc
 
 
-def only_version(doc: dict[str, Any]) -> dict[str, Any]:
+def storage_version(doc: dict[str, Any]) -> dict[str, Any]:
     version: dict[str, Any]
-    (version,) = doc["spec"]["versions"]
+    (version,) = [v for v in doc["spec"]["versions"] if v["storage"]]
     return version
 
 
 def schema(doc: dict[str, Any]) -> dict[str, Any]:
-    found: dict[str, Any] = only_version(doc)["schema"]["openAPIV3Schema"]
+    found: dict[str, Any] = storage_version(doc)["schema"]["openAPIV3Schema"]
     return found
 
 
@@ -57,7 +59,7 @@ def at(node: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 def columns(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c["name"].upper(): c for c in only_version(doc)["additionalPrinterColumns"]}
+    return {c["name"].upper(): c for c in storage_version(doc)["additionalPrinterColumns"]}
 
 
 def all_documents() -> list[tuple[Path, dict[str, Any]]]:
@@ -191,11 +193,32 @@ def test_darkroom_names_and_version() -> None:
         "listKind": "DarkroomList",
         "shortNames": ["dr"],
     }
-    version = only_version(doc)
-    assert version["name"] == "v1alpha1"
+    version = storage_version(doc)
+    assert version["name"] == darkrooms.VERSION == "v1"
     assert version["served"] is True
-    assert version["storage"] is True
     assert version["subresources"] == {"status": {}}
+    assert "conversion" not in spec  # strategy None: the versions must not differ
+    old = [v for v in spec["versions"] if not v["storage"]]
+    assert [v["name"] for v in old] == list(darkrooms.OLD_VERSIONS) == ["v1alpha1"]
+    for version in old:
+        assert version["served"] is True and version["deprecated"] is True
+        assert (
+            version["deprecationWarning"]
+            == f"{darkrooms.GROUP}/{version['name']} Darkroom is deprecated; use {darkrooms.GROUP_VERSION} Darkroom"
+        )
+        same = {k: v for k, v in version.items() if k not in ("name", "storage", "deprecated", "deprecationWarning")}
+        assert same == {k: v for k, v in storage_version(doc).items() if k not in ("name", "storage")}
+
+
+def test_every_crd_stores_at_the_version_kinds_names() -> None:
+    for module, name in (
+        (darkrooms, "darkrooms.deployments.example.com"),
+        (tasks, "tasks.example.example.com"),
+        (postgresqls, "postgresqls.database.db.example.com"),
+    ):
+        doc = crd(name)
+        assert doc["spec"]["group"] == module.GROUP and doc["spec"]["names"]["kind"] == module.KIND
+        assert storage_version(doc)["name"] == module.VERSION and f"{module.GROUP}/{module.VERSION}" == module.GROUP_VERSION
 
 
 def test_darkroom_printer_columns() -> None:
@@ -280,7 +303,7 @@ def test_task_crd() -> None:
     assert spec["group"] == "example.example.com"
     assert spec["scope"] == "Namespaced"
     assert (spec["names"]["plural"], spec["names"]["singular"], spec["names"]["kind"]) == ("tasks", "task", "Task")
-    version = only_version(doc)
+    version = storage_version(doc)
     assert (version["name"], version["served"], version["storage"]) == ("v1", True, True)
     assert version["subresources"] == {"status": {}}
     root = schema(doc)
@@ -309,7 +332,7 @@ def test_samples_validate_against_their_crds() -> None:
     darkroom_schema = schema(crd("darkrooms.deployments.example.com"))
     task_schema = schema(crd("tasks.example.example.com"))
     by_kind = {
-        ("deployments.example.com/v1alpha1", "Darkroom"): darkroom_schema,
+        ("deployments.example.com/v1", "Darkroom"): darkroom_schema,
         ("example.example.com/v1", "Task"): task_schema,
         ("database.db.example.com/v1", "Postgresql"): schema(crd("postgresqls.database.db.example.com")),
     }

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _schema(crd_file: str) -> dict[str, Any]:
     (doc,) = [d for d in yaml.safe_load_all((ROOT / "crds" / crd_file).read_text()) if d]
-    (version,) = doc["spec"]["versions"]
+    (version,) = [v for v in doc["spec"]["versions"] if v["storage"]]
     schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
     return schema
 

@@ -13,7 +13,7 @@ is written. If the API server goes away between the two writes (so the undo cann
 annotation marks the Darkroom as a create cut short, and the client's retry of the same POST
 completes it (:meth:`DarkroomKind.resumable`) instead of answering 409.
 
-**Friendly payload ↔ CR** (``deployments.example.com/v1alpha1`` Darkroom: :func:`to_friendly`,
+**Friendly payload ↔ CR** (``deployments.example.com/v1`` Darkroom: :func:`to_friendly`,
 :func:`to_spec`; shared helpers in :mod:`backend.core.conversions`): S3 keys never enter the CR: a payload's
 ``accessKey``/``secretKey`` go to the Secret
 ``<name>-s3-credentials`` (:mod:`backend.core.credentials`) and the spec only names it in

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from devcluster.definitions import admit_crd
+from devcluster.definitions import admit_crd, stored_versions_causes
 from devcluster.errors import Cause, forbidden, invalid_value, not_supported, required
 from devcluster.naming import qualified_name_errors
 
@@ -455,7 +455,12 @@ _STRATEGIES: dict[tuple[str, str], Admit] = {
 }
 
 
-def admit(group: str, plural: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    """Default ``obj`` in place and return its validation problems (``old`` is None on create)."""
+def admit(group: str, plural: str, obj: dict[str, Any], old: dict[str, Any] | None, *, subresource: str = "") -> list[Cause]:
+    """Default ``obj`` in place and return its validation problems (``old`` is None on create, ``subresource`` names
+    the one written: kube checks a CRD's ``status.storedVersions`` against its versions on updates of the CRD itself,
+    never of its status)."""
     strategy = _STRATEGIES.get((group, plural))
-    return strategy(obj, old) if strategy else []
+    causes = strategy(obj, old) if strategy else []
+    if (group, plural) == ("apiextensions.k8s.io", "customresourcedefinitions") and old is not None and subresource != "status":
+        causes += stored_versions_causes(obj)
+    return causes

@@ -369,10 +369,9 @@ class Controllers:
             new["metadata"]["finalizers"] = [f for f in new["metadata"].get("finalizers") or [] if f != CRD_FINALIZER]
             self.writer._update(crd_resource, crd, new, _APISERVER)
             return
+        # storedVersions as the CRD's writes left it: its updates add a new storage version (preparing.py), and only a
+        # client that migrated the objects takes an old one out (kube's controllers never touch it)
         stored = list((crd.get("status") or {}).get("storedVersions") or [])
-        storage_version = next((v["name"] for v in spec.get("versions", []) if v.get("storage")), None)
-        if storage_version and storage_version not in stored:
-            stored.append(storage_version)
         status = {
             "conditions": [
                 _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now, previous),

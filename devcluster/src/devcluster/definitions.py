@@ -28,10 +28,42 @@ def admit_crd(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             names["listKind"] = names["kind"] + "List"
     for version in spec.get("versions") or []:
         version.setdefault("served", True)
+    status = obj.get("status")
+    if old is not None and isinstance(status, dict) and not status.get("storedVersions"):
+        # SetDefaults_CustomResourceDefinition: an empty storedVersions (a status write's too) is the storage version
+        status["storedVersions"] = with_storage_version([], spec)
     causes = _metadata_schema_causes(spec) + validate_crd(obj)
     if old is not None and spec.get("scope") != old["spec"].get("scope"):
         causes.append(invalid_value("spec.scope", spec.get("scope"), "field is immutable"))
     return [_hoisted(cause, spec) for cause in causes]
+
+
+def with_storage_version(stored: list[str], spec: dict[str, Any]) -> list[str]:
+    """``status.storedVersions`` once an update of the CRD (not of its status) made: the storage version joins it
+    (the registry's PrepareForUpdate), so no object is ever stored at a version it does not list."""
+    storage = next((v.get("name") for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("storage")), None)
+    return [*stored, storage] if isinstance(storage, str) and storage not in stored else list(stored)
+
+
+def stored_versions_causes(obj: dict[str, Any]) -> list[Cause]:
+    """ValidateCustomResourceDefinitionStoredVersions on an update of the CRD: ``storedVersions`` (with the storage
+    version :func:`with_storage_version` adds) is not empty and names only versions of ``spec.versions``; a version
+    objects may still be stored at cannot leave the spec before a storage migration takes it out of the list."""
+    spec = obj.get("spec") or {}
+    stored = with_storage_version(list((obj.get("status") or {}).get("storedVersions") or []), spec)
+    if not stored:
+        return [invalid_value("status.storedVersions", stored, "must have at least one stored version")]
+    names = {v.get("name") for v in spec.get("versions") or [] if isinstance(v, dict)}
+    return [
+        invalid_value(
+            f"status.storedVersions[{i}]",
+            version,
+            f"missing from spec.versions; {version} was previously a storage version, and must remain in spec.versions until a "
+            f"storage migration ensures no data remains persisted in {version} and removes {version} from status.storedVersions",
+        )
+        for i, version in enumerate(stored)
+        if version not in names
+    ]
 
 
 _METADATA_SCHEMA_MESSAGE = "must not specify anything other than name and generateName, but metadata is implicitly specified"

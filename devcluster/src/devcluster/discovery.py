@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from devcluster.resources import ALL_VERBS, ResourceType
+from devcluster.resources import ALL_VERBS, ResourceType, version_priority_key
 
 KUBE_MAJOR = "1"
 KUBE_MINOR = "37"
@@ -56,8 +55,6 @@ _GROUP_ORDER = (
     "flowcontrol.apiserver.k8s.io",
 )
 
-_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
-
 
 def version_info() -> dict[str, Any]:
     """``/version``: a ``version.Info`` claiming Kubernetes 1.37 (the version the fidelity suite holds
@@ -86,20 +83,6 @@ def core_versions(server_address: str) -> dict[str, Any]:
         "versions": ["v1"],
         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
     }
-
-
-def version_priority_key(version: str) -> tuple[int, int, int, int, str]:
-    """Sort key putting versions in kube's priority order (highest priority first).
-
-    GA before beta before alpha; within one stability level higher major, then higher minor, first;
-    strings that are not kube-like versions last, alphabetically
-    (``k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings``).
-    """
-    match = _KUBE_VERSION.match(version)
-    if match is None:
-        return (1, 0, 0, 0, version)
-    stability = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
-    return (0, stability, -int(match.group(1)), -int(match.group(3) or 0), "")
 
 
 def sort_versions(versions: Iterable[str]) -> list[str]:

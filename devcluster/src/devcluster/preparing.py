@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from devcluster import errors
+from devcluster.definitions import with_storage_version
 
 Lookup = Callable[[str, str, str], dict[str, Any] | None]  # (storage key, namespace, name) -> object
 
@@ -180,6 +181,9 @@ def _crd_status(crd: dict[str, Any]) -> dict[str, Any]:
 def _crd(obj: dict[str, Any], old: dict[str, Any] | None, lookup: Lookup) -> None:
     if old is None:
         obj["status"] = _crd_status(obj)
+    elif isinstance(obj.get("status"), dict):  # an update of the CRD itself: a new storage version joins storedVersions
+        stored = list(obj["status"].get("storedVersions") or [])
+        obj["status"]["storedVersions"] = with_storage_version(stored, obj.get("spec") or {})
 
 
 _PREPARE: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any] | None, Lookup], None]] = {
@@ -200,8 +204,11 @@ _PREPARE: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any] | None,
 }
 
 
-def prepare(group: str, plural: str, obj: dict[str, Any], old: dict[str, Any] | None, *, lookup: Lookup) -> None:
-    """Set what the registry and mutating admission set on ``obj`` (in place; ``old`` is None on create)."""
+def prepare(group: str, plural: str, obj: dict[str, Any], old: dict[str, Any] | None, *, lookup: Lookup, subresource: str = "") -> None:
+    """Set what the registry and mutating admission set on ``obj`` (in place; ``old`` is None on create). A write of a
+    CRD's status is its status strategy's, which adds nothing (no storage version to ``storedVersions``)."""
     step = _PREPARE.get((group, plural))
+    if subresource == "status" and (group, plural) == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        return
     if step is not None:
         step(obj, old, lookup)

@@ -8,11 +8,13 @@ these records, so adding a built-in kind is one entry here (plus, if it merges l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from devcluster.structure import SchemaStructure, Structure, builtin_structure
 
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -46,6 +48,8 @@ class ResourceType:
     # the scale subresource's JSON paths: spec replicas, status replicas, label selector (a string)
     scale_paths: tuple[str, str, str] = (".spec.replicas", ".status.replicas", "")
     crd_name: str = ""
+    # the Warning every request to this version gets: a deprecated CRD version's deprecationWarning (or kube's default)
+    deprecation_warning: str = ""
     structure: Structure = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -268,15 +272,50 @@ def from_crd(crd: dict[str, Any]) -> list[ResourceType]:
                 ),
                 tracks_generation=True,
                 unconditional_update=False,
-                returns_deleted_object=True,
+                # the custom resource registry keeps genericregistry's default: a Success Status once the object is gone
+                returns_deleted_object=False,
                 schema=(version.get("schema") or {}).get("openAPIV3Schema")
                 or {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                 printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
                 field_labels=tuple(str(f.get("jsonPath", "")).removeprefix(".") for f in version.get("selectableFields") or ()),
                 crd_name=crd["metadata"]["name"],
+                deprecation_warning=_deprecation_warning(version, spec) if version.get("deprecated") else "",
             )
         )
     return result
+
+
+def _deprecation_warning(version: dict[str, Any], spec: dict[str, Any]) -> str:
+    """A deprecated version's own ``deprecationWarning``, else kube's default: ``<group>/<version> <Kind> is
+    deprecated``, naming the served, not deprecated version of highest priority above it (``defaultDeprecationWarning``)."""
+    own = version.get("deprecationWarning")
+    if own is not None:
+        return str(own)
+    name, group, kind = str(version["name"]), spec["group"], spec["names"]["kind"]
+    message = f"{group}/{name} {kind} is deprecated"
+    better = sorted(
+        (
+            str(v["name"])
+            for v in spec.get("versions", [])
+            if v.get("served", True) and not v.get("deprecated") and version_priority_key(str(v["name"])) < version_priority_key(name)
+        ),
+        key=version_priority_key,
+    )
+    return f"{message}; use {group}/{better[0]} {kind}" if better else message
+
+
+def version_priority_key(version: str) -> tuple[int, int, int, int, str]:
+    """Sort key putting versions in kube's priority order (highest priority first).
+
+    GA before beta before alpha; within one stability level higher major, then higher minor, first;
+    strings that are not kube-like versions last, alphabetically
+    (``k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings``).
+    """
+    match = _KUBE_VERSION.match(version)
+    if match is None:
+        return (1, 0, 0, 0, version)
+    stability = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    return (0, stability, -int(match.group(1)), -int(match.group(3) or 0), "")
 
 
 def storage_version(crd: dict[str, Any]) -> str:

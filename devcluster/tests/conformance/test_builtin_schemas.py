@@ -325,9 +325,9 @@ def test_strategic_merge_patch_errors(api_client: client.ApiClient, namespace: s
 
 
 def test_strict_merge_patch_of_a_custom_resource(api_client: client.ApiClient, crds_installed: None, namespace: str) -> None:
-    path = f"/apis/deployments.example.com/v1alpha1/namespaces/{namespace}/darkrooms"
+    path = f"/apis/deployments.example.com/v1/namespaces/{namespace}/darkrooms"
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "cr"},
         "spec": {"version": "v0.1.0", "source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}, "subDomains": ["img"]},

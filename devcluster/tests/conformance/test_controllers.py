@@ -34,7 +34,7 @@ from support import as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
-GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 HOLD = "example.com/hold"
 
 

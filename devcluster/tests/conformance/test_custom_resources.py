@@ -32,7 +32,7 @@ from support import as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 
-DR_GROUP, DR_VERSION, DR_PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+DR_GROUP, DR_VERSION, DR_PLURAL = "deployments.example.com", "v1", "darkrooms"
 TASK_GROUP, TASK_VERSION, TASK_PLURAL = "example.example.com", "v1", "tasks"
 DNS_LABEL = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -268,8 +268,7 @@ def test_unknown_fields_are_pruned_per_field_validation(
     assert status == 400, reply
     assert reply["reason"] == "BadRequest" and reply["code"] == 400
     assert (
-        reply["message"]
-        == 'Darkroom in version "v1alpha1" cannot be handled as a Darkroom: strict decoding error: unknown field "spec.unknown"'
+        reply["message"] == 'Darkroom in version "v1" cannot be handled as a Darkroom: strict decoding error: unknown field "spec.unknown"'
     )
     assert call(api_client, "GET", dr_path(namespace, "strict"))[0] == 404
 

@@ -45,7 +45,7 @@ DR = "darkroom.deployments.example.com"
 
 
 def darkroom_yaml(name: str, *, version: str = "v0.1.0", replicas: int = 1, extra_spec: str = "", metadata: str = "") -> str:
-    return f"""apiVersion: deployments.example.com/v1alpha1
+    return f"""apiVersion: deployments.example.com/v1
 kind: Darkroom
 metadata:
   name: {name}
@@ -300,7 +300,7 @@ def test_patch_merge_and_json_on_custom_resource(kubectl: Kubectl, crds_installe
     # strategic merge patch is not accepted for custom resources
     strategic = kubectl.run("patch", "dr", "p", "-n", namespace, "-p", '{"spec":{"replicas":1}}', check=False)
     assert strategic.returncode == 1
-    assert "application/strategic-merge-patch+json is not supported by deployments.example.com/v1alpha1, Kind=Darkroom" in strategic.stderr
+    assert "application/strategic-merge-patch+json is not supported by deployments.example.com/v1, Kind=Darkroom" in strategic.stderr
     assert (
         "the body of the request was in an unknown format - accepted media types include: "
         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml" in strategic.stderr
@@ -456,7 +456,7 @@ def test_create_with_unknown_field_is_rejected(kubectl: Kubectl, crds_installed:
     result = kubectl.run("create", "-n", namespace, "-f", "-", input_text=bogus, check=False)
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        'Error from server (BadRequest): error when creating "STDIN": Darkroom in version "v1alpha1" cannot be handled as a Darkroom: '
+        'Error from server (BadRequest): error when creating "STDIN": Darkroom in version "v1" cannot be handled as a Darkroom: '
         'strict decoding error: unknown field "spec.bogus"'
     )
     assert kubectl.run("get", "dr", "bogus", "-n", namespace, check=False).returncode == 1
@@ -470,7 +470,7 @@ def test_create_with_unknown_field_is_rejected(kubectl: Kubectl, crds_installed:
     replaced = kubectl.run("replace", "-n", namespace, "-f", "-", input_text=bogus, check=False)
     assert replaced.returncode == 1
     assert replaced.stderr.strip() == (
-        'Error from server (BadRequest): error when replacing "STDIN": Darkroom in version "v1alpha1" cannot be handled as a Darkroom: '
+        'Error from server (BadRequest): error when replacing "STDIN": Darkroom in version "v1" cannot be handled as a Darkroom: '
         'strict decoding error: unknown field "spec.bogus"'
     )
     # kubectl patch sends no fieldValidation, so the server's default (Warn) applies: a warning, field dropped
@@ -492,7 +492,7 @@ def test_create_with_unknown_field_is_rejected(kubectl: Kubectl, crds_installed:
 def test_explain_and_api_resources(kubectl: Kubectl, crds_installed: None) -> None:
     explain = kubectl.run("explain", "dr.spec").stdout
     assert "KIND:       Darkroom" in explain
-    assert "VERSION:    v1alpha1" in explain
+    assert "VERSION:    v1" in explain
     assert "subDomains\t<[]string> -required-" in explain
     assert "source\t<Object> -required-" in explain
     nested = kubectl.run("explain", "darkrooms.spec.source.type").stdout
@@ -501,7 +501,7 @@ def test_explain_and_api_resources(kubectl: Kubectl, crds_installed: None) -> No
     out = kubectl.run("api-resources").stdout
     header, rows = table(out)
     assert header == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
-    assert ["darkrooms", "dr", "deployments.example.com/v1alpha1", "true", "Darkroom"] in rows
+    assert ["darkrooms", "dr", "deployments.example.com/v1", "true", "Darkroom"] in rows
     assert ["deployments", "deploy", "apps/v1", "true", "Deployment"] in rows
     grouped = kubectl.run("api-resources", "--api-group=deployments.example.com", "-o", "name").stdout.split()
     assert grouped == ["darkrooms.deployments.example.com"]

@@ -49,7 +49,7 @@ pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; 
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
-DR_GROUP, DR_VERSION, DR_PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+DR_GROUP, DR_VERSION, DR_PLURAL = "deployments.example.com", "v1", "darkrooms"
 
 
 # -- helpers ---------------------------------------------------------------------------------

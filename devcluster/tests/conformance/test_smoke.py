@@ -17,12 +17,12 @@ def test_default_namespaces_exist(api_client: client.ApiClient) -> None:
 def test_crds_serve_custom_resources(api_client: client.ApiClient, crds_installed: None, namespace: str) -> None:
     custom = client.CustomObjectsApi(api_client)
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "smoke"},
         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com"}, "subDomains": ["a"]},
     }
-    created = as_dict(custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", body))
+    created = as_dict(custom.create_namespaced_custom_object("deployments.example.com", "v1", namespace, "darkrooms", body))
     assert created["spec"]["replicas"] == 1
     assert created["spec"]["cacheTime"] == 31536000
     assert created["metadata"]["generation"] == 1

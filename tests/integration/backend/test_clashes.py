@@ -50,12 +50,12 @@ def merge_patch(http: FlaskClient, url: str, patch: Any, query: str = "") -> Tes
 def around_the_api(custom: Any, http: FlaskClient, namespace: str, name: str, *subs: str) -> None:
     """A Darkroom written with the cluster's own API (as kubectl would: the API's checks do not run), once the API sees it."""
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/images"}, "subDomains": list(subs)},
     }
-    custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", body)
+    custom.create_namespaced_custom_object("deployments.example.com", "v1", namespace, "darkrooms", body)
     wait_for(lambda: http.get(f"/darkrooms/{namespace}/{name}").status_code == 200, message=f"the API's cache to see {name}")
 
 

@@ -19,7 +19,7 @@ from support import GC_TIMEOUT_S, wait_for
 
 from .conftest import SENTINEL_ACCESS, SENTINEL_SECRET, s3, webfolder
 
-GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 SENTINELS = (SENTINEL_ACCESS, SENTINEL_SECRET, base64.b64encode(SENTINEL_SECRET.encode()).decode())
 
 

@@ -24,7 +24,7 @@ from kinds import darkrooms as darkroom_kind
 
 from .conftest import webfolder
 
-GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 MERGE = "application/merge-patch+json"
 
 
@@ -320,13 +320,13 @@ def test_a_base_url_with_control_characters_is_refused(http: FlaskClient, namesp
     from kubernetes.client import ApiException
 
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "ctl", "namespace": namespace},
         "spec": {"source": {"type": "WebFolder", "baseUrl": url}, "subDomains": [f"ctl-{namespace}"]},
     }
     with pytest.raises(ApiException) as refused:  # written straight to the API server: the CRD's pattern refuses it too
-        custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", body)
+        custom.create_namespaced_custom_object("deployments.example.com", "v1", namespace, "darkrooms", body)
     assert refused.value.status == 422 and "spec.source.baseUrl" in (refused.value.body or "")
 
 

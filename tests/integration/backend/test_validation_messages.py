@@ -152,7 +152,7 @@ def test_a_patch_gets_its_own_problems_and_its_results_at_once(http: FlaskClient
         "source.bucket": ["required for an S3 source"],  # what the merged result lacks
     }
     assert errors_of(patch(http, f"/darkrooms/{namespace}/missing", {"replicas": "two"})) == {"replicas": ["must be a whole number"]}
-    stored = custom.get_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", "web")
+    stored = custom.get_namespaced_custom_object("deployments.example.com", "v1", namespace, "darkrooms", "web")
     assert stored["spec"]["source"]["type"] == "WebFolder" and stored["metadata"]["generation"] == 1
 
 

@@ -38,7 +38,7 @@ from backend.server.workers import header_deadline
 from backend.settings import ApiSettings
 from integration.logins import SECRET_KEY, Person, login_settings, person_of
 
-GROUP, VERSION, PLURAL = "deployments.example.com", "v1alpha1", "darkrooms"
+GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,7 @@ from integration.logins import Person, login_settings, service_account_token
 
 pytestmark = pytest.mark.usefixtures("realcluster_required")
 
-DARKROOMS = ("deployments.example.com", "v1alpha1")
+DARKROOMS = ("deployments.example.com", "v1")
 RBAC = "rbac.authorization.k8s.io"
 SMUGGLED = {
     "Impersonate-User": "admin",

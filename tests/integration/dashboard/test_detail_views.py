@@ -20,7 +20,7 @@ from support import wait_for
 
 from integration.dashboard.conftest import Client
 
-DARKROOMS = ("deployments.example.com", "v1alpha1")
+DARKROOMS = ("deployments.example.com", "v1")
 TASKS = ("example.example.com", "v1")
 PG = ("database.db.example.com", "v1")
 ACCESS_KEY = "AKIA-YAML-SENTINEL-4411"

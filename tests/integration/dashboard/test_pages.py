@@ -25,7 +25,7 @@ from cluster import EVENTS
 from integration.dashboard.conftest import TOKEN_META, Client
 from integration.logins import login_settings, person_of
 
-DARKROOMS = ("deployments.example.com", "v1alpha1")
+DARKROOMS = ("deployments.example.com", "v1")
 TASKS = ("example.example.com", "v1")
 NAVIGATING = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 
@@ -204,7 +204,7 @@ def test_an_object_someone_else_made_is_not_shown_as_a_child(http: Client, custo
         namespace, {"metadata": {"name": "billing"}, "spec": {"ports": [{"port": 8080}], "selector": {"app": "billing"}}}
     )
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "billing"},
         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/i"}, "subDomains": [f"billing-{namespace}"]},
@@ -222,7 +222,7 @@ def _darkroom_with_ingress(custom: Any, api_client: Any, namespace: str, name: s
 
     host = f"{name}-{namespace}.darkroom.example.com"
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": name},
         "spec": {"source": {"type": "WebFolder", "baseUrl": "https://example.com/i"}, "subDomains": [f"{name}-{namespace}"]},

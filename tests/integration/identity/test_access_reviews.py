@@ -125,7 +125,7 @@ def test_get_and_list_review_exactly_what_the_url_names(
     for namespace, editor in ((TEAM_A, "alice"), (TEAM_B, "bob")):
         made = http.post(f"{reviewing.url}/darkrooms", json=body("darkrooms", unique("listed"), namespace), headers=tokens.bearer(editor))
         problem(made, 201)
-    every = control_plane.request("GET", "/apis/deployments.example.com/v1alpha1/darkrooms").json()["items"]
+    every = control_plane.request("GET", "/apis/deployments.example.com/v1/darkrooms").json()["items"]
     holding = {item["metadata"]["namespace"] for item in every}
     with Reviews(audit, control_plane, tokens["carol"]) as carol:
         assert problem(http.get(f"{reviewing.url}/darkrooms", headers=tokens.bearer("carol")), 200)["items"] == []

@@ -48,7 +48,7 @@ def harness(kube: ClusterProcess, crds_installed: None, namespace: str) -> Itera
 
 def create(h: Harness, name: str, source: Mapping[str, Any] = WEBFOLDER, **spec: Any) -> dict[str, Any]:
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": name, "namespace": h.namespace},
         "spec": {"version": "0.4.2", "source": dict(source), "subDomains": [name], **spec},
@@ -99,7 +99,7 @@ def test_children_exactly_as_specified_and_status(harness: Harness) -> None:
     dr = create(h, "photos", replicas=2, subDomains=["images", "cdn"], cacheTime=86400)
     assert h.darkrooms.reconcile(h.key("photos")).requeue_after_s is None
     owner = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "name": "photos",
         "uid": dr["metadata"]["uid"],

@@ -42,7 +42,7 @@ def user(kube: ClusterProcess, crds_installed: None, namespace: str) -> Iterator
 
 def darkroom(user: User, name: str, source: Mapping[str, Any] = WEBFOLDER, **spec: Any) -> dict[str, Any]:
     body = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": name, "namespace": user.namespace},
         "spec": {"version": "0.4.2", "source": dict(source), "subDomains": [name], **spec},

@@ -34,7 +34,7 @@ OPERATOR = [sys.executable, "-m", "darkroom_operator"]
 
 def darkroom(name: str) -> dict[str, Any]:
     return {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": name},
         "spec": {
@@ -55,7 +55,7 @@ class Api:
         self.coordination = client.CoordinationV1Api(api_client)
 
     def create_darkroom(self, namespace: str, name: str) -> None:
-        self.custom.create_namespaced_custom_object("deployments.example.com", "v1alpha1", namespace, "darkrooms", darkroom(name))
+        self.custom.create_namespaced_custom_object("deployments.example.com", "v1", namespace, "darkrooms", darkroom(name))
 
     def configmap(self, namespace: str, name: str) -> Any:
         try:

@@ -53,7 +53,7 @@ def errors_of(payload: Any, schema: type = DarkroomCreateSchema) -> dict[str, li
 def as_cr(friendly: dict[str, Any], *, secret_name: str | None = None, **meta: Any) -> dict[str, Any]:
     """What the API server would store and return for a friendly payload."""
     return {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {
             "name": friendly["name"],

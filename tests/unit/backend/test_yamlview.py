@@ -13,7 +13,7 @@ from backend.dashboard import yamlview
 from cluster import freeze
 
 DARKROOM: dict[str, Any] = {
-    "apiVersion": "deployments.example.com/v1alpha1",
+    "apiVersion": "deployments.example.com/v1",
     "kind": "Darkroom",
     "metadata": {"name": "shop", "namespace": "ns", "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
     "spec": {"subDomains": ["a", "b"]},

@@ -25,7 +25,7 @@ def test_resource_paths() -> None:
     assert CONFIGMAPS.path(namespace="ns") == "/api/v1/namespaces/ns/configmaps"
     assert (
         DARKROOMS.path(namespace="ns", name="a b", subresource="status")
-        == "/apis/deployments.example.com/v1alpha1/namespaces/ns/darkrooms/a%20b/status"
+        == "/apis/deployments.example.com/v1/namespaces/ns/darkrooms/a%20b/status"
     )
     assert NAMESPACES.path(name="default") == "/api/v1/namespaces/default"
     assert NAMESPACES.path(namespace="ignored") == "/api/v1/namespaces"
@@ -33,7 +33,7 @@ def test_resource_paths() -> None:
         CONFIGMAPS.path(name="x")
     with pytest.raises(ValueError):
         CONFIGMAPS.path(namespace="ns", subresource="status")
-    assert DARKROOMS.api_version == "deployments.example.com/v1alpha1" and CONFIGMAPS.api_version == "v1"
+    assert DARKROOMS.api_version == "deployments.example.com/v1" and CONFIGMAPS.api_version == "v1"
 
 
 def test_lookup() -> None:

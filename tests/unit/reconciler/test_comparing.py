@@ -20,7 +20,7 @@ from darkroom_operator.settings import OperatorSettings
 
 def darkroom_body(source: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
     return {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "d", "namespace": "n", "uid": "uid-1", "generation": 1},
         "spec": {"source": source or {"type": "WebFolder", "baseUrl": "https://x.example"}, "subDomains": ["a"], **spec},

@@ -23,7 +23,7 @@ from kinds import darkrooms as darkroom_kind
 SETTINGS = OperatorSettings(identity="test")
 UID = "0f6b5c8e-1111-2222-3333-444455556666"
 OWNER = {
-    "apiVersion": "deployments.example.com/v1alpha1",
+    "apiVersion": "deployments.example.com/v1",
     "kind": "Darkroom",
     "name": "photos",
     "uid": UID,
@@ -43,7 +43,7 @@ HYSTRIX = {
 
 def darkroom(source: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "apiVersion": "deployments.example.com/v1alpha1",
+        "apiVersion": "deployments.example.com/v1",
         "kind": "Darkroom",
         "metadata": {"name": "photos", "namespace": "media", "uid": UID, "generation": 1, "resourceVersion": "7"},
         "spec": {
@@ -273,3 +273,12 @@ def test_the_retired_default_version_variable_is_named_in_a_warning(caplog: pyte
         settings = OperatorSettings.from_environ({"DARKROOM_OPERATOR_DEFAULT_VERSION": "0.1.0"}, identity="t")
     assert not hasattr(settings, "default_version")
     assert "DARKROOM_OPERATOR_DEFAULT_VERSION is ignored" in caplog.text
+
+
+def test_owner_reference_names_the_version_the_product_speaks() -> None:
+    """A Darkroom read at v1alpha1 (as release 0.1.0 read them) still gets a v1 reference: the first reconcile after
+    the upgrade moves 0.1.0's children to v1, so a release that stops serving v1alpha1 leaves the garbage collector no
+    reference it cannot resolve."""
+    old = {**darkroom(), "apiVersion": "deployments.example.com/v1alpha1"}
+    assert darkroomchildren.owner_reference(old) == OWNER
+    assert OWNER["apiVersion"] == darkroom_kind.GROUP_VERSION

@@ -77,6 +77,9 @@ class Api:
         except Exception as e:  # a bug must still answer like kube-apiserver does
             log.exception("internal error serving %s %s", request.method, request.path)
             response = self._status_response(StatusError(500, "InternalError", f"Internal error occurred: {e}"))
+        deprecation = request.get(_DEPRECATION_KEY)
+        if deprecation and not response.prepared:
+            _add_warnings(response, [deprecation], first=True)
         self._audit(request, response.status)
         return response
 
@@ -151,6 +154,8 @@ class Api:
 
     async def _resource_request(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
         target = self._target(group, version, rest)
+        # kube warns of a deprecated version on every request to it, whatever the answer (handle adds it)
+        request[_DEPRECATION_KEY] = target.resource.deprecation_warning
         watching = target.legacy_watch or _boolean(request.query.get("watch"))
         if self.audit is not None:
             request[RECORD_KEY] = self._audit_record(request, target, watching=watching)
@@ -176,9 +181,7 @@ class Api:
         if isinstance(result, web.StreamResponse):
             return result
         response = self._render(_accepts(request.headers.get("Accept", "")), target.resource, result.obj, status=result.code)
-        for warning in result.warnings:
-            escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
-            response.headers.add("Warning", f'299 - "{escaped}"')
+        _add_warnings(response, result.warnings)
         return response
 
     def _audit_record(self, request: web.Request, target: Target, *, watching: bool) -> dict[str, Any]:
@@ -481,6 +484,7 @@ class Api:
             allow_bookmarks=allow_bookmarks,
         )
         response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
+        _add_warnings(response, [target.resource.deprecation_warning])  # "" when the version is not deprecated
         response.enable_chunked_encoding()
         await response.prepare(request)
         self._audit(request, 200)  # a watch is recorded when it starts, not when it ends
@@ -545,3 +549,20 @@ def _check_watch_version(rv: str) -> None:
     """The watch cache's ParseResourceVersion: a version that is not a number is a plain (500) error."""
     if rv not in ("", "0") and not rv.isdigit():
         raise errors.internal(f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": invalid syntax')
+
+
+_DEPRECATION_KEY = "devcluster.deprecation"  # the request's version's deprecation warning (empty: not deprecated)
+
+
+def _add_warnings(response: web.StreamResponse, warnings: list[str], *, first: bool = False) -> None:
+    """Warning headers (``299 - "<text>"``) on ``response``; ``first`` puts them before those it has (kube adds a
+    deprecated version's warning before handling the request)."""
+    values = []
+    for warning in filter(None, warnings):
+        escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
+        values.append(f'299 - "{escaped}"')
+    if first:
+        values += response.headers.getall("Warning", [])
+        response.headers.popall("Warning", None)
+    for value in values:
+        response.headers.add("Warning", value)

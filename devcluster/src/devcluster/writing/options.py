@@ -106,5 +106,8 @@ def _patch_error_context(rendered: Callable[[], str]) -> Iterator[None]:
 
 
 def _spec_view(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
-    skip = {"metadata", "status"} if resource.status_subresource else {"metadata"}
+    """What a change of counts for ``metadata.generation``: neither metadata, nor status under a status subresource,
+    nor ``apiVersion`` (an object stored at an older version of its CRD re-encoded at the storage version is the same
+    object: kube compares the decoded objects)."""
+    skip = {"metadata", "status", "apiVersion"} if resource.status_subresource else {"metadata", "apiVersion"}
     return {k: v for k, v in obj.items() if k not in skip}

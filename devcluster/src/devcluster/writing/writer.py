@@ -362,7 +362,7 @@ class Writer:
             warnings += decoding.field_validation([f'unknown field "{path}"' for path in unknown], opts.field_validation)
             causes += validate(new, resource.schema)
         _drop_empty_metadata(meta)
-        causes += admit(resource.group, resource.plural, new, old)
+        causes += admit(resource.group, resource.plural, new, old, subresource=opts.subresource)
         causes += validate_object_meta(
             meta,
             name_rule=resource.name_rule,
@@ -392,7 +392,9 @@ class Writer:
                 typed=not resource.is_custom,
             )
             meta = new["metadata"]
-        prepare(resource.group, resource.plural, new, old, lookup=self.store.get)  # after field management, as kube does
+        prepare(
+            resource.group, resource.plural, new, old, lookup=self.store.get, subresource=opts.subresource
+        )  # after field management, as kube does
         new["apiVersion"] = storage_api_version
         if old is not None:
             is_namespace = resource.plural == "namespaces" and not resource.group

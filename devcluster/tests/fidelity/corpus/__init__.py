@@ -24,6 +24,7 @@ MODULES = (
     "watches",
     "validation",
     "crds",
+    "versions",
     "subresources",
     "lifecycle",
     "discovery",
