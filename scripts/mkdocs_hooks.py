@@ -2,7 +2,8 @@
 
 - ``docs/operations/install.md`` and ``docs/operations/upgrading.md`` go into the Operations section of the nav, after
   Deploy, when they are there;
-- the top-level ``CHANGELOG.md`` becomes the page ``changelog.md`` (last in the nav), its text included as it is.
+- the top-level ``CHANGELOG.md`` becomes the page ``changelog.md`` (last in the nav), its text included as it is
+  except its links into ``docs/`` (right on the repository's page), which point at the site's pages instead.
 
 So the nav never names a missing page (``mkdocs build --strict`` would fail) and a new guide needs no edit here.
 """
@@ -36,7 +37,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     """The changelog page, from the top-level CHANGELOG.md."""
     changelog = _changelog(config)
     if changelog.is_file():
-        files.append(File.generated(config, "changelog.md", content=changelog.read_text()))
+        text = changelog.read_text().replace("](docs/", "](")
+        files.append(File.generated(config, "changelog.md", content=text))
     return files
 
 
