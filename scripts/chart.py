@@ -61,17 +61,10 @@ class Field:
 
 
 @dataclass(frozen=True)
-class Addition:
+class Addition(Field):
     """A value that adds the field ``path[-1]`` to one object when it is not empty (the field is absent by default).
     ``block`` is the Helm template of that field (``key: ...``), ``build`` the field's value for kustomize."""
 
-    value: str
-    api_version: str
-    kind: str
-    name: str
-    path: tuple[Step, ...]
-    schema: dict[str, Any]
-    help: str
     block: str
     build: Callable[[Values], Any]
 
