@@ -87,10 +87,10 @@ def test_streams_hold_no_request_thread(
         assert stream.next()["event"] == "ready"  # type: ignore[index]
     wait_for(lambda: hub(app).subscribers == 12, message="12 subscribers")
 
-    started = time.monotonic()
-    assert get(url, "/healthz").status == 200
-    assert get(url, f"/darkrooms?namespace={ns}").status == 200
-    assert time.monotonic() - started < 2.0
+    # Answered at all: were the 12 streams holding the 2 request threads, these would wait for one until their timeout
+    # (the streams stay open), however long it is — a behaviour, not a speed, so the timeout is generous.
+    assert get(url, "/healthz", timeout_s=30).status == 200
+    assert get(url, f"/darkrooms?namespace={ns}", timeout_s=30).status == 200
 
     darkrooms.create("fan-out")
     for stream in streams:
