@@ -333,8 +333,15 @@ def test_an_outage_pauses_the_workers_without_charging_every_key(
     api = cluster_api(cluster)
     for name in names:
         api.wait_for_configmap(namespace, name, timeout_s=60)
-    assert (op.metric("workqueue_retries_total", {"name": "darkroom"}) or 0) == retried, "no key was charged for the outage"
-    assert any(r["message"] == "server unavailable, pausing" for r in op.logs())
+    # No key was charged for the outage. A reconcile right after it may still meet a conflict of its own (a cache that
+    # has not caught up with what was written just before the cut): such a charge is logged with its cause, never a
+    # server that was away (a transport error, 429 or 5xx).
+    charged = (op.metric("workqueue_retries_total", {"name": "darkroom"}) or 0) - retried
+    logs = op.logs()
+    causes = [r for r in logs if r["message"] in ("conflict, retrying", "reconcile failed")]
+    assert len(causes) >= charged, f"{charged} charges, causes logged: {causes}"
+    assert not [r for r in causes if r.get("status") in (0, 429) or int(r.get("status") or 0) >= 500], causes
+    assert any(r["message"] == "server unavailable, pausing" for r in logs)
     assert op.running
 
 
