@@ -437,7 +437,11 @@ def test_unready_annotation_turns_ready_false_and_back(harness: Harness) -> None
     assert h.get(DEPLOYMENTS, "flaky")["metadata"]["annotations"][UNREADY] == "true"  # not ours: left alone
     h.admin.patch(DEPLOYMENTS, "flaky", {"metadata": {"annotations": {UNREADY: None}}}, namespace=h.namespace)
     reconcile_until(h, "flaky", "Ready", "True")
-    assert reasons(h, "flaky") == [("Normal", "Ready"), ("Normal", "Ready"), ("Warning", "NotReady")]
+    # One Event per transition: Ready, NotReady, Ready. The real control plane's Deployment may pass through Ready once
+    # more while its rollout of the annotation change settles (True, False, True, False, True): still one per transition.
+    seen = reasons(h, "flaky")
+    ready, not_ready_events = seen.count(("Normal", "Ready")), seen.count(("Warning", "NotReady"))
+    assert not_ready_events >= 1 and ready == not_ready_events + 1 and len(seen) == ready + not_ready_events, seen
 
 
 def test_deleting_the_darkroom_removes_its_children(harness: Harness) -> None:

@@ -95,6 +95,10 @@ def resource_version(s: Side) -> None:
     at_create = _rv(created.json)
     s.patch("modify", f"{base}/v", {"data": {"n": "2"}}, "application/merge-patch+json")
     pick = {"labelSelector": "pick=me"}
+    # resourceVersion=0 is "any version": kube-apiserver serves it from its watch cache, which may not have seen the
+    # patch yet on a busy machine. A consistent list first (served from that cache once it has caught up with etcd)
+    # makes the cache current, so rv-0 compares the same object on both servers.
+    s.get("consistent", base, query=pick)
     s.get("rv-0", base, query={**pick, "resourceVersion": "0"})
     s.get("rv-exact-old", base, query={**pick, "resourceVersion": at_create, "resourceVersionMatch": "Exact"})
     s.get("rv-not-older", base, query={**pick, "resourceVersion": at_create, "resourceVersionMatch": "NotOlderThan"})
