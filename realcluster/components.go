@@ -114,6 +114,10 @@ func apiserverArgs(o options, p pki, pt ports) []string {
 		// blockOwnerDeletion needs update on the owner's finalizers subresource.
 		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 		"--cert-dir=" + p.dir,
+		// On SIGTERM, close open watches within 2s (rate-limited, as k0s and OpenShift configure it), so
+		// clients relist from the next server at once. Without it kube-apiserver does not end its watches
+		// and a stop with a client watching waits out the stop timeout below (30s) before SIGKILL.
+		"--shutdown-watch-termination-grace-period=2s",
 		"--profiling=false",
 		"--v=" + o.verbosity,
 	}

@@ -7,7 +7,9 @@ app in the local one-person mode (``create_app`` with its own informers) under a
 a fresh browser context (own cookies) on the app that records console errors, page errors and
 ``securitypolicyviolation`` events; every test ends by asserting there were none (``pages``: the same on any app's
 URL, e.g. a control panel of tests/identityfixtures.py). ``shot(page,
-name)`` saves a screenshot to test-output/screenshots/ (``BROWSER_SCREENSHOTS``: another directory).
+name)`` saves a screenshot to test-output/screenshots/ (``BROWSER_SCREENSHOTS``: another directory; ``off``: none —
+.ci/run sets it: nobody looks at CI's screenshots, and a full-page PNG is about half of a page check's time, so they
+are taken where someone will look at them, by ``make test`` or ``make test-browser`` on a developer's machine).
 
 Chromium: Debian's /usr/bin/chromium (never ``playwright install``). When it is missing the tests
 fail under CI (``CI=true``) and are skipped elsewhere with the reason (``make test`` installs it
@@ -40,7 +42,8 @@ from backend.settings import ApiSettings
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SCREENSHOTS = Path(os.environ.get("BROWSER_SCREENSHOTS") or ROOT / "test-output" / "screenshots")  # where shot() saves
+SCREENSHOTS_SETTING = os.environ.get("BROWSER_SCREENSHOTS") or str(ROOT / "test-output" / "screenshots")
+SCREENSHOTS = None if SCREENSHOTS_SETTING == "off" else Path(SCREENSHOTS_SETTING)  # where shot() saves (None: nowhere)
 # Forms answer 422 (invalid input) and 409 (conflict) on purpose; chromium logs every non-2xx load.
 EXPECTED_STATUS = re.compile(r"^Failed to load resource: the server responded with a status of (409|422)\b")
 CSP_PROBE = """
@@ -271,8 +274,12 @@ def page(new_page: Callable[..., Watched]) -> Any:
     return new_page().page
 
 
-def shot(page: Any, name: str) -> Path:
+def shot(page: Any, name: str, *, full_page: bool = True) -> Path | None:
+    """Save a screenshot (the whole page, or the viewport) as ``name``.png in :data:`SCREENSHOTS` (its path; None when
+    they are off)."""
+    if SCREENSHOTS is None:
+        return None
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True, timeout=60_000)  # a long page (/docs) on a busy machine takes a while
+    page.screenshot(path=str(path), full_page=full_page, timeout=60_000)  # a long page (/docs) on a busy machine takes a while
     return path

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from support import wait_for
 
-from browser.conftest import SCREENSHOTS, Stack, Watched, shot
+from browser.conftest import Stack, Watched, shot
 
 DARKROOM = ("deployments.example.com", "v1", "darkrooms")
 TASK = ("example.example.com", "v1", "tasks")
@@ -191,8 +191,7 @@ def test_docs_has_the_dashboards_header_and_styles(stack: Stack, new_page: Calla
     page.get_by_role("link", name="Darkroom", exact=True).first.click()  # a type links to its schema
     assert page.locator("details#schema-Darkroom").evaluate("(d) => d.matches(':target')")
     page.evaluate("window.scrollTo(0, 0)")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"docs-{scheme}.png"))  # the top only: the whole page is very long
+    shot(page, f"docs-{scheme}", full_page=False)  # the top only: the whole page is very long
 
 
 @pytest.mark.parametrize("kind", ["darkroom", "postgresql"])
