@@ -1,4 +1,5 @@
-"""Benchmark the reconciler against a kopf peer: 1,000 Darkrooms created at once → all Ready, printed as a markdown table.
+"""Benchmark the reconciler against a kopf peer and a Go (controller-runtime) peer: 1,000 Darkrooms created at once → all
+Ready, printed as a markdown table.
 
 Never run by the test suite; run it with::
 
@@ -6,6 +7,7 @@ Never run by the test suite; run it with::
     .venv/bin/python bench/reconcile.py --server dev     # devcluster only (~7 min)
     .venv/bin/python bench/reconcile.py --count 100 --runs 1 --resync-s 10   # sanity run
     .venv/bin/python bench/reconcile.py --operators kopf       # one side only
+    .venv/bin/python bench/reconcile.py --operators ours,go    # ours against the Go peer only
     .venv/bin/python bench/reconcile.py --kind postgresql      # 100 Postgresqls (ours only)
     .venv/bin/python bench/reconcile.py --kind darkroom,mixed --operators ours --resync-s 180   # + 100 Postgresqls
 
@@ -16,8 +18,11 @@ invocation, side by side in one table. ``--kind darkroom|postgresql|mixed`` (com
 table each, default darkroom) picks what is created at once (``workloads.py``): ``darkroom``
 ``--count`` Darkrooms (default 1,000; the benchmark as it was before ``--kind``, same output);
 ``postgresql`` ``--count`` Postgresqls (default 100); ``mixed`` ``--count`` Darkrooms (default
-1,000) and ``--pg-count`` Postgresqls (default 100) together, interleaved. The kopf peer knows
-Darkrooms only: it runs for ``darkroom`` and is skipped, with a note under the table, for the others.
+1,000) and ``--pg-count`` Postgresqls (default 100) together, interleaved. The kopf and Go peers know
+Darkrooms only: they run for ``darkroom`` and are skipped, with a note under the table, for the others.
+``--operators`` (default ``ours,kopf,go``) picks the operators; the Go peer is built first
+(``scripts/build_go_peer.sh``, a no-op when up to date); when it cannot be built (no Go toolchain, no module
+proxy) the default leaves it out with a note under the table, and an explicit ``go`` is an error.
 
 Method
 ------
@@ -26,7 +31,10 @@ Method
   level WARNING; it runs every controller — Darkroom, Task, Postgresql — whatever the workload);
   ``kopf`` = ``python -m kopf run --standalone --namespace bench --quiet
   bench/peers/kopf_darkroom.py`` (the peer's module docstring says what it does and why;
-  ``KOPF_PEER_WORKERS`` = W). Leader election is off for both (kopf ``--standalone``: no peering).
+  ``KOPF_PEER_WORKERS`` = W); ``go`` = ``bench/peers/go-darkroom/bin/go-darkroom --kubeconfig K --namespace
+  bench --workers W --metrics-bind-address 127.0.0.1:P --health-probe-bind-address 127.0.0.1:Q`` (the seed's
+  operator on controller-runtime; its package doc comment, ``bench/peers/go-darkroom/main.go``, says what it does
+  and how it differs from ours). Leader election is off for all three (kopf ``--standalone``: no peering).
 * Every (run, server, workload, operator) gets a fresh server on a free 127.0.0.1 port with a temp
   data dir, the same flags for both operators, the product's CRDs and one namespace (``servers.py``).
   dev: ``python -m devcluster serve --deployment-ready-delay <--ready-delay> --history-size 200000
@@ -40,10 +48,10 @@ Method
   has bound the pod and the node has made it Ready — the whole chain a real cluster runs, with
   every step an API request.
   The operators get the server's kubeconfig (real: HTTPS, cluster CA, admin bearer token; the
-  kopf peer loads it with the official client and kopf logs in from the same file).
+  kopf peer loads it with the official client and kopf logs in from the same file; the Go peer with client-go).
   The order of the operators alternates between runs. Each figure in the table is the median over
   ``--runs`` runs; both operators (and every workload) run in the same invocation on the same machine.
-* Convergence: once the operator is ready (ours: ``/readyz`` 200; both: the audit log shows its
+* Convergence: once the operator is ready (ours and go: ``/readyz`` 200; all: the audit log shows its
   watches on the workload's kinds and their Deployments / StatefulSets), the workload's objects
   are POSTed by ``--clients`` threads, each with one keep-alive connection: Darkrooms (WebFolder
   source, two sub-domains of their own), Postgresqls (``version`` 17, 1Gi, requests/limits, two
@@ -60,11 +68,12 @@ Method
 * Reconciles: ours = ``darkroom_operator_reconcile_total`` (all results) from ``/metrics`` for the
   workload's controllers (``controller="darkroom"``, ``"postgresql"``, both for mixed); kopf =
   handler invocations (Darkroom create/update/resume handler + Deployment event handler), counted
-  by the peer. Read when all are Ready; reconciles/s = that count / time to all Ready.
+  by the peer; go = ``controller_runtime_reconcile_total{controller="darkroom"}`` (all results) from its
+  ``/metrics``. Read when all are Ready; reconciles/s = that count / time to all Ready.
 * Writes: audit-log records (``--audit-log`` of devcluster; kube-apiserver's audit Events at stage
   ResponseComplete for the real server) whose verb is not get/list/watch, that are not dry runs,
   and whose User-Agent is the operator's (ours ``darkroom-operator``; kopf ``kopf/`` and the peer's
-  client ``kopf-peer/``), from the first POST until the writes are quiet. Tables other than
+  client ``kopf-peer/``; go ``go-peer/``), from the first POST until the writes are quiet. Tables other than
   ``darkroom`` add a row per written resource (``postgresqls/status``, ``secrets``, ...) and note
   the writes by request (verb + resource) per server.
 * Server CPU: dev = the devcluster process (which also plays the Deployment and StatefulSet
@@ -82,16 +91,17 @@ Method
   convergence — the run warns if one did) and the writes are quiet; report the writes in that
   window (target 0; any that happen are listed one by one — verb, resource, object, code — under
   the table and on stderr). kopf has no periodic resync; its level-triggered re-handling of
-  existing objects is ``on.resume`` at startup. So both operators are then restarted (SIGTERM,
-  wait, start again, same flags) and the writes until the new process has handled every object
-  and gone quiet are reported as "writes on restart".
-* Baselines: ``kopf / ours`` in the Darkroom table when both ran; for ``mixed``, when the same
+  existing objects is ``on.resume`` at startup; the Go peer's resync period (controller-runtime's
+  default, ~10 h) is beyond any run, and its initial list re-handles every object at startup.
+  So every operator is then restarted (SIGTERM, wait, start again, same flags) and the writes until
+  the new process has handled every object and gone quiet are reported as "writes on restart".
+* Baselines: ``kopf / ours`` and ``go / ours`` in the Darkroom table when those ran; for ``mixed``, when the same
   invocation ran ``darkroom`` for ours (``--kind darkroom,mixed``: the same Darkroom count), that
   run is a column of the mixed table and ``mixed / Darkrooms only`` the ratio
   (``reconcile_results.py``). ``postgresql`` has no baseline.
 * Where the time goes: ``--profile DIR`` attaches ``py-spy record`` (in .venv) to the operator, and
   with ``--profile-server`` to devcluster (not to the real server: it is Go), from ready until all
-  objects are Ready (collapsed stacks; add ``--profile-idle`` for waiting threads).
+  objects are Ready (collapsed stacks; add ``--profile-idle`` for waiting threads); not to the Go peer.
 """
 
 from __future__ import annotations
@@ -125,6 +135,9 @@ from cluster import DARKROOMS, Cache, ConnectionSettings, InformerSettings, conn
 
 HOST = "127.0.0.1"
 PEER = ROOT / "bench" / "peers" / "kopf_darkroom.py"
+GO_PEER_BUILD = ROOT / "scripts" / "build_go_peer.sh"
+GO_PEER_MODULE = ROOT / "bench" / "peers" / "go-darkroom"
+DEFAULT_OPERATORS = "ours,kopf,go"
 
 
 def proc_status(pid: int) -> dict[str, str]:
@@ -336,7 +349,72 @@ class Kopf(Operator):
         return self.counters().get("darkroom_handler", 0)
 
 
-OPERATORS: dict[str, type[Operator]] = {"ours": Ours, "kopf": Kopf}
+class GoPeer(Operator):
+    """bench/peers/go-darkroom (controller-runtime): its binary from ``scripts/build_go_peer.sh`` (:func:`build_go_peer`)."""
+
+    label = "go-peer"
+    agents = ("go-peer/",)
+    workloads = ("darkroom",)  # bench/peers/go-darkroom knows Darkrooms only
+    binary = GO_PEER_MODULE / "bin" / "go-darkroom"
+
+    def __init__(self, cluster: Cluster, opts: argparse.Namespace, load: Workload) -> None:
+        super().__init__(cluster, opts, load)
+        self.metrics_port, self.health_port = free_port(), free_port()
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        cmd = [
+            str(self.binary), "--kubeconfig", str(self.cluster.kubeconfig), "--namespace", NAMESPACE,
+            "--workers", str(self.opts.workers), "--metrics-bind-address", f"{HOST}:{self.metrics_port}",
+            "--health-probe-bind-address", f"{HOST}:{self.health_port}",
+        ]  # fmt: skip
+        return cmd, {}
+
+    def _get(self, port: int, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}{path}", timeout=5) as response:
+                return response.status, response.read().decode()
+        except OSError:
+            return 0, ""
+
+    def ready(self) -> bool:
+        return self._get(self.health_port, "/readyz")[0] == 200 and super().ready()
+
+    def reconciles(self) -> int:
+        status, text = self._get(self.metrics_port, "/metrics")
+        if status != 200:
+            raise RuntimeError(f"{self.label} /metrics answered {status}")
+        total = 0.0
+        for line in text.splitlines():
+            if line.startswith("controller_runtime_reconcile_total{") and 'controller="darkroom"' in line:
+                total += float(line.rsplit(" ", 1)[1])
+        return int(total)
+
+
+def build_go_peer() -> str:
+    """Build the Go peer (a no-op when up to date); "" when its binary is there, else why not (one line)."""
+    try:
+        result = subprocess.run([str(GO_PEER_BUILD)], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"scripts/build_go_peer.sh could not run ({e!r})"
+    if result.returncode == 0 and GoPeer.binary.exists():
+        return ""
+    last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+    what = "no Go toolchain" if result.returncode == 3 else f"exit {result.returncode}"
+    return f"scripts/build_go_peer.sh could not build it ({what}: {last})"
+
+
+def go_peer_versions() -> str:
+    """controller-runtime's version (the peer's go.mod) and the Go release the binary was built with."""
+    mod = (GO_PEER_MODULE / "go.mod").read_text()
+    runtime = next((line.split()[1] for line in mod.splitlines() if line.strip().startswith("sigs.k8s.io/controller-runtime ")), "?")
+    try:
+        built = subprocess.run(["go", "version", str(GoPeer.binary)], capture_output=True, text=True, timeout=30).stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        built = []
+    return f"controller-runtime {runtime}" + (f" ({built[-1]})" if built else "")
+
+
+OPERATORS: dict[str, type[Operator]] = {"ours": Ours, "kopf": Kopf, "go": GoPeer}
 
 
 # --------------------------------------------------------------------------------------------
@@ -452,7 +530,9 @@ def start_profilers(operator: Operator, opts: argparse.Namespace, work: Path) ->
     if not opts.profile:
         return []
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    targets = [(operator.label, operator.pid)]
+    targets = [(operator.label, operator.pid)] if not isinstance(operator, GoPeer) else []
+    if not targets:
+        log("    --profile: not for the Go peer (py-spy profiles Python)")
     if opts.profile_server and operator.cluster.kind == "dev":
         targets += operator.cluster.server.profiled_pids()
     elif opts.profile_server:
@@ -517,18 +597,22 @@ def restart_window(operator: Operator, result: RunResult, opts: argparse.Namespa
 # Report
 
 
-def machine_line(servers: list[str], *, with_kopf: bool) -> str:
-    """The header's machine part; kopf's version only when the peer runs (kopf is a bench extra)."""
+def machine_line(servers: list[str], *, with_kopf: bool, with_go: bool = False) -> str:
+    """The header's machine part; kopf's version only when the peer runs (kopf is a bench extra), the Go peer's
+    controller-runtime and Go versions only when it runs."""
     real = f", real = kube-apiserver {realcluster_version()} + etcd (realcluster)" if "real" in servers else ""
+    go = f", Go peer on {go_peer_versions()}" if with_go else ""
     if not with_kopf:
-        return f"{machine_summary()}, Python {platform.python_version()}{real}"
+        return f"{machine_summary()}, Python {platform.python_version()}{go}{real}"
     from importlib.metadata import version  # not kopf.__version__: typed the same whether the bench extra is installed or not
 
-    return f"{machine_summary()}, Python {platform.python_version()}, kopf {version('kopf')}{real}"
+    return f"{machine_summary()}, Python {platform.python_version()}, kopf {version('kopf')}{go}{real}"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Benchmark the reconciler against a kopf peer (fresh API server per run).")
+    parser = argparse.ArgumentParser(
+        description="Benchmark the reconciler against a kopf peer and a Go (controller-runtime) peer (fresh API server per run)."
+    )
     parser.add_argument(
         "--server",
         choices=("dev", "real", "both"),
@@ -540,7 +624,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--kind",
         default="darkroom",
         help="comma-separated workloads, each its own table: darkroom (Darkrooms), postgresql (Postgresqls), mixed (Darkrooms + "
-        "Postgresqls together); kopf runs for darkroom only (default darkroom)",
+        "Postgresqls together); kopf and go run for darkroom only (default darkroom)",
     )
     parser.add_argument(
         "--count",
@@ -550,8 +634,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--pg-count", type=int, default=100, help="Postgresqls created with the Darkrooms in mixed (default 100)")
     parser.add_argument("--runs", type=int, default=3, help="runs per operator; the table shows medians (default 3)")
-    parser.add_argument("--operators", default="ours,kopf", help="comma-separated: ours, kopf (default both)")
-    parser.add_argument("--workers", type=int, default=4, help="reconcile workers / kopf handler threads (default 4)")
+    parser.add_argument(
+        "--operators",
+        default=None,
+        help=f"comma-separated: ours, kopf, go (default {DEFAULT_OPERATORS}; go left out with a note when it cannot be built)",
+    )
+    parser.add_argument("--workers", type=int, default=4, help="reconcile workers / kopf handler threads / go workers (default 4)")
     parser.add_argument("--clients", type=int, default=8, help="threads POSTing the objects (default 8)")
     parser.add_argument(
         "--ready-delay",
@@ -569,7 +657,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--profile-idle", action="store_true", help="with --profile: include idle (waiting) stacks")
     parser.add_argument("--profile-server", action="store_true", help="with --profile: profile devcluster too (not the real server)")
     opts = parser.parse_args(argv)
-    opts.kinds = [k.strip() for k in opts.operators.split(",") if k.strip()]
+    opts.go_optional = opts.operators is None  # the default: leave go out (with a note) when it cannot be built
+    opts.kinds = [k.strip() for k in (opts.operators or DEFAULT_OPERATORS).split(",") if k.strip()]
     if not opts.kinds or set(opts.kinds) - set(OPERATORS):
         parser.error(f"--operators: choose from {sorted(OPERATORS)}")
     keys = [k.strip() for k in opts.kind.split(",") if k.strip()]
@@ -625,10 +714,20 @@ def main(argv: list[str] | None = None) -> int:
     exit_on_sigterm()
     started = datetime.datetime.now().astimezone()
     load_at_start = os.getloadavg()[0]
+    go_note = ""
+    if "go" in opts.kinds and "darkroom" in opts.loads:
+        why_not = build_go_peer()
+        if why_not and not opts.go_optional:
+            raise SystemExit(f"--operators go: {why_not}")
+        if why_not:
+            opts.kinds.remove("go")
+            go_note = f"Go peer: not run: {why_not}."
+            log(f"note: {go_note}")
     servers, note = choose_servers(opts.server)
     if note:
         log(note)
-    machine = machine_line(servers, with_kopf="kopf" in opts.kinds and "darkroom" in opts.loads)
+    with_go = "go" in opts.kinds and "darkroom" in opts.loads
+    machine = machine_line(servers, with_kopf="kopf" in opts.kinds and "darkroom" in opts.loads, with_go=with_go)
     log(machine)
     if skipped(opts):
         log(f"note: not run: {skipped(opts)}")
@@ -656,6 +755,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: in {overlapped} run(s) a periodic resync of ours ran before all {what} Ready (raise --resync-s)")
     print()
     print(tables(results, servers, opts.kinds, opts.loads))
+    if go_note:
+        print()
+        print(go_note)
     return 0
 
 

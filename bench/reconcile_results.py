@@ -5,8 +5,8 @@ Used by ``bench/reconcile.py`` only. A :class:`RunResult` is one (server, worklo
 the median over ``--runs``, and a ratio column where a baseline ran in the same invocation:
 
 * ``darkroom``: a column per operator, ``kopf / ours`` when both ran (the output of the benchmark
-  before ``--kind`` existed, unchanged);
-* ``postgresql``: ours only (the kopf peer knows Darkrooms only: a note says so); no ratio;
+  before ``--kind`` existed, unchanged), ``go / ours`` when ours and the Go peer ran;
+* ``postgresql``: ours only (the kopf and Go peers know Darkrooms only: a note says so); no ratio;
 * ``mixed``: ours, and when the same invocation also ran ``darkroom`` for ours (its Darkroom count
   is the mixed run's), that run as the baseline column and ``mixed / Darkrooms only``.
 
@@ -24,7 +24,8 @@ from typing import Any
 
 from workloads import Workload
 
-NAMES = {"ours": "darkroom-operator", "kopf": "kopf peer"}
+NAMES = {"ours": "darkroom-operator", "kopf": "kopf peer", "go": "Go peer"}
+PEERS = ("kopf", "go")  # the operators compared with ours (a ratio column each)
 Results = dict[tuple[str, str, str], list["RunResult"]]  # (server, workload, operator) -> runs
 
 
@@ -93,10 +94,11 @@ def controllers_cpu(r: RunResult) -> float | None:
     return r.controllers_cpu_s
 
 
-def rows(words: Words, resources: list[str]) -> list[Row]:
-    """The metric rows; ``resources``: a row each for the writes until converged by resource (empty: none)."""
+def rows(words: Words, resources: list[str], *, go: bool = False) -> list[Row]:
+    """The metric rows; ``resources``: a row each for the writes until converged by resource (empty: none);
+    ``go``: the Go peer has a column (the restart row says it has no resync either)."""
     kopf_note = " (handler runs for kopf)" if words.kopf else ""
-    restart_note = "; kopf's only resync" if words.kopf else ""
+    restart_note = ("; the peers' only resync" if go else "; kopf's only resync") if words.kopf else ""
     return [
         (f"time until all {words.all_ready} (s)", lambda r: r.time_to_ready_s, "{:.1f}", ""),
         (f"{words.plural} Ready per second", lambda r: r.ready_per_s, "{:.1f}", ""),
@@ -148,9 +150,10 @@ def darkroom_columns(results: Results, servers: list[str], operators: list[str])
         where = f" ({server})" if len(servers) == 2 else ""
         first = len(columns)
         columns += [Column(NAMES[k] + where, results[server, "darkroom", k]) for k in operators]
-        if len(operators) == 2:
-            ours, kopf = first + operators.index("ours"), first + operators.index("kopf")
-            columns.append(Column("kopf / ours" + where, ratio=(kopf, ours)))
+        if "ours" in operators:
+            ours = first + operators.index("ours")
+            for peer in (p for p in PEERS if p in operators):
+                columns.append(Column(f"{peer} / ours{where}", ratio=(first + operators.index(peer), ours)))
     return columns
 
 
@@ -204,10 +207,12 @@ def table(columns: list[Column], table_rows: list[Row], servers: list[str]) -> s
 
 
 def notes(key: str, results: Results, servers: list[str], operators: list[str]) -> list[str]:
-    """Under a table of ours only: kopf skipped, the writes by request, each request a resync wrote."""
+    """Under a table of ours only: kopf and go skipped, the writes by request, each request a resync wrote."""
     out = []
     if "kopf" in operators:
         out.append("kopf peer: not run for this kind (bench/peers/kopf_darkroom.py reconciles Darkrooms only).")
+    if "go" in operators:
+        out.append("Go peer: not run for this kind (bench/peers/go-darkroom reconciles Darkrooms only).")
     for server in servers:
         runs = results[server, key, "ours"]
         for detail, n in Counter(r.writes_detail for r in runs).items():
@@ -225,7 +230,7 @@ def tables(results: Results, servers: list[str], operators: list[str], loads: di
         runs = [r for (_, k, _), rs in results.items() if k == key for r in rs]
         if key == "darkroom":
             columns = darkroom_columns(results, servers, operators)
-            body, extra = table(columns, rows(Words.of(load), []), servers), []
+            body, extra = table(columns, rows(Words.of(load), [], go="go" in operators), servers), []
         else:
             columns = ours_columns(key, results, servers, loads)
             body = table(columns, rows(Words.of(load), written_resources(runs)), servers)
