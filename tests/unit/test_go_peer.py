@@ -26,11 +26,16 @@ SCRIPT = ROOT / "scripts" / "build_go_peer.sh"
 @pytest.fixture(scope="module")
 def reconcile() -> Iterator[ModuleType]:
     """bench/reconcile.py as a module (bench/ first on sys.path, as ``python bench/reconcile.py`` has it)."""
-    sys.path.insert(0, str(ROOT / "bench"))
+    bench = str(ROOT / "bench")
+    before = set(sys.modules)
+    sys.path.insert(0, bench)
     try:
         yield importlib.import_module("reconcile")
     finally:
-        sys.path.remove(str(ROOT / "bench"))
+        sys.path.remove(bench)
+        for name in set(sys.modules) - before:  # bench's modules (common, servers, ...) leave with it: no later import finds them
+            if (getattr(sys.modules[name], "__file__", None) or "").startswith(bench):
+                del sys.modules[name]
 
 
 def test_go_mod_pins_controller_runtime_and_go_sum_exists() -> None:
