@@ -45,7 +45,7 @@ UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.1
 # Where the packages of ours live, by import name (lint-imports finds them through this).
 SOURCE_ROOTS := .:operator:lib:lib/shared:devcluster/src
 
-.PHONY: chart release venv venv-api api docs test test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
+.PHONY: chart release venv venv-api api docs test test-tools test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
 
 # $(call install,LOCK,WHAT): a venv if missing, then the lock, then our own projects (editable, from this checkout:
 # --no-deps, so no name of ours is ever looked up on an index; built with the pinned setuptools of
@@ -84,11 +84,20 @@ lock: venv
 	@$(UV_COMPILE) pyproject.toml --extra devcluster -c requirements/dev.txt -o requirements/devcluster.txt
 	@$(UV_COMPILE) pyproject.toml -c requirements/dev.txt -o requirements/runtime.txt
 
-## test: lint, type-check, build the docs site, then every lane of the whole suite (tests/ and devcluster/tests,
-## pyproject's testpaths) at once on TEST_WORKERS workers (TEST_WORKERS=0: serially, in one process)
-test: venv lint typecheck docs
-	@scripts/install_test_tools.sh
+## test: lint, type-check, build the docs site, get the test tools ready, then every lane of the whole suite (tests/ and
+## devcluster/tests, pyproject's testpaths) at once on TEST_WORKERS workers (TEST_WORKERS=0: serially, in one process).
+## `make -j4 test` (.ci/run) does the four steps before pytest side by side.
+test: venv lint typecheck docs test-tools
 	@$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# test-tools: what the lanes need besides the venv: chromium and docker-compose (scripts/install_test_tools.sh), and the
+# builds of the real control plane, the identity provider and Helm made current here, beside lint and mypy under -j, instead
+# of one after the other at pytest's start. pytest's session asks each build script again (up to date in a moment) and is
+# the one that reports a build that fails (with the step and the retry) or a machine without Go (exit 3): so a failure
+# here stops nothing.
+test-tools: venv
+	@scripts/install_test_tools.sh
+	@for build in build_realcluster build_hydra build_helm; do scripts/$$build.sh >/dev/null || true; done
 
 ## test-fast: the unit lane (no servers, no builds: --cluster=dev) on 2 workers, in under a minute; no lint or mypy
 test-fast: venv
