@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import orjson
 import yaml
 
+import productfiles
 from aggregator import resources
 
-CRD = Path(__file__).resolve().parents[1] / "crds" / "tasks.example.example.com.yaml"
+CRD_FILE = "tasks.example.example.com.yaml"
 PREFIX = "com.example.example.task.search.v1"
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 CORE = "io.k8s.api.core.v1"
@@ -38,7 +38,7 @@ def _s(description: str, type_: str = "string", **more: Any) -> dict[str, Any]:
 
 
 def _task_schema() -> dict[str, Any]:
-    crd = yaml.safe_load(CRD.read_text())
+    crd = yaml.safe_load(productfiles.crd_file(CRD_FILE).read_text())
     version = next(v for v in crd["spec"]["versions"] if v.get("storage"))
     schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
     return schema

@@ -19,10 +19,9 @@ gunicorn), tests pass their own.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from flask import Flask, Response
 
+import productfiles
 from backend import dashboard
 from backend.api import actors, combinedtasks, consistency, endpoints, hardening, namespaces, openapi, operations, parameters, problems
 from backend.api.watch import watching
@@ -33,14 +32,11 @@ from backend.identity.authenticating import Authenticator, FailedAttempts
 from backend.identity.sessions import SessionStore
 from backend.settings import ApiSettings
 
-ROOT = Path(__file__).resolve().parent.parent
-FRONTEND = ROOT / "frontend"
-
 
 def create_app(settings: ApiSettings, *, access: ClusterAccess | None = None) -> Flask:
     """Build the app; raises :class:`backend.settings.UnsafeSettings` for unsafe settings."""
     settings.check()
-    app = Flask("backend", template_folder=str(FRONTEND / "templates"), static_folder=str(FRONTEND / "static"))
+    app = Flask("backend", template_folder=str(productfiles.templates()), static_folder=str(productfiles.static()))
     app.config["MAX_CONTENT_LENGTH"] = settings.max_content_length_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.after_request(_close_unsent_body)

@@ -78,6 +78,8 @@ SECONDS_PER_UNIT = {
     "tests/deploy/test_apply.py": 13.0,
     "tests/deploy/test_release.py": 80.0,
     "tests/deploy/test_chart.py": 50.0,
+    "tests/deploy/test_wheel.py": 25.0,  # builds and installs the wheels, runs a devcluster
+    "tests/deploy/test_dockerfile.py": 20.0,  # builds and installs the wheels
     "tests/integration/reconciler/test_upgrade.py[dev]": 90.0,
     "tests/integration/reconciler/test_upgrade.py[real]": 110.0,
 }

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
 
+import productfiles
 from kinds.fields import ITEM, Overlay
-
-CRDS = Path(__file__).resolve().parents[2] / "crds"
 
 
 class UnknownKind(LookupError):
@@ -28,7 +26,7 @@ class UnknownKind(LookupError):
 @functools.cache
 def crd_documents() -> tuple[Mapping[str, Any], ...]:
     found: list[Mapping[str, Any]] = []
-    for path in sorted(CRDS.glob("*.yaml")):
+    for path in productfiles.crd_files():
         found.extend(d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition")
     return tuple(found)
 
@@ -40,7 +38,7 @@ def crd_schema(kind: str) -> Mapping[str, Any]:
             version = next(v for v in crd["spec"]["versions"] if v.get("storage"))
             schema: Mapping[str, Any] = version["schema"]["openAPIV3Schema"]
             return schema
-    raise UnknownKind(f"no CRD of kind {kind} in {CRDS}")
+    raise UnknownKind(f"no CRD of kind {kind} in {productfiles.crd_directory()}")
 
 
 def spec_schema(kind: str, path: str = "") -> Mapping[str, Any]:

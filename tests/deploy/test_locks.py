@@ -154,7 +154,9 @@ def _third_party_imports(*directories: str) -> set[str]:
         "mergepatch",
         "envsettings",
         "scripts",
+        "productfiles",
         "frontend",
+        "crds",
     }
     modules: set[str] = set()
     for directory in directories:

@@ -260,7 +260,7 @@ def test_api_deployment(overlay: str, rendered: dict[str, list[dict[str, Any]]])
     spec = deployment["spec"]["template"]["spec"]
     assert spec["serviceAccountName"] == API_SA
     (container,) = spec["containers"]
-    assert container["command"] == ["gunicorn", "-c", "backend/server/gunicorn_conf.py", "backend.server.wsgi:app"]
+    assert container["command"] == ["gunicorn", "-c", "python:backend.server.gunicorn_conf", "backend.server.wsgi:app"]
     env = env_of(container)
     assert env["DARKROOM_API_HOST"]["value"] == "0.0.0.0"
     port = int(env["PORT"]["value"])
