@@ -364,7 +364,9 @@ def refused(realcluster_required: None, realcluster: RealclusterProcess, tmp_pat
     rules = [
         {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": reads},
         {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": reads},
-        {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": reads},
+        # every child kind the API caches (as deploy/base's API role allows): without one, its start waits out the cache sync
+        {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments"], "verbs": reads},
+        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": reads},
     ]
     rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
     subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
