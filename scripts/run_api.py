@@ -62,8 +62,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
-
 if TYPE_CHECKING:
     from backend.settings import ApiSettings
     from devcluster.server import DevCluster
@@ -152,29 +150,12 @@ def start_devcluster(data_dir: Path, host: str, port: int) -> DevCluster:
 
 
 def install_crds(kubeconfig: str) -> list[str]:
-    """Server-side apply every CRD under crds/ (idempotent; our field manager owns the schema)."""
-    from kubernetes import config
-    from kubernetes.dynamic import DynamicClient
+    """Server-side apply every CRD of the product once, and wait until each is Established: the image's installer
+    (:mod:`cluster.crdinstall`), over the files the product ships (:mod:`productfiles`)."""
+    import productfiles
+    from cluster.crdinstall import crd_bodies, install
 
-    api = config.new_client_from_config(config_file=kubeconfig)
-    try:
-        crd_api = DynamicClient(api).resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
-        installed = []
-        for path in sorted((ROOT / "crds").glob("*.yaml")):
-            body = yaml.safe_load(path.read_text())
-            name = body["metadata"]["name"]
-            crd_api.server_side_apply(body=body, name=name, field_manager="darkroom-control-panel", force_conflicts=True)
-            installed.append(name)
-        # A real API server serves a new kind only once its CRD is Established (names accepted).
-        deadline = time.monotonic() + 60
-        for name in installed:
-            while not any(c.type == "Established" and c.status == "True" for c in crd_api.get(name=name).status.conditions or ()):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"CRD {name} did not become Established within 60 s")
-                time.sleep(0.1)
-        return installed
-    finally:
-        api.close()
+    return install(Path(kubeconfig), crd_bodies(productfiles.crd_directory()), timeout_s=60)
 
 
 def free_port(host: str) -> int:
