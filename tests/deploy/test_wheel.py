@@ -92,9 +92,4 @@ def test_the_installed_wheel_serves_the_dashboard_with_its_own_files(venv: wheel
 
 
 def test_the_installed_wheel_runs_the_reconciler_and_the_aggregator(venv: wheels.Venv) -> None:
-    operator = venv.run("-m", "darkroom_operator", "--help")
-    assert "darkroom_operator" in operator.stdout, operator.stdout
-    aggregator = venv.run("-m", "aggregator", "--help")
-    assert "--tls-cert-file" in aggregator.stdout, aggregator.stdout
-    installer = venv.run("-m", "cluster.crdinstall", "--help")
-    assert "--write-kubeconfig" in installer.stdout, installer.stdout
+    wheels.assert_entry_points_run(venv)

@@ -86,3 +86,14 @@ def install(wheels: list[Path], tmp: Path) -> Venv:
 def shipped_packages(venv: Venv) -> set[str]:
     """Our top-level packages installed in the venv (the wheels'), by import name."""
     return {name for name in FIRST_PARTY if (venv.site_packages / name / "__init__.py").is_file()}
+
+
+# The command-line entry points besides the API (python -m <module> --help) and a word each one's help must hold.
+ENTRY_POINTS = {"darkroom_operator": "darkroom_operator", "aggregator": "--tls-cert-file", "cluster.crdinstall": "--write-kubeconfig"}
+
+
+def assert_entry_points_run(venv: Venv) -> None:
+    """The reconciler's, the aggregated API server's and the CRD installer's ``--help`` run from ``venv``."""
+    for module, says in ENTRY_POINTS.items():
+        result = venv.run("-m", module, "--help")
+        assert says in result.stdout, (module, result.stdout, result.stderr)
