@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -59,18 +60,19 @@ class Frames:
         self.response = http.get(url, buffered=False)
         assert self.response.status_code == 200, self.response.get_data(as_text=True)
         self._chunks: Iterator[bytes] = iter(self.response.response)
-        self.seen: list[str] = []  # every named event read so far, for the message of a wait that ends empty
+        self._unread: deque[str] = deque()  # named events of a chunk read but not yet returned (a chunk may hold several)
+        self.seen: list[str] = []  # every named event returned so far, for the message of a wait that ends empty
 
     def next_named(self, timeout_s: float = 30) -> str:
         """The next named event; a wait longer than ``timeout_s`` fails naming what came (the stream's heartbeats end each read)."""
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            chunk = next(self._chunks).decode()
-            names = re.findall(r"^event: (\S+)$", chunk, re.M)
-            if names:
-                self.seen.append(str(names[0]))
-                return str(names[0])
-        raise AssertionError(f"no named event within {timeout_s} s; seen so far: {self.seen}")
+        while not self._unread and time.monotonic() < deadline:
+            self._unread.extend(re.findall(r"^event: (\S+)$", next(self._chunks).decode(), re.M))
+        if not self._unread:
+            raise AssertionError(f"no named event within {timeout_s} s; seen so far: {self.seen}")
+        name = self._unread.popleft()
+        self.seen.append(name)
+        return name
 
     def until(self, name: str) -> None:
         """Read until ``name`` comes (others may come first: a Deployment's status changes are its changes too), or
