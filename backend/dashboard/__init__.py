@@ -12,13 +12,14 @@ A kind's pages module is registered by one line in :data:`PAGES`; it declares it
 remembers) and its ``install(blueprint, services)`` adds its routes, closing over the kind's
 :class:`backend.core.services.KindService`, and returns its live list views (:mod:`.liverows`) and the live stream of
 its detail pages (:mod:`.livedetail`).
-Templates live in ``frontend/templates`` (a page and its fragments are blocks of one template:
-:mod:`.rendering`), static files (vendored htmx, CSS, JS) in ``frontend/static``. Writes go through
-the same application service as the JSON API (:mod:`.actions`); CSRF and the Content-Security-Policy
-are :mod:`.protection`; list rows are rendered once per change and pushed live by :mod:`.liverows`, and every region of a
-detail page is fetched again when :mod:`.livedetail`'s stream says it changed. What the
-person may do — which controls are disabled, with the reason — is asked of the cluster as them (:mod:`.allowing`);
-a failure a view lets through is an HTML page, a refusal naming what was refused (:func:`.browsing.problem_page`).
+Templates live in ``frontend/templates`` (a page and its fragments are blocks of one template: :mod:`.rendering`),
+static files (vendored htmx, CSS, JS) in ``frontend/static``. Writes go through the same application service as the
+JSON API (:mod:`.actions`); CSRF and the Content-Security-Policy are :mod:`.protection`; every delete confirmation
+says what goes with the object (:mod:`.consequences`); list rows are rendered once per change and pushed live by
+:mod:`.liverows`, and every region of a detail page is fetched again when :mod:`.livedetail`'s stream says it changed.
+What the person may do — which controls are disabled, with the reason — is asked of the cluster as them
+(:mod:`.allowing`); a failure a view lets through is an HTML page, a refusal naming what was refused
+(:func:`.browsing.problem_page`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,19 @@ from flask import Blueprint
 
 from backend.api.watch.streams import Streams
 from backend.core.services import Services
-from backend.dashboard import allowing, browsing, darkroompages, livedetail, liverows, pgpages, protection, rendering, returning, taskpages
+from backend.dashboard import (
+    allowing,
+    browsing,
+    consequences,
+    darkroompages,
+    livedetail,
+    liverows,
+    pgpages,
+    protection,
+    rendering,
+    returning,
+    taskpages,
+)
 
 PAGES = (darkroompages, taskpages, pgpages)  # each kind's pages module, in the navigation's order
 DOCS = rendering.NavLink("/docs", "docs", "API", wide=" docs")  # the last navigation entry (backend.api.openapi's page)
@@ -41,6 +54,7 @@ def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:
     browsing.install(blueprint)
     allowing.install(blueprint, reviewer=services.access.self_reviews)
     rendering.install(blueprint, settings=services.settings, streams=streams, nav=(*lists, DOCS))
+    consequences.install(blueprint)
     live = tuple(view for pages in PAGES for view in pages.install(blueprint, services))
     liverows.install(blueprint, views=[v for v in live if isinstance(v, liverows.RowView)], streams=streams)
     livedetail.install(blueprint, views=[v for v in live if isinstance(v, livedetail.DetailView)], streams=streams)

@@ -131,16 +131,30 @@ def _describe(resource: Resource, obj: Mapping[str, Any]) -> str:
     return f"{keys} key{'' if keys == 1 else 's'}"
 
 
+def password_secret_row(pg: Mapping[str, Any]) -> dict[str, Any]:
+    """The password Secret's row, by name and from what the reconciler last saw of it (``status.passwordSecret``: the
+    dashboard never reads a Secret to list it): present, missing (the database waits for it) or not looked at yet."""
+    ref = pg.get("passwordSecretRef")
+    name = ref["name"] if ref else kind.password_secret_name(pg["name"])
+    key = ref["key"] if ref else kind.PASSWORD_KEY
+    seen = (pg.get("status") or {}).get("passwordSecret")
+    row: dict[str, Any] = {"kind": "Secret", "name": name}
+    if seen is None or seen.get("name") != name:
+        return {**row, "exists": False, "detail": "not looked at yet by the reconciler"}
+    if not seen.get("present"):
+        missing = f"missing, or without the key {key}: the database waits for it"
+        return {**row, "exists": False, "detail": f"your Secret is {missing}" if ref else f"not created yet ({missing})"}
+    holds = f"your Secret; key {key} holds the password" if ref else "holds the password (read only by Show password)"
+    return {**row, "exists": True, "detail": holds}
+
+
 def children(client: ActingClient, pg: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The password Secret (by name: it is never read here), ConfigMap, Services, StatefulSet (from the API's cache,
     by controller UID: :func:`.darkroompages.child`) and data PVC (read from the API server). A ConfigMap, Service or
     StatefulSet of that name the Postgresql does not control is shown as someone else's; the PVC is the StatefulSet
     controller's (kept or deleted per ``deletionPolicy``), so it is shown whoever owns it."""
     name, namespace, uid = pg["name"], pg["namespace"], pg["uid"]
-    ref = pg.get("passwordSecretRef")
-    secret = {"kind": "Secret", "name": ref["name"] if ref else kind.password_secret_name(name), "exists": True}
-    secret["detail"] = f"your Secret; key {ref['key']} holds the password" if ref else "holds the password (read only by Show password)"
-    found: list[dict[str, Any]] = [secret]
+    found: list[dict[str, Any]] = [password_secret_row(pg)]
     wanted: tuple[tuple[Resource, str, bool], ...] = (
         (CONFIGMAPS, kind.config_map_name(name), True),
         (SERVICES, name, True),

@@ -4,7 +4,7 @@
 //    (invoker commands; the same is done here where the browser lacks them). Escape closes a modal
 //    dialog natively; when it closes, focus goes back to the button that opened it (or to the button
 //    of the row menu it was in). A list page's one delete dialog is filled in from the row's Delete…
-//    button (data-delete: the POST target, data-uid, data-title, data-name) as it opens.
+//    button (data-delete: the POST target, data-uid, data-title, data-name, data-note: what goes with it) as it opens.
 // 2. Notices: [data-dismiss] hides its notice (or the #flash region); a notice marked
 //    [data-transient] ("… created.") is removed at the user's next action on the page (a click on a
 //    link or button, typing, a form change or submit), so it never describes an older state of the page.
@@ -75,6 +75,7 @@
     form.elements.uid.value = button.getAttribute("data-uid") || "";
     dialog.querySelector('[data-fill="title"]').textContent = button.getAttribute("data-title") || "";
     dialog.querySelector('[data-fill="name"]').textContent = button.getAttribute("data-name") || "";
+    dialog.querySelector('[data-fill="note"]').textContent = button.getAttribute("data-note") || "";
     if (window.htmx) {
       window.htmx.process(form);
     }

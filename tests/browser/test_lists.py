@@ -104,6 +104,7 @@ def test_row_menu_from_the_keyboard_and_delete(stack: Stack, page: Any) -> None:
         dialog.wait_for()
         assert page.evaluate("document.activeElement.textContent.trim()") == "Cancel"
         assert dialog.get_by_role("heading").inner_text() == f"Delete Task {stack.namespace}/menu-task?"
+        assert dialog.locator('[data-fill="note"]').inner_text() == "It and its lifecycle go; its Events expire on their own."
         page.keyboard.press(close if close == "Escape" else "Enter")
         dialog.wait_for(state="hidden")
         wait_for(lambda: page.evaluate(FOCUSED) == "Actions for menu-task", timeout_s=5, message="focus back on the menu button")

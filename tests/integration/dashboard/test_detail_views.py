@@ -75,6 +75,30 @@ def test_yaml_view_of_an_s3_darkroom_hides_managed_fields_and_secrets(http: Clie
     assert 'id="yaml"' not in fragment and "managedFields" not in fragment
 
 
+def test_delete_confirmations_say_what_goes_with_each_darkroom(http: Client, custom: Any, namespace: str) -> None:
+    """The list's rows and the detail page name the stored S3 credentials of the Darkroom that has them, and only there."""
+    form = {"namespace": namespace, "name": "keyed", "source.type": "S3", "source.bucket": "keyed-bucket", "source.region": "eu-west-1",
+            "source.accessKey": ACCESS_KEY, "source.secretKey": SECRET_KEY, "subDomains": [f"keyed-{namespace}"]}  # fmt: skip
+    assert http.post("/ui/darkrooms/new", form).status_code == 303
+    plain = {"namespace": namespace, "name": "plain", "source.type": "WebFolder", "source.baseUrl": "https://example.com/",
+             "subDomains": [f"plain-{namespace}"]}  # fmt: skip
+    assert http.post("/ui/darkrooms/new", plain).status_code == 303
+    bare = "Its Deployment, Service, Ingress and ConfigMap go with it."
+    stored = bare[:-1] + ", and so do the S3 credentials stored for it (Secret keyed-s3-credentials)."
+
+    def listing() -> str:
+        return str(http.get(f"/?namespace={namespace}").get_data(as_text=True))
+
+    wait_for(lambda: all(f'data-name="{name}"' in listing() for name in ("keyed", "plain")))
+    listed = listing()
+    notes = dict(re.findall(r'data-name="([^"]+)"[^>]*?data-note="([^"]*)"', listed, re.S))
+    assert notes == {"keyed": stored, "plain": bare}
+    assert "stored S3 credentials" not in listed  # the dialog's text is the row's, filled in as it opens
+    keyed = http.get(f"/ui/darkrooms/{namespace}/keyed").get_data(as_text=True)
+    assert f"<strong>{namespace}/keyed</strong>: {stored}" in keyed
+    assert f"<strong>{namespace}/plain</strong>: {bare}" in http.get(f"/ui/darkrooms/{namespace}/plain").get_data(as_text=True)
+
+
 def test_yaml_view_of_a_postgresql_names_its_password_secret_only(http: Client, custom: Any, api_client: Any, namespace: str) -> None:
     from kubernetes import client
 

@@ -66,6 +66,7 @@ def set_ready(custom: Any, namespace: str, name: str) -> None:
         "observedGeneration": 1,
         "readyReplicas": 1,
         "endpoint": {"host": f"{name}.{namespace}.svc", "port": 5432},
+        "passwordSecret": {"name": f"{name}-credentials", "key": "password", "present": True},
         "conditions": [
             {**condition, "type": "Ready", "reason": "DatabaseReady", "message": "accepting connections"},
             {**condition, "type": "Reconciled", "reason": "Applied", "message": "all children applied"},
@@ -337,6 +338,36 @@ def test_a_referenced_secret_is_not_revealed(http: Client, custom: Any, namespac
     assert refused.status_code == 409
 
 
+def secret_row(http: Client, namespace: str, name: str) -> str:
+    children = http.get(f"/ui/postgresqls/{namespace}/{name}", headers={"HX-Request": "true", "HX-Target": "postgresql-children"})
+    row = re.search(r'<tr data-kind="Secret">.*?</tr>', children.get_data(as_text=True), re.S)
+    assert row, children.get_data(as_text=True)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row.group(0))).strip()
+
+
+def test_the_password_secret_row_says_what_the_reconciler_last_saw(http: Client, custom: Any, namespace: str) -> None:
+    """Never "holds the password" for a Secret that is not there: the row follows status.passwordSecret."""
+    make_pg(custom, namespace, "byo2", passwordSecretRef={"name": "my-secret", "key": "pw"})
+    cached(http, namespace, "byo2")
+    assert secret_row(http, namespace, "byo2") == "Secret my-secret not looked at yet by the reconciler"
+
+    def seen(present: bool) -> dict[str, Any]:
+        return {"status": {"passwordSecret": {"name": "my-secret", "key": "pw", "present": present}}}
+
+    custom.patch_namespaced_custom_object_status(*PG, namespace, "postgresqls", "byo2", seen(False))
+    missing = "Secret my-secret your Secret is missing, or without the key pw: the database waits for it"
+    wait_for(lambda: secret_row(http, namespace, "byo2") == missing, timeout_s=10, message="the missing Secret said")
+    custom.patch_namespaced_custom_object_status(*PG, namespace, "postgresqls", "byo2", seen(True))
+    wait_for(lambda: secret_row(http, namespace, "byo2") == "Secret my-secret your Secret; key pw holds the password", timeout_s=10)
+
+    make_pg(custom, namespace, "gen")
+    cached(http, namespace, "gen")
+    absent = {"status": {"passwordSecret": {"name": "gen-credentials", "key": "password", "present": False}}}
+    custom.patch_namespaced_custom_object_status(*PG, namespace, "postgresqls", "gen", absent)
+    expected = "Secret gen-credentials not created yet (missing, or without the key password: the database waits for it)"
+    wait_for(lambda: secret_row(http, namespace, "gen") == expected, timeout_s=10, message="the generated Secret not there yet")
+
+
 @dataclass
 class Refused:
     """An app on the real control plane whose cluster user may do all the pages need but read Secrets,
@@ -422,7 +453,12 @@ def test_delete(http: Client, custom: Any, namespace: str) -> None:
     pg = make_pg(custom, namespace, "doomed")
     cached(http, namespace, "doomed")
     html = http.get(f"/ui/postgresqls/{namespace}/doomed").get_data(as_text=True)
-    assert "Its data volume is kept (deletion policy Retain)" in html
+    assert (
+        "Its data volume (data-doomed-0) and its password Secret (doomed-credentials) stay (deletion policy Retain): a database"
+        " of the same name would run on that data, with that password." in html
+    )
+    listed = http.get(f"/ui/postgresqls?namespace={namespace}").get_data(as_text=True)
+    assert 'data-note="Its StatefulSet, Services and ConfigMap go with it. Its data volume (data-doomed-0) and its password' in listed
     assert http.post(f"/ui/postgresqls/{namespace}/doomed/delete", {"uid": pg["metadata"]["uid"]}, token=False).status_code == 403
     deleted = http.post(f"/ui/postgresqls/{namespace}/doomed/delete", {"uid": pg["metadata"]["uid"]})
     assert deleted.status_code == 303
