@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 
+from kinds.fields import ApiField, Overlay
 from kinds.states import ConditionMeaning, State, find_condition, terminating
 
 GROUP = "example.example.com"
@@ -50,6 +51,19 @@ STATE_PENDING = State("Pending", "Pending", "progress")
 STATE_OVERDUE = State("Overdue", "Overdue", "bad")
 STATE_TERMINATING = State("Terminating", "Terminating", "idle")
 STATES: tuple[State, ...] = (STATE_FINISHED, STATE_PENDING, STATE_OVERDUE, STATE_TERMINATING)
+
+
+# The API's words for the spec fields (the CRD says the rest: types, bounds, the enum): kinds.fields.
+API = Overlay(
+    kind=KIND,
+    fields={
+        "priority": ApiField(ask="0 (lowest) to 10 (highest)."),
+        "deadline": ApiField(ask="When the task is due (RFC 3339 with a timezone; stored in UTC).", tell="RFC 3339 timestamp as stored."),
+        "details": ApiField(ask="What has to be done.", shown_default=""),
+        "state": ApiField(ask=f"{' or '.join(TASK_STATES)}; default {DEFAULT_TASK_STATE}.", shown_default=DEFAULT_TASK_STATE),
+    },
+    renames={"taskState": "state"},  # the friendly name of spec.taskState
+)
 
 
 class TaskSpec(TypedDict, total=False):

@@ -4,7 +4,7 @@
 left out), in CRD order, under its friendly name; a field the stored object lacks is null, or the
 overlay's ``shown_default``; a list is always a list and an object always an object. :func:`cr_spec` is
 the spec a validated friendly payload asks for: the fields it gives (null is absent), under their spec
-names, the CRD's required ones first (kube fills the CRD's defaults). A kind's module
+names, the CRD's required ones first (kube fills the CRD's defaults); a timestamp in UTC (:func:`rfc3339`). A kind's module
 (:mod:`backend.core.kinds.darkrooms`) adds what is no spec field: computed response fields, the status,
 what the write-only fields stand in for. Pure functions: no Flask, no cluster access.
 """
@@ -12,6 +12,7 @@ what the write-only fields stand in for. Pure functions: no Flask, no cluster ac
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from backend.core.crds import members
@@ -48,6 +49,14 @@ def cr_spec(overlay: Overlay, friendly: Mapping[str, Any], path: str = "") -> di
             spec[member.spec_name] = cr_spec(overlay, value, member.path)
         elif kind == "array":
             spec[member.spec_name] = list(value)
+        elif isinstance(value, datetime):  # a date-time field, loaded as a datetime
+            spec[member.spec_name] = rfc3339(value)
         else:
             spec[member.spec_name] = value
     return spec
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC, ``Z`` suffix, fractions only when present."""
+    text = moment.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"

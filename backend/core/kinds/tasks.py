@@ -6,7 +6,8 @@ schemas); a PATCH that sends the alias replaces the stored ``state`` (:meth:`Tas
 Registered in :data:`backend.core.kinds.registry.KINDS`.
 
 **Friendly payload ↔ CR** (``example.example.com/v1`` Task: :func:`to_friendly`, :func:`to_spec`; shared
-helpers in :mod:`backend.core.conversions`): friendly ``state`` is ``spec.taskState``; ``deadline`` is written
+helpers in :mod:`backend.core.conversions`; the spec's fields derived from the CRD and the overlay
+:data:`kinds.tasks.API`): friendly ``state`` is ``spec.taskState``; ``deadline`` is written
 in UTC (``...Z``); ``status.overdue`` is the reconciler's ``Overdue`` condition. A Task with its Events is
 not a friendly payload: it is the CombinedTask (:func:`cluster.taskevents.combined`, served by
 :mod:`backend.api.combinedtasks`).
@@ -15,11 +16,11 @@ not a friendly payload: it is the CombinedTask (:func:`cluster.taskevents.combin
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from backend.core import ordering
 from backend.core.conversions import condition, conditions, object_fields
+from backend.core.conversions.specs import cr_spec, friendly_spec
 from backend.core.kinds.base import Kind
 from backend.core.schemas import tasks as tasks_schemas
 from backend.core.schemas.tasks import ALIASES
@@ -31,20 +32,17 @@ from kinds import tasks as kind
 # -- friendly payload ↔ CR ----------------------------------------------------------------------
 
 
-RENAMES = {"taskState": "state"}
+RENAMES = dict(kind.API.renames)  # spec path → friendly path, for the API's field errors
 
 
 def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
-    spec = obj.get("spec") or {}
+    """The friendly Task: the spec's fields (:func:`backend.core.conversions.specs.friendly_spec`), and the status."""
     status = obj.get("status") or {}
     overdue = condition(status.get("conditions") or (), kind.OVERDUE)
     state = kind.state(obj)
     return {
         **object_fields(obj),
-        "priority": spec.get("priority"),
-        "deadline": spec.get("deadline"),
-        "details": spec.get("details") or "",
-        "state": spec.get("taskState") or kind.DEFAULT_TASK_STATE,
+        **friendly_spec(kind.API, obj.get("spec")),
         "status": {
             "state": state.key,
             "stateMessage": state.detail,
@@ -55,23 +53,9 @@ def to_friendly(obj: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def rfc3339(moment: datetime) -> str:
-    """UTC, ``Z`` suffix, fractions only when present."""
-    text = moment.astimezone(UTC).isoformat()
-    return text.removesuffix("+00:00") + "Z"
-
-
 def to_spec(friendly: Mapping[str, Any]) -> dict[str, Any]:
-    deadline = friendly["deadline"]
-    spec: dict[str, Any] = {
-        "priority": friendly["priority"],
-        "deadline": rfc3339(deadline) if isinstance(deadline, datetime) else str(deadline),
-    }
-    if friendly.get("details") is not None:
-        spec["details"] = friendly["details"]
-    if friendly.get("state") is not None:
-        spec["taskState"] = friendly["state"]
-    return spec
+    """The CR spec of a validated friendly Task (:func:`backend.core.conversions.specs.cr_spec`: ``deadline`` in UTC)."""
+    return cr_spec(kind.API, friendly)
 
 
 class TaskKind(Kind):

@@ -8,6 +8,9 @@ than the CRD's, defaults, renames, hidden spec fields and write-only fields. Use
 module (:mod:`backend.core.schemas.darkrooms`), which adds what is not a spec field (name, namespace,
 status, computed response fields) and the rules across fields (hooks of its ``base`` classes).
 
+A ``format: date-time`` string is a timestamp (RFC 3339 with a timezone, loaded as a datetime; the CR gets it in
+UTC: :func:`backend.core.conversions.specs.cr_spec`); a response shows it as stored.
+
 Requests: a field the CRD requires is required (unless the overlay gives it a request default), any
 other may be null (null is absent). Responses: every field is present; it may be null unless the CRD
 requires it, the overlay shows a default, or it is a list or an object (always shown, maybe empty).
@@ -20,8 +23,8 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from backend.core.crds import members
-from backend.core.schemas.common import boolean, integer, label_checks, url_checks
+from backend.core.crds import members, spec_schema
+from backend.core.schemas.common import boolean, integer, label_checks, timestamp, url_checks
 from kinds.fields import ITEM, ApiField, Overlay
 
 FORMAT_MAXIMUM = {"int32": 2**31 - 1, "int64": 2**63 - 1}  # the bound of an integer format without a maximum
@@ -96,6 +99,8 @@ def request_field(overlay: Overlay, path: str, prop: Mapping[str, Any], *, requi
         return integer(**presence, validate=_integer_checks(words, prop), metadata=_described(ask))
     if kind == "boolean":
         return boolean(**presence, metadata=_described(ask))
+    if prop.get("format") == "date-time":  # an RFC 3339 timestamp with a timezone; the CR gets it in UTC (cr_spec)
+        return timestamp(**presence, metadata=_described(ask))
     return fields.String(**presence, validate=_string_checks(words, prop), metadata=_described(ask))
 
 
@@ -144,6 +149,28 @@ def response_field(overlay: Overlay, path: str, prop: Mapping[str, Any], *, requ
 def response_fields(overlay: Overlay, path: str = "", *, nested: Nested | None = None) -> dict[str, fields.Field[Any]]:
     """The response fields of the object at friendly ``path`` ('': the spec), in CRD order (write-only fields never)."""
     return {m.name: response_field(overlay, m.path, m.schema, required=m.required, nested=nested or {}) for m in members(overlay, path)}
+
+
+def stored_fields(kind: str, path: str = "") -> dict[str, fields.Field[Any]]:
+    """The fields of a kind's spec as stored — CRD names, the CRD's descriptions, required where the CRD requires them —
+    for objects served raw (a CombinedTask's ``spec``), not friendly payloads."""
+    schema = spec_schema(kind, path)
+    required = set(schema.get("required") or ())
+    made: dict[str, fields.Field[Any]] = {}
+    for name, prop in schema["properties"].items():
+        presence: dict[str, Any] = {"required": name in required, "metadata": _described(prop.get("description"))}
+        kind_of = prop.get("type")
+        if kind_of == "integer":
+            made[name] = integer(**presence)
+        elif kind_of == "boolean":
+            made[name] = fields.Boolean(**presence)
+        elif kind_of == "object":
+            made[name] = fields.Dict(**presence)
+        elif kind_of == "array":
+            made[name] = fields.List(fields.Raw(), **presence)
+        else:
+            made[name] = fields.String(**presence, validate=[validate.OneOf(prop["enum"])] if "enum" in prop else [])
+    return made
 
 
 def schema(name: str, base: type[Schema], *parts: Mapping[str, fields.Field[Any]]) -> type[Schema]:

@@ -1,6 +1,7 @@
 """Task payload schemas: create, replace, merge patch, the Task response and the CombinedTask view.
 
-Friendly field ``state`` is the CR's ``spec.taskState``. For the seed's clients ``taskState`` is
+The spec fields are not declared here: they are derived (:mod:`backend.core.schemas.derived`) from the CRD and the
+kind's overlay :data:`kinds.tasks.API`. Friendly field ``state`` is the CR's ``spec.taskState``. For the seed's clients ``taskState`` is
 accepted as an alias of ``state`` in create, replace and patch bodies (:data:`ALIASES`; both with
 different values: 422 naming both); responses carry ``state`` only. ``deadline`` must be an RFC 3339 timestamp
 with a timezone and is stored in UTC. ``status.overdue`` mirrors the reconciler's ``Overdue``
@@ -15,6 +16,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, post_load, validate
 
+from backend.core.schemas import derived
 from backend.core.schemas.common import (
     IGNORED,
     ConditionSchema,
@@ -27,7 +29,6 @@ from backend.core.schemas.common import (
     list_schema,
     resolve_aliases,
     state_fields,
-    timestamp,
 )
 from kinds import combinedtasks as combined_kind
 from kinds import tasks as kind
@@ -48,64 +49,57 @@ class TaskStatusSchema(Schema):
 TaskStatusInputSchema = all_optional(TaskStatusSchema, "TaskStatusInputSchema")
 
 
-class TaskUpdateSchema(ReadOnlyFields):
-    """PUT body: the whole friendly Task; ``name``/``namespace`` come from the URL (may repeat them)."""
-
-    name = fields.String(allow_none=True, metadata={"description": "Name of the Task; must match the URL."})
-    namespace = fields.String(allow_none=True, metadata={"description": "Namespace of the Task; must match the URL."})
-    priority = integer(required=True, validate=validate.Range(min=0, max=10), metadata={"description": "0 (lowest) to 10 (highest)."})
-    deadline = timestamp(
-        required=True,
-        metadata={"description": "When the task is due (RFC 3339 with a timezone; stored in UTC)."},
-    )
-    details = fields.String(allow_none=True, validate=validate.Length(max=4096), metadata={"description": "What has to be done."})
-    state = fields.String(allow_none=True, validate=validate.OneOf(TASK_STATES), metadata={"description": "Pending (default) or Finished."})
-    taskState = fields.String(
-        allow_none=True,
-        load_only=True,
-        validate=validate.OneOf(TASK_STATES),
-        metadata={
-            "description": "Alias of state (the seed's name for it): accepted on create, replace and patch; "
-            "if both are sent they must be equal (else 422 naming both). Responses carry state only."
-        },
-    )
-    status = fields.Nested(TaskStatusInputSchema, allow_none=True, metadata={"description": IGNORED})
+class AliasRules(ReadOnlyFields):
+    """The seed's ``taskState`` resolved to ``state`` once both were validated (the spec fields come from the CRD)."""
 
     @post_load
     def _aliases(self, data: Any, **_: Any) -> Any:
         return resolve_aliases(data, ALIASES)
 
 
-class TaskCreateSchema(TaskUpdateSchema):
-    """POST body: a new Task."""
-
-    name = dns_subdomain("Name of the Task (a DNS subdomain).", required=True)
-    namespace = dns_label('Namespace of the Task (default "default"); must exist.', load_default="default")
-
-
+# PUT body: the whole friendly Task; ``name``/``namespace`` come from the URL (may repeat them).
+TaskUpdateSchema = derived.schema(
+    "TaskUpdateSchema",
+    AliasRules,
+    {
+        "name": fields.String(allow_none=True, metadata={"description": "Name of the Task; must match the URL."}),
+        "namespace": fields.String(allow_none=True, metadata={"description": "Namespace of the Task; must match the URL."}),
+    },
+    derived.request_fields(kind.API),
+    {
+        "taskState": fields.String(
+            allow_none=True,
+            load_only=True,
+            validate=validate.OneOf(TASK_STATES),
+            metadata={
+                "description": "Alias of state (the seed's name for it): accepted on create, replace and patch; "
+                "if both are sent they must be equal (else 422 naming both). Responses carry state only."
+            },
+        ),
+        "status": fields.Nested(TaskStatusInputSchema, allow_none=True, metadata={"description": IGNORED}),
+    },
+)
+# POST body: a new Task.
+TaskCreateSchema = derived.schema(
+    "TaskCreateSchema",
+    TaskUpdateSchema,
+    {
+        "name": dns_subdomain("Name of the Task (a DNS subdomain).", required=True),
+        "namespace": dns_label('Namespace of the Task (default "default"); must exist.', load_default="default"),
+    },
+)
 TaskPatchSchema = all_optional(TaskUpdateSchema, "TaskPatchSchema")
-
-
-class TaskSchema(ObjectFields):
-    """A Task as returned by the API."""
-
-    priority = integer(required=True, allow_none=True)
-    deadline = fields.String(required=True, allow_none=True, metadata={"description": "RFC 3339 timestamp as stored."})
-    details = fields.String(required=True)
-    state = fields.String(required=True, validate=validate.OneOf(TASK_STATES))
-    status = fields.Nested(TaskStatusSchema, required=True)
+# A Task as returned by the API.
+TaskSchema = derived.schema(
+    "TaskSchema", ObjectFields, derived.response_fields(kind.API), {"status": fields.Nested(TaskStatusSchema, required=True)}
+)
 
 
 TaskListSchema = Schema.from_dict(list_schema(TaskSchema, "Tasks sorted by namespace, then name."), name="TaskListSchema")
 
 
-class CombinedTaskSpecSchema(Schema):
-    """The Task's ``spec`` as stored (the CRD's field names)."""
-
-    priority = integer(required=True, metadata={"description": "0 (lowest) to 10 (highest)."})
-    deadline = fields.String(required=True, metadata={"description": "RFC 3339 timestamp as stored."})
-    details = fields.String(metadata={"description": "What has to be done."})
-    taskState = fields.String(validate=validate.OneOf(TASK_STATES), metadata={"description": "Pending (absent: Pending) or Finished."})
+# The Task's ``spec`` as stored (the CRD's field names and descriptions).
+CombinedTaskSpecSchema = derived.schema("CombinedTaskSpecSchema", Schema, derived.stored_fields(kind.KIND))
 
 
 class CombinedTaskStatusSchema(Schema):

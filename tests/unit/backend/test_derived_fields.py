@@ -12,8 +12,8 @@ Behaviours covered, on a made-up CRD (so each rule is seen on its own) and on th
   CRD order and friendly names, shown defaults, lists and objects never null, null is absent, hidden and
   write-only fields never reach the CR;
 - an overlay naming a field its CRD does not have is caught (:func:`backend.core.crds.unknown_paths`), and the
-  Darkroom's overlay names none; every Darkroom spec field the API shows is in its request and response
-  schemas, with nothing else declaring it.
+  Darkroom's and the Task's overlays name none; every Darkroom and Task spec field the API shows is in its request
+  and response schemas, with nothing else declaring it (a Task's date-time deadline a timestamp written in UTC).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from backend.core.conversions.specs import cr_spec, friendly_spec
 from backend.core.schemas import derived
 from backend.core.schemas.common import RequestSchema
 from backend.core.schemas.darkrooms import DarkroomSchema, DarkroomSourceInputSchema, DarkroomSourceSchema, DarkroomUpdateSchema
+from backend.core.schemas.tasks import TaskSchema, TaskUpdateSchema
 from backend.core.validation import flatten
-from kinds import darkrooms
+from kinds import darkrooms, tasks
 from kinds.fields import ApiField, Overlay
 
 WIDGET_SPEC: dict[str, Any] = {
@@ -121,6 +122,27 @@ def test_an_overlay_naming_what_its_crd_does_not_have_is_stale() -> None:
     assert crds.unknown_paths(stale) == ["gone", "box"]
     assert crds.unknown_paths(WIDGET) == []
     assert crds.unknown_paths(darkrooms.API) == []
+    assert crds.unknown_paths(tasks.API) == []
+
+
+def test_every_task_spec_field_is_derived_under_its_friendly_name() -> None:
+    """A Task's spec fields come from its CRD (the schemas declare none of their own): taskState is shown as state;
+    the deadline, a date-time, is loaded as a timestamp and written in UTC; the CRD's bounds and enum apply."""
+    spec = [tasks.API.friendly(name) for name in crds.spec_schema("Task")["properties"]]
+    assert spec == ["priority", "details", "deadline", "state"]
+    assert set(spec) <= set(TaskUpdateSchema._declared_fields) & set(TaskSchema._declared_fields)
+    assert "taskState" not in TaskSchema._declared_fields  # the seed's alias is accepted, never returned
+    with pytest.raises(ValidationError) as refused:
+        TaskUpdateSchema().load({"priority": 11, "deadline": "2031-01-01T00:00:00", "details": "x" * 4097, "state": "Done"})
+    assert set(flatten(refused.value.messages)) == {"priority", "deadline", "details", "state"}
+    loaded = TaskUpdateSchema().load({"priority": 3, "deadline": "2031-01-01T02:00:00+02:00", "taskState": "Finished"})
+    assert cr_spec(tasks.API, loaded) == {"priority": 3, "deadline": "2031-01-01T00:00:00Z", "taskState": "Finished"}
+    assert friendly_spec(tasks.API, {"priority": 3, "deadline": "2031-01-01T00:00:00Z"}) == {
+        "priority": 3,
+        "details": "",
+        "deadline": "2031-01-01T00:00:00Z",
+        "state": "Pending",
+    }
 
 
 def test_every_darkroom_spec_field_is_in_the_api_schemas() -> None:
