@@ -48,7 +48,13 @@ def replace_from_form(service: KindService, namespace: str, name: str, payload: 
 
 
 def change(
-    service: KindService, namespace: str, name: str, patch: Mapping[str, Any], *, resource_version: str | None = None, uid: str | None = None
+    service: KindService,
+    namespace: str,
+    name: str,
+    patch: Mapping[str, Any],
+    *,
+    resource_version: str | None = None,
+    uid: str | None = None,
 ) -> None:
     """Apply a JSON merge patch of friendly fields (e.g. ``{"state": "Finished"}``), as ``PATCH`` does; with ``uid``, to
     exactly that object: one that replaced it under the same name is a Conflict, never changed (the write is conditioned
@@ -75,9 +81,6 @@ def gone(service: KindService, namespace: str, name: str) -> str:
 
 def replaced(service: KindService, namespace: str, name: str) -> str:
     return f'{service.title} "{namespace}/{name}" was replaced by another object of the same name; reload'
-
-
-
 
 
 def delete(service: KindService, namespace: str, name: str, *, uid: str | None) -> bool:

@@ -40,7 +40,7 @@ from flask import Blueprint, Response, request
 from werkzeug.datastructures import MultiDict
 
 from backend.api.problems import Problem, problem_of
-from backend.core import errors, listing
+from backend.core import listing
 from backend.core.errors import Failure
 from backend.core.services import KindService
 from backend.dashboard import actions, browsing, consequences, rendering
@@ -52,7 +52,9 @@ SHOWN_NAMES = 10  # names listed in a confirmation; "and N more" for the rest
 CONFIRM_TARGET = "bulk-confirm"
 RESULTS_TARGET = "bulk-results"
 # <namespace>/<name>/<uid>: a DNS label, a DNS subdomain, a UID
-ITEM = re.compile(r"(?P<namespace>[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/(?P<name>[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/(?P<uid>[0-9a-f-]{1,64})")
+ITEM = re.compile(
+    r"(?P<namespace>[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/(?P<name>[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/(?P<uid>[0-9a-f-]{1,64})"
+)
 FIELDS = frozenset({"action", "item", "match", "namespace", "q", "sort", "replicas", "csrf_token"})
 
 
@@ -152,7 +154,8 @@ def _filters(service: KindService, form: MultiDict[str, str]) -> browsing.Filter
     sort = (form.get("sort") or "").strip()
     if sort and sort.removeprefix("-") not in service.kind.sorts:
         raise _bad("sort", f"one of {', '.join(service.kind.sorts)}, or one of them after -")
-    return browsing.Filters(namespace=(form.get("namespace") or "").strip() or None, q=(form.get("q") or "").strip()[:253], page=1, sort=sort)
+    namespace = (form.get("namespace") or "").strip() or None
+    return browsing.Filters(namespace=namespace, q=(form.get("q") or "").strip()[:253], page=1, sort=sort)
 
 
 def _matching(service: KindService, filters: browsing.Filters) -> list[Mapping[str, Any]]:
@@ -210,7 +213,8 @@ def _found(service: KindService, target: Target) -> Mapping[str, Any]:
     except (Failure, ClusterError):
         obj = None
     if obj is None or obj["metadata"].get("uid") != target.uid:
-        raise _bad("item", f"{target.namespace}/{target.name}: no such {service.title} as selected (deleted, replaced or not visible to you): reload the list")
+        why = "deleted, replaced or not visible to you"
+        raise _bad("item", f"{target.namespace}/{target.name}: no such {service.title} as selected ({why}): reload the list")
     return service.friendly(obj)
 
 
@@ -250,7 +254,8 @@ class BulkPages:
 
     def _answer(self, block_name: str, target: str, status: int = 200, **extra: Any) -> Response:
         htmx = bool(request.headers.get("HX-Request"))
-        context = {"kind": self.service.title, "bulk": self.bulk, "base": self.bulk.base, "list_path": self.bulk.list_path, "htmx": htmx, **extra}
+        context = {"kind": self.service.title, "bulk": self.bulk, "base": self.bulk.base, "list_path": self.bulk.list_path, **extra}
+        context["htmx"] = htmx
         if htmx:  # the dialog or the results region, whichever the answer belongs in
             swap = {"HX-Retarget": f"#{target}", "HX-Reswap": "innerHTML" if target == RESULTS_TARGET else "outerHTML"}
             return rendering.block(TEMPLATE, block_name, context, status=status, headers=swap)
@@ -260,7 +265,8 @@ class BulkPages:
         shown, more = names(selection.targets)
         note = consequences.of_many(self.service.title, selection.objects) if selection.action is DELETE and selection.objects else ""
         replicas_text = (request.form.get("replicas") or "").strip()[:10]
-        return self._answer("confirm", CONFIRM_TARGET, status, selection=selection, shown=shown, more=more, note=note, replicas_text=replicas_text, **extra)
+        context = {"selection": selection, "shown": shown, "more": more, "note": note, "replicas_text": replicas_text, **extra}
+        return self._answer("confirm", CONFIRM_TARGET, status, **context)
 
     def confirm(self) -> Response:
         try:

@@ -29,7 +29,6 @@ from flask import Blueprint
 
 from kinds import postgresqls as pg_kind
 
-
 DARKROOM_CHILDREN = ("Deployment", "Service", "Ingress", "ConfigMap")
 POSTGRESQL_CHILDREN = ("StatefulSet", "Services", "ConfigMap")
 

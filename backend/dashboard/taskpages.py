@@ -79,7 +79,8 @@ class TaskPages:
         return self.combined_tasks.combined(obj)
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice(), extra={"bulk": BULK})
+        bulk_actions = {"bulk": BULK}
+        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice(), extra=bulk_actions)
 
     def combined_page(self) -> Response:
         return browsing.list_page(self.service, COMBINED, target="task-list", item=self.combined, notice=_notice())

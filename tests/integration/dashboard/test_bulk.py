@@ -61,7 +61,8 @@ def listed(http: Client, path: str, *objs: dict[str, Any]) -> str:
 
 def outcomes(html: str) -> dict[str, tuple[str, str]]:
     """``namespace/name`` → (done|failed, the result cell's text) of a result table."""
-    rows = re.findall(r'<tr data-outcome="(\w+)" data-item="[^"]+">\s*<th scope="row">([^<]+)</th>\s*<td class="message">(.*?)</td>', html, re.S)
+    row = r'<tr data-outcome="(\w+)" data-item="[^"]+">\s*<th scope="row">([^<]+)</th>\s*<td class="message">(.*?)</td>'
+    rows = re.findall(row, html, re.S)
     return {name: (state, re.sub(r"<[^>]+>", "", cell).strip()) for state, name, cell in rows}
 
 
@@ -158,7 +159,8 @@ def test_all_matching_applies_to_what_matches_when_it_runs(http: Client, custom:
     late = make_task(custom, namespace, "batch-late")
     listed(http, f"/ui/tasks?namespace={namespace}", late)
     run = http.post("/ui/tasks/bulk", form, headers=HTMX).get_data(as_text=True)
-    assert "Mark finished: 4 of 4 Tasks marked finished." in run and set(outcomes(run)) == {f"{namespace}/{o['metadata']['name']}" for o in (*first, late)}
+    assert "Mark finished: 4 of 4 Tasks marked finished." in run
+    assert set(outcomes(run)) == {f"{namespace}/{o['metadata']['name']}" for o in (*first, late)}
     assert custom.get_namespaced_custom_object(*TASKS[:2], namespace, TASKS[2], "other")["spec"].get("taskState") != "Finished"
 
 
@@ -166,22 +168,27 @@ def test_bad_input_names_the_field_and_writes_nothing(http: Client, custom: Any,
     dr = make_darkroom(custom, namespace, "stays")
     listed(http, f"/?namespace={namespace}", dr)
     one = item(dr)
+    malformed = "item: &#39;stays&#39; is not &lt;namespace&gt;/&lt;name&gt;/&lt;uid&gt;"
+    ghost = f"{namespace}/ghost/{uuid.uuid4()}"
+    too_many = [f"{namespace}/n{i}/{uuid.uuid4()}" for i in range(501)]
+    nothing = {"action": "delete", "match": "all", "namespace": namespace, "q": "nothing-like-it"}
     cases: list[tuple[str, dict[str, Any], int, str]] = [
         ("/ui/darkrooms/bulk/confirm", {"action": "delete"}, 400, "item: select at least one object"),
         ("/ui/darkrooms/bulk", {"action": "delete"}, 400, "item: select at least one object"),
-        ("/ui/darkrooms/bulk", {"action": "delete", "item": ["stays"]}, 400, "item: &#39;stays&#39; is not &lt;namespace&gt;/&lt;name&gt;/&lt;uid&gt;"),
-        ("/ui/darkrooms/bulk/confirm", {"action": "delete", "item": [f"{namespace}/ghost/{uuid.uuid4()}"]}, 400, f"item: {namespace}/ghost: no such Darkroom"),
+        ("/ui/darkrooms/bulk", {"action": "delete", "item": ["stays"]}, 400, malformed),
+        ("/ui/darkrooms/bulk/confirm", {"action": "delete", "item": [ghost]}, 400, f"item: {namespace}/ghost: no such Darkroom"),
         ("/ui/darkrooms/bulk", {"action": "explode", "item": [one]}, 400, "action: one of delete, scale"),
         ("/ui/tasks/bulk", {"action": "scale", "item": [one]}, 400, "action: one of delete, finish"),
         ("/ui/darkrooms/bulk", {"action": "delete", "item": [one], "force": "1"}, 400, "force: not a field of a bulk action"),
         ("/ui/darkrooms/bulk", {"action": "delete", "item": [one], "replicas": "2"}, 400, "replicas: only with action scale"),
         ("/ui/darkrooms/bulk", {"action": "delete", "item": [one], "match": "all"}, 400, "item: not with match=all"),
-        ("/ui/darkrooms/bulk", {"action": "delete", "match": "all", "namespace": namespace, "q": "nothing-like-it"}, 400, "match: nothing matches"),
+        ("/ui/darkrooms/bulk", nothing, 400, "match: nothing matches"),
         ("/ui/darkrooms/bulk", {"action": "delete", "match": "all", "sort": "colour"}, 400, "sort: one of"),
-        ("/ui/darkrooms/bulk", {"action": "delete", "item": [f"{namespace}/n{i}/{uuid.uuid4()}" for i in range(501)]}, 400, "item: 501 objects selected; at most 500 at once"),
+        ("/ui/darkrooms/bulk", {"action": "delete", "item": too_many}, 400, "item: 501 objects selected; at most 500 at once"),
     ]
+    hint = "Enter a whole number of replicas from 0 to 100."
     for value in ("", "x", "-1", "1.5", "101"):
-        cases.append(("/ui/darkrooms/bulk", {"action": "scale", "item": [one], "replicas": value}, 422, "Enter a whole number of replicas from 0 to 100."))
+        cases.append(("/ui/darkrooms/bulk", {"action": "scale", "item": [one], "replicas": value}, 422, hint))
     for path, form, status, words in cases:
         answer = http.post(path, form, headers=HTMX)
         assert (answer.status_code, answer.headers["HX-Retarget"]) == (status, "#bulk-confirm"), (path, form)
@@ -220,21 +227,21 @@ def deleter(realcluster_required: None, realcluster: RealclusterProcess) -> Iter
 
     install_crds(realcluster.kubeconfig)
     admin = config.new_client_from_config(config_file=str(realcluster.kubeconfig))
-    rbac, core = client.RbacAuthorizationV1Api(admin), client.CoreV1Api(admin)
+    rbac: Any = client.RbacAuthorizationV1Api(admin)  # plain dict bodies: the client sends them as they are
+    core: Any = client.CoreV1Api(admin)
     suffix = uuid.uuid4().hex[:6]
     allowed, refused, reader = f"bulk-a-{suffix}", f"bulk-b-{suffix}", f"bulk-reader-{suffix}"
     reads = ["get", "list", "watch"]
     rules = [
         {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": reads},
-        {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims", "secrets"], "verbs": reads},
+        {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": reads},
         {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments"], "verbs": reads},
         {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": reads},
     ]
     subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
     rbac.create_cluster_role({"metadata": {"name": reader}, "rules": rules})
-    rbac.create_cluster_role_binding(
-        {"metadata": {"name": reader}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader}, "subjects": [subject]}
-    )
+    cluster_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader}
+    rbac.create_cluster_role_binding({"metadata": {"name": reader}, "roleRef": cluster_ref, "subjects": [subject]})
     for name in (allowed, refused):
         core.create_namespace({"metadata": {"name": name}})
     deleting = {"apiGroups": ["deployments.example.com"], "resources": ["darkrooms"], "verbs": ["delete"]}
@@ -254,7 +261,7 @@ def deleter(realcluster_required: None, realcluster: RealclusterProcess) -> Iter
 def test_a_mix_of_allowed_and_refused_objects(deleter: Deleter) -> None:
     from kubernetes import client
 
-    custom = client.CustomObjectsApi(deleter.admin)
+    custom: Any = client.CustomObjectsApi(deleter.admin)
     mine = [make_darkroom(custom, deleter.allowed, name) for name in ("one", "two")]
     theirs = make_darkroom(custom, deleter.refused, "three")
     browser = deleter.app.test_client()
@@ -268,5 +275,7 @@ def test_a_mix_of_allowed_and_refused_objects(deleter: Deleter) -> None:
     result = outcomes(html)
     assert result[f"{deleter.allowed}/one"][0] == result[f"{deleter.allowed}/two"][0] == "done"
     state, text = result[f"{deleter.refused}/three"]
-    assert state == "failed" and text == f"Failed (403) You may not delete darkrooms &#34;three&#34; in namespace &#34;{deleter.refused}&#34;."
-    assert custom.get_namespaced_custom_object(*DARKROOMS[:2], deleter.refused, DARKROOMS[2], "three")["metadata"]["uid"] == theirs["metadata"]["uid"]
+    refusal = f"You may not delete darkrooms &#34;three&#34; in namespace &#34;{deleter.refused}&#34;."
+    assert state == "failed" and text == f"Failed (403) {refusal}"
+    stays = custom.get_namespaced_custom_object(*DARKROOMS[:2], deleter.refused, DARKROOMS[2], "three")
+    assert stays["metadata"]["uid"] == theirs["metadata"]["uid"]
