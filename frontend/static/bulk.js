@@ -109,27 +109,27 @@
     }
   }
 
+  function mark(box, on) {
+    if (on) {
+      selected.add(box.value);
+    } else {
+      selected.delete(box.value);
+    }
+  }
+
   document.addEventListener("change", function (evt) {
     var box = evt.target;
     if (box.matches("input[data-bulk-item]")) {
-      if (box.checked) {
-        selected.add(box.value);
-      } else {
-        selected.delete(box.value);
-      }
-      matchAll = false;
-      sync();
+      mark(box, box.checked);
     } else if (box.matches("input[data-bulk-page]")) {
       items().forEach(function (item) {
-        if (box.checked) {
-          selected.add(item.value);
-        } else {
-          selected.delete(item.value);
-        }
+        mark(item, box.checked);
       });
-      matchAll = false;
-      sync();
+    } else {
+      return;
     }
+    matchAll = false;
+    sync();
   });
 
   document.addEventListener("focusin", function (evt) {

@@ -21,7 +21,7 @@ import pytest
 from flask import Flask
 from support import RealclusterProcess, install_crds, wait_for
 
-from integration.dashboard.conftest import Client
+from integration.dashboard.conftest import READ_RULES, Client
 from integration.logins import login_settings
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
@@ -30,9 +30,11 @@ HTMX = {"HX-Request": "true"}
 
 
 def make_darkroom(custom: Any, namespace: str, name: str) -> dict[str, Any]:
+    """A Darkroom whose sub-domain is its namespace's own: a scale checks the sub-domains other Darkrooms hold."""
     spec = {"replicas": 1, "source": {"type": "WebFolder", "baseUrl": "https://x.example"}, "subDomains": [f"{name}-{namespace}"]}
-    body = {"apiVersion": "deployments.example.com/v1alpha1", "kind": "Darkroom", "metadata": {"name": name}, "spec": spec}
-    created: dict[str, Any] = custom.create_namespaced_custom_object(*DARKROOMS[:2], namespace, DARKROOMS[2], body)
+    body = {"apiVersion": "/".join(DARKROOMS[:2]), "kind": "Darkroom", "metadata": {"name": name}, "spec": spec}
+    group, version, plural = DARKROOMS
+    created: dict[str, Any] = custom.create_namespaced_custom_object(group, version, namespace, plural, body)
     return created
 
 
@@ -231,15 +233,8 @@ def deleter(realcluster_required: None, realcluster: RealclusterProcess) -> Iter
     core: Any = client.CoreV1Api(admin)
     suffix = uuid.uuid4().hex[:6]
     allowed, refused, reader = f"bulk-a-{suffix}", f"bulk-b-{suffix}", f"bulk-reader-{suffix}"
-    reads = ["get", "list", "watch"]
-    rules = [
-        {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": reads},
-        {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": reads},
-        {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments"], "verbs": reads},
-        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": reads},
-    ]
     subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
-    rbac.create_cluster_role({"metadata": {"name": reader}, "rules": rules})
+    rbac.create_cluster_role({"metadata": {"name": reader}, "rules": READ_RULES})
     cluster_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader}
     rbac.create_cluster_role_binding({"metadata": {"name": reader}, "roleRef": cluster_ref, "subjects": [subject]})
     for name in (allowed, refused):
