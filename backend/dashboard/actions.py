@@ -47,9 +47,40 @@ def replace_from_form(service: KindService, namespace: str, name: str, payload: 
     service.check_and_replace(namespace, name, build, body_version=None, wanted=None)
 
 
-def change(service: KindService, namespace: str, name: str, patch: Mapping[str, Any], *, resource_version: str | None = None) -> None:
-    """Apply a JSON merge patch of friendly fields (e.g. ``{"state": "Finished"}``), as ``PATCH`` does."""
-    service.patch(namespace, name, patch, body_version=resource_version or None, wanted=None)
+def change(
+    service: KindService,
+    namespace: str,
+    name: str,
+    patch: Mapping[str, Any],
+    *,
+    resource_version: str | None = None,
+    uid: str | None = None,
+) -> None:
+    """Apply a JSON merge patch of friendly fields (e.g. ``{"state": "Finished"}``), as ``PATCH`` does; with ``uid``, to
+    exactly that object: one that replaced it under the same name is a Conflict, never changed (the write is conditioned
+    on the very object whose uid was checked, :meth:`~backend.core.services.KindService.check_and_replace`)."""
+    if uid is None:
+        service.patch(namespace, name, patch, body_version=resource_version or None, wanted=None)
+        return
+
+    def build(current: Mapping[str, Any]) -> dict[str, Any]:
+        if current["metadata"].get("uid") != uid:
+            raise errors.Conflict(replaced(service, namespace, name))
+        friendly = service.checked(service.kind.update_schema, service.patched(current, patch), existing=current)
+        return service.with_identity(friendly, namespace, name)
+
+    try:
+        service.check_and_replace(namespace, name, build, body_version=resource_version or None, wanted=None, verb="patch")
+    except errors.NotFound:
+        raise errors.NotFound(gone(service, namespace, name)) from None
+
+
+def gone(service: KindService, namespace: str, name: str) -> str:
+    return f'{service.title} "{namespace}/{name}" is already gone'
+
+
+def replaced(service: KindService, namespace: str, name: str) -> str:
+    return f'{service.title} "{namespace}/{name}" was replaced by another object of the same name; reload'
 
 
 def delete(service: KindService, namespace: str, name: str, *, uid: str | None) -> bool:
@@ -57,7 +88,7 @@ def delete(service: KindService, namespace: str, name: str, *, uid: str | None) 
     try:
         _result, terminating = service.delete(namespace, name, uid=uid or None)
     except NotFound:
-        raise errors.NotFound(f'{service.title} "{namespace}/{name}" is already gone') from None
+        raise errors.NotFound(gone(service, namespace, name)) from None
     except Conflict:
-        raise errors.Conflict(f'{service.title} "{namespace}/{name}" was replaced by another object of the same name; reload') from None
+        raise errors.Conflict(replaced(service, namespace, name)) from None
     return terminating

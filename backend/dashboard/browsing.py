@@ -108,8 +108,10 @@ def list_page(
     target: str,
     item: Callable[[FrozenDict], Mapping[str, Any]],
     notice: str | None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Response:
-    """A list page of the cached objects the request's filters select, each shown as ``item(obj)`` (target: block ``list``)."""
+    """A list page of the cached objects the request's filters select, each shown as ``item(obj)`` (target: block ``list``);
+    ``extra``: more of the template's context (the kind's bulk actions, :mod:`.bulk`)."""
     filters = Filters.from_request(service.kind.sorts)
     selected = select(service, filters)
     context = {
@@ -119,6 +121,7 @@ def list_page(
         "namespaces": namespace_names(service),
         "notice": notice,
         "served_namespace": service.settings.namespace,
+        **(extra or {}),
     }
     return rendering.page_or_block(template, context, block_name="list", target=target)
 

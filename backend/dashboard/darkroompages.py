@@ -26,6 +26,8 @@ the children panel uses the Ingress it shows, judged by the same :func:`kinds.da
 - ``GET /ui/darkrooms``, ``/ui`` and ``/ui/darkrooms/<ns>`` go to the list (the last filtered to that namespace:
   :func:`.browsing.add_shortcuts`).
 - ``POST /ui/darkrooms/<ns>/<name>/delete`` — delete (the detail page asks for confirmation).
+- ``POST /ui/darkrooms/bulk/confirm`` and ``/ui/darkrooms/bulk`` — Delete or Scale the list's selection (:mod:`.bulk`:
+  :data:`BULK`).
 - ``POST /ui/darkrooms/<ns>/<name>/scale`` — set ``replicas`` (the detail page's Replicas control, block ``scale``:
   a refusal or an invalid number comes back in it).
 """
@@ -44,7 +46,7 @@ from backend.core.access import CHILDREN, CONTROLLER_UID, INVOLVED_UID, controll
 from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
-from backend.dashboard import actions, browsing, editing, forms, livedetail, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, bulk, editing, forms, livedetail, liverows, rendering, returning, yamlview
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, FrozenDict, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -53,6 +55,7 @@ from kinds import darkrooms as darkroom_kind
 LIST = "darkrooms.html"
 DETAIL = "darkroom_detail.html"
 MAX_REPLICAS = 100  # the CRD's maximum of spec.replicas
+REPLICAS_HINT = f"Enter a whole number of replicas from 0 to {MAX_REPLICAS}."
 #: the detail page's regions (element id → its block), each fetched again when the page's live stream says so
 REGIONS = {"darkroom-spec": "spec", "darkroom-live": "live", "darkroom-children": "children", "darkroom-events": "events"}
 
@@ -94,6 +97,8 @@ FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
 LISTS = (rendering.NavLink("/", "darkrooms", "Darkrooms"),)
+SCALE = bulk.Action("scale", "Scale", "Scaling", "scaled", bulk.patching(lambda replicas: {"replicas": replicas}), needs_replicas=True)
+BULK = bulk.Bulk(list_path="/", base="/ui/darkrooms", actions=(bulk.DELETE, SCALE), max_replicas=MAX_REPLICAS, replicas_hint=REPLICAS_HINT)
 
 
 def _notice() -> str | None:
@@ -192,7 +197,9 @@ class DarkroomPages:
     service: KindService
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="darkroom-list", item=self.service.friendly, notice=_notice())
+        return browsing.list_page(
+            self.service, LIST, target="darkroom-list", item=self.service.friendly, notice=_notice(), extra={"bulk": BULK}
+        )
 
     def row(self, namespace: str, name: str) -> Response:
         try:
@@ -209,7 +216,7 @@ class DarkroomPages:
         try:
             actions.change(self.service, namespace, name, {"replicas": int(text)})
         except ValueError:
-            problem = Problem(422, errors={"replicas": [f"Enter a whole number of replicas from 0 to {MAX_REPLICAS}."]})
+            problem = Problem(422, errors={"replicas": [REPLICAS_HINT]})
         except errors.NotFound as gone:
             return browsing.problem_page(gone)
         except (ClusterError, Failure) as error:
@@ -296,6 +303,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
         ("/ui/darkrooms/<namespace>/<name>/scale", "scale_darkroom", pages.scale, ("post",), "Scale a Darkroom (form field replicas)"),
     )
     rendering.add_views(blueprint, views)
+    bulk.install(blueprint, pages.service, BULK, endpoint="darkroom")
     browsing.add_shortcuts(blueprint, "/", title="Darkrooms", trimmed=("/ui", "/ui/darkrooms"), by_namespace="/ui/darkrooms")
     return (
         liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),

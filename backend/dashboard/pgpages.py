@@ -16,7 +16,8 @@ Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the
   builds from the CRD and :data:`FORM_SPEC`, written through :mod:`.actions` (the flow of
   :mod:`.editing`: 422 inline, 409 explained with the current values); ``add-row`` / ``remove-row``
   edit the parameter rows server-side.
-- ``POST /ui/postgresqls/<ns>/<name>/delete``.
+- ``POST /ui/postgresqls/<ns>/<name>/delete``; ``POST /ui/postgresqls/bulk/confirm`` and ``/bulk`` delete the list's
+  selection (:mod:`.bulk`).
 - ``GET /ui/postgresqls/<ns>`` goes to the list filtered to that namespace (:func:`.browsing.add_shortcuts`).
 - ``POST /ui/postgresqls/<ns>/<name>/password`` (CSRF-checked like every dashboard POST) — reads
   (:mod:`.pgpassword`) the password from the Secret ``<name>-credentials`` through the API's Kubernetes client, only then and
@@ -45,7 +46,7 @@ from backend.core.schemas.postgresqls import (
     PostgresqlResourcesInputSchema,
 )
 from backend.core.services import KindService, Services
-from backend.dashboard import browsing, darkroompages, forms, livedetail, liverows, pgpassword, rendering, returning, yamlview
+from backend.dashboard import browsing, bulk, darkroompages, forms, livedetail, liverows, pgpassword, rendering, returning, yamlview
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -108,6 +109,7 @@ def _notice() -> str | None:
 
 
 LISTS = (rendering.NavLink(BASE, "postgresqls", "Databases"),)
+BULK = bulk.Bulk(list_path=BASE, base=BASE, actions=(bulk.DELETE,))
 
 
 # -- the detail page ------------------------------------------------------------------------------
@@ -211,7 +213,9 @@ class PostgresqlPages:
     service: KindService
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="postgresql-list", item=self.service.friendly, notice=_notice())
+        return browsing.list_page(
+            self.service, LIST, target="postgresql-list", item=self.service.friendly, notice=_notice(), extra={"bulk": BULK}
+        )
 
     def row(self, namespace: str, name: str) -> Response:
         try:
@@ -314,6 +318,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     )
     added = rendering.add_views(blueprint, views)
     added["postgresql_password"].__doc__ = pgpassword.DOC
+    bulk.install(blueprint, pages.service, BULK, endpoint="postgresql")
     browsing.add_shortcuts(blueprint, BASE, title="Databases", by_namespace=BASE)
     return (
         liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly),

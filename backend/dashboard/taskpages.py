@@ -15,7 +15,8 @@ app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two na
 - ``GET|POST /ui/tasks/new``, ``/ui/tasks/<ns>/<name>/edit`` — the form :mod:`.forms` builds from
   the CRD and :data:`FORM_SPEC` (the flow of :mod:`.editing`, as for Darkrooms: inline 422 errors,
   409 explained with the current values).
-- ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished) and ``/delete``.
+- ``POST /ui/tasks/<ns>/<name>/finish`` (state → Finished: :data:`FINISHED`) and ``/delete``.
+- ``POST /ui/tasks/bulk/confirm`` and ``/ui/tasks/bulk`` — Delete or Mark finished the list's selection (:mod:`.bulk`).
 - ``GET /ui/tasks/<ns>`` and ``/ui/combinedtasks/<ns>`` go to their list filtered to that namespace
   (:func:`.browsing.add_shortcuts`).
 """
@@ -32,7 +33,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.core.errors import Failure
 from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
-from backend.dashboard import actions, browsing, forms, livedetail, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, bulk, forms, livedetail, liverows, rendering, returning, yamlview
 from cluster import ClusterError
 
 LIST = "tasks.html"
@@ -51,6 +52,9 @@ FORM_SPEC = forms.FormSpec(
 FORM_OF = forms.build(FORM_SPEC)  # the CRD is read here, once, at import
 
 
+FINISHED = {"state": "Finished"}  # what "Mark finished" patches, on one Task or a selection
+
+
 def _notice() -> str | None:
     return returning.notice("Task")
 
@@ -59,6 +63,8 @@ LISTS = (
     rendering.NavLink("/ui/tasks", "tasks", "Tasks"),
     rendering.NavLink("/ui/combinedtasks", "combined", wide="Tasks with events", narrow="Events"),
 )
+FINISH = bulk.Action("finish", "Mark finished", "Marking finished", "marked finished", bulk.patching(lambda _value: FINISHED))
+BULK = bulk.Bulk(list_path="/ui/tasks", base="/ui/tasks", actions=(bulk.DELETE, FINISH))
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,8 @@ class TaskPages:
         return self.combined_tasks.combined(obj)
 
     def list_page(self) -> Response:
-        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice())
+        bulk_actions = {"bulk": BULK}
+        return browsing.list_page(self.service, LIST, target="task-list", item=self.service.friendly, notice=_notice(), extra=bulk_actions)
 
     def combined_page(self) -> Response:
         return browsing.list_page(self.service, COMBINED, target="task-list", item=self.combined, notice=_notice())
@@ -104,7 +111,7 @@ class TaskPages:
 
     def finish(self, namespace: str, name: str) -> BaseResponse:
         try:
-            actions.change(self.service, namespace, name, {"state": "Finished"})
+            actions.change(self.service, namespace, name, FINISHED)
         except (ClusterError, Failure) as error:
             return browsing.problem_page(error)
         if request.headers.get("HX-Request") and request.headers.get("HX-Target"):
@@ -159,6 +166,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
         ("/ui/tasks/<namespace>/<name>/delete", "delete_task", flow.delete, ("post",), "Delete a Task"),
     )
     rendering.add_views(blueprint, views)
+    bulk.install(blueprint, pages.service, BULK, endpoint="task")
     browsing.add_shortcuts(blueprint, "/ui/tasks", title="Tasks", by_namespace="/ui/tasks")
     browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
     title = pages.service.title

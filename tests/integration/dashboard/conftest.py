@@ -22,6 +22,15 @@ from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 
+# A ClusterRole's rules to read all the pages show (and every child kind the API caches, as deploy/base's API role
+# allows: without one, its start waits out the cache sync) — for people of the real control plane with less than that.
+READS = ["get", "list", "watch"]
+READ_RULES = [
+    {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": READS},
+    {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": READS},
+    {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments"], "verbs": READS},
+    {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": READS},
+]
 TOKEN_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
 
 

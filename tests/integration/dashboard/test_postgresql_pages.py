@@ -34,7 +34,7 @@ import yaml
 from flask import Flask
 from support import RealclusterProcess, install_crds, wait_for
 
-from integration.dashboard.conftest import Client
+from integration.dashboard.conftest import READ_RULES, Client
 
 PG = ("database.db.example.com", "v1")
 PASSWORD = "integration-Password-sentinel-31"
@@ -391,15 +391,7 @@ def refused(realcluster_required: None, realcluster: RealclusterProcess, tmp_pat
     admin = config.new_client_from_config(config_file=str(realcluster.kubeconfig))
     rbac, core = client.RbacAuthorizationV1Api(admin), client.CoreV1Api(admin)
     name = f"test-no-secrets-{uuid.uuid4().hex[:6]}"
-    reads = ["get", "list", "watch"]
-    rules = [
-        {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": reads},
-        {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": reads},
-        # every child kind the API caches (as deploy/base's API role allows): without one, its start waits out the cache sync
-        {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments"], "verbs": reads},
-        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": reads},
-    ]
-    rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": READ_RULES})
     subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
     role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
     rbac.create_cluster_role_binding({"metadata": {"name": name}, "roleRef": role_ref, "subjects": [subject]})
