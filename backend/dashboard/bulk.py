@@ -236,7 +236,7 @@ def run_one(service: KindService, action: Action, target: Target, value: int | N
         problem = problem_of(error)
         messages = [m for ms in problem.errors.values() for m in ms]
         return Outcome(target, problem.status, "; ".join([problem.detail or problem.title, *messages]))
-    return Outcome(target, 200, remark or action.done)
+    return Outcome(target, 200, remark or "")
 
 
 def names(targets: Sequence[Target]) -> tuple[list[str], int]:

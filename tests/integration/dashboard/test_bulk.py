@@ -100,7 +100,7 @@ def test_bulk_delete_answers_per_object_and_the_rest_still_happen(http: Client, 
     assert run.status_code == 200 and run.headers["HX-Retarget"] == "#bulk-results"
     assert 'role="status"' in html and "Delete: 1 of 3 Darkrooms deleted; 2 failed." in html
     result = outcomes(html)
-    assert result[f"{namespace}/keep-a"] == ("done", "Done deleted")
+    assert result[f"{namespace}/keep-a"] == ("done", "Deleted")
     assert result[f"{namespace}/gone-b"][0] == "failed" and "(404)" in result[f"{namespace}/gone-b"][1]
     assert "already gone" in result[f"{namespace}/gone-b"][1]
     assert result[f"{namespace}/swap-c"][0] == "failed" and "(409)" in result[f"{namespace}/swap-c"][1]
