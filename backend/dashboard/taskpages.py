@@ -32,7 +32,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.core.errors import Failure
 from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
-from backend.dashboard import actions, browsing, forms, livedetail, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, forms, livedetail, liverows, rendering, returning, yamledit, yamlview
 from cluster import ClusterError
 
 LIST = "tasks.html"
@@ -159,6 +159,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
         ("/ui/tasks/<namespace>/<name>/delete", "delete_task", flow.delete, ("post",), "Delete a Task"),
     )
     rendering.add_views(blueprint, views)
+    yamledit.install(blueprint, pages.service, page=PAGE, saved_path=_saved_path)
     browsing.add_shortcuts(blueprint, "/ui/tasks", title="Tasks", by_namespace="/ui/tasks")
     browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
     title = pages.service.title
