@@ -1,8 +1,8 @@
 """The pure half of the YAML editor (:mod:`.yamledit`): parse the text a person wrote keeping where each field is, map a
 field path to its line, and compare two versions of an object field by field. No Flask, no I/O.
 
-- :func:`parse`: one YAML document (PyYAML's composer, so every node keeps its position) that is a mapping, or
-  :class:`SyntaxProblem` with the 1-based line and column PyYAML reports.
+- :func:`parse`: one YAML document (PyYAML's composer, so every node keeps its position) that is a mapping without a
+  key twice, or :class:`SyntaxProblem` with the 1-based line and column PyYAML reports.
 - :func:`line_of`: the line of a field path as kube-apiserver names it — ``spec.replicas`` in a 422's
   ``details.causes[].field``, ``.spec.subDomains[0]`` or ``.spec.ports[port=80]`` in a field manager conflict — or, when
   the text does not have the whole path (a required field left out), the line of its deepest part that it has.
@@ -67,6 +67,7 @@ def parse(text: str) -> Parsed:
             raise SyntaxProblem(1, 1, "the YAML is empty: it must be the object, a mapping")
         if not isinstance(node, MappingNode):
             raise SyntaxProblem(node.start_mark.line + 1, node.start_mark.column + 1, "the YAML must be a mapping (the object)")
+        _no_duplicates(node)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -79,6 +80,20 @@ def parse(text: str) -> Parsed:
     if not all(isinstance(key, str) for key in _keys(data)):
         raise SyntaxProblem(1, 1, "every key must be a string")
     return Parsed(data=data, root=node)
+
+
+def _no_duplicates(node: Node) -> None:
+    """A key twice in one mapping (PyYAML keeps the last silently; kube-apiserver refuses it): at the second."""
+    if isinstance(node, MappingNode):
+        seen: set[Any] = set()
+        for key, value in node.value:
+            if key.value in seen:
+                raise SyntaxProblem(key.start_mark.line + 1, key.start_mark.column + 1, f'duplicate key "{key.value}"')
+            seen.add(key.value)
+            _no_duplicates(value)
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            _no_duplicates(item)
 
 
 def _keys(value: Any) -> Iterator[Any]:

@@ -213,6 +213,10 @@ def test_syntax_errors_and_other_objects_are_refused_before_anything_is_sent(htt
     path = f"/ui/darkrooms/{namespace}/mine/yaml"
     status, page = review(http, path, "apiVersion: deployments.example.com/v1\nkind: Darkroom\nspec:\n  replicas: [1,\n")
     assert status == 422 and "YAML syntax error at line 5, column 1" in html.unescape(page) and 'data-line="5"' in page
+    swapped = http.post(path, {"yaml": "kind: [", "action": "review"}, headers={"HX-Request": "true", "HX-Target": "yaml-editor"})
+    fragment = swapped.get_data(as_text=True)  # htmx gets the editor alone, with the same line buttons
+    assert swapped.status_code == 422 and fragment.lstrip().startswith("<form")
+    assert "<html" not in fragment and 'data-line="1"' in fragment
     status, page = review(http, path, "- just\n- a list\n")
     assert status == 422 and "must be a mapping" in page
     other_kind = darkroom_yaml(namespace, "mine").replace("kind: Darkroom", "kind: Task")
