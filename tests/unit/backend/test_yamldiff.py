@@ -3,8 +3,9 @@
 Behaviours: a syntax error, a second document, an empty text or a text that is no mapping is a SyntaxProblem at its
 1-based line and column (a key twice in a mapping too); a field path as kube names it (``spec.replicas``,
 ``.spec.subDomains[1]``, a keyed list item ``[port=80]``, a set item ``[="b"]``, a quoted map key) maps to the line
-of that field, and a path the text lacks to its deepest part there; the diff lists added, removed and changed leaves (lists item by item) and ignores status and
-the server's metadata bookkeeping; ``present`` and ``remove`` follow the same paths.
+of that field, and a path the text lacks to its deepest part there; the diff lists added, removed and changed leaves
+(lists item by item) and ignores status and the server's metadata bookkeeping; ``present`` and ``remove`` follow the
+same paths.
 """
 
 from __future__ import annotations
