@@ -46,7 +46,7 @@ from backend.core.access import CHILDREN, CONTROLLER_UID, INVOLVED_UID, controll
 from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
-from backend.dashboard import actions, browsing, bulk, editing, forms, livedetail, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, bulk, editing, forms, livedetail, liverows, rendering, returning, yamledit, yamlview
 from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, FrozenDict, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -271,15 +271,14 @@ PAGE = forms.FormPage(
 )
 
 
+def _saved_path(namespace: str, name: str) -> str:
+    return browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1")
+
+
 def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView | livedetail.DetailView, ...]:
     """Add the Darkroom pages over the app's Darkroom service; their live list view and detail stream."""
     pages = DarkroomPages(services["Darkroom"])
-    flow = forms.generated_flow(
-        FORM_OF,
-        PAGE,
-        service=pages.service,
-        saved_path=lambda namespace, name: browsing.with_query(f"/ui/darkrooms/{namespace}/{name}", saved="1"),
-    )
+    flow = forms.generated_flow(FORM_OF, PAGE, service=pages.service, saved_path=_saved_path)
     views: tuple[rendering.ViewDecl, ...] = (
         ("/", "darkrooms", pages.list_page, ("get",), "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page="),
         ("/ui/darkrooms/new", "new_darkroom", flow.new, ("get", "post"), "New Darkroom form; POST creates"),
@@ -304,6 +303,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     )
     rendering.add_views(blueprint, views)
     bulk.install(blueprint, pages.service, BULK, endpoint="darkroom")
+    yamledit.install(blueprint, pages.service, page=PAGE, saved_path=_saved_path)
     browsing.add_shortcuts(blueprint, "/", title="Darkrooms", trimmed=("/ui", "/ui/darkrooms"), by_namespace="/ui/darkrooms")
     return (
         liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),

@@ -46,7 +46,19 @@ from backend.core.schemas.postgresqls import (
     PostgresqlResourcesInputSchema,
 )
 from backend.core.services import KindService, Services
-from backend.dashboard import browsing, bulk, darkroompages, forms, livedetail, liverows, pgpassword, rendering, returning, yamlview
+from backend.dashboard import (
+    browsing,
+    bulk,
+    darkroompages,
+    forms,
+    livedetail,
+    liverows,
+    pgpassword,
+    rendering,
+    returning,
+    yamledit,
+    yamlview,
+)
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -317,6 +329,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
         (BASE + "/<namespace>/<name>/password", "postgresql_password", pages.password, ("get", "post"), "The password, on request"),
     )
     added = rendering.add_views(blueprint, views)
+    yamledit.install(blueprint, pages.service, page=PAGE, saved_path=_saved_path)
     added["postgresql_password"].__doc__ = pgpassword.DOC
     bulk.install(blueprint, pages.service, BULK, endpoint="postgresql")
     browsing.add_shortcuts(blueprint, BASE, title="Databases", by_namespace=BASE)

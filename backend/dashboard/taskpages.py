@@ -33,7 +33,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.core.errors import Failure
 from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
-from backend.dashboard import actions, browsing, bulk, forms, livedetail, liverows, rendering, returning, yamlview
+from backend.dashboard import actions, browsing, bulk, forms, livedetail, liverows, rendering, returning, yamledit, yamlview
 from cluster import ClusterError
 
 LIST = "tasks.html"
@@ -167,6 +167,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     )
     rendering.add_views(blueprint, views)
     bulk.install(blueprint, pages.service, BULK, endpoint="task")
+    yamledit.install(blueprint, pages.service, page=PAGE, saved_path=_saved_path)
     browsing.add_shortcuts(blueprint, "/ui/tasks", title="Tasks", by_namespace="/ui/tasks")
     browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
     title = pages.service.title

@@ -173,6 +173,12 @@ class ActingClient:
             attributes,
         )
 
+    def apply(self, resource: Resource, body: Mapping[str, Any], *, force: bool = False, dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply of ``body`` with the client's field manager (kube-apiserver decides it as a ``patch``)."""
+        meta = body.get("metadata") or {}
+        attributes = ResourceAttributes.of("patch", resource, namespace=meta.get("namespace"), name=str(meta.get("name", "")))
+        return self._sent(lambda: self.client.apply(resource, body, force=force, dry_run=dry_run, credentials=self._creds), attributes)
+
     def delete(
         self,
         resource: Resource,
