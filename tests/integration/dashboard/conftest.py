@@ -3,24 +3,28 @@
 ``dashboard_app`` (session) is ``create_app`` with its own informers (``make_dashboard_app`` builds
 more on them, with other settings); ``http`` a Flask test client
 that has loaded a page (so it holds the CSRF cookie) and knows its token (``http.csrf``).
-``custom`` writes objects straight to the API server. Tests work in their own ``namespace``.
+``custom`` writes objects straight to the API server. Tests work in their own ``namespace``. ``deleter`` (real control
+plane only): an app whose person may read everything and delete Darkrooms in one namespace only.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from support import ClusterProcess
+from support import ClusterProcess, RealclusterProcess, install_crds
 
 from backend.api.watch import watching
 from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
+from integration.logins import login_settings
 
 # A ClusterRole's rules to read all the pages show (and every child kind the API caches, as deploy/base's API role
 # allows: without one, its start waits out the cache sync) — for people of the real control plane with less than that.
@@ -93,3 +97,48 @@ def custom(api_client: Any) -> Any:
     from kubernetes import client
 
     return client.CustomObjectsApi(api_client)
+
+
+@dataclass
+class Deleter:
+    """An app on the real control plane whose person (alice, signed in with her token: the pages act as her) may read
+    every kind the pages show everywhere, delete Darkrooms in ``allowed`` only, and write nothing else."""
+
+    app: Flask
+    admin: Any
+    allowed: str
+    refused: str
+    token: str
+
+
+@pytest.fixture
+def deleter(realcluster_required: None, realcluster: RealclusterProcess) -> Iterator[Deleter]:
+    """Not parametrized by ``kube``: only the real control plane authorizes (devcluster allows everything)."""
+    from kubernetes import client, config
+
+    from backend.server import shutdown as serving
+
+    install_crds(realcluster.kubeconfig)
+    admin = config.new_client_from_config(config_file=str(realcluster.kubeconfig))
+    rbac: Any = client.RbacAuthorizationV1Api(admin)  # plain dict bodies: the client sends them as they are
+    core: Any = client.CoreV1Api(admin)
+    suffix = uuid.uuid4().hex[:6]
+    allowed, refused, reader = f"deleter-a-{suffix}", f"deleter-b-{suffix}", f"deleter-reader-{suffix}"
+    subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
+    rbac.create_cluster_role({"metadata": {"name": reader}, "rules": READ_RULES})
+    cluster_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader}
+    rbac.create_cluster_role_binding({"metadata": {"name": reader}, "roleRef": cluster_ref, "subjects": [subject]})
+    for name in (allowed, refused):
+        core.create_namespace({"metadata": {"name": name}})
+    deleting = {"apiGroups": ["deployments.example.com"], "resources": ["darkrooms"], "verbs": ["delete"]}
+    rbac.create_namespaced_role(allowed, {"metadata": {"name": "deleter"}, "rules": [deleting]})
+    role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "deleter"}
+    rbac.create_namespaced_role_binding(allowed, {"metadata": {"name": "deleter"}, "roleRef": role_ref, "subjects": [subject]})
+    app = create_app(login_settings(realcluster.kubeconfig, allowed))  # alice signs in with her token: the pages act as her
+    yield Deleter(app=app, admin=admin, allowed=allowed, refused=refused, token=realcluster.token("alice"))
+    serving.shutdown(app)
+    for name in (allowed, refused):
+        core.delete_namespace(name)
+    rbac.delete_cluster_role_binding(reader)
+    rbac.delete_cluster_role(reader)
+    admin.close()

@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import pytest
-from flask import Flask
-from support import RealclusterProcess, install_crds, wait_for
+from support import wait_for
 
-from integration.dashboard.conftest import READ_RULES, Client
-from integration.logins import login_settings
+from integration.dashboard.conftest import Client, Deleter
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
 TASKS = ("example.example.com", "v1", "tasks")
@@ -206,51 +201,6 @@ def test_a_long_list_is_cut_short(http: Client, custom: Any, namespace: str) -> 
     listed(http, f"/ui/tasks?namespace={namespace}", *tasks)
     html = http.post("/ui/tasks/bulk/confirm", {"action": "delete", "item": [item(t) for t in tasks]}, headers=HTMX).get_data(as_text=True)
     assert "Delete 14 Tasks?" in html and html.count("<li>") == 10 and "and 4 more" in html and f"<li>{namespace}/many-13</li>" not in html
-
-
-@dataclass
-class Deleter:
-    """An app on the real control plane whose person may read Darkrooms in two namespaces, and delete them in one."""
-
-    app: Flask
-    admin: Any
-    allowed: str
-    refused: str
-    token: str
-
-
-@pytest.fixture
-def deleter(realcluster_required: None, realcluster: RealclusterProcess) -> Iterator[Deleter]:
-    """Not parametrized by ``kube``: only the real control plane authorizes (devcluster allows everything)."""
-    from kubernetes import client, config
-
-    from backend.app import create_app
-    from backend.server import shutdown as serving
-
-    install_crds(realcluster.kubeconfig)
-    admin = config.new_client_from_config(config_file=str(realcluster.kubeconfig))
-    rbac: Any = client.RbacAuthorizationV1Api(admin)  # plain dict bodies: the client sends them as they are
-    core: Any = client.CoreV1Api(admin)
-    suffix = uuid.uuid4().hex[:6]
-    allowed, refused, reader = f"bulk-a-{suffix}", f"bulk-b-{suffix}", f"bulk-reader-{suffix}"
-    subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
-    rbac.create_cluster_role({"metadata": {"name": reader}, "rules": READ_RULES})
-    cluster_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader}
-    rbac.create_cluster_role_binding({"metadata": {"name": reader}, "roleRef": cluster_ref, "subjects": [subject]})
-    for name in (allowed, refused):
-        core.create_namespace({"metadata": {"name": name}})
-    deleting = {"apiGroups": ["deployments.example.com"], "resources": ["darkrooms"], "verbs": ["delete"]}
-    rbac.create_namespaced_role(allowed, {"metadata": {"name": "deleter"}, "rules": [deleting]})
-    role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "deleter"}
-    rbac.create_namespaced_role_binding(allowed, {"metadata": {"name": "deleter"}, "roleRef": role_ref, "subjects": [subject]})
-    app = create_app(login_settings(realcluster.kubeconfig, allowed))  # alice signs in with her token: the pages act as her
-    yield Deleter(app=app, admin=admin, allowed=allowed, refused=refused, token=realcluster.token("alice"))
-    serving.shutdown(app)
-    for name in (allowed, refused):
-        core.delete_namespace(name)
-    rbac.delete_cluster_role_binding(reader)
-    rbac.delete_cluster_role(reader)
-    admin.close()
 
 
 def test_a_mix_of_allowed_and_refused_objects(deleter: Deleter) -> None:

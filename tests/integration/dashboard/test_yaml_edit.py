@@ -7,7 +7,8 @@ at its line, a schema error (a maximum, an enum) at the line of its field with A
 manager owns as a conflict (Apply without Force refused and nothing written, with Force saved); Apply saves exactly the
 reviewed text ("Changes saved.") and refuses — writing nothing — a text other than the reviewed one, and a review
 whose object changed since ("changed since you reviewed", with the new diff); a YAML syntax error names its line and
-column, another kind or name is a 422 naming the field; POSTs need the CSRF token.
+column, another kind or name is a 422 naming the field; POSTs need the CSRF token. On the real control plane, a person who
+may read but not patch: Apply disabled, the review's refusal in their words, nothing written.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from support import wait_for
 
 from backend.core.access import ClusterAccess
 from cluster import DARKROOMS
-from integration.dashboard.conftest import Client
+from integration.dashboard.conftest import Client, Deleter
 
 GROUP = ("deployments.example.com", "v1")
 PG = ("database.db.example.com", "v1")
@@ -65,6 +66,12 @@ def review(http: Client, path: str, text: str) -> tuple[int, str]:
 
 def apply(http: Client, path: str, text: str, page: str, **extra: str) -> Any:
     return http.post(path, {"yaml": text, "action": "apply", **hidden(page), **extra})
+
+
+def apply_button(page: str) -> str:
+    match = re.search(r'<button[^>]*id="yaml-apply"[^>]*>', page)
+    assert match, "no Apply button"
+    return match.group(0)
 
 
 def line_of(text: str, fragment: str) -> int:
@@ -236,3 +243,28 @@ def test_the_editor_is_not_found_for_a_namespace_the_app_does_not_serve(make_das
     app: Flask = make_dashboard_app(namespace="somewhere-else")
     make_darkroom(http, namespace, "unserved")
     assert app.test_client().get(f"/ui/darkrooms/{namespace}/unserved/yaml").status_code == 404
+
+
+def test_a_person_who_may_read_but_not_patch_is_told_why_and_cannot_apply(deleter: Deleter) -> None:
+    """The dry run is the person's: kube refuses it (403), the page says so in their words, and Apply is disabled."""
+    from kubernetes import client
+
+    custom: Any = client.CustomObjectsApi(deleter.admin)
+    spec = {"source": {"type": "WebFolder", "baseUrl": "https://images.example.com/a"}, "subDomains": [f"ro-{deleter.allowed}"]}
+    body = {"apiVersion": "/".join(GROUP), "kind": "Darkroom", "metadata": {"name": "ro"}, "spec": spec}
+    custom.create_namespaced_custom_object(*GROUP, deleter.allowed, "darkrooms", body)
+    browser = deleter.app.test_client()
+    assert browser.post("/login", data={"token": deleter.token, "next": "/"}).status_code == 303
+    http = Client(browser)
+    path = f"/ui/darkrooms/{deleter.allowed}/ro/yaml"
+    page: str = wait_for(lambda: (got := http.get(path)).status_code == 200 and got.get_data(as_text=True), timeout_s=10)
+    assert "disabled" in apply_button(page)  # before any review: the person may not patch it
+    status, reviewed = review(http, path, text_of(page).replace("baseUrl: https://images.example.com/a", "baseUrl: https://b.example"))
+    assert status == 403
+    refusal = html.unescape(reviewed)
+    assert f'You may not patch darkrooms "ro" in namespace "{deleter.allowed}"' in refusal, refusal
+    assert "Apply needs the patch permission" in refusal
+    assert "disabled" in apply_button(reviewed)
+    refused = apply(http, path, text_of(reviewed), reviewed)
+    assert refused.status_code in (403, 409, 422) and "Changes saved" not in refused.get_data(as_text=True)
+    assert stored(custom, deleter.allowed, "ro")["spec"]["source"]["baseUrl"] == "https://images.example.com/a"  # nothing written
