@@ -6,7 +6,8 @@ is its navigation link). Routes:
 - ``GET /`` — the list (``?namespace=&q=&sort=&page=``); an htmx request targeting ``darkroom-list``
   gets only that block. Its rows are pushed live by :mod:`.liverows` (view ``darkrooms``);
   ``GET /ui/darkrooms/<ns>/<name>/row`` is one row on demand.
-- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, children, the Events about it and them;
+- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, children, the timeline of the Events about it
+  and them, ``?events=Warning|Normal|All``: :mod:`.timeline`;
   their YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); each region (:data:`REGIONS`: target
   ``darkroom-spec``, ``darkroom-live``, ``darkroom-children``, ``darkroom-events``) gets its block, fetched again when
   the page's stream (:mod:`.livedetail`, ``/ui/live/darkroom/<ns>/<name>``) says it changed.
@@ -40,12 +41,12 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.problems import Problem
 from backend.core import errors
-from backend.core.access import CHILDREN, CONTROLLER_UID, INVOLVED_UID, controller_uid
+from backend.core.access import CHILDREN, CONTROLLER_UID, controller_uid
 from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
-from backend.dashboard import actions, browsing, editing, forms, livedetail, liverows, rendering, returning, yamlview
-from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, FrozenDict, NotFound
+from backend.dashboard import actions, browsing, editing, forms, livedetail, liverows, rendering, returning, timeline, yamlview
+from cluster import CONFIGMAPS, DEPLOYMENTS, INGRESSES, SERVICES, ClusterError, FrozenDict, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
 from kinds import darkrooms as darkroom_kind
@@ -100,33 +101,6 @@ def _notice() -> str | None:
     return returning.notice("Darkroom")
 
 
-def events_of(client: ActingClient, uid: str, children_uids: list[str] | None = None) -> list[dict[str, Any]]:
-    """The newest 50 Events about the object with ``uid`` and about its children (``children_uids``), from the events
-    informer's index of involved UIDs, as the person may list them (also for :mod:`.pgpages`). An Event about a child
-    names it (``about``)."""
-    found: list[FrozenDict] = []
-    for one in (uid, *(children_uids or ())):
-        if one:
-            found.extend(client.by_index(EVENTS, INVOLVED_UID, one))
-    events = sorted(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp") or ""), reverse=True)
-
-    def about(e: FrozenDict) -> str:
-        involved = e.get("involvedObject") or {}
-        return "" if involved.get("uid") == uid else f"{involved.get('kind')} {involved.get('name')}"
-
-    return [
-        {
-            "type": e.get("type") or "",
-            "reason": e.get("reason") or "",
-            "message": e.get("message") or "",
-            "count": e.get("count") or 1,
-            "last": e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp"),
-            "about": about(e),
-        }
-        for e in events[:50]
-    ]
-
-
 def child(client: ActingClient, resource: Resource, namespace: str, name: str, uid: str) -> tuple[FrozenDict | None, str]:
     """The object of ``resource`` named ``name`` that the object with ``uid`` controls, found by the cache index of
     controller UIDs (:data:`backend.core.access.CONTROLLER_UID`: never a listing; an unlabelled one by name from the API
@@ -152,7 +126,7 @@ def child(client: ActingClient, resource: Resource, namespace: str, name: str, u
 
 
 def children_uids(entries: list[dict[str, Any]]) -> list[str]:
-    """The UIDs of the children found (their Events are shown with the object's)."""
+    """The UIDs of the children found (their Events are shown with the object's: :func:`.timeline.related_events`)."""
     return [str(e["object"]["metadata"]["uid"]) for e in entries if e.get("object") is not None]
 
 
@@ -224,6 +198,7 @@ class DarkroomPages:
         return self.detail(namespace, name, status=problem.status, scale_errors={"replicas": messages})
 
     def detail(self, namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
+        chosen = timeline.chosen_type()
         target = rendering.fragment_wanted()
         region = REGIONS.get(target or "")
         try:
@@ -238,7 +213,12 @@ class DarkroomPages:
             "d": obj,
             "namespace": namespace,
             "name": name,
-            "events": events_of(self.service.client, obj["uid"], children_uids(owned)),
+            "timeline": timeline.build(
+                timeline.related_events(self.service.client, obj["uid"], children_uids(owned)),
+                own_uid=obj["uid"],
+                base=timeline.page_path("darkrooms", namespace, name),
+                chosen=chosen,
+            ),
             "children": owned,
             "saved": bool(request.args.get("saved")),
             **extra,
@@ -298,6 +278,6 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     rendering.add_views(blueprint, views)
     browsing.add_shortcuts(blueprint, "/", title="Darkrooms", trimmed=("/ui", "/ui/darkrooms"), by_namespace="/ui/darkrooms")
     return (
-        liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),
+        liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly, warnings=True),
         livedetail.DetailView("darkroom", pages.service),
     )

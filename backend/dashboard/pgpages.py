@@ -8,8 +8,9 @@ Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the
   ``GET /ui/postgresqls/<ns>/<name>/row`` one row on demand; rows are pushed live by :mod:`.liverows` (view ``postgresqls``).
 - ``GET /ui/postgresqls/<ns>/<name>`` — detail: connection (host, port, database, user), spec, status,
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
-  PVC), the Events about it and its children, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the
-  Secret by name only); each region (:data:`REGIONS`) gets its block, fetched again when the page's stream
+  PVC), the timeline of the Events about it and its children (``?events=``: :mod:`.timeline`), and their YAML at
+  ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only); each region (:data:`REGIONS`) gets its
+  block, fetched again when the page's stream
   (:mod:`.livedetail`, ``/ui/live/postgresql/<ns>/<name>``) says it changed.
 - ``GET /ui/postgresqls/<ns>/<name>/edit/freshness?generation=`` — the edit form's notice (:meth:`.editing.Flow.freshness`).
 - ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.forms`
@@ -45,7 +46,7 @@ from backend.core.schemas.postgresqls import (
     PostgresqlResourcesInputSchema,
 )
 from backend.core.services import KindService, Services
-from backend.dashboard import browsing, darkroompages, forms, livedetail, liverows, pgpassword, rendering, returning, yamlview
+from backend.dashboard import browsing, darkroompages, forms, livedetail, liverows, pgpassword, rendering, returning, timeline, yamlview
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, SERVICES, STATEFULSETS, ClusterError, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -221,6 +222,7 @@ class PostgresqlPages:
         return rendering.block(LIST, "row", {"p": obj})
 
     def detail(self, namespace: str, name: str) -> Response:
+        timeline.chosen_type()  # a bad ?events= is a 400 whether or not the Postgresql is there
         target = rendering.fragment_wanted()
         region = REGIONS.get(target or "")
         try:
@@ -240,7 +242,12 @@ class PostgresqlPages:
         owned = children(client, pg)
         context = {
             **_base_context(pg, namespace, name),
-            "events": darkroompages.events_of(client, pg["uid"], darkroompages.children_uids(owned)),
+            "timeline": timeline.build(
+                timeline.related_events(client, pg["uid"], darkroompages.children_uids(owned)),
+                own_uid=pg["uid"],
+                base=timeline.page_path("postgresqls", namespace, name),
+                chosen=timeline.chosen_type(),
+            ),
             "children": owned,
             "saved": bool(request.args.get("saved")),
             **extra,
@@ -316,6 +323,6 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     added["postgresql_password"].__doc__ = pgpassword.DOC
     browsing.add_shortcuts(blueprint, BASE, title="Databases", by_namespace=BASE)
     return (
-        liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly),
+        liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly, warnings=True),
         livedetail.DetailView("postgresql", pages.service),
     )
