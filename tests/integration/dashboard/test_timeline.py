@@ -44,8 +44,9 @@ def test_a_darkrooms_timeline_collapses_filters_and_names_its_objects(http: Clie
     from kubernetes import client
 
     core: Any = client.CoreV1Api(api_client)
+    apps: Any = client.AppsV1Api(api_client)
     web = make_darkroom(custom, namespace, "web")
-    child = client.AppsV1Api(api_client).create_namespaced_deployment(namespace, deployment("web", web))
+    child = apps.create_namespaced_deployment(namespace, deployment("web", web))
     core.create_namespaced_event(namespace, recorded(web, "Darkroom", name="w1", count=2, last="2031-01-01T01:00:00Z"))
     core.create_namespaced_event(namespace, recorded(web, "Darkroom", name="w2", count=3, last="2031-01-01T02:00:00Z"))
     core.create_namespaced_event(namespace, recorded(child, "Deployment", name="d1", message="no pods", last="2031-01-01T03:00:00Z"))
@@ -111,8 +112,9 @@ def test_list_rows_carry_their_warning_count(http: Client, custom: Any, api_clie
     from kubernetes import client
 
     core: Any = client.CoreV1Api(api_client)
+    apps: Any = client.AppsV1Api(api_client)
     web, calm = make_darkroom(custom, namespace, "web"), make_darkroom(custom, namespace, "calm")
-    child = client.AppsV1Api(api_client).create_namespaced_deployment(namespace, deployment("web", web))
+    child = apps.create_namespaced_deployment(namespace, deployment("web", web))
     core.create_namespaced_event(namespace, recorded(web, "Darkroom", name="w1", count=2))
     core.create_namespaced_event(namespace, recorded(child, "Deployment", name="d1"))
     core.create_namespaced_event(namespace, recorded(calm, "Darkroom", name="n1", type="Normal", count=9))
@@ -139,12 +141,13 @@ def test_a_warning_pushes_its_objects_row_again(http: Client, custom: Any, api_c
     from kubernetes import client
 
     core: Any = client.CoreV1Api(api_client)
+    apps: Any = client.AppsV1Api(api_client)
     web = make_darkroom(custom, namespace, "web")
     wait_shown(http, f"/ui/darkrooms/{namespace}/web")
     frames = Frames(http, f"/ui/live/darkrooms?namespace={namespace}")
     try:
         assert frames.next_named() == "ready"
-        child = client.AppsV1Api(api_client).create_namespaced_deployment(namespace, deployment("web", web))
+        child = apps.create_namespaced_deployment(namespace, deployment("web", web))
         core.create_namespaced_event(namespace, recorded(web, "Darkroom", name="n1", type="Normal"))  # pushes nothing
         core.create_namespaced_event(namespace, recorded(child, "Deployment", name="d1", count=2))
         frames.until(f"Darkroom/{namespace}/web")
