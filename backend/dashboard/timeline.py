@@ -220,7 +220,9 @@ def owner_of(event: Mapping[str, Any], resource: Resource, cache: Cache) -> Froz
     if event.get("type") != WARNING:
         return None
     involved = event.get("involvedObject") or {}
-    namespace = str(involved.get("namespace") or (event.get("metadata") or {}).get("namespace") or "")
+    namespace = str((event.get("metadata") or {}).get("namespace") or "")
+    if involved.get("namespace", namespace) != namespace:  # kube keeps an Event with its object; a stray one changes no row
+        return None
     kind, name, uid = str(involved.get("kind") or ""), str(involved.get("name") or ""), involved.get("uid")
     child_resource = CHILD_KINDS.get(kind)
     if kind != resource.kind and child_resource is not None:

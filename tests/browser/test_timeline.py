@@ -24,7 +24,8 @@ TABS = 80  # at most this many Tabs from the top of the page to the filter
 
 
 def about(created: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": created["apiVersion"], "kind": created["kind"], "name": created["metadata"]["name"], "uid": created["metadata"]["uid"]}
+    meta = created["metadata"]
+    return {"apiVersion": created["apiVersion"], "kind": created["kind"], "name": meta["name"], "uid": meta["uid"]}
 
 
 def tab_to(page: Any, selector: str) -> None:
