@@ -256,7 +256,13 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     views: tuple[rendering.ViewDecl, ...] = (
         ("/", "darkrooms", pages.list_page, ("get",), "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page="),
         ("/ui/darkrooms/new", "new_darkroom", flow.new, ("get", "post"), "New Darkroom form; POST creates"),
-        ("/ui/darkrooms/<namespace>/<name>", "darkroom", pages.detail, ("get",), "Darkroom detail page"),
+        (
+            "/ui/darkrooms/<namespace>/<name>",
+            "darkroom",
+            pages.detail,
+            ("get",),
+            "Darkroom detail page; ?events=Warning|Normal|All filters its events timeline (else 400)",
+        ),
         (
             "/ui/darkrooms/<namespace>/<name>/row",
             "darkroom_row",

@@ -306,7 +306,13 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     views: tuple[rendering.ViewDecl, ...] = (
         (BASE, "postgresqls", pages.list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
         (BASE + "/new", "new_postgresql", flow.new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),
-        (BASE + "/<namespace>/<name>", "postgresql", pages.detail, ("get",), "Postgresql detail page with connection details"),
+        (
+            BASE + "/<namespace>/<name>",
+            "postgresql",
+            pages.detail,
+            ("get",),
+            "Postgresql detail page with connection details and its events timeline (?events=Warning|Normal|All, else 400)",
+        ),
         (BASE + "/<namespace>/<name>/row", "postgresql_row", pages.row, ("get",), "One Postgresql row on demand; empty when it is gone"),
         (BASE + "/<namespace>/<name>/edit", "edit_postgresql", flow.edit, ("get", "post"), "Edit Postgresql form; POST saves"),
         (

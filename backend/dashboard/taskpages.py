@@ -149,7 +149,13 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
         ("/ui/tasks", "tasks", pages.list_page, ("get",), "Tasks page: filters ?namespace=&q=&page="),
         ("/ui/combinedtasks", "combined_tasks", pages.combined_page, ("get",), "Tasks with their Events"),
         ("/ui/tasks/new", "new_task", flow.new, ("get", "post"), "New Task form; POST creates"),
-        ("/ui/tasks/<namespace>/<name>", "task", pages.detail, ("get",), "Task detail page with its Events"),
+        (
+            "/ui/tasks/<namespace>/<name>",
+            "task",
+            pages.detail,
+            ("get",),
+            "Task detail page with its events timeline (?events=Warning|Normal|All, else 400)",
+        ),
         ("/ui/tasks/<namespace>/<name>/row", "task_row", pages.row, ("get",), "One Task row on demand; empty when it is gone"),
         ("/ui/tasks/<namespace>/<name>/edit", "edit_task", flow.edit, ("get", "post"), "Edit Task form; POST saves"),
         (
