@@ -58,6 +58,7 @@ def test_the_filter_works_by_keyboard_and_stays_through_live_refreshes(
     shot(page, f"timeline-all-{size}-{scheme}")
 
     tab_to(page, "#darkroom-events [data-choice=Warning]")
+    shot(page, f"timeline-focus-{size}-{scheme}", full_page=False)  # the focus ring on the control
     page.keyboard.press("Enter")
     page.wait_for_url("**?events=Warning#darkroom-events")
     expect(page.locator("#darkroom-events [data-choice=Warning]")).to_have_attribute("aria-pressed", "true")
