@@ -40,6 +40,7 @@ from backend.dashboard import (
     rendering,
     returning,
     taskpages,
+    timeline,
 )
 
 PAGES = (darkroompages, taskpages, pgpages)  # each kind's pages module, in the navigation's order
@@ -55,6 +56,7 @@ def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:
     allowing.install(blueprint, reviewer=services.access.self_reviews)
     rendering.install(blueprint, settings=services.settings, streams=streams, nav=(*lists, DOCS))
     consequences.install(blueprint)
+    timeline.install(blueprint, access=services.access)
     live = tuple(view for pages in PAGES for view in pages.install(blueprint, services))
     liverows.install(blueprint, views=[v for v in live if isinstance(v, liverows.RowView)], streams=streams)
     livedetail.install(blueprint, views=[v for v in live if isinstance(v, livedetail.DetailView)], streams=streams)

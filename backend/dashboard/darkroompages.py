@@ -6,7 +6,8 @@ is its navigation link). Routes:
 - ``GET /`` — the list (``?namespace=&q=&sort=&page=``); an htmx request targeting ``darkroom-list``
   gets only that block. Its rows are pushed live by :mod:`.liverows` (view ``darkrooms``);
   ``GET /ui/darkrooms/<ns>/<name>/row`` is one row on demand.
-- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, children, the Events about it and them;
+- ``GET /ui/darkrooms/<ns>/<name>`` — detail (spec, status, conditions, children, the timeline of the Events about it
+  and them, ``?events=Warning|Normal|All``: :mod:`.timeline`;
   their YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); each region (:data:`REGIONS`: target
   ``darkroom-spec``, ``darkroom-live``, ``darkroom-children``, ``darkroom-events``) gets its block, fetched again when
   the page's stream (:mod:`.livedetail`, ``/ui/live/darkroom/<ns>/<name>``) says it changed.
@@ -42,12 +43,25 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from backend.api.problems import Problem
 from backend.core import errors
-from backend.core.access import CHILDREN, CONTROLLER_UID, INVOLVED_UID, controller_uid
+from backend.core.access import CHILDREN, CONTROLLER_UID, controller_uid
 from backend.core.errors import Failure
 from backend.core.schemas.darkrooms import KEY_MAX_LENGTH
 from backend.core.services import KindService, Services
-from backend.dashboard import actions, browsing, bulk, editing, forms, livedetail, liverows, rendering, returning, yamledit, yamlview
-from cluster import CONFIGMAPS, DEPLOYMENTS, EVENTS, INGRESSES, SERVICES, ClusterError, FrozenDict, NotFound
+from backend.dashboard import (
+    actions,
+    browsing,
+    bulk,
+    editing,
+    forms,
+    livedetail,
+    liverows,
+    rendering,
+    returning,
+    timeline,
+    yamledit,
+    yamlview,
+)
+from cluster import CONFIGMAPS, DEPLOYMENTS, INGRESSES, SERVICES, ClusterError, FrozenDict, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
 from kinds import darkrooms as darkroom_kind
@@ -105,33 +119,6 @@ def _notice() -> str | None:
     return returning.notice("Darkroom")
 
 
-def events_of(client: ActingClient, uid: str, children_uids: list[str] | None = None) -> list[dict[str, Any]]:
-    """The newest 50 Events about the object with ``uid`` and about its children (``children_uids``), from the events
-    informer's index of involved UIDs, as the person may list them (also for :mod:`.pgpages`). An Event about a child
-    names it (``about``)."""
-    found: list[FrozenDict] = []
-    for one in (uid, *(children_uids or ())):
-        if one:
-            found.extend(client.by_index(EVENTS, INVOLVED_UID, one))
-    events = sorted(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp") or ""), reverse=True)
-
-    def about(e: FrozenDict) -> str:
-        involved = e.get("involvedObject") or {}
-        return "" if involved.get("uid") == uid else f"{involved.get('kind')} {involved.get('name')}"
-
-    return [
-        {
-            "type": e.get("type") or "",
-            "reason": e.get("reason") or "",
-            "message": e.get("message") or "",
-            "count": e.get("count") or 1,
-            "last": e.get("lastTimestamp") or e.get("eventTime") or e.get("firstTimestamp"),
-            "about": about(e),
-        }
-        for e in events[:50]
-    ]
-
-
 def child(client: ActingClient, resource: Resource, namespace: str, name: str, uid: str) -> tuple[FrozenDict | None, str]:
     """The object of ``resource`` named ``name`` that the object with ``uid`` controls, found by the cache index of
     controller UIDs (:data:`backend.core.access.CONTROLLER_UID`: never a listing; an unlabelled one by name from the API
@@ -157,7 +144,7 @@ def child(client: ActingClient, resource: Resource, namespace: str, name: str, u
 
 
 def children_uids(entries: list[dict[str, Any]]) -> list[str]:
-    """The UIDs of the children found (their Events are shown with the object's)."""
+    """The UIDs of the children found (their Events are shown with the object's: :func:`.timeline.related_events`)."""
     return [str(e["object"]["metadata"]["uid"]) for e in entries if e.get("object") is not None]
 
 
@@ -231,6 +218,7 @@ class DarkroomPages:
         return self.detail(namespace, name, status=problem.status, scale_errors={"replicas": messages})
 
     def detail(self, namespace: str, name: str, *, status: int = 200, **extra: Any) -> Response:
+        chosen = timeline.chosen_type()
         target = rendering.fragment_wanted()
         region = REGIONS.get(target or "")
         try:
@@ -245,7 +233,12 @@ class DarkroomPages:
             "d": obj,
             "namespace": namespace,
             "name": name,
-            "events": events_of(self.service.client, obj["uid"], children_uids(owned)),
+            "timeline": timeline.build(
+                timeline.related_events(self.service.client, obj["uid"], children_uids(owned)),
+                own_uid=obj["uid"],
+                base=timeline.page_path("darkrooms", namespace, name),
+                chosen=chosen,
+            ),
             "children": owned,
             "saved": bool(request.args.get("saved")),
             **extra,
@@ -282,7 +275,13 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     views: tuple[rendering.ViewDecl, ...] = (
         ("/", "darkrooms", pages.list_page, ("get",), "Darkrooms page (the landing page): filters ?namespace=&q=&sort=&page="),
         ("/ui/darkrooms/new", "new_darkroom", flow.new, ("get", "post"), "New Darkroom form; POST creates"),
-        ("/ui/darkrooms/<namespace>/<name>", "darkroom", pages.detail, ("get",), "Darkroom detail page"),
+        (
+            "/ui/darkrooms/<namespace>/<name>",
+            "darkroom",
+            pages.detail,
+            ("get",),
+            "Darkroom detail page; ?events=Warning|Normal|All filters its events timeline (else 400)",
+        ),
         (
             "/ui/darkrooms/<namespace>/<name>/row",
             "darkroom_row",
@@ -306,6 +305,6 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     yamledit.install(blueprint, pages.service, page=PAGE, saved_path=_saved_path)
     browsing.add_shortcuts(blueprint, "/", title="Darkrooms", trimmed=("/ui", "/ui/darkrooms"), by_namespace="/ui/darkrooms")
     return (
-        liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly),
+        liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly, warnings=True),
         livedetail.DetailView("darkroom", pages.service),
     )

@@ -9,6 +9,8 @@ with htmx-ext-sse (``sse-connect`` on the list section), so the page declares wh
 - ``event: <Kind>/<namespace>/<name>`` — the object changed: ``data`` is its row, rendered from the
   list template's ``row`` block; the row (``sse-swap`` with that name, ``hx-swap="outerHTML"``) replaces
   itself. A deleted object's row is replaced by a comment (the row goes).
+- the same event for a *Warning* Event about a row's object or one of its children, in the lists whose rows show the
+  Warning count (:attr:`RowView.warnings`; the decision, and who gets the counts: :mod:`.timeline`).
 - ``event: members`` — an object was added or deleted: the list refreshes itself (``hx-trigger="sse:members"``),
   as only the tab knows its page and sort order. In a list whose rows show what differs per person
   (:attr:`RowView.personal`: a Task with its Events, which may lie in namespaces one person may list and another may
@@ -45,9 +47,9 @@ from backend.api import actors, operations
 from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event, Filters
-from backend.api.watch.streams import Streams, open_stream
-from backend.dashboard import allowing, rendering
-from cluster import FrozenDict, Resource
+from backend.api.watch.streams import RESOURCES, Streams, open_stream
+from backend.dashboard import allowing, rendering, timeline
+from cluster import EVENTS, Cache, ClusterError, FrozenDict, Resource
 from cluster.acting import SELF
 
 log = logging.getLogger(__name__)
@@ -68,21 +70,53 @@ class RowView:
     requires: tuple[Resource, ...] = ()
     #: a row shows what differs per person (see the module docstring): a change refreshes each tab's list instead
     personal: bool = False
+    #: a row carries its object's Warning count (:mod:`.timeline`): a Warning Event about it pushes the row again
+    warnings: bool = False
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """The events of one list stream: its filters' changes of the list's kind and, when ``owner`` is given, the Warning
+    Events about one of its objects (``owner``: that object, or None)."""
+
+    filters: Filters
+    owner: Callable[[Event], FrozenDict | None] | None = None
+
+    def match(self, event: Event) -> bool:
+        if event.kind != EVENTS.kind or self.owner is None:
+            return self.filters.match(event)
+        found = self.owner(event)
+        if found is None:
+            return False
+        name = str(found["metadata"].get("name") or "")
+        return self.filters.namespace in (None, event.namespace) and (not self.filters.q or self.filters.q in name)
 
 
 class Renders:
     """An app's row renders: one per (event, view), kept on the event; counted."""
 
-    def __init__(self, app: Flask, counter: Counter | None) -> None:
+    def __init__(self, app: Flask, counter: Counter | None, cache: Cache) -> None:
         self._app = app
         self._counter = counter
         self._lock = threading.Lock()
+        self.cache = cache
 
-    def encode(self, view: RowView, event: Event) -> bytes:
-        """The frames of ``event`` for streams of ``view`` (b"": nothing for them)."""
+    def owner(self, view: RowView, event: Event) -> FrozenDict | None:
+        """The object of ``view``'s kind whose row the Event ``event`` changes (its Warning count), else None."""
+        return timeline.owner_of(event.source or FrozenDict(), RESOURCES[view.kind], self.cache) if view.warnings else None
+
+    def encode(self, view: RowView, event: Event, *, warnings: bool = True) -> bytes:
+        """The frames of ``event`` for streams of ``view`` (b"": nothing for them); ``warnings``: the stream's person may
+        see the Warning counts (else rows without them, and nothing for an Event)."""
+        head = b"id: %d\n" % event.id
+        if event.kind == EVENTS.kind and warnings:
+            owner = self.owner(view, event)
+            if owner is None:
+                return b""
+            row_event = f"{view.kind}/{event.namespace}/{owner['metadata']['name']}".encode()
+            return self._shared(view, event, head, row_event, owner, warnings=True)
         if event.kind != view.kind:
             return b""
-        head = b"id: %d\n" % event.id
         if event.change == "ADDED":
             return head + b"event: members\ndata: ADDED\n\n"
         row_event = f"{event.kind}/{event.namespace}/{event.name}".encode()
@@ -90,20 +124,28 @@ class Renders:
             return head + b"event: %s\ndata: %s\n\n" % (row_event, GONE) + b"event: members\ndata: DELETED\n\n"
         if view.personal:
             return head + b"event: members\ndata: MODIFIED\n\n"
+        return self._shared(view, event, head, row_event, event.source or FrozenDict(), warnings=warnings)
+
+    def _shared(self, view: RowView, event: Event, head: bytes, row_event: bytes, obj: FrozenDict, *, warnings: bool) -> bytes:
+        """The row of ``obj`` for ``event``: rendered once per view (and with or without the Warning counts)."""
+        key = view.name if warnings or not view.warnings else f"{view.name}:no-warnings"
         with self._lock:  # one render per event and view, however many streams ask at once
-            frame = event.encodings.get(view.name)
+            frame = event.encodings.get(key)
             if frame is None:
-                frame = event.encodings[view.name] = self._render(view, event, head, row_event)
+                frame = event.encodings[key] = self._render(view, event, head, row_event, obj, warnings=warnings)
         return frame
 
-    def _render(self, view: RowView, event: Event, head: bytes, row_event: bytes) -> bytes:
+    def _render(self, view: RowView, event: Event, head: bytes, row_event: bytes, obj: FrozenDict, *, warnings: bool) -> bytes:
         try:
             with self._app.app_context():
                 # One render for every tab: made with the API's own view of the cache; each stream only carries it to
-                # people who may list everything the row shows (RowView.requires, checked per stream).
+                # people who may list everything the row shows (RowView.requires, checked per stream; the Warning
+                # counts only to those who may list Events: see .timeline).
                 actors.set_current(SELF)
                 allowing.for_everyone()  # no person's answers in a row every tab gets (static/dashboard.js applies each tab's)
-                html = rendering.block_text(view.template, "row", {view.var: view.item(event.source or FrozenDict()), "shared": True})
+                if not warnings:
+                    timeline.withhold()
+                html = rendering.block_text(view.template, "row", {view.var: view.item(obj), "shared": True})
         except Exception:  # a row that cannot be rendered must not end every stream: the tabs reload their list
             log.exception("could not render the %s row of %s/%s", view.name, event.namespace, event.name)
             return head + b'event: reset\ndata: {"reason": "a row could not be rendered"}\n\n'
@@ -129,7 +171,8 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
             "tags": ["Dashboard (HTML)"],
             "summary": "Live rows of a list page (Server-Sent Events of HTML rows)",
             "description": (
-                "``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object (HTML; a comment once it is deleted);"
+                "``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object, or of one a Warning Event is"
+                " about (HTML; a comment once it is deleted);"
                 " ``members``: an object of the filters was added or deleted, or changed in a list whose rows differ per person"
                 " (refresh the list); ``reset``: changes were missed"
                 " (refresh the list). Resume with ``Last-Event-ID`` or ``lastEventId``. The stream caps of ``/watch`` apply."
@@ -153,6 +196,14 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
     }
 
 
+def _may_list_events(streams: Streams, namespace: str | None) -> bool:
+    """Whether this request's person may list Events where the list shows rows (asked once, when the stream opens)."""
+    try:
+        return streams.access.acting_as(actors.current()).may("list", EVENTS, namespace=namespace)
+    except ClusterError:
+        return False  # not known: no counts (never "allowed")
+
+
 def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams) -> None:
     """Add ``GET /ui/live/<view>`` for ``views`` over the app's ``streams`` and, when the blueprint is registered, the
     app's row renders with their counter."""
@@ -170,7 +221,7 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams)
                 labelnames=("view",),
                 registry=operations.registry(app),
             )
-        app_renders.append(Renders(app, counter))
+        app_renders.append(Renders(app, counter, streams.access.cache))
 
     blueprint.record_once(setup)
 
@@ -183,9 +234,13 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams)
             raise Problem(400, "invalid live filters", errors={"namespace": ["must be a DNS label"]})
         q = (request.args.get("q") or "").strip().lower()[:253]
         renders = app_renders[0]
-        filters = Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q)
-        requires = {found.kind: found.requires} if found.requires else None
-        return open_stream(streams, filters, encode=lambda event: renders.encode(found, event), requires=requires)
+        warnings = found.warnings and _may_list_events(streams, namespace)
+        owner = (lambda event: renders.owner(found, event)) if warnings else None
+        filters = RowFilter(Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q), owner)
+        # an Event's row goes only to people who may list the rows' kind there too (and Events: the Event's own kind)
+        requires = {found.kind: found.requires, EVENTS.kind: (RESOURCES[found.kind], *found.requires)}
+        encode: Callable[[Event], bytes] = lambda event: renders.encode(found, event, warnings=warnings)  # noqa: E731
+        return open_stream(streams, filters, encode=encode, requires=requires)
 
     live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(
         _operation(by_name), sort_keys=False

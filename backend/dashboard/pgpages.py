@@ -8,8 +8,9 @@ Installed by :mod:`backend.dashboard` (:func:`install`: the views close over the
   ``GET /ui/postgresqls/<ns>/<name>/row`` one row on demand; rows are pushed live by :mod:`.liverows` (view ``postgresqls``).
 - ``GET /ui/postgresqls/<ns>/<name>`` — detail: connection (host, port, database, user), spec, status,
   conditions, child resources (password Secret by name only, ConfigMap, Services, StatefulSet, data
-  PVC), the Events about it and its children, and their YAML at ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the
-  Secret by name only); each region (:data:`REGIONS`) gets its block, fetched again when the page's stream
+  PVC), the timeline of the Events about it and its children (``?events=``: :mod:`.timeline`), and their YAML at
+  ``#yaml`` or ``?view=yaml`` (:mod:`.yamlview`; the Secret by name only); each region (:data:`REGIONS`) gets its
+  block, fetched again when the page's stream
   (:mod:`.livedetail`, ``/ui/live/postgresql/<ns>/<name>``) says it changed.
 - ``GET /ui/postgresqls/<ns>/<name>/edit/freshness?generation=`` — the edit form's notice (:meth:`.editing.Flow.freshness`).
 - ``GET|POST /ui/postgresqls/new`` and ``/ui/postgresqls/<ns>/<name>/edit`` — the form :mod:`.forms`
@@ -56,6 +57,7 @@ from backend.dashboard import (
     pgpassword,
     rendering,
     returning,
+    timeline,
     yamledit,
     yamlview,
 )
@@ -237,6 +239,7 @@ class PostgresqlPages:
         return rendering.block(LIST, "row", {"p": obj})
 
     def detail(self, namespace: str, name: str) -> Response:
+        timeline.chosen_type()  # a bad ?events= is a 400 whether or not the Postgresql is there
         target = rendering.fragment_wanted()
         region = REGIONS.get(target or "")
         try:
@@ -256,7 +259,12 @@ class PostgresqlPages:
         owned = children(client, pg)
         context = {
             **_base_context(pg, namespace, name),
-            "events": darkroompages.events_of(client, pg["uid"], darkroompages.children_uids(owned)),
+            "timeline": timeline.build(
+                timeline.related_events(client, pg["uid"], darkroompages.children_uids(owned)),
+                own_uid=pg["uid"],
+                base=timeline.page_path("postgresqls", namespace, name),
+                chosen=timeline.chosen_type(),
+            ),
             "children": owned,
             "saved": bool(request.args.get("saved")),
             **extra,
@@ -315,7 +323,13 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     views: tuple[rendering.ViewDecl, ...] = (
         (BASE, "postgresqls", pages.list_page, ("get",), "Databases (Postgresqls) page: filters ?namespace=&q=&sort=&page="),
         (BASE + "/new", "new_postgresql", flow.new, ("get", "post"), "New Postgresql form (generated from the CRD); POST creates"),
-        (BASE + "/<namespace>/<name>", "postgresql", pages.detail, ("get",), "Postgresql detail page with connection details"),
+        (
+            BASE + "/<namespace>/<name>",
+            "postgresql",
+            pages.detail,
+            ("get",),
+            "Postgresql detail page with connection details and its events timeline (?events=Warning|Normal|All, else 400)",
+        ),
         (BASE + "/<namespace>/<name>/row", "postgresql_row", pages.row, ("get",), "One Postgresql row on demand; empty when it is gone"),
         (BASE + "/<namespace>/<name>/edit", "edit_postgresql", flow.edit, ("get", "post"), "Edit Postgresql form; POST saves"),
         (
@@ -334,6 +348,6 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     bulk.install(blueprint, pages.service, BULK, endpoint="postgresql")
     browsing.add_shortcuts(blueprint, BASE, title="Databases", by_namespace=BASE)
     return (
-        liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly),
+        liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly, warnings=True),
         livedetail.DetailView("postgresql", pages.service),
     )

@@ -8,7 +8,8 @@ app's :class:`backend.core.services.CombinedTasks`; :data:`LISTS` are its two na
   ``GET /ui/tasks/<ns>/<name>/row`` one row on demand (also the answer of "Mark finished").
 - ``GET /ui/combinedtasks`` — each Task of the page as its CombinedTask (``metadata``, ``spec``,
   ``status.events``: :meth:`backend.core.services.CombinedTasks.combined`, the object ``/combinedtasks`` and the
-  aggregated API serve); ``GET /ui/tasks/<ns>/<name>`` one Task with its CombinedTask's Events (its
+  aggregated API serve); ``GET /ui/tasks/<ns>/<name>`` one Task with the timeline of its CombinedTask's Events
+  (``?events=``: :mod:`.timeline`; its
   YAML at ``#yaml`` or ``?view=yaml``, :mod:`.yamlview`); its regions (:data:`REGIONS`) are fetched again when the
   page's stream (:mod:`.livedetail`, ``/ui/live/task/<ns>/<name>``) says the Task or one of its Events changed.
 - ``GET /ui/tasks/<ns>/<name>/edit/freshness?generation=`` — the edit form's notice (:meth:`.editing.Flow.freshness`).
@@ -33,7 +34,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.core.errors import Failure
 from backend.core.kinds import tasks as conversion
 from backend.core.services import CombinedTasks, KindService, Services
-from backend.dashboard import actions, browsing, bulk, forms, livedetail, liverows, rendering, returning, yamledit, yamlview
+from backend.dashboard import actions, browsing, bulk, forms, livedetail, liverows, rendering, returning, timeline, yamledit, yamlview
 from cluster import ClusterError
 
 LIST = "tasks.html"
@@ -95,6 +96,7 @@ class TaskPages:
         return rendering.block(LIST, "row", {"t": self.service.friendly(obj)})
 
     def detail(self, namespace: str, name: str) -> Response:
+        chosen = timeline.chosen_type()
         region = REGIONS.get(rendering.fragment_wanted() or "")
         try:
             obj = self.service.fetch(namespace, name)
@@ -102,8 +104,10 @@ class TaskPages:
             if region is not None:  # gone: the region says so (live) or goes
                 return rendering.block(DETAIL, region, {"t": None, "namespace": namespace, "name": name})
             return browsing.problem_page(failure)
-        events = self.combined(obj)["status"]["events"]
-        context = {"t": self.service.friendly(obj), "events": events, "namespace": namespace, "name": name, "notice": _notice()}
+        uid = str(obj["metadata"].get("uid") or "")
+        events = self.combined(obj)["status"]["events"]  # the Task's Events: by its label or about it
+        shown = timeline.build(events, own_uid=uid, base=timeline.page_path("tasks", namespace, name), chosen=chosen)
+        context = {"t": self.service.friendly(obj), "timeline": shown, "namespace": namespace, "name": name, "notice": _notice()}
         if region is not None:
             return rendering.block(DETAIL, region, context)
         context.update(yamlview.context(obj))
@@ -152,7 +156,13 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
         ("/ui/tasks", "tasks", pages.list_page, ("get",), "Tasks page: filters ?namespace=&q=&page="),
         ("/ui/combinedtasks", "combined_tasks", pages.combined_page, ("get",), "Tasks with their Events"),
         ("/ui/tasks/new", "new_task", flow.new, ("get", "post"), "New Task form; POST creates"),
-        ("/ui/tasks/<namespace>/<name>", "task", pages.detail, ("get",), "Task detail page with its Events"),
+        (
+            "/ui/tasks/<namespace>/<name>",
+            "task",
+            pages.detail,
+            ("get",),
+            "Task detail page with its events timeline (?events=Warning|Normal|All, else 400)",
+        ),
         ("/ui/tasks/<namespace>/<name>/row", "task_row", pages.row, ("get",), "One Task row on demand; empty when it is gone"),
         ("/ui/tasks/<namespace>/<name>/edit", "edit_task", flow.edit, ("get", "post"), "Edit Task form; POST saves"),
         (
@@ -172,7 +182,7 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
     title = pages.service.title
     return (
-        liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly),
+        liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly, warnings=True),
         # a Task's Events there may lie in namespaces one person may list and another may not: no row fits every tab
         liverows.RowView("combinedtasks", kind=title, template=COMBINED, var="t", item=pages.combined, personal=True),
         livedetail.DetailView("task", pages.service),

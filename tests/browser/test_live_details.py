@@ -3,7 +3,7 @@
 Behaviours: every region of a detail page follows the cluster without a reload and without a poll (the page has no
 ``every`` trigger at all: one stream, ``/ui/live/<kind>/<ns>/<name>``): a Darkroom's Spec card when its spec changes
 through the cluster's client (its Replicas beside its status, never stale), its children (the Deployment's replicas
-once the reconciler scales it) and its Events (one about the Darkroom, one about its Deployment, named as such); a
+once the reconciler scales it) and its timeline (one Event about the Darkroom, one about its Deployment, named as such); a
 Task's card and Events; a Postgresql's Spec card, children and Events. An edit form says before Save that its object
 was changed by someone else (Reload shows the new values; Save would be refused) or deleted (Save would create
 nothing), live; after Save the error — 409 stale, 404 deleted — is in the error summary (role=alert), scrolled into
@@ -52,7 +52,7 @@ def darkroom(stack: Stack, name: str) -> dict[str, Any]:
     return make(stack, DARKROOMS, name, spec)
 
 
-def record_event(stack: Stack, about: dict[str, Any], message: str) -> None:
+def record_event(stack: Stack, about: dict[str, Any], message: str, *, type: str = "Normal", count: int = 1) -> None:
     """An Event about ``about`` (kind, name, uid), as a controller would record it, through the cluster's client."""
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     involved = {"apiVersion": about.get("apiVersion", "v1"), "namespace": stack.namespace, **about}
@@ -63,10 +63,10 @@ def record_event(stack: Stack, about: dict[str, Any], message: str) -> None:
             "involvedObject": involved,
             "reason": "Tested",
             "message": message,
-            "type": "Normal",
+            "type": type,
             "firstTimestamp": now,
             "lastTimestamp": now,
-            "count": 1,
+            "count": count,
             "source": {"component": "browser-test"},
         },
     )
@@ -123,7 +123,7 @@ def test_a_darkroom_page_follows_its_spec_children_and_events(
     child: Any = client.AppsV1Api(stack.api_client).read_namespaced_deployment(name, stack.namespace)
     about_child = f"about its deployment {uuid.uuid4().hex[:8]}"
     record_event(stack, {"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "uid": child.metadata.uid}, about_child)
-    expect(events).to_contain_text(f"Deployment {name}: {about_child}", timeout=LIVE_S)
+    expect(events.locator("tr", has_text=about_child)).to_contain_text(f"Deployment/{name}", timeout=LIVE_S)
     assert_not_reloaded(page)
     shot(page, f"live-darkroom-{size}-{scheme}")
 

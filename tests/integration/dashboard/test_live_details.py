@@ -3,7 +3,8 @@
 Behaviours: the page names its stream (``/ui/live/darkroom/<ns>/<name>``, resuming from the render) and polls
 nothing; the stream says ``object`` when the Darkroom changes, ``children`` when an object it controls changes (a
 labelled Deployment with its controller ownerReference, found in the API's cache by that UID: the page's children
-region then shows it), ``events`` for an Event about it or about that child (the Events region names the child) — and
+region then shows it), ``events`` for an Event about it or about that child (the timeline names the child, and marks the
+Darkroom's own rows) — and
 nothing for another Darkroom's child; an unknown view is a 404, a namespace that is no DNS label a 400. An edit
 form's freshness says ``current``, then ``changed`` once someone else changed the spec, then ``deleted``; a Save of a
 form whose object was deleted answers 404 with the form and its error summary (never an error page).
@@ -62,12 +63,15 @@ class Frames:
         self._chunks: Iterator[bytes] = iter(self.response.response)
         self._unread: deque[str] = deque()  # named events of a chunk read but not yet returned (a chunk may hold several)
         self.seen: list[str] = []  # every named event returned so far, for the message of a wait that ends empty
+        self.data: dict[str, str] = {}  # the data of the last event of each name read
 
     def next_named(self, timeout_s: float = 30) -> str:
         """The next named event; a wait longer than ``timeout_s`` fails naming what came (the stream's heartbeats end each read)."""
         deadline = time.monotonic() + timeout_s
         while not self._unread and time.monotonic() < deadline:
-            self._unread.extend(re.findall(r"^event: (\S+)$", next(self._chunks).decode(), re.M))
+            for frame in re.findall(r"^event: (\S+)\n((?:data: .*\n)*)", next(self._chunks).decode(), re.M):
+                self._unread.append(frame[0])
+                self.data[frame[0]] = "\n".join(line.removeprefix("data: ") for line in frame[1].splitlines())
         if not self._unread:
             raise AssertionError(f"no named event within {timeout_s} s; seen so far: {self.seen}")
         name = self._unread.popleft()
@@ -131,7 +135,9 @@ def test_the_stream_names_the_regions_its_object_children_and_events_change(
     events = http.get(f"/ui/darkrooms/{namespace}/web", headers={"HX-Request": "true", "HX-Target": "darkroom-events"}).get_data(
         as_text=True
     )
-    assert "Deployment web:</span> a child&#39;s event" in events and "the darkroom&#39;s own event" in events
+    child_row = r'data-label="Object">Deployment/web</td>\s*<td data-label="Reason">Tested</td>\s*<td class="message">a child&#39;s event'
+    assert re.search(child_row, events)
+    assert re.search(r'Darkroom/web <span class="muted">\(this Darkroom\)</span></td>.*?the darkroom&#39;s own event', events, re.S)
     spec = http.get(f"/ui/darkrooms/{namespace}/web", headers={"HX-Request": "true", "HX-Target": "darkroom-spec"}).get_data(as_text=True)
     assert spec.lstrip().startswith('<section class="card" id="darkroom-spec"') and 'value="2"' in spec
 

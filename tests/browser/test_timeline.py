@@ -1,0 +1,104 @@
+"""The events timeline and the list rows' Warning badges in a real browser, at 1366 and 390 px, light and dark.
+
+Behaviours: the timeline's filter (Warnings first, each type with its count) is reached with Tab and pressed with
+Enter or Space, the choice goes into the URL and the rows follow it; a Warning recorded while the page is open comes
+in live and the chosen filter stays (a Normal Event's row never shows under Warnings; the Warnings count grows); a
+Darkroom's list row gets its Warning badge live when a Warning about it is recorded ("1 warning"), and the badge leads
+to the timeline filtered to Warnings. Screenshots: ``timeline-*.png``.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from browser.conftest import Stack, Watched, shot
+from browser.test_live_details import LIVE_S, SIZES, darkroom, open_live, record_event
+
+TABS = 80  # at most this many Tabs from the top of the page to the filter
+
+
+def about(created: dict[str, Any]) -> dict[str, Any]:
+    meta = created["metadata"]
+    return {"apiVersion": created["apiVersion"], "kind": created["kind"], "name": meta["name"], "uid": meta["uid"]}
+
+
+def tab_to(page: Any, selector: str) -> None:
+    """Press Tab from the top of the page until ``selector`` has the focus (the way a keyboard user gets there)."""
+    page.locator("body").focus()
+    for _ in range(TABS):
+        page.keyboard.press("Tab")
+        if page.evaluate("(s) => document.activeElement && document.activeElement.matches(s)", selector):
+            return
+    raise AssertionError(f"{selector} was not reached with {TABS} Tabs")
+
+
+def rows(page: Any) -> Any:
+    return page.locator("#darkroom-events tbody tr")
+
+
+@pytest.mark.parametrize(("size", "scheme"), [("1366", "light"), ("390", "dark")])
+def test_the_filter_works_by_keyboard_and_stays_through_live_refreshes(
+    stack: Stack, new_page: Callable[..., Watched], size: str, scheme: str
+) -> None:
+    name = f"tl-{size}-{scheme}"
+    created = darkroom(stack, name)
+    record_event(stack, about(created), "the origin answers 503", type="Warning", count=3)
+    record_event(stack, about(created), "configured", type="Normal")
+    path = stack.when_shown(f"/ui/darkrooms/{stack.namespace}/{name}")
+    page = open_live(new_page(viewport=SIZES[size], color_scheme=scheme), path)
+    control = page.locator("#darkroom-events form.segmented")
+    expect(control.locator("button")).to_have_text([re.compile(r"Warnings\s*3"), re.compile(r"All\s*\d+"), re.compile(r"Normal\s*\d+")])
+    expect(control.locator("[data-choice=All]")).to_have_attribute("aria-pressed", "true")
+    shot(page, f"timeline-all-{size}-{scheme}")
+
+    tab_to(page, "#darkroom-events [data-choice=Warning]")
+    shot(page, f"timeline-focus-{size}-{scheme}", full_page=False)  # the focus ring on the control
+    page.keyboard.press("Enter")
+    page.wait_for_url("**?events=Warning#darkroom-events")
+    expect(page.locator("#darkroom-events [data-choice=Warning]")).to_have_attribute("aria-pressed", "true")
+    expect(rows(page)).to_have_count(1)
+    expect(rows(page).first).to_contain_text("the origin answers 503")
+    page.wait_for_selector("#live-indicator[data-state=live]")
+
+    fresh = f"a new warning {uuid.uuid4().hex[:6]}"
+    record_event(stack, about(created), fresh, type="Warning")
+    record_event(stack, about(created), "a normal one", type="Normal")
+    expect(rows(page).first).to_contain_text(fresh, timeout=LIVE_S)  # live, newest first, still filtered
+    expect(page.locator("#darkroom-events [data-choice=Warning]")).to_contain_text("4", timeout=LIVE_S)
+    expect(page.locator("#darkroom-events [data-choice=Warning]")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#darkroom-events")).not_to_contain_text("a normal one")
+    shot(page, f"timeline-warnings-{size}-{scheme}")
+
+    tab_to(page, "#darkroom-events [data-choice=Normal]")
+    page.keyboard.press(" ")
+    page.wait_for_url("**?events=Normal#darkroom-events")
+    expect(page.locator("#darkroom-events [data-choice=Normal]")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#darkroom-events")).to_contain_text("a normal one")
+    expect(page.locator("#darkroom-events tbody tr[data-type=Warning]")).to_have_count(0)
+
+
+@pytest.mark.parametrize(("size", "scheme"), [("390", "light"), ("1366", "dark")])
+def test_a_list_row_gets_its_warning_badge_live(stack: Stack, new_page: Callable[..., Watched], size: str, scheme: str) -> None:
+    name = f"badge-{size}-{scheme}"
+    created = darkroom(stack, name)
+    stack.when_shown(f"/ui/darkrooms/{stack.namespace}/{name}")
+    page = open_live(new_page(viewport=SIZES[size], color_scheme=scheme), f"/?namespace={stack.namespace}&q={name}")
+    row = page.locator(f"tr[sse-swap='Darkroom/{stack.namespace}/{name}']")
+    expect(row).to_be_visible()
+    expect(row.locator(".warning-count")).to_have_count(0)
+    record_event(stack, about(created), "the origin answers 503", type="Warning")
+    badge = page.locator(f"tr[sse-swap='Darkroom/{stack.namespace}/{name}'] .warning-count")
+    expect(badge).to_have_attribute("aria-label", "1 warning", timeout=LIVE_S)
+    shot(page, f"timeline-list-badge-{size}-{scheme}")
+    badge.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url("**?events=Warning#darkroom-events")
+    expect(page.locator("#darkroom-events [data-choice=Warning]")).to_have_attribute("aria-pressed", "true")
+    expect(rows(page)).to_have_count(1)
+    shot(page, f"timeline-from-badge-{size}-{scheme}", full_page=False)
