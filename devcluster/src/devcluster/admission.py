@@ -222,6 +222,25 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
+def _replicaset(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """SetDefaults_ReplicaSet and the heart of ValidateReplicaSet: replicas, selector, template."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    causes: list[Cause] = []
+    replicas = spec["replicas"]
+    if not isinstance(replicas, int) or replicas < 0:
+        causes.append(invalid_value("spec.replicas", replicas, "must be greater than or equal to 0"))
+    selector = spec.get("selector")
+    template = spec.setdefault("template", {})
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not selector:
+        causes.append(required("spec.selector"))
+    elif not _selector_matches(selector, labels):
+        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    template.setdefault("metadata", {})
+    return causes + _pod_spec(template.setdefault("spec", {}), "spec.template.spec")
+
+
 def _deployment(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     spec = obj.setdefault("spec", {})
     causes: list[Cause] = []
@@ -441,6 +460,7 @@ _STRATEGIES: dict[tuple[str, str], Admit] = {
     ("", "pods"): _pod,
     ("", "events"): _event,
     ("apps", "deployments"): _deployment,
+    ("apps", "replicasets"): _replicaset,
     ("apps", "statefulsets"): _statefulset,
     ("", "persistentvolumeclaims"): _pvc,
     ("networking.k8s.io", "ingresses"): _ingress,
