@@ -161,11 +161,11 @@ func (k *kubelet) serve(ctx context.Context, pods corelisters.PodLister) {
 func (k *kubelet) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			kubeletError(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
 		if user := r.TLS.VerifiedChains[0][0].Subject.CommonName; user != kubeletClientName {
-			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=get, resource=nodes, subresource=proxy)", user), http.StatusForbidden)
+			kubeletError(w, fmt.Sprintf("Forbidden (user=%s, verb=get, resource=nodes, subresource=proxy)", user), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -230,30 +230,30 @@ func (k *kubelet) containerLogs(w http.ResponseWriter, r *http.Request) {
 	namespace, podName, containerName := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
 	options, err := parseLogOptions(r)
 	if err != nil {
-		http.Error(w, `{"message": "Unable to decode query."}`, http.StatusBadRequest)
+		kubeletError(w, `{"message": "Unable to decode query."}`, http.StatusBadRequest)
 		return
 	}
 	if options.stream != "" && options.stream != string(corev1.LogStreamAll) && options.stream != string(corev1.LogStreamStdout) &&
 		options.stream != string(corev1.LogStreamStderr) {
-		http.Error(w, fmt.Sprintf("invalid stream type %q", options.stream), http.StatusBadRequest)
+		kubeletError(w, fmt.Sprintf("invalid stream type %q", options.stream), http.StatusBadRequest)
 		return
 	}
 	pod, err := k.pods.Pods(namespace).Get(podName)
 	if apierrors.IsNotFound(err) {
-		http.Error(w, fmt.Sprintf("pod %q does not exist", podName), http.StatusNotFound)
+		kubeletError(w, fmt.Sprintf("pod %q does not exist", podName), http.StatusNotFound)
 		return
 	} else if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		kubeletError(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	container := findContainer(pod, containerName)
 	if container == nil {
-		http.Error(w, fmt.Sprintf("container %q not found in pod %q", containerName, podName), http.StatusNotFound)
+		kubeletError(w, fmt.Sprintf("container %q not found in pod %q", containerName, podName), http.StatusNotFound)
 		return
 	}
 	started, err := containerStarted(pod, containerName, options.previous)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		kubeletError(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain")
@@ -352,7 +352,7 @@ func containerStarted(pod *corev1.Pod, name string, previous bool) (time.Time, e
 	}
 	switch {
 	case status == nil:
-		return time.Time{}, fmt.Errorf("container %q in pod %q is not available", name, pod.Name)
+		return time.Time{}, fmt.Errorf("container %q in pod %q is waiting to start: ContainerCreating", name, pod.Name)
 	case previous:
 		return time.Time{}, fmt.Errorf("previous terminated container %q in pod %q not found", name, pod.Name)
 	case status.State.Running != nil:
@@ -363,4 +363,12 @@ func containerStarted(pod *corev1.Pod, name string, previous bool) (time.Time, e
 		return time.Time{}, fmt.Errorf("container %q in pod %q is waiting to start: %v", name, pod.Name, status.State.Waiting.Reason)
 	}
 	return time.Time{}, fmt.Errorf("container %q in pod %q is waiting to start - no logs yet", name, pod.Name)
+}
+
+// kubeletError answers as go-restful's WriteError does for the kubelet: the text alone, no newline
+// (kube-apiserver passes it on as the message of its own error: 400 BadRequest, 404 NotFound, ...).
+func kubeletError(w http.ResponseWriter, text string, code int) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(text))
 }
