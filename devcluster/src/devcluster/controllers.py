@@ -1,8 +1,9 @@
 """The built-in controllers of a cluster, in miniature: garbage collector, namespace lifecycle,
 the service account controller (a ``default`` ServiceAccount in every namespace), CRD
 establishing/cleanup (written as kube-apiserver, where those controllers run), and simulated
-Deployment rollouts; simulated StatefulSets and their PersistentVolumeClaims live in ``statefulsets.py``
-and are scheduled from here.
+Deployment rollouts; a Deployment's ReplicaSets and their pods live in ``replicasets.py``, simulated
+StatefulSets, their pods and PersistentVolumeClaims in ``statefulsets.py``, the simulated kubelet that
+turns pods Running and Ready in ``pods.py``; all are scheduled from here.
 
 kube-controller-manager and apiextensions-apiserver do this work in a real cluster; devcluster
 runs it on its event loop. Each controller reacts to committed changes (a store listener that

@@ -15,8 +15,12 @@ Owned here, run by :class:`~devcluster.controllers.Controllers` (which routes st
   Revisions are named ``<name>-<hash>`` like kube's ControllerRevisions, the hash being FNV-1 32 of
   devcluster's canonical JSON of the pod template, encoded as kube encodes its hash: deterministic,
   changes exactly when the template does, but not the value kube computes (which hashes Go's JSON of
-  the template). No pods and no ControllerRevisions are created (devcluster runs no Deployment pods
-  either).
+  the template). No ControllerRevisions are created.
+- **Pods** ``<name>-<ordinal>`` for every ordinal in range (:meth:`StatefulSets.sync_statefulset_pods`), all at
+  once: controlled by the StatefulSet, labelled ``controller-revision-hash``, ``statefulset.kubernetes.io/pod-name``
+  and ``apps.kubernetes.io/pod-index``, with ``hostname``/``subdomain`` and one ``persistentVolumeClaim`` volume per
+  claim template; a pod of another revision or out of range is deleted (and, in range, made again). The
+  simulated kubelet (:mod:`devcluster.pods`) turns them Running and Ready.
 - **Claims from volumeClaimTemplates**: ``<template>-<statefulset>-<ordinal>`` for every ordinal in
   range, created from the template (its labels plus the selector's ``matchLabels``) and never
   recreated while one of that name exists, whoever made it. Owner references follow
