@@ -124,8 +124,9 @@ def is_ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or ())
 
 
-class Kubelet:
-    """The simulated node's kubelet: pod status after the ready delay; its own timers, the caller's scheduling."""
+class Simulation:
+    """What the timed simulations (:class:`Kubelet`, :class:`~devcluster.statefulsets.StatefulSets`) share: the
+    store and writer, the ready delay, the caller's scheduling, their own timers (cancelled by :meth:`stop`)."""
 
     def __init__(
         self,
@@ -140,7 +141,6 @@ class Kubelet:
     ) -> None:
         self.store, self.catalog, self.writer, self.clock = store, catalog, writer, clock
         self.ready_delay_s, self._schedule, self._run = ready_delay_s, schedule, run
-        self._seen: dict[str, float] = {}  # pod uid -> when the kubelet first saw it (its ready delay counts from there)
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -148,6 +148,14 @@ class Kubelet:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+
+
+class Kubelet(Simulation):
+    """The simulated node's kubelet: pod status after the ready delay."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._seen: dict[str, float] = {}  # pod uid -> when the kubelet first saw it (its ready delay counts from there)
 
     def on_change(self, change: Change) -> None:
         """Schedule the pods a committed change concerns: a pod on the node, or every pod of an owner whose

@@ -39,17 +39,14 @@ Owned here, run by :class:`~devcluster.controllers.Controllers` (which routes st
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from devcluster.catalog import Catalog
-from devcluster.pods import UNREADY_ANNOTATION, controller_of, new_pod
+from devcluster.pods import UNREADY_ANNOTATION, Simulation, controller_of, new_pod
 from devcluster.preparing import PVC_PROTECTION_FINALIZER
-from devcluster.store import Change, Store
-from devcluster.writing import WriteOptions, Writer, copy
+from devcluster.store import Change
+from devcluster.writing import WriteOptions, copy
 
 STATEFULSETS = "apps/statefulsets"
 CLAIMS = "/persistentvolumeclaims"
@@ -118,29 +115,8 @@ def _same_references(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     return key(a) == key(b)
 
 
-class StatefulSets:
+class StatefulSets(Simulation):
     """The StatefulSet, binder and pvc-protection simulation; its own timers, the caller's scheduling."""
-
-    def __init__(
-        self,
-        *,
-        store: Store,
-        catalog: Catalog,
-        writer: Writer,
-        clock: Callable[[], str],
-        ready_delay_s: float,
-        schedule: Callable[..., None],
-        run: Callable[[tuple[Any, ...]], None],
-    ) -> None:
-        self.store, self.catalog, self.writer, self.clock = store, catalog, writer, clock
-        self.ready_delay_s, self._schedule, self._run = ready_delay_s, schedule, run
-        self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def stop(self) -> None:
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
 
     def on_change(self, change: Change) -> None:
         """Schedule what a committed change concerns (called for every change)."""
