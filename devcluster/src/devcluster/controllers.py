@@ -24,7 +24,7 @@ from typing import Any
 from devcluster.catalog import Catalog
 from devcluster.errors import StatusError
 from devcluster.pods import UNREADY_ANNOTATION, Kubelet
-from devcluster.replicasets import ReplicaSets
+from devcluster.replicasets import REVISION, ReplicaSets
 from devcluster.resources import ResourceType
 from devcluster.statefulsets import StatefulSets
 from devcluster.store import Change, Store
@@ -406,8 +406,7 @@ class Controllers:
             if timer:
                 timer.cancel()
             return
-        replica_set = self.replicasets.sync_for_deployment(dep)
-        dep = self.store.get(_DEPLOYMENTS, namespace, name) or dep  # the revision annotation may have changed it
+        replica_set, revision = self.replicasets.sync_for_deployment(dep)
         generation = int(dep["metadata"].get("generation") or 1)
         replicas = int((dep.get("spec") or {}).get("replicas", 1))
         status = dep.get("status") or {}
@@ -421,11 +420,11 @@ class Controllers:
             rolled_out = True
         if not rolled_out:
             ready = 0 if unready else min(int(status.get("readyReplicas") or 0), replicas)
-            self._write_deployment_status(dep, replica_set, generation, replicas, updated=0, ready=ready, done=False)
+            self._write_deployment_status(dep, (replica_set, revision), generation, replicas, updated=0, ready=ready, done=False)
             self._arm_timer(namespace, name, generation)
             return
         ready = 0 if unready else replicas
-        self._write_deployment_status(dep, replica_set, generation, replicas, updated=replicas, ready=ready, done=not unready)
+        self._write_deployment_status(dep, (replica_set, revision), generation, replicas, updated=replicas, ready=ready, done=not unready)
 
     def _arm_timer(self, namespace: str, name: str, generation: int) -> None:
         if self._loop is None:
@@ -440,8 +439,9 @@ class Controllers:
         self._run(("deployment", namespace, name, generation))
 
     def _write_deployment_status(
-        self, dep: dict[str, Any], replica_set: str, generation: int, replicas: int, *, updated: int, ready: int, done: bool
+        self, dep: dict[str, Any], current: tuple[str, str], generation: int, replicas: int, *, updated: int, ready: int, done: bool
     ) -> None:
+        replica_set, revision = current
         now = self.clock()
         previous = (dep.get("status") or {}).get("conditions") or []
         available = ready >= replicas
@@ -474,8 +474,9 @@ class Controllers:
                 status.update({"readyReplicas": ready, "availableReplicas": ready})
             if replicas - ready:
                 status["unavailableReplicas"] = replicas - ready
-        if status != dep.get("status"):
+        annotations = dep["metadata"].get("annotations") or {}
+        if status != dep.get("status") or annotations.get(REVISION) != revision:
             resource = self.catalog.builtin("apps", "deployments")
-            self.writer.update(
-                resource, dep["metadata"]["namespace"], dep["metadata"]["name"], {**copy(dep), "status": status}, _CONTROLLER_STATUS
-            )
+            body = {**copy(dep), "status": status}
+            body["metadata"]["annotations"] = {**annotations, REVISION: revision}
+            self.writer.update(resource, dep["metadata"]["namespace"], dep["metadata"]["name"], body, _CONTROLLER_STATUS)

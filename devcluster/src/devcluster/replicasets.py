@@ -6,7 +6,8 @@ deployment and replicaset controllers); run by :class:`~devcluster.controllers.C
   Deployment's pod template (:func:`~devcluster.statefulsets.template_hash`: deterministic and new exactly when
   the template changes, not kube's value). It carries the ``pod-template-hash`` label (in its labels, selector
   and template), a controller reference to the Deployment and the annotations ``deployment.kubernetes.io/
-  revision`` / ``desired-replicas`` / ``max-replicas``; the Deployment gets the revision annotation too. It has
+  revision`` / ``desired-replicas`` / ``max-replicas``; the Deployment gets the revision annotation too (with its
+  status write, as kube's controller does). It has
   ``spec.replicas`` of the Deployment; every other ReplicaSet the Deployment controls scales to 0 at once
   (kube's rolling update does it step by step). A template changed back finds its old ReplicaSet again, with a
   new revision.
@@ -76,8 +77,9 @@ class ReplicaSets:
 
     # -- the deployment controller's part ------------------------------------------------------
 
-    def sync_for_deployment(self, dep: dict[str, Any]) -> str:
-        """Make the current ReplicaSet (scaled to the Deployment) and scale the others to 0; its name."""
+    def sync_for_deployment(self, dep: dict[str, Any]) -> tuple[str, str]:
+        """Make the current ReplicaSet (scaled to the Deployment) and scale the others to 0; its name and revision
+        (the Deployment's status write carries the revision annotation, as kube's does)."""
         name, digest = replicaset_name(dep)
         spec = dep.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
@@ -94,7 +96,7 @@ class ReplicaSets:
         namespace = dep["metadata"]["namespace"]
         if current is None:
             if self.store.get(REPLICASETS, namespace, name) is not None:
-                return name  # someone else's ReplicaSet of that name: kube would bump collisionCount; left alone
+                return name, revision  # someone else's ReplicaSet of that name: kube would bump collisionCount; left alone
             template = copy(spec.get("template") or {})
             template.setdefault("metadata", {}).setdefault("labels", {})[HASH_LABEL] = digest
             selector = copy(spec.get("selector") or {})
@@ -129,11 +131,7 @@ class ReplicaSets:
                 self.writer.update(
                     resource, namespace, rs["metadata"]["name"], {**copy(rs), "spec": {**rs["spec"], "replicas": 0}}, _CONTROLLER
                 )
-        if (dep["metadata"].get("annotations") or {}).get(REVISION) != revision:
-            new = copy(dep)
-            new["metadata"]["annotations"] = {**(new["metadata"].get("annotations") or {}), REVISION: revision}
-            self.writer.update(self.catalog.builtin("apps", "deployments"), namespace, dep["metadata"]["name"], new, _CONTROLLER)
-        return name
+        return name, revision
 
     # -- the replicaset controller -------------------------------------------------------------
 
