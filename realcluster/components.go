@@ -110,6 +110,13 @@ func apiserverArgs(o options, p pki, pt ports) []string {
 		"--proxy-client-cert-file=" + p.path("front-proxy-client.crt"),
 		"--proxy-client-key-file=" + p.path("front-proxy-client.key"),
 		"--enable-aggregator-routing=true",
+		// pods/log: kube-apiserver calls the simulated node's kubelet endpoint on the Node's InternalIP
+		// (127.0.0.1; its Hostname address does not resolve) with this client certificate, verifying the
+		// kubelet's serving certificate against the cluster CA.
+		"--kubelet-client-certificate=" + p.path("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + p.path("apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority=" + p.path("ca.crt"),
+		"--kubelet-preferred-address-types=InternalIP",
 		// Stricter than the default set, as OpenShift and many hardened clusters run: setting
 		// blockOwnerDeletion needs update on the owner's finalizers subresource.
 		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",

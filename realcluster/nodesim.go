@@ -7,6 +7,15 @@ package main
 // default StorageClass it owns. No container ever runs and nothing dials a pod IP. Pods of a
 // Deployment or a StatefulSet annotated simulation.example.com/unready=true report Ready=False, as if
 // their readiness probes failed, until the annotation goes.
+//
+// Pod logs (kubelet.go): the node's InternalIP is 127.0.0.1 and its kubeletEndpoint port is a TLS
+// endpoint of this process serving the kubelet's GET /containerLogs/<ns>/<pod>/<container> to
+// kube-apiserver's kubelet client certificate only. A container's log is simulated: what it would have
+// been started with (image, command, args, env variable NAMES, never values nor anything of a Secret),
+// then, while following, "simulated: no container runs on realcluster-node" every few seconds.
+// follow, tailLines, sinceSeconds/sinceTime, timestamps, limitBytes and stream behave as the
+// kubelet's; previous is the kubelet's 400 "previous terminated container ... not found" (none ever
+// terminated).
 
 import (
 	"context"
@@ -37,6 +46,7 @@ import (
 
 const (
 	nodeName         = "realcluster-node"
+	nodeIP           = "127.0.0.1" // kube-apiserver dials the kubelet endpoint here (pods/log)
 	storageClassName = "standard"
 	provisionerName  = "realcluster.example.com/fake-provisioner"
 	provisionedBy    = "pv.kubernetes.io/provisioned-by"
@@ -50,6 +60,7 @@ type nodeSimulator struct {
 	client     kubernetes.Interface
 	readyDelay time.Duration
 	version    string
+	kubelet    *kubelet
 
 	pods   workqueue.TypedRateLimitingInterface[string]
 	claims workqueue.TypedRateLimitingInterface[string]
@@ -64,11 +75,12 @@ type nodeSimulator struct {
 	nextIP uint32
 }
 
-func newNodeSimulator(client kubernetes.Interface, readyDelay time.Duration, version string) *nodeSimulator {
+func newNodeSimulator(client kubernetes.Interface, readyDelay time.Duration, version string, kubelet *kubelet) *nodeSimulator {
 	return &nodeSimulator{
 		client:     client,
 		readyDelay: readyDelay,
 		version:    version,
+		kubelet:    kubelet,
 		pods:       workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		claims:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		seen:       map[types.UID]time.Time{},
@@ -136,7 +148,8 @@ func (s *nodeSimulator) heartbeat(ctx context.Context) error {
 			condition(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
 			condition(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "realcluster's simulated kubelet is posting ready status"),
 		},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeHostName, Address: nodeName}},
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: nodeIP}, {Type: corev1.NodeHostName, Address: nodeName}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: s.kubelet.port()}},
 		NodeInfo: corev1.NodeSystemInfo{
 			KubeletVersion: s.version, OperatingSystem: "linux", Architecture: "amd64",
 			ContainerRuntimeVersion: "realcluster://simulated", OSImage: "realcluster simulated node",
@@ -225,6 +238,7 @@ func (s *nodeSimulator) run(ctx context.Context) {
 	cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced,
 		replicaSetInformer.HasSynced, deploymentInformer.HasSynced, statefulSetInformer.HasSynced)
 
+	go s.kubelet.serve(ctx, podLister)
 	claimLister := all.Core().V1().PersistentVolumeClaims().Lister()
 	for i := 0; i < 4; i++ {
 		go work(ctx, s.pods, func(key string) (time.Duration, error) {
@@ -372,7 +386,7 @@ func simulatedStatus(pod *corev1.Pod, ip string, unready bool) corev1.PodStatus 
 	now := metav1.Now()
 	completes := pod.Spec.RestartPolicy == corev1.RestartPolicyNever || pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
 	status := corev1.PodStatus{
-		Phase: corev1.PodRunning, HostIP: "10.0.0.1", HostIPs: []corev1.HostIP{{IP: "10.0.0.1"}},
+		Phase: corev1.PodRunning, HostIP: nodeIP, HostIPs: []corev1.HostIP{{IP: nodeIP}},
 		PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now, QOSClass: pod.Status.QOSClass,
 	}
 	ready := corev1.ConditionTrue

@@ -1,7 +1,8 @@
 package main
 
 // pki.go owns the control plane's key material, generated once per data dir and reused on restart:
-// the cluster CA and the API server's serving certificate, the front-proxy CA and client certificate
+// the cluster CA and the API server's serving certificate, the simulated kubelet's serving certificate and
+// the API server's kubelet client certificate, the front-proxy CA and client certificate
 // of the aggregation layer, the service-account signing key pair, and the static token file that
 // authenticates the admin, the components and a few test users.
 
@@ -61,6 +62,15 @@ func (p pki) ensure() error {
 	if err := p.ensureLeaf("apiserver", ca, caKey, "kube-apiserver", nil, x509.ExtKeyUsageServerAuth,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")}); err != nil {
+		return err
+	}
+	// The simulated node's kubelet endpoint (containerLogs): its serving certificate, and the client
+	// certificate kube-apiserver presents to it (the only identity it lets in).
+	if err := p.ensureLeaf("kubelet", ca, caKey, "system:node:"+nodeName, []string{"system:nodes"}, x509.ExtKeyUsageServerAuth,
+		[]string{nodeName, "localhost"}, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return err
+	}
+	if err := p.ensureLeaf("apiserver-kubelet-client", ca, caKey, kubeletClientName, nil, x509.ExtKeyUsageClientAuth, nil, nil); err != nil {
 		return err
 	}
 	frontProxyCA, frontProxyKey, err := p.ensureCA("front-proxy-ca", "realcluster-front-proxy-ca")

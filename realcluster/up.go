@@ -236,7 +236,11 @@ func up(o options) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sim := newNodeSimulator(client, o.podReadyDelay, kubernetesVersion())
+	kubelet, err := listenKubelet(p)
+	if err != nil {
+		return fmt.Errorf("simulated node's kubelet endpoint: %w", err)
+	}
+	sim := newNodeSimulator(client, o.podReadyDelay, kubernetesVersion(), kubelet)
 	if err := sim.register(ctx); err != nil {
 		return fmt.Errorf("simulated node: %w", err)
 	}

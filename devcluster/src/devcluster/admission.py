@@ -222,6 +222,34 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
+def _replicaset(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """SetDefaults_ReplicaSet and the heart of ValidateReplicaSet: replicas, selector, template."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    return _replicas_selector_template(spec, "deployment")  # sic: kube's ReplicaSet message names a deployment
+
+
+def _replicas_selector_template(spec: dict[str, Any], workload: str) -> list[Cause]:
+    """What ValidateDeploymentSpec, ValidateReplicaSetSpec and ValidateStatefulSetSpec share: replicas >= 0, a
+    non-empty selector that matches the template's labels, and the template's pod spec (defaulted)."""
+    causes: list[Cause] = []
+    replicas = spec["replicas"]
+    if not isinstance(replicas, int) or replicas < 0:
+        causes.append(invalid_value("spec.replicas", replicas, "must be greater than or equal to 0"))
+    selector = spec.get("selector")
+    template = spec.setdefault("template", {})
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not selector:  # a nil selector matches nothing, so the template labels do not match it either
+        causes.append(required("spec.selector"))
+        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    elif not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        causes.append(invalid_value("spec.selector", selector, f"empty selector is invalid for {workload}"))
+    elif not _selector_matches(selector, labels):
+        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    template.setdefault("metadata", {})
+    return causes + _pod_spec(template.setdefault("spec", {}), "spec.template.spec")
+
+
 def _deployment(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     spec = obj.setdefault("spec", {})
     causes: list[Cause] = []
@@ -234,23 +262,10 @@ def _deployment(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
         rolling = strategy.setdefault("rollingUpdate", {})
         rolling.setdefault("maxUnavailable", "25%")
         rolling.setdefault("maxSurge", "25%")
-    replicas = spec["replicas"]
-    if not isinstance(replicas, int) or replicas < 0:
-        causes.append(invalid_value("spec.replicas", replicas, "must be greater than or equal to 0"))
+    causes += _replicas_selector_template(spec, "deployment")
     selector = spec.get("selector")
-    template = spec.setdefault("template", {})
-    labels = (template.get("metadata") or {}).get("labels") or {}
-    if not selector:  # a nil selector matches nothing, so the template labels do not match it either
-        causes.append(required("spec.selector"))
-        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
-    elif not (selector.get("matchLabels") or selector.get("matchExpressions")):
-        causes.append(invalid_value("spec.selector", selector, "empty selector is invalid for deployment"))
-    elif not _selector_matches(selector, labels):
-        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
     if old is not None and selector and old.get("spec", {}).get("selector") not in (None, selector):
         causes.append(invalid_value("spec.selector", selector, "field is immutable"))
-    template.setdefault("metadata", {})
-    causes += _pod_spec(template.setdefault("spec", {}), "spec.template.spec")
     return causes
 
 
@@ -296,21 +311,7 @@ def _statefulset(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]
         claim.setdefault("metadata", {})
         claim.setdefault("status", {}).setdefault("phase", "Pending")
         causes += _claim_spec(claim.setdefault("spec", {}), f"spec.volumeClaimTemplates[{i}].spec")
-    replicas = spec["replicas"]
-    if not isinstance(replicas, int) or replicas < 0:
-        causes.append(invalid_value("spec.replicas", replicas, "must be greater than or equal to 0"))
-    selector = spec.get("selector")
-    template = spec.setdefault("template", {})
-    labels = (template.get("metadata") or {}).get("labels") or {}
-    if not selector:
-        causes.append(required("spec.selector"))
-        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
-    elif not (selector.get("matchLabels") or selector.get("matchExpressions")):
-        causes.append(invalid_value("spec.selector", selector, "empty selector is invalid for statefulset"))
-    elif not _selector_matches(selector, labels):
-        causes.append(invalid_value("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
-    template.setdefault("metadata", {})
-    causes += _pod_spec(template.setdefault("spec", {}), "spec.template.spec")
+    causes += _replicas_selector_template(spec, "statefulset")
     if old is not None:
         old_spec = old.get("spec") or {}
         for field in ("selector", "volumeClaimTemplates", "serviceName", "podManagementPolicy"):
@@ -441,6 +442,7 @@ _STRATEGIES: dict[tuple[str, str], Admit] = {
     ("", "pods"): _pod,
     ("", "events"): _event,
     ("apps", "deployments"): _deployment,
+    ("apps", "replicasets"): _replicaset,
     ("apps", "statefulsets"): _statefulset,
     ("", "persistentvolumeclaims"): _pvc,
     ("networking.k8s.io", "ingresses"): _ingress,

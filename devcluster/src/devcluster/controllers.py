@@ -1,8 +1,9 @@
 """The built-in controllers of a cluster, in miniature: garbage collector, namespace lifecycle,
 the service account controller (a ``default`` ServiceAccount in every namespace), CRD
 establishing/cleanup (written as kube-apiserver, where those controllers run), and simulated
-Deployment rollouts; simulated StatefulSets and their PersistentVolumeClaims live in ``statefulsets.py``
-and are scheduled from here.
+Deployment rollouts; a Deployment's ReplicaSets and their pods live in ``replicasets.py``, simulated
+StatefulSets, their pods and PersistentVolumeClaims in ``statefulsets.py``, the simulated kubelet that
+turns pods Running and Ready in ``pods.py``; all are scheduled from here.
 
 kube-controller-manager and apiextensions-apiserver do this work in a real cluster; devcluster
 runs it on its event loop. Each controller reacts to committed changes (a store listener that
@@ -22,8 +23,10 @@ from typing import Any
 
 from devcluster.catalog import Catalog
 from devcluster.errors import StatusError
+from devcluster.pods import UNREADY_ANNOTATION, Kubelet
+from devcluster.replicasets import REVISION, ReplicaSets
 from devcluster.resources import ResourceType
-from devcluster.statefulsets import UNREADY_ANNOTATION, StatefulSets
+from devcluster.statefulsets import StatefulSets
 from devcluster.store import Change, Store
 from devcluster.writing import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, WriteOptions, Writer, copy
 
@@ -67,9 +70,15 @@ class Controllers:
         self.statefulsets = StatefulSets(
             store=store, catalog=catalog, writer=writer, clock=clock, ready_delay_s=ready_delay_s, schedule=self._schedule, run=self._run
         )
+        self.replicasets = ReplicaSets(store=store, catalog=catalog, writer=writer, schedule=self._schedule)
+        self.kubelet = Kubelet(
+            store=store, catalog=catalog, writer=writer, clock=clock, ready_delay_s=ready_delay_s, schedule=self._schedule, run=self._run
+        )
+        # where each kind of scheduled work is done: "<name>" runs _sync_<name> here, or sync_<name> of one of these
+        self._workers: tuple[object, ...] = (self.statefulsets, self.replicasets, self.kubelet)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = self.statefulsets.loop = loop
+        self._loop = self.statefulsets.loop = self.kubelet.loop = loop
         for name in SYSTEM_NAMESPACES:
             if self.store.get(_NAMESPACES, "", name) is None:
                 self.writer.create(self.catalog.builtin("", "namespaces"), "", {"metadata": {"name": name}}, _CONTROLLER)
@@ -88,6 +97,7 @@ class Controllers:
             timer.cancel()
         self._timers.clear()
         self.statefulsets.stop()
+        self.kubelet.stop()
 
     # -- scheduling --------------------------------------------------------------------------
 
@@ -99,7 +109,9 @@ class Controllers:
 
     def _run(self, work: tuple[Any, ...]) -> None:
         self._scheduled.discard(work)
-        handler = getattr(self, f"_sync_{work[0]}", None) or getattr(self.statefulsets, f"sync_{work[0]}")
+        handler = getattr(self, f"_sync_{work[0]}", None) or next(
+            getattr(w, f"sync_{work[0]}") for w in self._workers if hasattr(w, f"sync_{work[0]}")
+        )
         try:
             handler(*work[1:])
         except StatusError as e:
@@ -132,6 +144,8 @@ class Controllers:
         elif change.resource == _DEPLOYMENTS and change.type != "DELETED":
             self._schedule("deployment", change.namespace, change.name)
         self.statefulsets.on_change(change)
+        self.replicasets.on_change(change)
+        self.kubelet.on_change(change)
         if change.namespace and change.type == "DELETED":
             ns = self.store.get(_NAMESPACES, "", change.namespace)
             if ns is not None and ns["metadata"].get("deletionTimestamp"):
@@ -392,6 +406,7 @@ class Controllers:
             if timer:
                 timer.cancel()
             return
+        replica_set, revision = self.replicasets.sync_for_deployment(dep)
         generation = int(dep["metadata"].get("generation") or 1)
         replicas = int((dep.get("spec") or {}).get("replicas", 1))
         status = dep.get("status") or {}
@@ -405,11 +420,11 @@ class Controllers:
             rolled_out = True
         if not rolled_out:
             ready = 0 if unready else min(int(status.get("readyReplicas") or 0), replicas)
-            self._write_deployment_status(dep, generation, replicas, updated=0, ready=ready, done=False)
+            self._write_deployment_status(dep, (replica_set, revision), generation, replicas, updated=0, ready=ready, done=False)
             self._arm_timer(namespace, name, generation)
             return
         ready = 0 if unready else replicas
-        self._write_deployment_status(dep, generation, replicas, updated=replicas, ready=ready, done=not unready)
+        self._write_deployment_status(dep, (replica_set, revision), generation, replicas, updated=replicas, ready=ready, done=not unready)
 
     def _arm_timer(self, namespace: str, name: str, generation: int) -> None:
         if self._loop is None:
@@ -424,8 +439,9 @@ class Controllers:
         self._run(("deployment", namespace, name, generation))
 
     def _write_deployment_status(
-        self, dep: dict[str, Any], generation: int, replicas: int, *, updated: int, ready: int, done: bool
+        self, dep: dict[str, Any], current: tuple[str, str], generation: int, replicas: int, *, updated: int, ready: int, done: bool
     ) -> None:
+        replica_set, revision = current
         now = self.clock()
         previous = (dep.get("status") or {}).get("conditions") or []
         available = ready >= replicas
@@ -443,9 +459,7 @@ class Controllers:
                 "Progressing",
                 "True",
                 "NewReplicaSetAvailable" if done else "ReplicaSetUpdated",
-                f'ReplicaSet "{dep["metadata"]["name"]}-devcluster" has successfully progressed.'
-                if done
-                else f'ReplicaSet "{dep["metadata"]["name"]}-devcluster" is progressing.',
+                f'ReplicaSet "{replica_set}" has successfully progressed.' if done else f'ReplicaSet "{replica_set}" is progressing.',
                 now,
                 previous,
                 update_time=True,
@@ -460,8 +474,9 @@ class Controllers:
                 status.update({"readyReplicas": ready, "availableReplicas": ready})
             if replicas - ready:
                 status["unavailableReplicas"] = replicas - ready
-        if status != dep.get("status"):
+        annotations = dep["metadata"].get("annotations") or {}
+        if status != dep.get("status") or annotations.get(REVISION) != revision:
             resource = self.catalog.builtin("apps", "deployments")
-            self.writer.update(
-                resource, dep["metadata"]["namespace"], dep["metadata"]["name"], {**copy(dep), "status": status}, _CONTROLLER_STATUS
-            )
+            body = {**copy(dep), "status": status}
+            body["metadata"]["annotations"] = {**annotations, REVISION: revision}
+            self.writer.update(resource, dep["metadata"]["namespace"], dep["metadata"]["name"], body, _CONTROLLER_STATUS)

@@ -178,6 +178,17 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin(
         "apps",
         "v1",
+        "replicasets",
+        "ReplicaSet",
+        short_names=("rs",),
+        categories=("all",),
+        status_subresource=True,
+        scale_subresource=True,
+        tracks_generation=True,
+    ),
+    _builtin(
+        "apps",
+        "v1",
         "statefulsets",
         "StatefulSet",
         short_names=("sts",),

@@ -15,8 +15,12 @@ Owned here, run by :class:`~devcluster.controllers.Controllers` (which routes st
   Revisions are named ``<name>-<hash>`` like kube's ControllerRevisions, the hash being FNV-1 32 of
   devcluster's canonical JSON of the pod template, encoded as kube encodes its hash: deterministic,
   changes exactly when the template does, but not the value kube computes (which hashes Go's JSON of
-  the template). No pods and no ControllerRevisions are created (devcluster runs no Deployment pods
-  either).
+  the template). No ControllerRevisions are created.
+- **Pods** ``<name>-<ordinal>`` for every ordinal in range (:meth:`StatefulSets.sync_statefulset_pods`), all at
+  once: controlled by the StatefulSet, labelled ``controller-revision-hash``, ``statefulset.kubernetes.io/pod-name``
+  and ``apps.kubernetes.io/pod-index``, with ``hostname``/``subdomain`` and one ``persistentVolumeClaim`` volume per
+  claim template; a pod of another revision or out of range is deleted (and, in range, made again). The
+  simulated kubelet (:mod:`devcluster.pods`) turns them Running and Ready.
 - **Claims from volumeClaimTemplates**: ``<template>-<statefulset>-<ordinal>`` for every ordinal in
   range, created from the template (its labels plus the selector's ``matchLabels``) and never
   recreated while one of that name exists, whoever made it. Owner references follow
@@ -35,35 +39,37 @@ Owned here, run by :class:`~devcluster.controllers.Controllers` (which routes st
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from devcluster.catalog import Catalog
+from devcluster.pods import UNREADY_ANNOTATION, Simulation, controller_of, new_pod
 from devcluster.preparing import PVC_PROTECTION_FINALIZER
-from devcluster.store import Change, Store
-from devcluster.writing import WriteOptions, Writer, copy
+from devcluster.store import Change
+from devcluster.writing import WriteOptions, copy
 
 STATEFULSETS = "apps/statefulsets"
 CLAIMS = "/persistentvolumeclaims"
 PODS = "/pods"
-UNREADY_ANNOTATION = "simulation.example.com/unready"  # Deployments too; realcluster's simulated node honours it
 _CONTROLLER = WriteOptions(manager="kube-controller-manager", field_validation="Ignore")
 _CONTROLLER_STATUS = WriteOptions(manager="kube-controller-manager", field_validation="Ignore", subresource="status")
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand.SafeEncodeString's alphabet
 _BOUND_ANNOTATIONS = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
 
 
-def revision_name(sts: dict[str, Any]) -> str:
-    """``<name>-<hash of the pod template>`` (see the module docstring)."""
-    template = ((sts.get("spec") or {}).get("template")) or {}
+def template_hash(template: dict[str, Any]) -> str:
+    """FNV-1 32 of devcluster's canonical JSON of a pod template, encoded as kube encodes its hashes."""
     data = orjson.dumps({"spec": {"template": {**template, "$patch": "replace"}}}, option=orjson.OPT_SORT_KEYS)
     fnv = 0x811C9DC5
     for byte in data:
         fnv = (fnv * 0x01000193) & 0xFFFFFFFF ^ byte
-    return f"{sts['metadata']['name'][:223]}-{''.join(_SAFE[ord(c) % len(_SAFE)] for c in str(fnv))}"
+    return "".join(_SAFE[ord(c) % len(_SAFE)] for c in str(fnv))
+
+
+def revision_name(sts: dict[str, Any]) -> str:
+    """``<name>-<hash of the pod template>`` (see the module docstring)."""
+    template = ((sts.get("spec") or {}).get("template")) or {}
+    return f"{sts['metadata']['name'][:223]}-{template_hash(template)}"
 
 
 def claim_names(sts: dict[str, Any], ordinals: range) -> list[tuple[dict[str, Any], str]]:
@@ -109,41 +115,24 @@ def _same_references(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     return key(a) == key(b)
 
 
-class StatefulSets:
+class StatefulSets(Simulation):
     """The StatefulSet, binder and pvc-protection simulation; its own timers, the caller's scheduling."""
-
-    def __init__(
-        self,
-        *,
-        store: Store,
-        catalog: Catalog,
-        writer: Writer,
-        clock: Callable[[], str],
-        ready_delay_s: float,
-        schedule: Callable[..., None],
-        run: Callable[[tuple[Any, ...]], None],
-    ) -> None:
-        self.store, self.catalog, self.writer, self.clock = store, catalog, writer, clock
-        self.ready_delay_s, self._schedule, self._run = ready_delay_s, schedule, run
-        self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def stop(self) -> None:
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
 
     def on_change(self, change: Change) -> None:
         """Schedule what a committed change concerns (called for every change)."""
         if change.resource == STATEFULSETS:
             if change.type != "DELETED":
                 self._schedule("statefulset", change.namespace, change.name)
+                self._schedule("statefulset_pods", change.namespace, change.name)
             elif timer := self._timers.pop((change.namespace, change.name), None):
                 timer.cancel()
             self._schedule_claims_of(change.obj, change.namespace)
         elif change.resource == CLAIMS and change.type != "DELETED":
             self._schedule("claim", change.namespace, change.name)
         elif change.resource == PODS:
+            owner = controller_of(change.obj)
+            if change.type == "DELETED" and owner is not None and owner.get("kind") == "StatefulSet":
+                self._schedule("statefulset_pods", change.namespace, owner.get("name", ""))
             for pod in (change.obj, change.prev):
                 for volume in ((pod or {}).get("spec") or {}).get("volumes") or []:
                     claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
@@ -178,6 +167,42 @@ class StatefulSets:
             return
         self._write_status(sts, self._status(sts, generation, done=False))
         self._arm_timer(namespace, name, generation)
+
+    def sync_statefulset_pods(self, namespace: str, name: str) -> None:
+        """Pods ``<name>-<ordinal>`` of the current revision for every ordinal in range: a pod out of range or of
+        another revision is deleted (and, in range, made again at once), a missing one created."""
+        sts = self.store.get(STATEFULSETS, namespace, name)
+        if sts is None or sts["metadata"].get("deletionTimestamp"):
+            return
+        pods = self.catalog.builtin("", "pods")
+        revision, replicas, uid = revision_name(sts), _replicas(sts), sts["metadata"]["uid"]
+        for pod_name in (n for r, _, n in self.store.dependents(uid) if r == PODS):
+            pod = self.store.get(PODS, namespace, pod_name)
+            if pod is None or pod["metadata"].get("deletionTimestamp") or (controller_of(pod) or {}).get("uid") != uid:
+                continue
+            suffix = pod_name.rsplit("-", 1)[-1]
+            labels = pod["metadata"].get("labels") or {}
+            if not suffix.isdigit() or int(suffix) >= replicas or labels.get("controller-revision-hash") != revision:
+                self.writer.delete(pods, namespace, pod_name, {}, _CONTROLLER)
+        spec = sts.get("spec") or {}
+        claims = claim_names(sts, range(replicas))
+        for ordinal in range(replicas):
+            pod_name = f"{name}-{ordinal}"
+            if self.store.get(PODS, namespace, pod_name) is not None:
+                continue
+            labels = {
+                "controller-revision-hash": revision,
+                "statefulset.kubernetes.io/pod-name": pod_name,
+                "apps.kubernetes.io/pod-index": str(ordinal),
+            }
+            body = new_pod(spec.get("template") or {}, sts, "StatefulSet", labels=labels, name=pod_name)
+            body["spec"].update({"hostname": pod_name, **({"subdomain": spec["serviceName"]} if spec.get("serviceName") else {})})
+            mine = {(t.get("metadata") or {}).get("name", ""): c for t, c in claims if c.endswith(f"-{name}-{ordinal}")}
+            volumes = [v for v in body["spec"].get("volumes") or [] if v.get("name") not in mine]
+            body["spec"]["volumes"] = [{"name": t, "persistentVolumeClaim": {"claimName": c}} for t, c in mine.items()] + volumes
+            if not body["spec"]["volumes"]:
+                del body["spec"]["volumes"]
+            self.writer.create(pods, namespace, body, _CONTROLLER)
 
     def _status(self, sts: dict[str, Any], generation: int, *, done: bool) -> dict[str, Any]:
         """What kube's controller reports: pods starting (``done=False``) or started."""

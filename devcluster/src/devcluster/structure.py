@@ -93,6 +93,10 @@ _BUILTIN_LISTS: dict[tuple[str, str], dict[Path, ListSemantics]] = {
         **_prefixed(("spec", "template", "spec"), _POD_SPEC_LISTS),
         ("status", "conditions"): _CONDITIONS,
     },
+    ("apps", "replicasets"): {
+        **_prefixed(("spec", "template", "spec"), _POD_SPEC_LISTS),
+        ("status", "conditions"): _CONDITIONS,
+    },
     ("apps", "statefulsets"): {  # spec.volumeClaimTemplates is a +listType=atomic
         **_prefixed(("spec", "template", "spec"), _POD_SPEC_LISTS),
         ("status", "conditions"): _CONDITIONS,
@@ -131,6 +135,7 @@ def _under(prefix: Path, paths: frozenset[Path]) -> frozenset[Path]:
 
 _BUILTIN_ATOMIC: dict[tuple[str, str], frozenset[Path]] = {
     ("apps", "deployments"): frozenset({("spec", "selector")}) | _under(("spec", "template", "spec", "containers"), _CONTAINER_ATOMIC),
+    ("apps", "replicasets"): frozenset({("spec", "selector")}) | _under(("spec", "template", "spec", "containers"), _CONTAINER_ATOMIC),
     ("apps", "statefulsets"): frozenset({("spec", "selector")}) | _under(("spec", "template", "spec", "containers"), _CONTAINER_ATOMIC),
     ("", "pods"): _under(("spec", "containers"), _CONTAINER_ATOMIC),
     ("", "persistentvolumeclaims"): frozenset({("spec", "selector"), ("spec", "dataSource"), ("spec", "dataSourceRef")}),
@@ -148,6 +153,7 @@ _BUILTIN_ATOMIC: dict[tuple[str, str], frozenset[Path]] = {
 _POINTER_STRUCTS: dict[tuple[str, str], frozenset[Path]] = {
     ("apps", "deployments"): frozenset({("spec", "strategy", "rollingUpdate")})
     | _under(("spec", "template", "spec", "containers"), _CONTAINER_POINTERS),
+    ("apps", "replicasets"): _under(("spec", "template", "spec", "containers"), _CONTAINER_POINTERS),
     ("apps", "statefulsets"): frozenset(
         {("spec", "updateStrategy", "rollingUpdate"), ("spec", "persistentVolumeClaimRetentionPolicy"), ("spec", "ordinals")}
     )
@@ -165,6 +171,7 @@ _ZERO_STRUCTS: dict[tuple[str, str], frozenset[Path]] = {
 # Only granular lists matter here: an atomic list is a leaf, recorded when its value changes (null -> [...]).
 _ZERO_LISTS: dict[tuple[str, str], frozenset[Path]] = {
     ("apps", "deployments"): frozenset({("spec", "template", "spec", "containers")}),
+    ("apps", "replicasets"): frozenset({("spec", "template", "spec", "containers")}),
     ("apps", "statefulsets"): frozenset({("spec", "template", "spec", "containers")}),
     ("", "pods"): frozenset({("spec", "containers")}),
 }
@@ -177,6 +184,10 @@ _BUILTIN_MAPS: dict[tuple[str, str], frozenset[Path]] = {
         | {("spec", "template", "spec", *p) for p in _POD_SPEC_MAPS}
     ),
     ("apps", "statefulsets"): frozenset(
+        {("spec", "selector", "matchLabels"), ("spec", "template", "metadata", "labels"), ("spec", "template", "metadata", "annotations")}
+        | {("spec", "template", "spec", *p) for p in _POD_SPEC_MAPS}
+    ),
+    ("apps", "replicasets"): frozenset(
         {("spec", "selector", "matchLabels"), ("spec", "template", "metadata", "labels"), ("spec", "template", "metadata", "annotations")}
         | {("spec", "template", "spec", *p) for p in _POD_SPEC_MAPS}
     ),

@@ -402,13 +402,53 @@ def test_events() -> None:
     assert (cells(resource, series)["Last Seen"], cells(resource, series)["Count"]) == ("1s", 7)
 
 
-def test_pods_print_with_the_default_columns() -> None:
-    # devcluster runs no pods, so it has no pod printer (DIFFERENCES.md K07) and no Completed row condition.
+def test_pods_print_as_kubectl_shows_them() -> None:
+    # printPod's columns; the status in short (phase, a container's waiting/terminated reason, Terminating); no row conditions.
     resource = builtin("pods")
-    assert [c.name for c in columns_for(resource)] == ["Name", "Created At"]
-    done = {"metadata": meta("done"), "spec": {"containers": [{"name": "a"}]}, "status": {"phase": "Succeeded"}}
-    row = table(resource, [done], include_object="None", now=NOW, list_meta={})["rows"][0]
-    assert row == {"cells": ["done", done["metadata"]["creationTimestamp"]], "object": None}
+    names = ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node", "Readiness Gates"]
+    assert [c.name for c in columns_for(resource)] == names
+    running = {
+        "metadata": meta("web"),
+        "spec": {"containers": [{"name": "a"}, {"name": "b"}], "nodeName": "devcluster-node"},
+        "status": {
+            "phase": "Running",
+            "podIP": "10.244.0.9",
+            "containerStatuses": [{"name": "a", "ready": True, "restartCount": 1}, {"name": "b", "ready": False, "restartCount": 2}],
+        },
+    }
+    assert cells(resource, running) | {"Age": ""} == {
+        "Name": "web",
+        "Ready": "1/2",
+        "Status": "Running",
+        "Restarts": "3",
+        "Age": "",
+        "IP": "10.244.0.9",
+        "Node": "devcluster-node",
+        "Nominated Node": "<none>",
+        "Readiness Gates": "<none>",
+    }
+    waiting = {"metadata": meta("w"), "spec": {"containers": [{"name": "a"}]}, "status": {"phase": "Pending"}}
+    assert (cells(resource, waiting)["Status"], cells(resource, waiting)["Node"]) == ("Pending", "<none>")
+    waiting["status"]["containerStatuses"] = [{"name": "a", "state": {"waiting": {"reason": "ContainerCreating"}}}]
+    assert cells(resource, waiting)["Status"] == "ContainerCreating"
+    waiting["metadata"]["deletionTimestamp"] = NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert cells(resource, waiting)["Status"] == "Terminating"
+
+
+def test_replicasets_print_desired_current_ready() -> None:
+    resource = builtin("replicasets")
+    assert [c.name for c in columns_for(resource)] == ["Name", "Desired", "Current", "Ready", "Age", "Containers", "Images", "Selector"]
+    rs = {
+        "metadata": meta("web-abc"),
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"spec": {"containers": [{"name": "a", "image": "x"}]}},
+        },
+        "status": {"replicas": 2, "readyReplicas": 1},
+    }
+    got = cells(resource, rs)
+    assert (got["Desired"], got["Current"], got["Ready"], got["Selector"]) == (3, 2, 1, "app=web")
 
 
 def test_networkpolicies_and_rolebindings() -> None:

@@ -323,6 +323,7 @@ def test_every_served_builtin_kind_has_a_root() -> None:
     # No typed kubectl command creates these (kubectl applies them as JSON), so no protobuf root.
     assert missing == {
         ("apps/v1", "StatefulSet"),
+        ("apps/v1", "ReplicaSet"),
         ("v1", "PersistentVolumeClaim"),
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
         ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),

@@ -5,8 +5,7 @@ Mirrors kube-apiserver:
 * built-in kinds: the column definitions and cell formats of
   ``k8s.io/kubernetes/pkg/printers/internalversion/printers.go``; the server always prints "wide"
   (``GenerateOptions{Wide: true}``), so priority-1 columns are included and clients hide them;
-* kinds without a printer there (roles, clusterroles, customresourcedefinitions, ...) and pods
-  (devcluster runs none, so their printer is left out: DIFFERENCES.md K07): the default table
+* kinds without a printer there (roles, clusterroles, customresourcedefinitions, ...): the default table
   convertor of ``k8s.io/apiserver/pkg/registry/rest`` (``Name``, ``Created At``);
 * custom resources: ``apiextensions-apiserver/pkg/registry/customresource/tableconvertor``
   (``Name`` + the CRD version's additionalPrinterColumns, or ``Age`` when it declares none);

@@ -124,6 +124,34 @@ def _deployment_desired(obj: dict[str, Any]) -> int:
 _ACCESS_MODE_ABBREVIATIONS = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP"))
 
 
+def _pod_ready(obj: dict[str, Any]) -> str:
+    statuses = _get(obj, "status", "containerStatuses") or []
+    total = len(_get(obj, "spec", "containers") or [])
+    return f"{sum(1 for c in statuses if c.get('ready'))}/{total}"
+
+
+def _pod_status(obj: dict[str, Any]) -> str:
+    """printPod's reason, in short: the phase, a container's waiting or terminated reason, Terminating."""
+    reason = _get(obj, "status", "reason") or _get(obj, "status", "phase") or ""
+    for container in reversed(_get(obj, "status", "containerStatuses") or []):
+        state = container.get("state") or {}
+        if (state.get("waiting") or {}).get("reason"):
+            reason = state["waiting"]["reason"]
+        elif (state.get("terminated") or {}).get("reason"):
+            reason = state["terminated"]["reason"]
+    if obj["metadata"].get("deletionTimestamp"):
+        reason = "Terminating"
+    return str(reason)
+
+
+def _readiness_gates(obj: dict[str, Any]) -> str:
+    gates = [g.get("conditionType", "") for g in _get(obj, "spec", "readinessGates") or []]
+    if not gates:
+        return "<none>"
+    conditions = {c.get("type"): c.get("status") for c in _get(obj, "status", "conditions") or []}
+    return f"{sum(1 for g in gates if conditions.get(g) == 'True')}/{len(gates)}"
+
+
 def _claim_cells(obj: dict[str, Any]) -> dict[str, str]:
     """printPersistentVolumeClaim: capacity and access modes come from the status once the claim names a volume."""
     meta, spec = _meta(obj), _dict(obj.get("spec"))
@@ -332,6 +360,50 @@ def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
             priority=1,
         ),
     ]
+    replicasets = [
+        _name_col(),
+        _col("Desired", "integer", "Number of desired pods", lambda o, n: _int(_get(o, "spec", "replicas"))),
+        _col("Current", "integer", "Number of actual replicas", lambda o, n: _int(_get(o, "status", "replicas"))),
+        _col("Ready", "integer", "Number of ready replicas", lambda o, n: _int(_get(o, "status", "readyReplicas"))),
+        _age_col(),
+        _col("Containers", "string", _CONTAINERS_DOC, lambda o, n: _containers(_get(o, "spec", "template", "spec"))[0], priority=1),
+        _col("Images", "string", _IMAGES_DOC, lambda o, n: _containers(_get(o, "spec", "template", "spec"))[1], priority=1),
+        _col("Selector", "string", "The label selector of the ReplicaSet", _deployment_selector, priority=1),
+    ]
+    pods = [
+        _name_col(),
+        _col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic.", lambda o, n: _pod_ready(o)),
+        _col("Status", "string", "The aggregate status of the containers in this pod.", lambda o, n: _pod_status(o)),
+        _col(
+            "Restarts",
+            "string",
+            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+            lambda o, n: str(sum(int(c.get("restartCount") or 0) for c in _get(o, "status", "containerStatuses") or [])),
+        ),
+        _age_col(),
+        _col("IP", "string", "IP address allocated to the pod.", lambda o, n: _get(o, "status", "podIP") or "<none>", priority=1),
+        _col(
+            "Node",
+            "string",
+            "NodeName indicates in which node this pod is scheduled.",
+            lambda o, n: _get(o, "spec", "nodeName") or "<none>",
+            priority=1,
+        ),
+        _col(
+            "Nominated Node",
+            "string",
+            "nominatedNodeName is set only when this pod preempts other pods on the node.",
+            lambda o, n: _get(o, "status", "nominatedNodeName") or "<none>",
+            priority=1,
+        ),
+        _col(
+            "Readiness Gates",
+            "string",
+            "If specified, all readiness gates will be evaluated for pod readiness.",
+            lambda o, n: _readiness_gates(o),
+            priority=1,
+        ),
+    ]
     statefulsets = [
         _name_col(),
         _col(
@@ -400,6 +472,8 @@ def _builtin_columns() -> dict[tuple[str, str], list[Column]]:
         ("", "serviceaccounts"): service_accounts,
         ("apps", "deployments"): deployments,
         ("apps", "statefulsets"): statefulsets,
+        ("apps", "replicasets"): replicasets,
+        ("", "pods"): pods,
         ("", "persistentvolumeclaims"): claims,
         ("", "configmaps"): configmaps,
         ("networking.k8s.io", "networkpolicies"): network_policies,

@@ -6,6 +6,7 @@ each answering with kube's status codes, headers and bodies; discovery and OpenA
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from devcluster import discovery, duplicates, errors, printing, protobuf, scaling
+from devcluster import discovery, duplicates, errors, podlogs, printing, protobuf, scaling
 from devcluster.aggregation import AggregationLayer
 from devcluster.auditing import RECORD_KEY, AuditLog, verb_of
 from devcluster.catalog import Catalog
@@ -145,6 +146,8 @@ class Api:
             allowed_subs.add("scale")
         if resource.plural == "namespaces" and not resource.group:
             allowed_subs.add("finalize")
+        if resource.plural == "pods" and not resource.group:
+            allowed_subs.add("log")
         if sub and sub not in allowed_subs:
             # the custom resource handler reads an unknown subresource as part of the object's name
             raise errors.not_found(resource.plural, resource.group, name) if resource.is_custom else _NOT_FOUND
@@ -203,6 +206,8 @@ class Api:
         rendering = _accepts(request.headers.get("Accept", ""), collection=not target.name)
         if target.subresource == "scale":
             return self._render(rendering, resource, scaling.read_scale(self.store, resource, target.namespace or "", target.name))
+        if target.subresource == "log":
+            return await self._pod_log(request, target)
         if watching:
             return await self._watch(request, target, rendering)
         if target.name:
@@ -213,6 +218,50 @@ class Api:
             return self._render(rendering, resource, at_version(obj, resource), include_object=include_object)
         items, meta = list_objects(self.store, resource, self._list_query(request, target))
         return self._render_list(rendering, resource, [at_version(o, resource) for o in items], meta, request)
+
+    async def _pod_log(self, request: web.Request, target: Target) -> web.StreamResponse:
+        """GET pods/<name>/log: the simulated log (:mod:`devcluster.podlogs`), streamed while following."""
+        namespace = target.namespace or ""
+        pod = self.store.get("/pods", namespace, target.name)
+        if pod is None:
+            raise errors.not_found("pods", "", target.name)
+        options = podlogs.log_request(pod, request.query, datetime.now(UTC))
+        node = (pod.get("spec") or {}).get("nodeName")
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        if not node:  # not scheduled: kube-apiserver answers an empty log
+            await response.prepare(request)
+            return response
+        started = podlogs.container_started(pod, options.container, previous=options.previous)
+        container = next(
+            c
+            for key in ("containers", "initContainers", "ephemeralContainers")
+            for c in pod["spec"].get(key) or []
+            if c.get("name") == options.container
+        )
+        lines = [(started, text) for text in podlogs.simulated_log(pod, container, node)]
+        left = options.limit_bytes
+
+        async def send(text: str) -> bool:
+            nonlocal left
+            data = text.encode()
+            if left is not None:
+                data, left = data[:left], left - min(left, len(data))
+            await response.write(data)
+            return left != 0
+
+        await response.prepare(request)
+        more = await send(podlogs.select_lines(lines, options))
+        uid = pod["metadata"]["uid"]
+        while options.follow and more and options.stream != "Stderr" and not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), podlogs.FOLLOW_INTERVAL_S)
+            current = self.store.get("/pods", namespace, target.name)
+            if self.stopping.is_set() or current is None or current["metadata"]["uid"] != uid:
+                break  # the server stops, or the pod is gone: its containers' streams end
+            follow = podlogs.LogOptions(container=options.container, timestamps=options.timestamps)
+            more = await send(podlogs.select_lines([(datetime.now(UTC), podlogs.follow_line(node))], follow))
+        await response.write_eof()
+        return response
 
     async def _create(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult:
         resource = target.resource

@@ -162,11 +162,18 @@ class Writer:
         if opts.subresource == "status":
             status = new.get("status")
             managed_fields = meta.get("managedFields", old_meta.get("managedFields"))
+            annotations = meta.get("annotations")
             new = copy(old)
             if status is None:
                 new.pop("status", None)
             else:
                 new["status"] = status
+            if (resource.group, resource.plural) == ("apps", "deployments"):
+                # kube's deploymentStatusStrategy resets only spec and labels: the deployment controller writes its
+                # revision annotation with the status
+                new["metadata"]["annotations"] = annotations
+                if not annotations:
+                    del new["metadata"]["annotations"]
             if managed_fields is not None:
                 new["metadata"]["managedFields"] = managed_fields
             meta = new["metadata"]
