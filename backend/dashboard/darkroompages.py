@@ -58,6 +58,7 @@ from backend.dashboard import (
     rendering,
     returning,
     timeline,
+    tree,
     yamledit,
     yamlview,
 )
@@ -161,9 +162,9 @@ def children(client: ActingClient, namespace: str, name: str, uid: str) -> list[
             continue
         entry["exists"] = True
         entry["object"] = obj  # for the YAML view
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        spec = obj.get("spec") or {}
         if resource is DEPLOYMENTS:
-            entry["detail"] = f"{status.get('readyReplicas') or 0}/{spec.get('replicas', 1)} replicas ready"
+            entry["detail"] = ""  # the resource tree states it (backend.dashboard.tree, from kinds.workloads)
         elif resource is SERVICES:
             ports = ", ".join(str(p.get("port")) for p in spec.get("ports") or ())
             entry["detail"] = f"{spec.get('type') or 'ClusterIP'} {spec.get('clusterIP') or ''} port {ports}".strip()
@@ -240,6 +241,7 @@ class DarkroomPages:
                 chosen=chosen,
             ),
             "children": owned,
+            "tree": tree.build(self.service.client, owned),
             "saved": bool(request.args.get("saved")),
             **extra,
         }

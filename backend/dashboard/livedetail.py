@@ -8,7 +8,10 @@ caps, event loop and per-person visibility as ``/watch`` and the list pages' liv
 - of the object itself: ``event: object`` (data: ADDED, MODIFIED or DELETED);
 - of its children — objects of :data:`backend.core.access.CHILDREN` whose *controller* ownerReference is the object's
   UID (read from the published object; the page's children are found by the cache index
-  :data:`backend.core.access.CONTROLLER_UID`, never by listing): ``event: children``;
+  :data:`backend.core.access.CONTROLLER_UID`, never by listing): ``event: children``; so do the changes of the objects
+  under them, :data:`backend.core.access.GRANDCHILDREN` (a Deployment's ReplicaSets and Pods, a StatefulSet's Pods and
+  their claims), whose controller references lead to the object (:func:`.tree.descends_from`: lookups by key and
+  index in the API's cache) — the children region is the page's resource tree (:mod:`.tree`);
 - of the Events about it or about one of its children (``involvedObject.uid``; a Task's by its ``task-uid`` label too;
   a child named by an Event is looked up by name in the API's cache): ``event: events``;
 
@@ -50,9 +53,10 @@ from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event
 from backend.api.watch.streams import Streams, open_stream
-from backend.core.access import CHILDREN, controller_uid
+from backend.core.access import CHILDREN, GRANDCHILDREN, controller_uid
 from backend.core.errors import Failure
 from backend.core.services import KindService
+from backend.dashboard import tree
 from cluster import EVENTS, Cache, FrozenDict
 from cluster.taskevents import task_uids
 
@@ -60,6 +64,7 @@ OBJECT = "object"
 CHILD_CHANGE = "children"
 EVENT_CHANGE = "events"
 CHILD_KINDS = {resource.kind: resource for resource in CHILDREN}
+GRANDCHILD_KINDS = {resource.kind: resource for resource in GRANDCHILDREN}
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,9 @@ class DetailFilter:
             return None
         if event.kind in CHILD_KINDS:
             return CHILD_CHANGE if event.namespace == self.namespace and self.uid in controller_uid(event.source) else None
+        if event.kind in GRANDCHILD_KINDS:
+            mine = event.namespace == self.namespace and tree.descends_from(self._cache, event.kind, event.source, self.uid)
+            return CHILD_CHANGE if mine else None
         if event.kind == EVENTS.kind:
             return EVENT_CHANGE if self._about_page(event.source) else None
         return None

@@ -87,6 +87,10 @@ API_CLUSTER = {
     ("apps", "deployments", NONE): WATCH,
     ("apps", "statefulsets", NONE): WATCH,
     ("networking.k8s.io", "ingresses", NONE): WATCH,
+    # what the cluster's controllers make of them, for the resource tree (labelled too: found by controller UID, pushed live)
+    ("apps", "replicasets", NONE): WATCH,
+    ("", "pods", NONE): WATCH,
+    ("", "persistentvolumeclaims", NONE): WATCH,
     # who is calling, and may they read what the cache holds
     ("authentication.k8s.io", "tokenreviews", NONE): {"create"},
     ("authorization.k8s.io", "subjectaccessreviews", NONE): {"create"},
@@ -103,6 +107,8 @@ CHILDREN = (
     ("", "configmaps"),
     ("", "services"),
     ("", "persistentvolumeclaims"),
+    ("", "pods"),
+    ("apps", "replicasets"),
     ("", "secrets"),
     ("apps", "deployments"),
     ("apps", "statefulsets"),
@@ -111,8 +117,11 @@ CHILDREN = (
 CACHED_CHILDREN = (
     ("", "configmaps"),
     ("", "services"),
+    ("", "persistentvolumeclaims"),
+    ("", "pods"),
     ("apps", "deployments"),
     ("apps", "statefulsets"),
+    ("apps", "replicasets"),
     ("networking.k8s.io", "ingresses"),
 )
 EVERY_VERB = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "impersonate")
