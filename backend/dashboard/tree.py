@@ -201,7 +201,7 @@ def _deployment_node(client: ActingClient, resource: Resource, obj: FrozenDict) 
     owned = () if refused else _newest_first(_owned(client, REPLICASETS, namespace, obj["metadata"]["uid"]))
     sets = [_replicaset_node(client, rs) for rs in owned]
     active = tuple(n for n in sets if not n.folded or n.children)
-    idle = tuple(n for n in sets if n not in active)
+    idle = tuple(n for n in sets if n.folded and not n.children)  # scaled to 0 with no Pods: earlier revisions
     summary = _summary("ReplicaSets", sets)
     return Node(**_workload(resource, obj, children=active, idle=idle, group="ReplicaSets", summary=summary, refused=refused))
 

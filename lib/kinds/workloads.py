@@ -85,7 +85,8 @@ def pod_state(pod: Mapping[str, Any]) -> State:
         waiting = (container.get("state") or {}).get("waiting") or {}
         failing = POD_FAILING.get(str(waiting.get("reason") or ""))
         if failing is not None:
-            return failing.because(f"container {container.get('name')}: {waiting.get('message') or waiting.get('reason')}")
+            message = str(waiting.get("message") or "")
+            return failing.because(f"container {container.get('name')}" + (f": {message}" if message else ""))
     if terminating(pod):
         return POD_TERMINATING
     status = pod.get("status") or {}

@@ -7,7 +7,8 @@ containers. A workload is "n of m ready": Ready, Starting, or Scaled to 0 (idle)
 folded apart) → Pods, and StatefulSet → Pods → the claims they mount (shown there, not again under the object), each
 found by index lookups of the person's client — never a list; a kind the person may not list is one node saying so.
 :func:`backend.dashboard.tree.descends_from` finds a Pod's, a ReplicaSet's and a claim's page by walking controller
-references up (by key) and a claim's Pods through the claim index; a page's stream names ``children`` for them.
+references up (by key) and a claim's Pods through the claim index; a page's stream names ``children`` for them — to
+a person who may list Pods there, never to one who may not.
 """
 
 from __future__ import annotations
@@ -231,3 +232,28 @@ def test_a_pod_replicaset_or_claim_under_the_page_is_found_by_walking_up_and_the
         hub.publish(kind=kind, namespace=NS, data={}, name=meta["name"], change="MODIFIED", source=source)
     written = subscription.take(hub.poll(0)) or b""
     assert [line for line in written.splitlines() if line.startswith(b"event: ")] == [b"event: children"] * 3
+
+
+def test_a_pods_change_reaches_only_a_person_who_may_list_pods_there() -> None:
+    from backend.api.watch.streams import RESOURCES
+    from backend.api.watch.visibility import Visibility
+    from cluster.identities import OWN, User
+    from unit.backend.test_live_detail_streams import Client, Reviewer
+
+    cache = Cache(DEPLOYMENT, NEW_RS, *PODS)
+    needed = {kind: (resource,) for kind, resource in RESOURCES.items()}
+
+    def frames(grants: set[tuple[str, str]]) -> list[bytes]:
+        hub = Broadcaster(history=100, first_id=0)
+        filters = DetailFilter(kind="Darkroom", namespace=NS, name="web", uid=PAGE_UID, cache=cast(Any, cache))
+        actor = type("Actor", (), {"user": User("ann"), "credentials": OWN})()
+        visibility = Visibility(cast(Any, Client(actor)), cast(Any, Reviewer({"ann": grants})), needed)
+        subscription = Subscription(
+            hub, cursor=0, reset=None, filters=filters, heartbeat_s=60.0, encode=filters.encode, visibility=visibility
+        )
+        hub.publish(kind="Pod", namespace=NS, data={}, name="web-2-a", change="MODIFIED", source=PODS[0])
+        written = subscription.take(hub.poll(0)) or b""
+        return [line for line in written.splitlines() if line.startswith(b"event: ")]
+
+    assert frames({("darkrooms", NS), ("deployments", NS), ("replicasets", NS)}) == []
+    assert frames({("darkrooms", NS), ("pods", NS)}) == [b"event: children"]
