@@ -47,7 +47,7 @@ from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.core.access import CHILDREN, CLAIM, CONTROLLER_UID, GRANDCHILDREN
 from backend.core.services import Services
-from backend.dashboard import rendering, yamlview
+from backend.dashboard import browsing, rendering, yamlview
 from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PODS, REPLICASETS, Cache, ClusterError, FrozenDict, NotFound
 from cluster.acting import ActingClient
 from cluster.resources import Resource
@@ -295,28 +295,35 @@ def descends_from(cache: Cache, kind: str, obj: Mapping[str, Any], uid: str) -> 
 # -- a node's YAML ------------------------------------------------------------------------------------------------------
 
 
+def _html(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+#: What ``GET /ui/yaml/...`` answers, every answer an HTML page (:func:`.browsing.problem_page` for the errors).
+YAML_RESPONSES = {
+    "200": _html("The object's YAML page."),
+    "400": _html("The namespace is no DNS label (the page names the field)."),
+    "403": _html("The cluster does not let the caller read the object (the page names what was refused)."),
+    "404": _html("No such object, or a kind the tree does not show (the page names the kinds it does)."),
+}
+
+
 def install(blueprint: Blueprint, services: Services) -> None:
     """Add ``GET /ui/yaml/<plural>/<namespace>/<name>``: one object of the tree's kinds as YAML, read as the person."""
 
-    def yaml_page(plural: str, namespace: str, name: str) -> Response:
+    def resource_yaml(plural: str, namespace: str, name: str) -> Response:
         resource = YAML_KINDS.get(plural)
         if resource is None:
-            raise Problem(404, f"no YAML page for {plural!r}: use one of {', '.join(sorted(YAML_KINDS))}")
+            return browsing.problem_page(Problem(404, f"no YAML page for {plural!r}: use one of {', '.join(sorted(YAML_KINDS))}"))
         if not watching.DNS_LABEL.match(namespace):
-            raise Problem(400, "invalid YAML page", errors={"namespace": ["must be a DNS label"]})
-        obj = services.client.get(resource, name, namespace=namespace)  # a refusal or NotFound: the error page
+            return browsing.problem_page(Problem(400, "namespace: must be a DNS label", errors={"namespace": ["must be a DNS label"]}))
+        try:
+            obj = services.client.get(resource, name, namespace=namespace)
+        except ClusterError as error:  # not there, or refused to the person: said on the error page
+            return browsing.problem_page(error)
         context = {"kind": resource.kind, "namespace": namespace, "name": name, "entries": yamlview.entries(obj)}
         return rendering.page(TEMPLATE, context)
 
-    rendering.add_views(
-        blueprint,
-        (
-            (
-                "/ui/yaml/<plural>/<namespace>/<name>",
-                "resource_yaml",
-                yaml_page,
-                ("get",),
-                "One object of a detail page's resource tree as YAML (read-only), read as the caller",
-            ),
-        ),
-    )
+    summary = "One object of a detail page's resource tree as YAML (read-only), read as the caller"
+    rendering.document(resource_yaml, summary, responses=YAML_RESPONSES)
+    blueprint.add_url_rule("/ui/yaml/<plural>/<namespace>/<name>", "resource_yaml", resource_yaml, methods=["GET"])

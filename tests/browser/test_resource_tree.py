@@ -3,8 +3,8 @@
 Behaviours: a Darkroom's page (the reconciler made its children) shows Deployment → ReplicaSet → Pod, the Pod Running;
 when the Pod's status changes through the cluster's client (its container crash-looping, restarted three times) its
 node says so — CrashLoopBackOff, "3 restarts" — without a reload and without a poll (the page's one stream), and a
-fold the user closed stays closed across that refresh. A
-Postgresql's page shows StatefulSet → Pod → its claim. At 390 px the tree fits the width (nothing scrolls sideways).
+fold the user closed stays closed across that refresh. A Postgresql's page shows StatefulSet → Pod → its claim, whose
+YAML link opens its read-only YAML page. At 390 px the tree fits the width (nothing scrolls sideways).
 Screenshots: ``tree-*.png``.
 """
 
@@ -78,3 +78,8 @@ def test_a_postgresqls_tree_is_statefulset_pod_and_claim(stack: Stack, new_page:
     expect(claim).to_be_visible(timeout=LIVE_S)
     fits(page, size)
     shot(page, f"tree-postgresql-{size}-{scheme}")
+    claim.locator("> .node-line").get_by_role("link", name=f"YAML of PersistentVolumeClaim data-{name}-0").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"PersistentVolumeClaim data-{name}-0")
+    expect(page.locator("pre.yaml")).to_contain_text("kind: PersistentVolumeClaim")
+    fits(page, size)
+    shot(page, f"tree-yaml-{size}-{scheme}")

@@ -109,11 +109,14 @@ def test_a_postgresqls_tree_is_statefulset_pod_and_its_claim(http: Client, custo
     assert html.count('data-kind="PersistentVolumeClaim"') == 1  # under its Pod, not again under the database
 
 
-def test_a_yaml_page_of_another_kind_or_namespace_is_refused_naming_it(http: Client) -> None:
+def test_a_yaml_page_of_another_kind_or_namespace_is_refused_naming_it(http: Client, namespace: str) -> None:
     secret = http.get("/ui/yaml/secrets/default/x")
-    assert secret.status_code == 404 and "no YAML page for 'secrets': use one of configmaps, deployments" in secret.get_data(as_text=True)
+    text = secret.get_data(as_text=True)
+    assert secret.status_code == 404 and "YAML page for &#39;secrets&#39;: use one of configmaps, deployments" in text, text
     bad = http.get("/ui/yaml/pods/Not_A_Label/x")
-    assert bad.status_code == 400 and bad.get_json()["errors"] == {"namespace": ["must be a DNS label"]}
+    assert bad.status_code == 400 and "amespace: must be a DNS label" in bad.get_data(as_text=True)
+    gone = http.get(f"/ui/yaml/pods/{namespace}/nothing")
+    assert gone.status_code == 404 and gone.mimetype == "text/html"
 
 
 def test_a_person_who_may_not_list_pods_is_told_so_in_the_tree(deleter: Deleter) -> None:
