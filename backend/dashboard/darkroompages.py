@@ -230,18 +230,19 @@ class DarkroomPages:
             return browsing.problem_page(failure)
         obj = self.service.friendly(raw)
         owned = children(self.service.client, namespace, name, obj["uid"])
+        nodes = tree.build(self.service.client, owned)
         context = {
             "d": obj,
             "namespace": namespace,
             "name": name,
             "timeline": timeline.build(
-                timeline.related_events(self.service.client, obj["uid"], children_uids(owned)),
+                timeline.related_events(self.service.client, obj["uid"], [*children_uids(owned), *tree.uids(nodes)]),
                 own_uid=obj["uid"],
                 base=timeline.page_path("darkrooms", namespace, name),
                 chosen=chosen,
             ),
             "children": owned,
-            "tree": tree.build(self.service.client, owned),
+            "tree": nodes,
             "saved": bool(request.args.get("saved")),
             **extra,
         }

@@ -256,16 +256,17 @@ class PostgresqlPages:
         pg = self.service.friendly(raw)
         client = self.service.client
         owned = children(client, pg)
+        nodes = tree.build(client, owned)
         context = {
             **_base_context(pg, namespace, name),
             "timeline": timeline.build(
-                timeline.related_events(client, pg["uid"], darkroompages.children_uids(owned)),
+                timeline.related_events(client, pg["uid"], [*darkroompages.children_uids(owned), *tree.uids(nodes)]),
                 own_uid=pg["uid"],
                 base=timeline.page_path("postgresqls", namespace, name),
                 chosen=timeline.chosen_type(),
             ),
             "children": owned,
-            "tree": tree.build(client, owned),
+            "tree": nodes,
             "saved": bool(request.args.get("saved")),
             **extra,
         }

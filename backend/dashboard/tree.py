@@ -20,6 +20,8 @@ Decisions:
   (the database scaled down, the Pod not made yet) stays a child of the object, as it was.
 - **As the person**: each lookup is the person's read of the shared cache (:class:`cluster.acting.ActingClient`). A
   kind they may not list in the namespace is one node saying so (never silently empty, never its objects).
+- **Events**: the page's timeline holds the Events about every object of the tree (:func:`uids`: one index lookup
+  each), so a Pod's BackOff or a claim's provisioning is read beside the object's own.
 - **Live**: the region is fetched again on the page's ``children`` event; :func:`descends_from` walks a changed
   object's controller references up (at most three steps, each a lookup by key in the cache) to decide whether it
   is the page's. A claim's change finds its Pods through the index :data:`backend.core.access.CLAIM`.
@@ -69,6 +71,7 @@ class Node:
 
     kind: str
     name: str
+    uid: str = ""  # the object's (its Events are on the page's timeline: :func:`uids`)
     exists: bool = True
     state: State | None = None
     detail: str = ""
@@ -90,6 +93,10 @@ def yaml_path(resource: Resource, obj: Mapping[str, Any]) -> str | None:
     if resource.plural not in YAML_KINDS or not meta.get("name"):
         return None
     return f"/ui/yaml/{resource.plural}/{meta.get('namespace')}/{meta['name']}"
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
 
 
 def _created(obj: Mapping[str, Any]) -> str:
@@ -132,6 +139,7 @@ def _claim_node(client: ActingClient, namespace: str, name: str) -> Node:
     return Node(
         kind=PERSISTENTVOLUMECLAIMS.kind,
         name=name,
+        uid=_uid(claim),
         state=state,
         detail=state.detail,
         created=_created(claim),
@@ -148,6 +156,7 @@ def _pod_node(client: ActingClient, pod: FrozenDict, *, claims_refused: str) -> 
     return Node(
         kind=PODS.kind,
         name=pod["metadata"]["name"],
+        uid=_uid(pod),
         state=state,
         detail=state.detail,
         restarts=count,
@@ -175,6 +184,7 @@ def _workload(resource: Resource, obj: FrozenDict, **extra: Any) -> dict[str, An
     return {
         "kind": resource.kind,
         "name": obj["metadata"]["name"],
+        "uid": _uid(obj),
         "state": state,
         "detail": state.detail,
         "created": _created(obj),
@@ -226,6 +236,7 @@ def _entry_node(client: ActingClient, entry: Mapping[str, Any]) -> Node:
     return Node(
         kind=entry["kind"],
         name=entry["name"],
+        uid=_uid(obj),
         state=state,
         detail=state.detail if state is not None else str(entry.get("detail") or ""),
         created=_created(obj),
@@ -251,6 +262,15 @@ def build(client: ActingClient, entries: Iterable[Mapping[str, Any]]) -> list[No
     nodes = [_entry_node(client, entry) for entry in entries]
     under_pods = _claims_in(n for node in nodes for n in node.children)
     return [n for n in nodes if not (n.kind == PERSISTENTVOLUMECLAIMS.kind and n.name in under_pods)]
+
+
+def uids(nodes: Iterable[Node]) -> list[str]:
+    """The UIDs of every object in the tree (the Events about them are the page's too: :func:`.timeline.related_events`)."""
+    found: list[str] = []
+    for node in nodes:
+        found += [node.uid] if node.uid else []
+        found += uids((*node.children, *node.idle))
+    return found
 
 
 # -- live: does a changed object belong to a page's tree? ------------------------------------------------------------

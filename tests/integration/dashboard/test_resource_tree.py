@@ -4,20 +4,22 @@ Behaviours: a Darkroom's page shows its Deployment → the ReplicaSet the cluste
 each with its state badge, age and a link to its YAML page (which shows the object, read as the person); a
 Postgresql's page shows its StatefulSet → its Pod → the PersistentVolumeClaim the Pod mounts. The page's one live
 stream says ``children`` when one of those Pods changes (its status patched: restarts, a crash loop), and the tree
-then shows the Pod's new state. A YAML page of a kind outside the tree is a 404 naming the kinds, a bad namespace a
-400 naming the field. On the real control plane, a person who may read everything the pages show but Pods sees the
-ReplicaSet and, under it, that they may not list Pods there — never the Pods.
+then shows the Pod's new state; it says ``events`` for an Event about that Pod, which the timeline then shows. A
+YAML page of a kind outside the tree is a 404 naming the kinds, a bad namespace a 400 naming the field. On the real
+control plane, a person who may read everything the pages show but Pods sees the ReplicaSet and, under it, that they
+may not list Pods there — never the Pods.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from support import wait_for
 
 from integration.dashboard.conftest import Client, Deleter
-from integration.dashboard.test_live_details import Frames, controlled_by, make_darkroom
+from integration.dashboard.test_live_details import Frames, controlled_by, event_about, make_darkroom
 from integration.dashboard.test_postgresql_pages import make_pg
 from kinds.postgresqls import DATA_VOLUME, claim_name
 
@@ -81,10 +83,14 @@ def test_a_darkrooms_tree_is_deployment_replicaset_pod_and_a_pod_change_is_live(
         crashing = {"name": "c", "restartCount": 3, "ready": False, "state": {"running": None, "waiting": {"reason": "CrashLoopBackOff"}}}
         core.patch_namespaced_pod_status(pod, namespace, {"status": {"containerStatuses": [crashing]}}, _preload_content=False)
         frames.until("children")
+        uid = json.loads(core.read_namespaced_pod(pod, namespace, _preload_content=False).data)["metadata"]["uid"]
+        core.create_namespaced_event(namespace, event_about(namespace, {"metadata": {"name": pod, "uid": uid}}, "Pod", "a pod's event"))
+        frames.until("events")  # an Event about an object of its tree is the page's too
     finally:
         frames.close()
     changed = node(tree_of(http, path, "darkroom-children"), "Pod")
     assert 'data-state="crashloopbackoff"' in changed and "3 restarts" in changed, changed
+    assert f'data-label="Object">Pod/{pod}</td>' in tree_of(http, path, "darkroom-events")
 
 
 def test_a_postgresqls_tree_is_statefulset_pod_and_its_claim(http: Client, custom: Any, api_client: Any, namespace: str) -> None:

@@ -8,7 +8,8 @@ folded apart) → Pods, and StatefulSet → Pods → the claims they mount (show
 found by index lookups of the person's client — never a list; a kind the person may not list is one node saying so.
 :func:`backend.dashboard.tree.descends_from` finds a Pod's, a ReplicaSet's and a claim's page by walking controller
 references up (by key) and a claim's Pods through the claim index; a page's stream names ``children`` for them — to
-a person who may list Pods there, never to one who may not.
+a person who may list Pods there, never to one who may not — and ``events`` for an Event about one of them, whose
+UIDs (:func:`backend.dashboard.tree.uids`) the page's timeline looks its Events up by.
 """
 
 from __future__ import annotations
@@ -257,3 +258,24 @@ def test_a_pods_change_reaches_only_a_person_who_may_list_pods_there() -> None:
 
     assert frames({("darkrooms", NS), ("deployments", NS), ("replicasets", NS)}) == []
     assert frames({("darkrooms", NS), ("pods", NS)}) == [b"event: children"]
+
+
+def test_an_event_about_an_object_of_the_tree_is_the_pages() -> None:
+    def about(o: FrozenDict) -> FrozenDict:
+        meta = o["metadata"]
+        involved = {"kind": o["kind"], "name": meta["name"], "namespace": NS, "uid": meta["uid"]}
+        return cast(
+            FrozenDict, freeze({"kind": "Event", "metadata": {"name": f"e-{meta['name']}", "namespace": NS}, "involvedObject": involved})
+        )
+
+    stranger = pod("x", obj("ReplicaSet", "x", "uid-x"), "ReplicaSet")
+    cache = Cache(DEPLOYMENT, NEW_RS, *PODS, stranger)
+    filters = DetailFilter(kind="Darkroom", namespace=NS, name="web", uid=PAGE_UID, cache=cast(Any, cache))
+    hub = Broadcaster(history=100, first_id=0)
+    subscription = Subscription(hub, cursor=0, reset=None, filters=filters, heartbeat_s=60.0, encode=filters.encode, visibility=None)
+    for source in (about(PODS[0]), about(stranger), about(NEW_RS)):
+        hub.publish(kind="Event", namespace=NS, data={}, name=source["metadata"]["name"], change="ADDED", source=source)
+    written = subscription.take(hub.poll(0)) or b""
+    assert [line for line in written.splitlines() if line.startswith(b"event: ")] == [b"event: events"] * 2
+    deployment = tree.build(cast(Any, Person([DEPLOYMENT, NEW_RS, *PODS])), [entry(DEPLOYMENT)])
+    assert tree.uids(deployment) == ["uid-deploy", "uid-rs2", "uid-web-2-a", "uid-web-2-b"]
