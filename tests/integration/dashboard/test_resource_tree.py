@@ -102,8 +102,9 @@ def test_a_postgresqls_tree_is_statefulset_pod_and_its_claim(http: Client, custo
                       "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}  # fmt: skip
     apps.create_namespaced_stateful_set(namespace, workload("db", pg, serviceName="db-headless", volumeClaimTemplates=[claim_template]))
     path = f"/ui/postgresqls/{namespace}/db"
-    claimed = lambda: 'data-kind="PersistentVolumeClaim"' in tree_of(http, path, "postgresql-children")  # noqa: E731
-    wait_for(claimed, timeout_s=60, interval_s=0.2)
+    under_pod = re.compile(r'data-kind="Pod" data-name="db-0".*data-kind="PersistentVolumeClaim"', re.S)
+    # the claim is the database's child until its Pod (made after it) reaches the cache; then it hangs under the Pod
+    wait_for(lambda: under_pod.search(tree_of(http, path, "postgresql-children")), timeout_s=60, interval_s=0.2)
     html = tree_of(http, path, "postgresql-children")
     assert (
         html.index('data-kind="StatefulSet"')
