@@ -6,8 +6,9 @@ Darkrooms, Tasks, Postgresqls) plus Events, Namespaces and the kinds of the reco
 ConfigMaps, Deployments, Services, Ingresses, StatefulSets labelled with who manages them — indexed by their
 controller's UID, :data:`CONTROLLER_UID`, so a detail page finds an object's children, and its live stream their
 changes, by one index lookup) and of what the cluster's controllers make of those (:data:`GRANDCHILDREN`: ReplicaSets,
-Pods, PersistentVolumeClaims, which inherit the label from the pod and claim templates; the same index, and Pods by the
-claims they mount, :data:`CLAIM`: the detail pages' resource tree, :mod:`backend.dashboard.tree`);
+Pods, PersistentVolumeClaims, EndpointSlices, which inherit the label from the pod and claim templates and the Service;
+the same index, and Pods by the claims they mount, :data:`CLAIM`: the detail pages' resource tree,
+:mod:`backend.dashboard.tree`);
 writes go straight to the API server through :class:`cluster.CachedClient`. The informers are the API's
 own (its service account lists and watches), shared by everyone; a request reads and writes through
 :meth:`ClusterAccess.acting_as`, which authorizes the person's reads of the cache and sends everything else
@@ -30,6 +31,7 @@ from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import (
     DEPLOYMENTS,
+    ENDPOINTSLICES,
     EVENTS,
     INGRESSES,
     NAMESPACES,
@@ -80,12 +82,13 @@ CHILDREN: tuple[Resource, ...] = (DEPLOYMENTS, SERVICES, INGRESSES, STATEFULSETS
 CHILDREN_SELECTOR = MANAGED_BY_LABEL  # the label's presence (its value, the reconciler's name, is the reconciler's setting)
 CONTROLLER_UID = "controller-uid"
 #: What the cluster's controllers make of the children, cached as they are (the same selector and index): a
-#: Deployment's ReplicaSets and their Pods, a StatefulSet's Pods and PersistentVolumeClaims. Their pod and claim
-#: templates carry the reconciler's labels (operator/: darkroomchildren, pgchildren), which the Deployment,
-#: ReplicaSet and StatefulSet controllers copy onto what they create — so the API caches these, never the cluster's
-#: other Pods. A claim of a StatefulSet has a controller reference only under ``whenDeleted: Delete``: it is found
-#: through the Pod that mounts it (:data:`CLAIM`), by name.
-GRANDCHILDREN: tuple[Resource, ...] = (REPLICASETS, PODS, PERSISTENTVOLUMECLAIMS)
+#: Deployment's ReplicaSets and their Pods, a StatefulSet's Pods and PersistentVolumeClaims, a Service's EndpointSlices.
+#: Their pod and claim templates carry the reconciler's labels (operator/: darkroomchildren, pgchildren), which the
+#: Deployment, ReplicaSet and StatefulSet controllers copy onto what they create, and the EndpointSlice controller
+#: copies a Service's labels onto its slices — so the API caches these, never the cluster's other Pods. A claim of a
+#: StatefulSet has a controller reference only under ``whenDeleted: Delete``: it is found through the Pod that mounts
+#: it (:data:`CLAIM`), by name.
+GRANDCHILDREN: tuple[Resource, ...] = (REPLICASETS, PODS, PERSISTENTVOLUMECLAIMS, ENDPOINTSLICES)
 CLAIM = "claim"  # Pods by the claims they mount, ``<namespace>/<claim name>``: a claim's change finds its Pod
 #: What the dashboard's detail pages show about an object besides it: its children, theirs, and the Events about
 #: it or its children.

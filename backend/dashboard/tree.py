@@ -7,14 +7,16 @@ for every ReplicaSet, Pod and PersistentVolumeClaim the cache sees change) and `
 (:func:`install`: a node's YAML).
 
 The tree: a Deployment → its ReplicaSets (newest first) → their Pods; a StatefulSet → its Pods → the
-PersistentVolumeClaims they mount; an Ingress → its hosts; Services, ConfigMaps and the password Secret are leaves.
+PersistentVolumeClaims they mount; a Service → its EndpointSlices; an Ingress → its hosts; ConfigMaps and the password
+Secret are leaves.
 Each node: kind, name, state word and tone (:mod:`kinds.workloads`: the one definition, rendered by the badge the
 lists use), what else to know (restarts, size, address), age, and a link to its YAML.
 
 Decisions:
 
 - **Found by owner references through the cache's indexes**, never by listing: a child's ReplicaSets and Pods are
-  the objects filed under its UID in the index :data:`backend.core.access.CONTROLLER_UID`; a Pod's claims are looked up
+  the objects filed under its UID in the index :data:`backend.core.access.CONTROLLER_UID` (a Service's EndpointSlices
+  too: the EndpointSlice controller's slices are controlled by their Service); a Pod's claims are looked up
   by the names its volumes give (the cache's key). A StatefulSet's claim has a controller reference only under
   ``whenDeleted: Delete``, so the claim hangs under the Pod that mounts it, whoever owns it; a claim no Pod mounts
   (the database scaled down, the Pod not made yet) stays a child of the object, as it was.
@@ -50,7 +52,18 @@ from backend.api.watch import watching
 from backend.core.access import CHILDREN, CLAIM, CONTROLLER_UID, GRANDCHILDREN
 from backend.core.services import Services
 from backend.dashboard import browsing, rendering, yamlview
-from cluster import CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PODS, REPLICASETS, Cache, ClusterError, FrozenDict, NotFound
+from cluster import (
+    CONFIGMAPS,
+    ENDPOINTSLICES,
+    PERSISTENTVOLUMECLAIMS,
+    PODS,
+    REPLICASETS,
+    SERVICES,
+    Cache,
+    ClusterError,
+    FrozenDict,
+    NotFound,
+)
 from cluster.acting import ActingClient
 from cluster.resources import Resource
 from kinds import workloads
@@ -221,6 +234,28 @@ def _statefulset_node(client: ActingClient, resource: Resource, obj: FrozenDict)
     return Node(**_workload(resource, obj, **_pods_group(pods, refused)))
 
 
+def _slice_node(endpoint_slice: FrozenDict) -> Node:
+    state = workloads.endpointslice_state(endpoint_slice)
+    return Node(
+        kind=ENDPOINTSLICES.kind,
+        name=endpoint_slice["metadata"]["name"],
+        uid=_uid(endpoint_slice),
+        state=state,
+        detail=state.detail,
+        created=_created(endpoint_slice),
+        yaml=yaml_path(ENDPOINTSLICES, endpoint_slice),
+    )
+
+
+def _service_slices(client: ActingClient, service: FrozenDict) -> dict[str, Any]:
+    """A Service's EndpointSlices (the EndpointSlice controller's, by their controller reference), or why not shown."""
+    namespace = service["metadata"]["namespace"]
+    refused = _refusal(client, ENDPOINTSLICES, namespace)
+    owned = () if refused else _owned(client, ENDPOINTSLICES, namespace, service["metadata"]["uid"])
+    slices = tuple(_slice_node(s) for s in sorted(owned, key=lambda s: s["metadata"]["name"]))
+    return {"children": slices, "group": "EndpointSlices", "summary": _summary("EndpointSlices", slices), "refused": refused}
+
+
 def _entry_node(client: ActingClient, entry: Mapping[str, Any]) -> Node:
     """The node of one of the page's children (an entry of ``darkroompages.children`` or ``pgpages.children``)."""
     obj: FrozenDict | None = entry.get("object")
@@ -233,6 +268,7 @@ def _entry_node(client: ActingClient, entry: Mapping[str, Any]) -> Node:
         return _statefulset_node(client, resource, obj)
     state = workloads.claim_state(obj) if entry["kind"] == PERSISTENTVOLUMECLAIMS.kind else None
     hosts = tuple(entry.get("hosts") or ())
+    slices = _service_slices(client, obj) if resource is SERVICES else {}
     return Node(
         kind=entry["kind"],
         name=entry["name"],
@@ -243,7 +279,7 @@ def _entry_node(client: ActingClient, entry: Mapping[str, Any]) -> Node:
         yaml=yaml_path(resource, obj) if resource is not None else None,
         hosts=hosts,
         tls=bool(entry.get("tls")),
-        group="Hosts" if "hosts" in entry else "",
+        **(slices or {"group": "Hosts" if "hosts" in entry else ""}),
     )
 
 

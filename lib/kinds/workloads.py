@@ -1,5 +1,5 @@
-"""The states of the built-in objects under a Darkroom or a Postgresql: Deployments, StatefulSets, ReplicaSets, Pods
-and PersistentVolumeClaims (pure functions of a stored object, no I/O).
+"""The states of the built-in objects under a Darkroom or a Postgresql: Deployments, StatefulSets, ReplicaSets, Pods,
+PersistentVolumeClaims and EndpointSlices (pure functions of a stored object, no I/O).
 
 The one definition of what such an object's state *is* — its :class:`~kinds.states.State` (``key``, ``word``,
 ``tone``) — as :mod:`kinds.darkrooms` and :mod:`kinds.tasks` are of ours: the dashboard's resource tree
@@ -18,6 +18,8 @@ Decisions:
   ready is good, fewer is progress (a rollout, or pods starting); a StatefulSet whose update revision is not yet its
   current one says it is rolling out.
 - A **PersistentVolumeClaim** is its phase: Bound good, Pending progress, Lost bad.
+- An **EndpointSlice** is how many of its endpoints are ready to take traffic: all of them good, some progress, none
+  (or no endpoint at all: the Service reaches nothing) attention.
 """
 
 from __future__ import annotations
@@ -146,3 +148,22 @@ def claim_state(claim: Mapping[str, Any]) -> State:
         return CLAIM_TERMINATING.because(str(size))
     by_phase = {"Bound": CLAIM_BOUND, "Lost": CLAIM_LOST}
     return by_phase.get(str(status.get("phase") or ""), CLAIM_PENDING).because(str(size))
+
+
+# -- EndpointSlices ---------------------------------------------------------------------------------------------------
+
+SLICE_READY = State("ready", "Ready", "good")
+SLICE_PARTLY_READY = State("partly-ready", "Partly ready", "progress")
+SLICE_NOT_READY = State("not-ready", "No ready endpoint", "attention")
+SLICE_STATES: tuple[State, ...] = (SLICE_READY, SLICE_PARTLY_READY, SLICE_NOT_READY)
+
+
+def endpointslice_state(endpoint_slice: Mapping[str, Any]) -> State:
+    """Ready endpoints of all (an endpoint without conditions counts as ready, as kube reads it), and the ports."""
+    endpoints = endpoint_slice.get("endpoints") or ()
+    ready = sum(1 for e in endpoints if (e.get("conditions") or {}).get("ready") is not False)
+    ports = ", ".join(str(p.get("port")) for p in endpoint_slice.get("ports") or () if p.get("port") is not None)
+    detail = f"{ready} of {len(endpoints)} endpoints ready" + (f", port {ports}" if ports else "")
+    if ready == 0:
+        return SLICE_NOT_READY.because(detail)
+    return (SLICE_READY if ready == len(endpoints) else SLICE_PARTLY_READY).because(detail)

@@ -1,11 +1,11 @@
 """The resource tree of the detail pages in a real browser, at 1366 and 390 px, light and dark.
 
-Behaviours: a Darkroom's page (the reconciler made its children) shows Deployment → ReplicaSet → Pod, the Pod Running;
-when the Pod's status changes through the cluster's client (its container crash-looping, restarted three times) its
-node says so — CrashLoopBackOff, "3 restarts" — without a reload and without a poll (the page's one stream), and a
-fold the user closed stays closed across that refresh. A Postgresql's page shows StatefulSet → Pod → its claim, whose
-YAML link opens its read-only YAML page. At 390 px the tree fits the width (nothing scrolls sideways).
-Screenshots: ``tree-*.png``.
+Behaviours: a Darkroom's page (the reconciler made its children) shows Deployment → ReplicaSet → Pod, the Pod Running,
+and Service → its EndpointSlice, ready; when the Pod's status changes through the cluster's client (its container
+crash-looping, restarted three times) its node says so — CrashLoopBackOff, "3 restarts" — without a reload and
+without a poll (the page's one stream), and a fold the user closed stays closed across that refresh. A Postgresql's
+page shows StatefulSet → Pod → its claim, whose YAML link opens its read-only YAML page. At 390 px the tree fits the
+width (nothing scrolls sideways). Screenshots: ``tree-*.png``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ def test_a_pods_node_follows_its_status_without_a_reload(stack: Stack, new_page:
     line = pod.locator("> .node-line")
     expect(line.locator(".badge")).to_have_text("Running")
     expect(line.get_by_role("link", name=f"YAML of Pod {pod.get_attribute('data-name')}")).to_be_visible()
+    endpoints = tree.locator(f"li[data-kind=Service][data-name='{name}'] li[data-kind=EndpointSlice]")
+    expect(endpoints).to_have_attribute("data-state", "ready", timeout=LIVE_S)  # the Service's slice: its Pod's endpoint
     fits(page, size)
     shot(page, f"tree-darkroom-{size}-{scheme}")
 

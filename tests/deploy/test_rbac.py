@@ -91,6 +91,7 @@ API_CLUSTER = {
     ("apps", "replicasets", NONE): WATCH,
     ("", "pods", NONE): WATCH,
     ("", "persistentvolumeclaims", NONE): WATCH,
+    ("discovery.k8s.io", "endpointslices", NONE): WATCH,
     # who is calling, and may they read what the cache holds
     ("authentication.k8s.io", "tokenreviews", NONE): {"create"},
     ("authorization.k8s.io", "subjectaccessreviews", NONE): {"create"},
@@ -109,6 +110,7 @@ CHILDREN = (
     ("", "persistentvolumeclaims"),
     ("", "pods"),
     ("apps", "replicasets"),
+    ("discovery.k8s.io", "endpointslices"),
     ("", "secrets"),
     ("apps", "deployments"),
     ("apps", "statefulsets"),
@@ -122,6 +124,7 @@ CACHED_CHILDREN = (
     ("apps", "deployments"),
     ("apps", "statefulsets"),
     ("apps", "replicasets"),
+    ("discovery.k8s.io", "endpointslices"),
     ("networking.k8s.io", "ingresses"),
 )
 EVERY_VERB = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "impersonate")

@@ -149,6 +149,7 @@ def _panel_account(cluster: Cluster, tmp_path: Path) -> Path:
         {"apiGroups": [""], "resources": ["services", "pods", "persistentvolumeclaims"], "verbs": ["list", "watch"]},
         {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "replicasets"], "verbs": ["list", "watch"]},
         {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
         {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
         {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
     ]

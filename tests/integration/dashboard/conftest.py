@@ -36,6 +36,7 @@ READ_RULES = [
     {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": READS},
     {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments", "replicasets"], "verbs": READS},
     {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": READS},
+    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": READS},
 ]
 POD_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": READS}]
 TOKEN_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')

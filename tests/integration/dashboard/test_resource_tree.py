@@ -1,13 +1,13 @@
 """The resource tree of the detail pages on both clusters, without a browser.
 
-Behaviours: a Darkroom's page shows its Deployment → the ReplicaSet the cluster made of it → that ReplicaSet's Pod,
-each with its state badge, age and a link to its YAML page (which shows the object, read as the person); a
-Postgresql's page shows its StatefulSet → its Pod → the PersistentVolumeClaim the Pod mounts. The page's one live
-stream says ``children`` when one of those Pods changes (its status patched: restarts, a crash loop), and the tree
-then shows the Pod's new state; it says ``events`` for an Event about that Pod, which the timeline then shows. A
-YAML page of a kind outside the tree is a 404 naming the kinds, a bad namespace a 400 naming the field. On the real
-control plane, a person who may read everything the pages show but Pods sees the ReplicaSet and, under it, that they
-may not list Pods there — never the Pods.
+Behaviours: a Darkroom's page shows its Deployment → the ReplicaSet the cluster made of it → that ReplicaSet's Pod, and
+its Service → the EndpointSlice the cluster made of it (the Pod's endpoint ready), each with its state badge, age and
+a link to its YAML page (which shows the object, read as the person); a Postgresql's page shows its StatefulSet → its
+Pod → the PersistentVolumeClaim the Pod mounts. The page's one live stream says ``children`` when one of those Pods
+changes (its status patched: restarts, a crash loop), and the tree then shows the Pod's new state; it says ``events``
+for an Event about that Pod, which the timeline then shows. A YAML page of a kind outside the tree is a 404 naming the
+kinds, a bad namespace a 400 naming the field. On the real control plane, a person who may read everything the pages
+show but Pods sees the ReplicaSet and, under it, that they may not list Pods there — never the Pods.
 """
 
 from __future__ import annotations
@@ -65,8 +65,17 @@ def test_a_darkrooms_tree_is_deployment_replicaset_pod_and_a_pod_change_is_live(
     core: Any = client.CoreV1Api(api_client)
     web = make_darkroom(custom, namespace, "web")
     apps.create_namespaced_deployment(namespace, workload("web", web))
+    selector = workload("web", web)["spec"]["selector"]["matchLabels"]
+    service = {"metadata": {"name": "web", "labels": MANAGED, "ownerReferences": controlled_by(web)},
+               "spec": {"selector": selector, "ports": [{"port": 80, "targetPort": 3000}]}}  # fmt: skip
+    core.create_namespaced_service(namespace, service)
     path = f"/ui/darkrooms/{namespace}/web"
     pod = running_pod(http, namespace, path, "darkroom-children")
+    sliced = re.compile(
+        r'data-kind="Service" data-name="web".*data-kind="EndpointSlice" data-name="web-[a-z0-9]{5}" data-state="ready"', re.S
+    )
+    wait_for(lambda: sliced.search(tree_of(http, path, "darkroom-children")), timeout_s=60, interval_s=0.2)
+    assert "1 of 1 endpoints ready, port 3000" in node(tree_of(http, path, "darkroom-children"), "EndpointSlice")
     html = tree_of(http, path, "darkroom-children")
     assert html.lstrip().startswith('<section class="card tree-card" id="darkroom-children"')
     deployment, replicaset = node(html, "Deployment"), node(html, "ReplicaSet")

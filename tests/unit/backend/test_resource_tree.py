@@ -2,7 +2,8 @@
 
 Behaviours: a Pod is Running (good) when ready, Not ready (attention) when running unready, Pending (progress), and
 its container's failing waiting reason (CrashLoopBackOff) wins and is bad; its restarts are summed over its
-containers. A workload is "n of m ready": Ready, Starting, or Scaled to 0 (idle). A claim is Bound, Pending or Lost.
+containers. A workload is "n of m ready": Ready, Starting, or Scaled to 0 (idle). A claim is Bound, Pending or
+Lost; an EndpointSlice Ready when every endpoint is, and a Service's are its children.
 :func:`backend.dashboard.tree.build` nests Deployment → ReplicaSets (newest first; those scaled to 0 with no Pods
 folded apart) → Pods, and StatefulSet → Pods → the claims they mount (shown there, not again under the object), each
 found by index lookups of the person's client — never a list; a kind the person may not list is one node saying so.
@@ -279,3 +280,23 @@ def test_an_event_about_an_object_of_the_tree_is_the_pages() -> None:
     assert [line for line in written.splitlines() if line.startswith(b"event: ")] == [b"event: events"] * 2
     deployment = tree.build(cast(Any, Person([DEPLOYMENT, NEW_RS, *PODS])), [entry(DEPLOYMENT)])
     assert tree.uids(deployment) == ["uid-deploy", "uid-rs2", "uid-web-2-a", "uid-web-2-b"]
+
+
+def test_a_services_endpointslices_are_its_children_ready_when_every_endpoint_is() -> None:
+    def endpoint(ready: bool) -> dict[str, Any]:
+        return {"addresses": ["10.244.0.2"], "conditions": {"ready": ready}}
+
+    service = obj("Service", "web", "uid-svc", controller=("Darkroom", "web", PAGE_UID))
+    full = obj("EndpointSlice", "web-abcde", "uid-slice", controller=("Service", "web", "uid-svc"),
+               endpoints=[endpoint(True), endpoint(True)], ports=[{"port": 3000}])  # fmt: skip
+    assert workloads.endpointslice_state(full) == workloads.SLICE_READY.because("2 of 2 endpoints ready, port 3000")
+    half = obj("EndpointSlice", "h", "u", endpoints=[endpoint(True), endpoint(False)])
+    assert workloads.endpointslice_state(half).tone == "progress"
+    assert workloads.endpointslice_state(obj("EndpointSlice", "e", "u")).word == "No ready endpoint"
+    (node,) = tree.build(cast(Any, Person([service, full])), [{**entry(service), "detail": "ClusterIP 10.0.0.1 port 80"}])
+    assert (node.detail, node.group, node.summary) == ("ClusterIP 10.0.0.1 port 80", "EndpointSlices", "1 EndpointSlice: 1 Ready")
+    assert [(c.kind, c.name, c.yaml) for c in node.children] == [("EndpointSlice", "web-abcde", f"/ui/yaml/endpointslices/{NS}/web-abcde")]
+    cache = Cache(service, full)
+    assert tree.descends_from(cast(Any, cache), "EndpointSlice", full, PAGE_UID)
+    (refused,) = tree.build(cast(Any, Person([service, full], refused={"endpointslices"})), [entry(service)])
+    assert refused.children == () and refused.refused == f"you may not list endpointslices in {NS}"
