@@ -5,7 +5,10 @@ and entry points). Reads go through an informer per registered kind (:data:`back
 Darkrooms, Tasks, Postgresqls) plus Events, Namespaces and the kinds of the reconciler's children (:data:`CHILDREN`:
 ConfigMaps, Deployments, Services, Ingresses, StatefulSets labelled with who manages them — indexed by their
 controller's UID, :data:`CONTROLLER_UID`, so a detail page finds an object's children, and its live stream their
-changes, by one index lookup);
+changes, by one index lookup) and of what the cluster's controllers make of those (:data:`GRANDCHILDREN`: ReplicaSets,
+Pods, PersistentVolumeClaims, EndpointSlices, which inherit the label from the pod and claim templates and the Service;
+the same index, and Pods by the claims they mount, :data:`CLAIM`: the detail pages' resource tree,
+:mod:`backend.dashboard.tree`);
 writes go straight to the API server through :class:`cluster.CachedClient`. The informers are the API's
 own (its service account lists and watches), shared by everyone; a request reads and writes through
 :meth:`ClusterAccess.acting_as`, which authorizes the person's reads of the cache and sends everything else
@@ -28,9 +31,13 @@ from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import (
     DEPLOYMENTS,
+    ENDPOINTSLICES,
     EVENTS,
     INGRESSES,
     NAMESPACES,
+    PERSISTENTVOLUMECLAIMS,
+    PODS,
+    REPLICASETS,
     SECRETS,
     SERVICES,
     STATEFULSETS,
@@ -49,16 +56,20 @@ from cluster.reviewing import AccessReviewer, SelfAccessReviewer, TokenReviewer
 from cluster.taskevents import INDEXERS as EVENT_INDEXERS
 from cluster.taskevents import INVOLVED_UID, TASK_UID
 from kinds.names import MANAGED_BY_LABEL
+from kinds.workloads import mounted_claims
 
 __all__ = [
     "CHILDREN",
+    "CLAIM",
     "CONTROLLER_UID",
+    "GRANDCHILDREN",
     "INVOLVED_UID",
     "RELATED",
     "SESSIONS_LABELS",
     "SESSIONS_SELECTOR",
     "TASK_UID",
     "ClusterAccess",
+    "claims",
     "controller_uid",
 ]
 
@@ -70,8 +81,18 @@ __all__ = [
 CHILDREN: tuple[Resource, ...] = (DEPLOYMENTS, SERVICES, INGRESSES, STATEFULSETS)
 CHILDREN_SELECTOR = MANAGED_BY_LABEL  # the label's presence (its value, the reconciler's name, is the reconciler's setting)
 CONTROLLER_UID = "controller-uid"
-#: What the dashboard's detail pages show about an object besides it: its children and the Events about it or them.
-RELATED: tuple[Resource, ...] = (*CHILDREN, EVENTS)
+#: What the cluster's controllers make of the children, cached as they are (the same selector and index): a
+#: Deployment's ReplicaSets and their Pods, a StatefulSet's Pods and PersistentVolumeClaims, a Service's EndpointSlices.
+#: Their pod and claim templates carry the reconciler's labels (operator/: darkroomchildren, pgchildren), which the
+#: Deployment, ReplicaSet and StatefulSet controllers copy onto what they create, and the EndpointSlice controller
+#: copies a Service's labels onto its slices — so the API caches these, never the cluster's other Pods. A claim of a
+#: StatefulSet has a controller reference only under ``whenDeleted: Delete``: it is found through the Pod that mounts
+#: it (:data:`CLAIM`), by name.
+GRANDCHILDREN: tuple[Resource, ...] = (REPLICASETS, PODS, PERSISTENTVOLUMECLAIMS, ENDPOINTSLICES)
+CLAIM = "claim"  # Pods by the claims they mount, ``<namespace>/<claim name>``: a claim's change finds its Pod
+#: What the dashboard's detail pages show about an object besides it: its children, theirs, and the Events about
+#: it or its children.
+RELATED: tuple[Resource, ...] = (*CHILDREN, *GRANDCHILDREN, EVENTS)
 
 
 def controller_uid(obj: Mapping[str, Any]) -> tuple[str, ...]:
@@ -80,6 +101,12 @@ def controller_uid(obj: Mapping[str, Any]) -> tuple[str, ...]:
         if ref.get("controller") and ref.get("uid"):
             return (str(ref["uid"]),)
     return ()
+
+
+def claims(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """``<namespace>/<claim>`` of every PersistentVolumeClaim the pod mounts: the index :data:`CLAIM`."""
+    namespace = (pod.get("metadata") or {}).get("namespace") or ""
+    return tuple(f"{namespace}/{name}" for name in mounted_claims(pod))
 
 
 # The labels of the login sessions' Secrets (backend.identity.sessions), and the informer's selector.
@@ -130,8 +157,9 @@ class ClusterAccess:
             cache.add(kind.resource, namespace=settings.namespace)
         cache.add(EVENTS, namespace=settings.namespace, indexers=EVENT_INDEXERS)
         cache.add(NAMESPACES)
-        for child in CHILDREN:
-            cache.add(child, namespace=settings.namespace, label_selector=CHILDREN_SELECTOR, indexers={CONTROLLER_UID: controller_uid})
+        for child in (*CHILDREN, *GRANDCHILDREN):
+            indexers = {CONTROLLER_UID: controller_uid, **({CLAIM: claims} if child is PODS else {})}
+            cache.add(child, namespace=settings.namespace, label_selector=CHILDREN_SELECTOR, indexers=indexers)
         if not settings.local:  # login sessions (an absent namespace just lists empty; a login then says so)
             cache.add(SECRETS, namespace=settings.session_namespace, label_selector=SESSIONS_SELECTOR)
         cache.start()

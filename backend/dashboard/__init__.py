@@ -41,6 +41,7 @@ from backend.dashboard import (
     returning,
     taskpages,
     timeline,
+    tree,
 )
 
 PAGES = (darkroompages, taskpages, pgpages)  # each kind's pages module, in the navigation's order
@@ -57,6 +58,7 @@ def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:
     rendering.install(blueprint, settings=services.settings, streams=streams, nav=(*lists, DOCS))
     consequences.install(blueprint)
     timeline.install(blueprint, access=services.access)
+    tree.install(blueprint, services)
     live = tuple(view for pages in PAGES for view in pages.install(blueprint, services))
     liverows.install(blueprint, views=[v for v in live if isinstance(v, liverows.RowView)], streams=streams)
     livedetail.install(blueprint, views=[v for v in live if isinstance(v, livedetail.DetailView)], streams=streams)

@@ -58,6 +58,7 @@ from backend.dashboard import (
     rendering,
     returning,
     timeline,
+    tree,
     yamledit,
     yamlview,
 )
@@ -161,9 +162,9 @@ def children(client: ActingClient, namespace: str, name: str, uid: str) -> list[
             continue
         entry["exists"] = True
         entry["object"] = obj  # for the YAML view
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        spec = obj.get("spec") or {}
         if resource is DEPLOYMENTS:
-            entry["detail"] = f"{status.get('readyReplicas') or 0}/{spec.get('replicas', 1)} replicas ready"
+            entry["detail"] = ""  # the resource tree states it (backend.dashboard.tree, from kinds.workloads)
         elif resource is SERVICES:
             ports = ", ".join(str(p.get("port")) for p in spec.get("ports") or ())
             entry["detail"] = f"{spec.get('type') or 'ClusterIP'} {spec.get('clusterIP') or ''} port {ports}".strip()
@@ -229,17 +230,19 @@ class DarkroomPages:
             return browsing.problem_page(failure)
         obj = self.service.friendly(raw)
         owned = children(self.service.client, namespace, name, obj["uid"])
+        nodes = tree.build(self.service.client, owned)
         context = {
             "d": obj,
             "namespace": namespace,
             "name": name,
             "timeline": timeline.build(
-                timeline.related_events(self.service.client, obj["uid"], children_uids(owned)),
+                timeline.related_events(self.service.client, obj["uid"], [*children_uids(owned), *tree.uids(nodes)]),
                 own_uid=obj["uid"],
                 base=timeline.page_path("darkrooms", namespace, name),
                 chosen=chosen,
             ),
             "children": owned,
+            "tree": nodes,
             "saved": bool(request.args.get("saved")),
             **extra,
         }

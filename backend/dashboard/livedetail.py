@@ -8,9 +8,13 @@ caps, event loop and per-person visibility as ``/watch`` and the list pages' liv
 - of the object itself: ``event: object`` (data: ADDED, MODIFIED or DELETED);
 - of its children — objects of :data:`backend.core.access.CHILDREN` whose *controller* ownerReference is the object's
   UID (read from the published object; the page's children are found by the cache index
-  :data:`backend.core.access.CONTROLLER_UID`, never by listing): ``event: children``;
-- of the Events about it or about one of its children (``involvedObject.uid``; a Task's by its ``task-uid`` label too;
-  a child named by an Event is looked up by name in the API's cache): ``event: events``;
+  :data:`backend.core.access.CONTROLLER_UID`, never by listing): ``event: children``; so do the changes of the objects
+  under them, :data:`backend.core.access.GRANDCHILDREN` (a Deployment's ReplicaSets and Pods, a StatefulSet's Pods and
+  their claims), whose controller references lead to the object (:func:`.tree.descends_from`: lookups by key and
+  index in the API's cache) — the children region is the page's resource tree (:mod:`.tree`);
+- of the Events about it or about one of the objects of its tree (``involvedObject.uid``; a Task's by its ``task-uid``
+  label too; a child or an object under one named by an Event is looked up by name in the API's cache):
+  ``event: events``;
 
 and ``ready`` / ``reset`` as every stream. The page declares what each event does (htmx-ext-sse: ``sse-connect`` on
 an element around every region; ``hx-trigger="sse:object, sse:reset"`` on a region): the region fetches itself again
@@ -28,7 +32,7 @@ tab costs what a render per change would. Both mechanisms are the same wire (``/
 ``hx-trigger="sse:..."``); ``/watch`` stays the JSON API's.
 
 The related objects' changes go through the app's one broadcaster (:func:`backend.api.watch.broadcasting.publish_related`),
-so its history (``settings.sse_history`` events) covers less time when the cluster's Events churn: a tab that
+so its history (``settings.sse_history`` events) covers less time when the cluster's Events or the cached Pods churn: a tab that
 reconnects after its resume point fell out of it gets ``reset`` and fetches every region again, as a list does.
 
 Per-person authorization: a stream carries an event only when its person may ``list`` the event's resource in its
@@ -50,9 +54,10 @@ from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event
 from backend.api.watch.streams import Streams, open_stream
-from backend.core.access import CHILDREN, controller_uid
+from backend.core.access import CHILDREN, GRANDCHILDREN, controller_uid
 from backend.core.errors import Failure
 from backend.core.services import KindService
+from backend.dashboard import tree
 from cluster import EVENTS, Cache, FrozenDict
 from cluster.taskevents import task_uids
 
@@ -60,6 +65,7 @@ OBJECT = "object"
 CHILD_CHANGE = "children"
 EVENT_CHANGE = "events"
 CHILD_KINDS = {resource.kind: resource for resource in CHILDREN}
+GRANDCHILD_KINDS = {resource.kind: resource for resource in GRANDCHILDREN}
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,9 @@ class DetailFilter:
             return None
         if event.kind in CHILD_KINDS:
             return CHILD_CHANGE if event.namespace == self.namespace and self.uid in controller_uid(event.source) else None
+        if event.kind in GRANDCHILD_KINDS:
+            mine = event.namespace == self.namespace and tree.descends_from(self._cache, event.kind, event.source, self.uid)
+            return CHILD_CHANGE if mine else None
         if event.kind == EVENTS.kind:
             return EVENT_CHANGE if self._about_page(event.source) else None
         return None
@@ -100,12 +109,17 @@ class DetailFilter:
         if self.uid in task_uids(recorded):  # about the object (involvedObject.uid), or a Task's by its label
             return True
         involved = recorded.get("involvedObject") or {}
-        resource = CHILD_KINDS.get(str(involved.get("kind") or ""))
+        kind = str(involved.get("kind") or "")
+        resource = CHILD_KINDS.get(kind) or GRANDCHILD_KINDS.get(kind)
         if resource is None or involved.get("namespace", self.namespace) != self.namespace:
             return False
         informer = self._cache.informer(resource)
-        child = informer.store.get(f"{self.namespace}/{involved.get('name')}") if informer is not None else None
-        return child is not None and self.uid in controller_uid(child)
+        found = informer.store.get(f"{self.namespace}/{involved.get('name')}") if informer is not None else None
+        if found is None or self.uid is None:
+            return False
+        if kind in CHILD_KINDS:
+            return self.uid in controller_uid(found)
+        return tree.descends_from(self._cache, kind, found, self.uid)  # a Pod of its tree, say
 
     def encode(self, event: Event) -> bytes:
         region = self.region(event)

@@ -58,6 +58,7 @@ from backend.dashboard import (
     rendering,
     returning,
     timeline,
+    tree,
     yamledit,
     yamlview,
 )
@@ -130,21 +131,18 @@ BULK = bulk.Bulk(list_path=BASE, base=BASE, actions=(bulk.DELETE,))
 
 
 def _describe(resource: Resource, obj: Mapping[str, Any]) -> str:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    if resource is STATEFULSETS:
-        ready, wanted = status.get("readyReplicas") or 0, spec.get("replicas", 1)
-        rolling = status.get("updateRevision") and status.get("currentRevision") != status.get("updateRevision")
-        return f"{ready}/{wanted} ready" + (", rolling out" if rolling else "")
+    """What a leaf of the resource tree says of a Service or ConfigMap; the tree states a StatefulSet and a claim itself
+    (:mod:`.tree`, from :mod:`kinds.workloads`)."""
+    spec = obj.get("spec") or {}
     if resource is SERVICES:
         ports = ", ".join(str(p.get("port")) for p in spec.get("ports") or ())
         kind_and_ip = f"{spec.get('type') or 'ClusterIP'} {spec.get('clusterIP') or ''}".strip()
         address = "headless" if spec.get("clusterIP") == "None" else kind_and_ip
         return f"{address}, port {ports}"
-    if resource is PERSISTENTVOLUMECLAIMS:
-        capacity = (status.get("capacity") or {}).get("storage") or ((spec.get("resources") or {}).get("requests") or {}).get("storage")
-        return f"{status.get('phase') or 'Pending'}, {capacity}"
-    keys = len(obj.get("data") or {})
-    return f"{keys} key{'' if keys == 1 else 's'}"
+    if resource is CONFIGMAPS:
+        keys = len(obj.get("data") or {})
+        return f"{keys} key{'' if keys == 1 else 's'}"
+    return ""
 
 
 def password_secret_row(pg: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,9 +164,10 @@ def password_secret_row(pg: Mapping[str, Any]) -> dict[str, Any]:
 
 def children(client: ActingClient, pg: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The password Secret (by name: it is never read here), ConfigMap, Services, StatefulSet (from the API's cache,
-    by controller UID: :func:`.darkroompages.child`) and data PVC (read from the API server). A ConfigMap, Service or
-    StatefulSet of that name the Postgresql does not control is shown as someone else's; the PVC is the StatefulSet
-    controller's (kept or deleted per ``deletionPolicy``), so it is shown whoever owns it."""
+    by controller UID: :func:`.darkroompages.child`) and data PVC (by name as the person, from the API's cache). A
+    ConfigMap, Service or StatefulSet of that name the Postgresql does not control is shown as someone else's; the PVC
+    is the StatefulSet controller's (kept or deleted per ``deletionPolicy``), so it is shown whoever owns it. The
+    resource tree (:func:`.tree.build`) hangs the StatefulSet's Pods under it, and the PVC under the Pod mounting it."""
     name, namespace, uid = pg["name"], pg["namespace"], pg["uid"]
     found: list[dict[str, Any]] = [password_secret_row(pg)]
     wanted: tuple[tuple[Resource, str, bool], ...] = (
@@ -185,7 +184,7 @@ def children(client: ActingClient, pg: Mapping[str, Any]) -> list[dict[str, Any]
             if obj is None:
                 found.append({**entry, "detail": why})
                 continue
-        else:  # the StatefulSet controller's claim, whoever owns it: read from the API server as the person
+        else:  # the StatefulSet controller's claim, whoever owns it: read by name as the person (the cache holds the labelled claims)
             try:
                 obj = client.get(resource, child, namespace=namespace)
             except NotFound:
@@ -257,15 +256,17 @@ class PostgresqlPages:
         pg = self.service.friendly(raw)
         client = self.service.client
         owned = children(client, pg)
+        nodes = tree.build(client, owned)
         context = {
             **_base_context(pg, namespace, name),
             "timeline": timeline.build(
-                timeline.related_events(client, pg["uid"], darkroompages.children_uids(owned)),
+                timeline.related_events(client, pg["uid"], [*darkroompages.children_uids(owned), *tree.uids(nodes)]),
                 own_uid=pg["uid"],
                 base=timeline.page_path("postgresqls", namespace, name),
                 chosen=timeline.chosen_type(),
             ),
             "children": owned,
+            "tree": nodes,
             "saved": bool(request.args.get("saved")),
             **extra,
         }

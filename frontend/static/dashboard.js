@@ -25,6 +25,9 @@
 //    anyone: each swapped-in row's controls that need a refused verb (data-needs) get the markup the server gives a
 //    refused control (_macros.html gate): aria-disabled, the reason as title and data-why, no href, nothing to submit.
 //    A refused control does nothing when activated.
+// 9. A detail page's resource tree (_tree.html) keeps the folds the user opened or closed across its live refreshes:
+//    each <details data-key> the user set otherwise than the server's default (data-folded) is set so again in the
+//    tree that replaces it (the server cannot know; a tab's choice, kept for the tab's life only).
 (function () {
   "use strict";
 
@@ -57,6 +60,36 @@
       evt.detail.shouldSwap = true;
       evt.detail.isError = false;
     }
+  });
+
+  // -- a resource tree's folds, kept across its live refreshes ---------------------------------
+  var folds = {};
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var target = evt.detail.target;
+    if (!target || !target.querySelectorAll) {
+      return;
+    }
+    target.querySelectorAll("details[data-key]").forEach(function (fold) {
+      var key = fold.getAttribute("data-key");
+      if (fold.open !== (fold.getAttribute("data-folded") !== "true")) {
+        folds[key] = fold.open;
+      } else {
+        delete folds[key];
+      }
+    });
+  });
+
+  document.addEventListener("htmx:load", function (evt) {
+    var root = evt.detail.elt;
+    if (!root || !root.querySelectorAll) {
+      return;
+    }
+    root.querySelectorAll("details[data-key]").forEach(function (fold) {
+      var key = fold.getAttribute("data-key");
+      if (Object.prototype.hasOwnProperty.call(folds, key)) {
+        fold.open = folds[key];
+      }
+    });
   });
 
   // -- a Save's errors, where the user is looking --------------------------------------------

@@ -69,6 +69,12 @@ LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 POSTGRESQLS = Resource(postgresqls.GROUP, postgresqls.VERSION, "postgresqls", postgresqls.KIND, True, ("pg",))
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",))
 PERSISTENTVOLUMECLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",))
+# What the cluster's controllers make of the reconciler's children (a Deployment's ReplicaSets, their Pods; a
+# StatefulSet's Pods; a Service's EndpointSlices): read by the API for the detail pages' resource tree, never written
+# by the product.
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",))
+PODS = Resource("", "v1", "pods", "Pod", True, ("po",))
+ENDPOINTSLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)
 
 REGISTRY: tuple[Resource, ...] = (
     DARKROOMS,
@@ -84,6 +90,9 @@ REGISTRY: tuple[Resource, ...] = (
     LEASES,
     STATEFULSETS,
     PERSISTENTVOLUMECLAIMS,
+    REPLICASETS,
+    PODS,
+    ENDPOINTSLICES,
 )
 
 

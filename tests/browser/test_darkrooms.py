@@ -141,8 +141,8 @@ def test_detail_page_then_delete(stack: Stack, page: Any) -> None:
     page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/doomed"))
     live = page.locator("#darkroom-live")
     live.locator(".status-line[data-state=Ready]").wait_for(timeout=30_000)
-    children = page.locator("#darkroom-children table").inner_text()
-    assert "Deployment" in children and "replicas ready" in children
+    children = page.locator("#darkroom-children .tree").inner_text()
+    assert "Deployment" in children and "of 1 ready" in children
     assert "doomed-img." in children  # the Ingress host
     shot(page, "darkroom-detail")
 

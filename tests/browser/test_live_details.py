@@ -101,14 +101,14 @@ def test_a_darkroom_page_follows_its_spec_children_and_events(
     created = darkroom(stack, name)
     page = open_live(new_page(viewport=SIZES[size], color_scheme=scheme), stack.when_shown(f"/ui/darkrooms/{stack.namespace}/{name}"))
     expect(page.locator("#scale-replicas")).to_have_value("1")
-    deployment = page.locator("#darkroom-children tr[data-kind=Deployment]")
-    expect(deployment).to_contain_text("/1 replicas ready", timeout=LIVE_S)
+    deployment = page.locator("#darkroom-children li[data-kind=Deployment] > .node-line")
+    expect(deployment).to_contain_text("of 1 ready", timeout=LIVE_S)
 
     change(stack, DARKROOMS, name, {"replicas": 3, "version": "0.2.0"})
     spec = page.locator("#darkroom-spec")
     expect(page.locator("#scale-replicas")).to_have_value("3", timeout=LIVE_S)  # the Spec card, beside the status
     expect(spec).to_contain_text("0.2.0")
-    expect(deployment).to_contain_text("/3 replicas ready", timeout=LIVE_S)  # the reconciler scaled its Deployment
+    expect(deployment).to_contain_text("of 3 ready", timeout=LIVE_S)  # the reconciler scaled its Deployment
 
     message = f"about the darkroom {uuid.uuid4().hex[:8]}"
     record_event(
@@ -151,7 +151,7 @@ def test_a_postgresql_page_follows_its_spec_children_and_events(
     page = open_live(new_page(viewport=SIZES[size], color_scheme=scheme), stack.when_shown(f"/ui/postgresqls/{stack.namespace}/{name}"))
     change(stack, POSTGRESQLS, name, {"parameters": {"max_connections": "42"}})
     expect(page.locator("#postgresql-spec")).to_contain_text("max_connections = 42", timeout=LIVE_S)
-    statefulset = page.locator("#postgresql-children tr[data-kind=StatefulSet]")
+    statefulset = page.locator("#postgresql-children li[data-kind=StatefulSet] > .node-line")
     expect(statefulset).to_contain_text("ready", timeout=LIVE_S)
     message = f"about the database {uuid.uuid4().hex[:8]}"
     uid = created["metadata"]["uid"]

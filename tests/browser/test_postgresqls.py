@@ -89,9 +89,9 @@ def test_create_watch_ready_show_password_edit_delete(stack: Stack, new_page: Ca
     author.locator("#postgresql-live .status-line[data-state=Ready]").wait_for(timeout=30_000)
     assert author.locator("[data-field=database]").inner_text() == "orders"
     assert author.locator("[data-field=host]").inner_text() == f"shop.{stack.namespace}.svc"
-    children = author.locator("table.children")
-    wait_for(lambda: "1/1 ready" in children.locator("tr[data-kind=StatefulSet]").inner_text(), timeout_s=30)
-    assert "read only by Show password" in children.locator("tr[data-kind=Secret]").inner_text()
+    children = author.locator("#postgresql-children .tree")
+    wait_for(lambda: "1 of 1 ready" in children.locator("li[data-kind=StatefulSet] > .node-line").inner_text(), timeout_s=30)
+    assert "read only by Show password" in children.locator("li[data-kind=Secret] > .node-line").inner_text()
     author.get_by_role("button", name="Show password").click()
     shown = author.locator("#pg-password-value")
     shown.wait_for()

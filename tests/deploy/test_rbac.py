@@ -87,6 +87,11 @@ API_CLUSTER = {
     ("apps", "deployments", NONE): WATCH,
     ("apps", "statefulsets", NONE): WATCH,
     ("networking.k8s.io", "ingresses", NONE): WATCH,
+    # what the cluster's controllers make of them, for the resource tree (labelled too: found by controller UID, pushed live)
+    ("apps", "replicasets", NONE): WATCH,
+    ("", "pods", NONE): WATCH,
+    ("", "persistentvolumeclaims", NONE): WATCH,
+    ("discovery.k8s.io", "endpointslices", NONE): WATCH,
     # who is calling, and may they read what the cache holds
     ("authentication.k8s.io", "tokenreviews", NONE): {"create"},
     ("authorization.k8s.io", "subjectaccessreviews", NONE): {"create"},
@@ -103,6 +108,9 @@ CHILDREN = (
     ("", "configmaps"),
     ("", "services"),
     ("", "persistentvolumeclaims"),
+    ("", "pods"),
+    ("apps", "replicasets"),
+    ("discovery.k8s.io", "endpointslices"),
     ("", "secrets"),
     ("apps", "deployments"),
     ("apps", "statefulsets"),
@@ -111,8 +119,12 @@ CHILDREN = (
 CACHED_CHILDREN = (
     ("", "configmaps"),
     ("", "services"),
+    ("", "persistentvolumeclaims"),
+    ("", "pods"),
     ("apps", "deployments"),
     ("apps", "statefulsets"),
+    ("apps", "replicasets"),
+    ("discovery.k8s.io", "endpointslices"),
     ("networking.k8s.io", "ingresses"),
 )
 EVERY_VERB = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "impersonate")

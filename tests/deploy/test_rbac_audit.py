@@ -315,7 +315,16 @@ def assert_within_rbac_and_made_by_people(found: list[Entry], docs: list[dict[st
     # A detail page's children come from the API's cache (its own list and watch; a person's right to list them is
     # reviewed), found by their controller's UID, and their changes are pushed live.
     watched = {e.request.resource for e in api_requests if e.request.verb == "watch"}
-    assert {"deployments", "statefulsets", "services", "ingresses"} <= watched
+    assert {
+        "deployments",
+        "statefulsets",
+        "services",
+        "ingresses",
+        "replicasets",
+        "pods",
+        "persistentvolumeclaims",
+        "endpointslices",
+    } <= watched
     assert "configmaps" not in watched  # read by name as the person: the API's account may not read ConfigMaps
     assert not [str(e.request) for e in found if e.user in people and e.code == 403]
 

@@ -3,7 +3,8 @@ the service account controller (a ``default`` ServiceAccount in every namespace)
 establishing/cleanup (written as kube-apiserver, where those controllers run), and simulated
 Deployment rollouts; a Deployment's ReplicaSets and their pods live in ``replicasets.py``, simulated
 StatefulSets, their pods and PersistentVolumeClaims in ``statefulsets.py``, the simulated kubelet that
-turns pods Running and Ready in ``pods.py``; all are scheduled from here.
+turns pods Running and Ready in ``pods.py``, a Service's EndpointSlices in ``endpointslices.py``; all are scheduled
+from here.
 
 kube-controller-manager and apiextensions-apiserver do this work in a real cluster; devcluster
 runs it on its event loop. Each controller reacts to committed changes (a store listener that
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from devcluster.catalog import Catalog
+from devcluster.endpointslices import EndpointSlices
 from devcluster.errors import StatusError
 from devcluster.pods import UNREADY_ANNOTATION, Kubelet
 from devcluster.replicasets import REVISION, ReplicaSets
@@ -74,8 +76,9 @@ class Controllers:
         self.kubelet = Kubelet(
             store=store, catalog=catalog, writer=writer, clock=clock, ready_delay_s=ready_delay_s, schedule=self._schedule, run=self._run
         )
+        self.endpointslices = EndpointSlices(store=store, catalog=catalog, writer=writer, schedule=self._schedule)
         # where each kind of scheduled work is done: "<name>" runs _sync_<name> here, or sync_<name> of one of these
-        self._workers: tuple[object, ...] = (self.statefulsets, self.replicasets, self.kubelet)
+        self._workers: tuple[object, ...] = (self.statefulsets, self.replicasets, self.kubelet, self.endpointslices)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = self.statefulsets.loop = self.kubelet.loop = loop
@@ -146,6 +149,7 @@ class Controllers:
         self.statefulsets.on_change(change)
         self.replicasets.on_change(change)
         self.kubelet.on_change(change)
+        self.endpointslices.on_change(change)
         if change.namespace and change.type == "DELETED":
             ns = self.store.get(_NAMESPACES, "", change.namespace)
             if ns is not None and ns["metadata"].get("deletionTimestamp"):

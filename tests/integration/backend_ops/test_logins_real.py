@@ -144,11 +144,12 @@ def _panel_account(cluster: Cluster, tmp_path: Path) -> Path:
     rules = [
         {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": reads},
         {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": reads},
-        # the children the detail pages show, cached as deploy/base's API role allows (without them the cache waits out
-        # its sync timeout at the panel's start)
-        {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "watch"]},
-        {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets"], "verbs": ["list", "watch"]},
+        # the children the detail pages show and what is made of them (their resource tree), cached as deploy/base's
+        # API role allows (without them the cache waits out its sync timeout at the panel's start)
+        {"apiGroups": [""], "resources": ["services", "pods", "persistentvolumeclaims"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "replicasets"], "verbs": ["list", "watch"]},
         {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
         {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
         {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
     ]

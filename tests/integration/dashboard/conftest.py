@@ -4,7 +4,7 @@
 more on them, with other settings); ``http`` a Flask test client
 that has loaded a page (so it holds the CSRF cookie) and knows its token (``http.csrf``).
 ``custom`` writes objects straight to the API server. Tests work in their own ``namespace``. ``deleter`` (real control
-plane only): an app whose person may read everything and delete Darkrooms in one namespace only.
+plane only): an app whose person may read everything but Pods and delete Darkrooms in one namespace only.
 """
 
 from __future__ import annotations
@@ -26,15 +26,19 @@ from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from integration.logins import login_settings
 
-# A ClusterRole's rules to read all the pages show (and every child kind the API caches, as deploy/base's API role
-# allows: without one, its start waits out the cache sync) — for people of the real control plane with less than that.
+# A ClusterRole's rules to read all the pages show but Pods — for people of the real control plane with less than
+# that (the ``deleter``'s person sees in a resource tree that they may not list Pods). An app whose own account is such a
+# person adds POD_RULES: it needs every kind the API caches, as deploy/base's API role allows (without one, its start
+# waits out the cache sync).
 READS = ["get", "list", "watch"]
 READ_RULES = [
     {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": READS},
     {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": READS},
-    {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments"], "verbs": READS},
+    {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments", "replicasets"], "verbs": READS},
     {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": READS},
+    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": READS},
 ]
+POD_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": READS}]
 TOKEN_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
 
 
@@ -102,7 +106,7 @@ def custom(api_client: Any) -> Any:
 @dataclass
 class Deleter:
     """An app on the real control plane whose person (alice, signed in with her token: the pages act as her) may read
-    every kind the pages show everywhere, delete Darkrooms in ``allowed`` only, and write nothing else."""
+    every kind the pages show everywhere but Pods, delete Darkrooms in ``allowed`` only, and write nothing else."""
 
     app: Flask
     admin: Any

@@ -130,8 +130,8 @@ def test_the_stream_names_the_regions_its_object_children_and_events_change(
     finally:
         frames.close()
     fragment = http.get(f"/ui/darkrooms/{namespace}/web", headers={"HX-Request": "true", "HX-Target": "darkroom-children"})
-    row = re.search(r'<tr data-kind="Deployment">.*?</tr>', fragment.get_data(as_text=True), re.S)
-    assert row and "replicas ready" in row.group(0), fragment.get_data(as_text=True)
+    row = re.search(r'<li class="tree-node" data-kind="Deployment".*?</div>', fragment.get_data(as_text=True), re.S)  # its tree node
+    assert row and " of 1 ready" in row.group(0), fragment.get_data(as_text=True)
     events = http.get(f"/ui/darkrooms/{namespace}/web", headers={"HX-Request": "true", "HX-Target": "darkroom-events"}).get_data(
         as_text=True
     )

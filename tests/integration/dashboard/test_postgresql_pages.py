@@ -34,7 +34,7 @@ import yaml
 from flask import Flask
 from support import RealclusterProcess, install_crds, wait_for
 
-from integration.dashboard.conftest import READ_RULES, Client
+from integration.dashboard.conftest import POD_RULES, READ_RULES, Client
 
 PG = ("database.db.example.com", "v1")
 PASSWORD = "integration-Password-sentinel-31"
@@ -340,7 +340,7 @@ def test_a_referenced_secret_is_not_revealed(http: Client, custom: Any, namespac
 
 def secret_row(http: Client, namespace: str, name: str) -> str:
     children = http.get(f"/ui/postgresqls/{namespace}/{name}", headers={"HX-Request": "true", "HX-Target": "postgresql-children"})
-    row = re.search(r'<tr data-kind="Secret">.*?</tr>', children.get_data(as_text=True), re.S)
+    row = re.search(r'<li class="tree-node" data-kind="Secret".*?</div>', children.get_data(as_text=True), re.S)  # its node's line
     assert row, children.get_data(as_text=True)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row.group(0))).strip()
 
@@ -391,7 +391,7 @@ def refused(realcluster_required: None, realcluster: RealclusterProcess, tmp_pat
     admin = config.new_client_from_config(config_file=str(realcluster.kubeconfig))
     rbac, core = client.RbacAuthorizationV1Api(admin), client.CoreV1Api(admin)
     name = f"test-no-secrets-{uuid.uuid4().hex[:6]}"
-    rbac.create_cluster_role({"metadata": {"name": name}, "rules": READ_RULES})
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": READ_RULES + POD_RULES})  # the app's own account: all it caches
     subject = {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
     role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
     rbac.create_cluster_role_binding({"metadata": {"name": name}, "roleRef": role_ref, "subjects": [subject]})

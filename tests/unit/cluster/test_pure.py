@@ -16,7 +16,7 @@ import pytest
 
 from cluster import errors
 from cluster.bodies import FrozenDict, freeze, object_key, thaw, version_at_least
-from cluster.resources import CONFIGMAPS, DARKROOMS, NAMESPACES, lookup
+from cluster.resources import CONFIGMAPS, DARKROOMS, NAMESPACES, PODS, REPLICASETS, lookup
 from cluster.selectors import parse
 
 
@@ -39,8 +39,9 @@ def test_resource_paths() -> None:
 def test_lookup() -> None:
     assert lookup("dr") is DARKROOMS and lookup("Darkroom") is DARKROOMS and lookup("darkrooms.deployments.example.com") is DARKROOMS
     assert lookup("cm") is CONFIGMAPS
+    assert lookup("po") is PODS and lookup("rs") is REPLICASETS
     with pytest.raises(KeyError):
-        lookup("pods")
+        lookup("nodes")
 
 
 @pytest.mark.parametrize(
