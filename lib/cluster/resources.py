@@ -69,6 +69,7 @@ LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 POSTGRESQLS = Resource(postgresqls.GROUP, postgresqls.VERSION, "postgresqls", postgresqls.KIND, True, ("pg",))
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",))
 PERSISTENTVOLUMECLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",))
+PODS = Resource("", "v1", "pods", "Pod", True, ("po",))  # read as the person (never cached): their logs, pods/log
 
 REGISTRY: tuple[Resource, ...] = (
     DARKROOMS,
@@ -84,6 +85,7 @@ REGISTRY: tuple[Resource, ...] = (
     LEASES,
     STATEFULSETS,
     PERSISTENTVOLUMECLAIMS,
+    PODS,
 )
 
 

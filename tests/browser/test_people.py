@@ -224,7 +224,9 @@ def test_bob_sees_what_he_may_not_do_and_why(panel: Panel, objects: Objects, bro
     page.goto(f"/ui/darkrooms/{TEAM_A}/{objects.darkroom(TEAM_A)}")
     actions = page.locator("#detail-actions")
     name = objects.darkroom(TEAM_A)
-    assert refused(actions.get_by_role("link", name="Edit", exact=True)) == f'You may not update darkrooms "{name}" in namespace "{TEAM_A}".'
+    assert (
+        refused(actions.get_by_role("link", name="Edit", exact=True)) == f'You may not update darkrooms "{name}" in namespace "{TEAM_A}".'
+    )
     assert refused(actions.get_by_role("button", name="Delete…")) == f'You may not delete darkrooms "{name}" in namespace "{TEAM_A}".'
     assert page.locator("ul.why li").all_inner_texts() == [
         f'You may not update darkrooms "{name}" in namespace "{TEAM_A}".',
