@@ -28,6 +28,7 @@ Decisions:
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections import deque
@@ -39,6 +40,7 @@ from markupsafe import escape
 
 from cluster import ClusterError
 
+log = logging.getLogger(__name__)
 BUFFER_LINES = 2000  # per stream: at ~200 bytes a line, ~0.5 MB at most, whatever the pods write
 LINE_MAX_CHARS = 10_000
 READ_CHUNK = 65536
@@ -148,6 +150,10 @@ class PodReader:
             response = self._open()
         except ClusterError as e:
             self._buffer.put(Line(self.pod, f"could not read the log: {e.message}", note=True))
+            return
+        except Exception as e:  # not the cluster's answer: ours to fix (the type only: nothing of the log is in it)
+            log.error("could not open the log of pod %s: %s", self.pod, type(e).__name__)
+            self._buffer.put(Line(self.pod, "could not read the log (an error of the panel; its log says which)", note=True))
             return
         with self._lock:
             self._response = response

@@ -125,6 +125,11 @@ def test_the_logs_page_lists_the_pods_and_the_download_and_stream_read_them(
     lines = "\n".join(data for name, data in named if name == "lines")
     assert f"image: {IMAGE}" in lines and "&lt;img src=x onerror=alert(1)&gt;" in lines
     assert "<img" not in body and 'class="log-pod"' not in lines  # escaped; one pod: no marks
+    # no previous container: the kubelet's 400, as the download's answer and as a note in the stream
+    previous = http.get(f"{base}/logs/download?pod={pods[0]}&previous=1", headers={"Accept": "application/json"})
+    assert previous.status_code == 400 and "previous terminated container" in previous.get_json()["detail"]
+    noted = http.get(f"{base}/logs/stream?pod={pods[0]}&previous=1").get_data(as_text=True)
+    assert 'class="log-line log-note"' in noted and "previous terminated container" in noted and "event: done" in noted
     merged = "\n".join(data for name, data in events(http.get(f"{base}/logs/stream?tail=2").get_data(as_text=True)) if name == "lines")
     for pod in pods:
         assert f'<span class="log-pod">{pod}</span>' in merged
