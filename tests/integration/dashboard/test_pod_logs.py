@@ -239,3 +239,30 @@ def test_a_person_who_may_not_get_pods_log_gets_the_403_naming_it(deleter: Delet
     # the pods of another namespace: not even listed
     refused = http.get(f"/ui/darkrooms/{deleter.refused}/nothing/logs")
     assert refused.status_code in (403, 404)
+
+
+def test_a_databases_logs_are_its_statefulsets_pods(http: Client, custom: Any, api_client: Any, namespace: str) -> None:
+    from kubernetes import client
+
+    from integration.dashboard.test_postgresql_pages import make_pg, owner_of
+
+    pg = make_pg(custom, namespace, "orders")
+    labels = {"app": "orders-db"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "postgres", "image": "postgres:17"}]}}
+    body = {
+        "metadata": {"name": "orders", "labels": {"app.kubernetes.io/managed-by": "darkroom-operator"}, "ownerReferences": [owner_of(pg)]},
+        "spec": {"replicas": 1, "serviceName": "orders-hl", "selector": {"matchLabels": labels}, "template": template},
+    }
+    apps: Any = client.AppsV1Api(api_client)
+    apps.create_namespaced_stateful_set(namespace, body)
+    base = f"/ui/postgresqls/{namespace}/orders"
+
+    def shown(path: str, needle: str) -> str | None:
+        answer = http.get(path)
+        text = answer.get_data(as_text=True)
+        return text if answer.status_code == 200 and needle in text else None
+
+    assert wait_for(lambda: shown(base, f'href="{base}/logs?follow=1">Logs</a>'), timeout_s=10)
+    page = wait_for(lambda: shown(f"{base}/logs", "orders-0</option>"), timeout_s=60)  # the StatefulSet's pod
+    assert ">Databases</a>" in page
+    assert wait_for(lambda: shown(f"{base}/logs/download?pod=orders-0", "image: postgres:17"), timeout_s=30)
