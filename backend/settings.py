@@ -237,6 +237,15 @@ class ApiSettings:
     stream_retry_after_s: int = field(
         default=10, metadata=variable(f"{ENV_PREFIX}STREAM_RETRY_AFTER_S", doc="The Retry-After of a /watch refused for the caps.")
     )
+    log_stream_max: int = field(
+        default=20,
+        metadata=variable(
+            f"{ENV_PREFIX}LOG_STREAM_MAX",
+            doc="Open pod log streams (the dashboard's Logs page, each reading its pods' logs as its person) in all; over"
+            " it, 503 with the Retry-After of STREAM_RETRY_AFTER_S. Each holds a reader thread and an API server"
+            " connection per pod, so it is capped apart from /watch.",
+        ),
+    )
     header_timeout_s: float = field(
         default=10.0,
         metadata=variable(

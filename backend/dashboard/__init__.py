@@ -18,7 +18,8 @@ JSON API (:mod:`.actions`); CSRF and the Content-Security-Policy are :mod:`.prot
 says what goes with the object (:mod:`.consequences`); list rows are rendered once per change and pushed live by
 :mod:`.liverows`, and every region of a detail page is fetched again when :mod:`.livedetail`'s stream says it changed.
 What the person may do — which controls are disabled, with the reason — is asked of the cluster as them
-(:mod:`.allowing`); a failure a view lets through is an HTML page, a refusal naming what was refused
+(:mod:`.allowing`); a Darkroom's or a Postgresql's pod logs are read as them too (:mod:`.podlogs`, streamed by
+:mod:`.logstreams`); a failure a view lets through is an HTML page, a refusal naming what was refused
 (:func:`.browsing.problem_page`).
 """
 
@@ -36,6 +37,7 @@ from backend.dashboard import (
     livedetail,
     liverows,
     pgpages,
+    podlogs,
     protection,
     rendering,
     returning,
@@ -62,6 +64,7 @@ def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:
     live = tuple(view for pages in PAGES for view in pages.install(blueprint, services))
     liverows.install(blueprint, views=[v for v in live if isinstance(v, liverows.RowView)], streams=streams)
     livedetail.install(blueprint, views=[v for v in live if isinstance(v, livedetail.DetailView)], streams=streams)
+    podlogs.install(blueprint, services, streams=streams)
     returning.install(blueprint, tuple(link.href for link in lists))  # the list pages
     return blueprint
 

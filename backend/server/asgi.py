@@ -22,7 +22,8 @@ the loop a socket and a coroutine each; threads run only Flask views. Per reques
 4. ``/watch``: the scope carries a :class:`backend.api.watch.streams.Handoff`. When the view filled it and
    answered 200, the response head goes out and :func:`backend.server.streaming.pump` writes the frames on
    the loop; the view's thread is free as soon as the view returns. The stream's cap lease is
-   released when it ends.
+   released when it ends. A pod log's stream (the handoff's ``pushed``: frames from reader threads of its own) is
+   written the same way by :func:`backend.server.streaming.pump_pushed`.
 5. One access-log line per request on the ``darkroom_control_panel.access`` logger (wired to
    gunicorn's access log by the worker): client, the person the request acted as (``-`` before
    authentication, ``(local)`` in the local mode; never a token: :data:`backend.api.actors.ACCESS_USER`),
@@ -98,14 +99,17 @@ class Front:
             environ = dict(build_environ(scope, io.BytesIO(body)))  # type: ignore[arg-type]  # any file-like wsgi.input
             call = functools.partial(contextvars.copy_context().run, _call_wsgi, self.app, environ)
             status, headers, chunks = await asyncio.get_running_loop().run_in_executor(pool, call)
-            subscription = handoff.subscription
-            if subscription is None or status != 200:
+            subscription, pushed = handoff.subscription, handoff.pushed
+            if (subscription is None and pushed is None) or status != 200:
                 await send({"type": "http.response.start", "status": status, "headers": headers})
                 await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": False})
                 return
             headers = [(name, value) for name, value in headers if name != b"content-length"]
             await send({"type": "http.response.start", "status": status, "headers": headers})
-            await streaming.pump(subscription, send=send, receive=receive, waker=self._wakers.get(subscription.broadcaster))
+            if subscription is not None:
+                await streaming.pump(subscription, send=send, receive=receive, waker=self._wakers.get(subscription.broadcaster))
+            elif pushed is not None:
+                await streaming.pump_pushed(pushed, send=send, receive=receive)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             handoff.release()

@@ -10,6 +10,10 @@ informer's dispatcher thread after every publish, and it wakes every stream of t
 sockets, and a published event one wake-up plus one write per interested stream. A stream whose next
 event needs a review of its person's rights waits for it off the loop, in a thread that every stream
 held up by the same review shares (:meth:`Waker.unblock`).
+
+:func:`pump_pushed` writes a :class:`backend.api.watch.streams.Pushed` stream (a pod's log) the same way: its threads
+wake the loop (coalesced by the stream), the loop takes what is ready; at the end, or when the client goes away, the
+stream is closed, which ends its threads and connections.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from backend.api.watch.broadcasting import Broadcaster
-from backend.api.watch.streams import Subscription, run_blocked
+from backend.api.watch.streams import Pushed, Subscription, run_blocked
 
 WAKE_SLICE = 50  # streams woken per pass of the loop (each writes its frames: ~20 µs)
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -160,3 +164,34 @@ async def pump(subscription: Subscription, *, send: Send, receive: Receive, wake
     finally:
         broadcaster.attach(-1)
         gone.cancel()
+
+
+def _set_threadsafe(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to wake
+        loop.call_soon_threadsafe(event.set)
+
+
+async def pump_pushed(pushed: Pushed, *, send: Send, receive: Receive) -> None:
+    """Write ``pushed``'s frames as response body chunks until it finishes or the client goes away; then close it.
+    The caller sends the response start before and the final (empty) body chunk after."""
+    loop = asyncio.get_running_loop()
+    gone = asyncio.ensure_future(until_disconnect(receive))
+    woken = asyncio.Event()
+    pushed.listen(functools.partial(_set_threadsafe, loop, woken))
+    try:
+        await send({"type": "http.response.body", "body": pushed.opening(), "more_body": True})
+        while not gone.done():
+            woken.clear()  # before the take: a wake-up after it is not lost
+            frames = pushed.take()
+            if frames:
+                await send({"type": "http.response.body", "body": frames, "more_body": True})
+            if pushed.finished:
+                return
+            waiting = asyncio.ensure_future(woken.wait())
+            try:
+                await asyncio.wait({waiting, gone}, timeout=max(0.0, pushed.heartbeat_in()), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiting.cancel()
+    finally:
+        gone.cancel()
+        pushed.close()

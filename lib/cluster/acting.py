@@ -14,6 +14,9 @@ server *with the person's credentials*, so kube-apiserver decides, audits them u
 refuses what they may not do; such a refusal comes back as :class:`cluster.errors.Forbidden` naming the
 person and what was refused. There is no fallback to the process's own credentials.
 
+A pod's log (``pods/log``) is read with the official client's ``CoreV1Api.read_namespaced_pod_log`` as the person
+(:meth:`ActingClient.pod_log`): kube-apiserver authorizes ``get`` on ``pods/log``, and a refusal names it.
+
 The process's own identity (:data:`SELF`: the reconciler, or the API serving itself in the local one-person
 mode) reads its own cache without reviews — what it filled, it may read — and writes as itself.
 """
@@ -25,12 +28,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from kubernetes.client import CoreV1Api
+from kubernetes.client.exceptions import OpenApiException
+from urllib3.exceptions import HTTPError
+
 from cluster import errors
 from cluster.attributes import ResourceAttributes
 from cluster.bodies import FrozenDict
 from cluster.clients import CachedClient, PatchType
 from cluster.identities import OWN, Credentials, Impersonation, User
-from cluster.resources import Resource
+from cluster.resources import PODS, Resource
 from cluster.reviewing import AccessReviewer
 
 
@@ -48,6 +55,8 @@ class Actor:
 
 
 SELF = Actor(user=None, credentials=OWN)
+#: A followed log's wait for its next line: a container quiet for a day ends its follow (a reader says so).
+FOLLOW_READ_TIMEOUT_S = 24 * 3600.0
 T = TypeVar("T")
 
 
@@ -134,6 +143,52 @@ class ActingClient:
     def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[FrozenDict]:
         """Cached objects under ``value`` in an index, of the namespaces the actor may list."""
         return self._visible(resource, self.client.by_index(resource, index, value))
+
+    def pod_log(
+        self,
+        namespace: str,
+        pod: str,
+        *,
+        container: str | None = None,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        since_seconds: int | None = None,
+        previous: bool = False,
+        timestamps: bool = False,
+        limit_bytes: int | None = None,
+    ) -> Any:
+        """The log of a pod's container as a streaming ``urllib3`` response (unread; the caller closes it), read as the
+        actor through ``CoreV1Api.read_namespaced_pod_log(..., _preload_content=False)``. A follow waits up to
+        :data:`FOLLOW_READ_TIMEOUT_S` for each line (the caller ends it sooner by closing the response). Raises
+        ClusterError (a refusal naming ``get`` ``pods/log``; the kubelet's complaints, a previous container not found,
+        as BadRequest)."""
+        attributes = ResourceAttributes.of("get", PODS, namespace=namespace, name=pod, subresource="log")
+        transport = self.client.transport
+        read_s = FOLLOW_READ_TIMEOUT_S if follow else transport.request_timeout_s
+        what = f"GET {PODS.path(namespace=namespace, name=pod, subresource='log')}"
+
+        def send() -> Any:
+            api = CoreV1Api(transport.official(self._creds))
+            try:
+                return api.read_namespaced_pod_log(
+                    pod,
+                    namespace,
+                    container=container or None,
+                    follow=follow or None,
+                    tail_lines=tail_lines,
+                    since_seconds=since_seconds,
+                    previous=previous or None,
+                    timestamps=timestamps or None,
+                    limit_bytes=limit_bytes,
+                    _preload_content=False,
+                    _request_timeout=(transport.connect_timeout_s, read_s),
+                )
+            except OpenApiException as e:
+                raise errors.from_api_exception(e, what=what) from e
+            except HTTPError as e:
+                raise errors.from_transport(e, what=what) from e
+
+        return self._sent(send, attributes)
 
     def written_version(self, resource: Resource) -> str | None:
         return self.client.written_version(resource)

@@ -10,6 +10,12 @@ A request made for a person carries their :class:`cluster.identities.Credentials
 headers to the process's own authentication; a person's own bearer token replaces it and goes out on a
 pool of its own that verifies the server exactly as the process's does but presents no client
 certificate (kube-apiserver would authenticate the certificate first and act as the process).
+
+:meth:`Transport.official` is the official client itself (``kubernetes.client.ApiClient``) sending as one person:
+for the operations whose answer is no JSON object, read with the client's own methods (a pod's log:
+``CoreV1Api.read_namespaced_pod_log(..., _preload_content=False)``). Its requests go out on the pool and with the
+headers :meth:`Transport.request` would use for those credentials (:class:`_SentAs`), so there is one place that
+decides how a person authenticates.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import copy
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import orjson
 import urllib3
@@ -63,6 +69,15 @@ class Transport:
             configuration.cert_file = configuration.key_file = None
             self._anonymous_pool = RESTClientObject(configuration).pool_manager
         return self._anonymous_pool
+
+    def official(self, credentials: Credentials) -> Any:
+        """A ``kubernetes.client.ApiClient`` whose requests are sent as ``credentials`` (:class:`_SentAs`): the client's
+        configuration, URL building and parameter validation, our pools and authentication headers. Cheap (no pool of
+        its own); nothing to close."""
+        api_client = copy.copy(self.api_client)
+        api_client.rest_client = copy.copy(self.api_client.rest_client)
+        api_client.rest_client.pool_manager = _SentAs(self, credentials)
+        return api_client
 
     def close(self) -> None:
         """Close the pool of person-owned tokens (the process's own belongs to the ApiClient: closed with it)."""
@@ -145,6 +160,27 @@ class Transport:
         finally:
             response.close()
             response.release_conn()
+
+
+class _SentAs:
+    """Stands in for the official client's urllib3 pool (``rest_client.pool_manager``): each request goes out on the
+    transport's pool for ``credentials`` with the headers :meth:`Transport.request` would send (the client's own
+    ``Accept`` kept), never retried (a log read again would repeat its lines)."""
+
+    def __init__(self, transport: Transport, credentials: Credentials) -> None:
+        self._transport = transport
+        self._credentials = credentials
+
+    def request(self, method: str, url: str, **kwargs: Any) -> urllib3.BaseHTTPResponse:
+        asked = kwargs.pop("headers", None) or {}
+        headers = self._transport._headers(method, urlsplit(url).path, asked.get("Content-Type"), self._credentials)
+        if asked.get("Accept"):
+            headers["Accept"] = asked["Accept"]
+        kwargs["retries"] = False
+        return self._transport._pool_for(self._credentials).request(method, url, headers=headers, **kwargs)
+
+    def clear(self) -> None:
+        """The pools are the transport's (closed with it)."""
 
 
 class Stream:

@@ -70,8 +70,8 @@ POSTGRESQLS = Resource(postgresqls.GROUP, postgresqls.VERSION, "postgresqls", po
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",))
 PERSISTENTVOLUMECLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",))
 # What the cluster's controllers make of the reconciler's children (a Deployment's ReplicaSets, their Pods; a
-# StatefulSet's Pods; a Service's EndpointSlices): read by the API for the detail pages' resource tree, never written
-# by the product.
+# StatefulSet's Pods; a Service's EndpointSlices): cached by the API for the detail pages' resource tree, never written
+# by the product. A workload's pods for its logs page are listed as the person, and their logs read through pods/log.
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",))
 PODS = Resource("", "v1", "pods", "Pod", True, ("po",))
 ENDPOINTSLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)

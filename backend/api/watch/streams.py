@@ -11,15 +11,22 @@ thread. Without the slot (werkzeug: tests, ``flask run``) the body is the blocki
 ``/watch`` (:mod:`.watching`) and the dashboard's live rows (:mod:`backend.dashboard.liverows`) open their streams
 here, over the same broadcaster and caps (the app's :class:`Streams`), the live rows with their own encoding of each
 event (made from :attr:`.broadcasting.Event.source` at most once per encoding and kept on the event).
+
+A stream whose frames come from threads of its own rather than from the broadcaster — a pod's log, read by one reader
+thread per pod (:mod:`backend.dashboard.logstreams`) — is a :class:`Pushed`; :func:`pushed_response` hands it to the
+front the same way (the :class:`Handoff`'s ``pushed``; :func:`backend.server.streaming.pump_pushed`), else serves it as
+the blocking :class:`PushedBody`. Its caps are its own (the caller's :class:`~.limits.Lease`).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable, Generator, Hashable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from flask import Response, request
 from prometheus_client import Counter
@@ -139,14 +146,47 @@ def run_blocked(subscription: Subscription) -> bool:
     return True
 
 
+class Pushed(Protocol):
+    """A stream whose frames threads of its own produce (see the module docstring). Never blocks: the front calls it on
+    its event loop."""
+
+    @property
+    def finished(self) -> bool:
+        """Everything was taken and nothing more will come: the response ends."""
+        ...
+
+    def opening(self) -> bytes:
+        """The first frames."""
+        ...
+
+    def take(self) -> bytes | None:
+        """The frames ready now (a heartbeat when one is due); None: nothing yet."""
+        ...
+
+    def heartbeat_in(self) -> float:
+        """Seconds until the next heartbeat is due."""
+        ...
+
+    def listen(self, wake: Callable[[], None]) -> None:
+        """Have ``wake`` called (from any thread) when frames may be ready or the stream finished."""
+        ...
+
+    def close(self) -> None:
+        """Stop producing and free what the stream holds (idempotent; quick: it never waits for its threads)."""
+        ...
+
+
 class Handoff:
     """The slot the ASGI front puts in the scope: the view fills it, the front streams it on its event loop."""
 
     def __init__(self) -> None:
         self.subscription: Subscription | None = None
+        self.pushed: Pushed | None = None
         self.lease: Lease | None = None
 
     def release(self) -> None:
+        if self.pushed is not None:
+            self.pushed.close()
         if self.lease is not None:
             self.lease.release()
             self.lease = None
@@ -186,6 +226,62 @@ class StreamBody:
                     yield frames
         finally:
             broadcaster.attach(-1)
+
+
+class PushedBody:
+    """The blocking body of a :class:`Pushed` stream (werkzeug): waits for its wake-ups in the request thread; ``close()``
+    (the client went away, or the response ended) closes the stream and frees the lease."""
+
+    def __init__(self, pushed: Pushed, *, lease: Lease | None = None) -> None:
+        self._pushed = pushed
+        self._lease = lease
+        self._woken = threading.Event()
+        pushed.listen(self._woken.set)
+        self._frames = self._generate()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._frames
+
+    def close(self) -> None:
+        self._frames.close()
+        self._pushed.close()
+        if self._lease is not None:
+            self._lease.release()
+
+    def _generate(self) -> Generator[bytes, None, None]:
+        pushed = self._pushed
+        yield pushed.opening()
+        while True:
+            self._woken.clear()  # before the take: a wake-up after it is not lost
+            frames = pushed.take()
+            if frames:
+                yield frames
+            if pushed.finished:
+                return
+            self._woken.wait(max(0.0, pushed.heartbeat_in()))
+
+
+def pushed_response(pushed: Pushed, lease: Lease) -> Response:
+    """The response of a :class:`Pushed` stream holding ``lease`` (a cap's): handed to the front, else a blocking body;
+    HEAD gets the head alone."""
+    scope = request.environ.get("asgi.scope")
+    handoff = scope.get(HANDOFF) if isinstance(scope, dict) else None
+    body: Iterator[bytes] | PushedBody
+    if request.method == "HEAD":
+        pushed.close()
+        lease.release()
+        body = iter(())
+    elif isinstance(handoff, Handoff):
+        handoff.pushed, handoff.lease = pushed, lease
+        body = iter(())
+    else:
+        body = PushedBody(pushed, lease=lease)
+    return Response(
+        body,
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        direct_passthrough=True,
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,83 @@
+"""The pod logs page in a real browser, at 1366 and 390 px, light and dark.
+
+Behaviours: the Darkroom's detail page links to Logs; the page (its Deployment made by the reconciler, its pod run by the
+cluster's simulated kubelet) shows the pod's log lines as they stream, with the pod's image, marked with the pod when
+all pods are shown; a followed log gets a later line without a reload; Pause holds new lines (Resume brings them),
+the wrap checkbox wraps at once; Download is an attachment of the same text; the page fits a phone (nothing wider than
+the viewport: the log box scrolls on its own). No console error, CSP violation or dialog (the fixture's check).
+Screenshots: ``logs-<width>-<scheme>.png``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from support import wait_for
+
+from browser.conftest import Stack, Watched, shot
+from browser.test_live_details import darkroom
+
+SIZES = {"1366": {"width": 1366, "height": 768}, "390": {"width": 390, "height": 844}}
+LINE_S = 30_000  # ms a streamed line may take on a loaded machine (a wait, never a timing assertion)
+
+
+@pytest.fixture(scope="module")
+def with_pod(stack: Stack) -> tuple[str, str]:
+    """A Darkroom whose pod runs (the reconciler made its Deployment): its logs page and the pod's name."""
+    darkroom(stack, "logged")
+    core: Any = stack.core()
+
+    def running() -> str | None:
+        pods = core.list_namespaced_pod(stack.namespace).items
+        names = [p.metadata.name for p in pods if p.metadata.name.startswith("logged-") and p.status.phase == "Running"]
+        return names[0] if names else None
+
+    pod: str = wait_for(running, timeout_s=90, message="the Darkroom's pod never ran")
+    return f"/ui/darkrooms/{stack.namespace}/logged/logs", pod
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_logs_page_streams_and_fits(with_pod: tuple[str, str], new_page: Callable[..., Watched], size: str, scheme: str) -> None:
+    path, pod = with_pod
+    page = new_page(viewport=SIZES[size], color_scheme=scheme).page
+    page.goto(path.removesuffix("/logs"))
+    page.click("#logs-link")
+    expect(page).to_have_url(f"{path}?follow=1")
+    lines = page.locator("#log-lines")
+    expect(lines).to_contain_text("image: ", timeout=LINE_S)
+    expect(page.locator("#log-lines .log-pod").first).to_have_text(pod)
+    expect(page.locator("#log-status")).to_have_text("Following")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= SIZES[size]["width"], f"the page is {width}px wide"
+    shot(page, f"logs-{size}-{scheme}")
+
+
+def test_follow_pause_resume_wrap_and_download(with_pod: tuple[str, str], new_page: Callable[..., Watched]) -> None:
+    path, pod = with_pod
+    page = new_page(viewport=SIZES["1366"], accept_downloads=True).page
+    page.goto(f"{path}?pod={pod}&tail=1&follow=1")
+    lines = page.locator("#log-lines .log-line")
+    expect(lines).to_have_count(1, timeout=LINE_S)  # tail=1
+    expect(lines).not_to_have_count(1, timeout=LINE_S)  # the simulated kubelet writes a line every few seconds
+    assert page.locator("#log-lines .log-pod").count() == 0  # one pod: no marks
+    page.click("#log-pause")
+    expect(page.locator("#log-pause")).to_have_attribute("aria-pressed", "true")
+    held = lines.count()
+    expect(page.locator("#log-status")).to_contain_text("new lines", timeout=LINE_S)
+    assert lines.count() == held  # paused: nothing appended
+    page.click("#log-pause")
+    expect(lines).not_to_have_count(held)
+    expect(page.locator("#log-status")).to_have_text("Following")
+    assert "wrap" not in (page.get_attribute("#log-lines", "class") or "")
+    page.check("#log-wrap")
+    expect(page.locator("#log-lines")).to_have_class("log-lines wrap")
+    with page.expect_download() as caught:
+        page.click("#log-download")
+    download = caught.value
+    assert download.suggested_filename == f"logged-{pod}.log"
+    with open(download.path(), encoding="utf-8") as saved:
+        assert len(saved.read().splitlines()) == 1  # the page's selection: tail=1
