@@ -40,7 +40,7 @@ def darkroom_with_pods(custom: Any, api_client: Any, namespace: str, name: str, 
     labels = {"app": name}
     container = {"name": "web", "image": IMAGE, "args": ["--title", MARKUP]}
     managed = {"app.kubernetes.io/managed-by": "darkroom-operator", **labels}
-    template = {"metadata": {"labels": labels}, "spec": {"containers": [container]}}
+    template = {"metadata": {"labels": managed}, "spec": {"containers": [container]}}  # labelled as the reconciler does: cached
     body = {
         "metadata": {"name": name, "labels": managed, "ownerReferences": controlled_by(owner)},
         "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template},
@@ -56,6 +56,17 @@ def darkroom_with_pods(custom: Any, api_client: Any, namespace: str, name: str, 
 
     found: list[str] = wait_for(running, timeout_s=60)
     return found
+
+
+def cached(http: Client, base: str, pods: list[str]) -> Any:
+    """The logs page of ``base`` once it lists every pod of ``pods`` (it reads them from the API's cache, as the person:
+    the cache may not have seen them yet when the cluster says they run)."""
+
+    def listed() -> Any:
+        answer = http.get(f"{base}/logs?follow=1")
+        return answer if all(f'<option value="{pod}">' in answer.get_data(as_text=True) for pod in pods) else None
+
+    return wait_for(listed, timeout_s=20)
 
 
 def events(body: str) -> list[tuple[str, str]]:
@@ -94,7 +105,7 @@ def test_the_logs_page_lists_the_pods_and_the_download_and_stream_read_them(
     pods = darkroom_with_pods(custom, api_client, namespace, "web")
     base = f"/ui/darkrooms/{namespace}/web"
     assert f'href="{base}/logs?follow=1">Logs</a>' in http.get(base).get_data(as_text=True)
-    page = http.get(f"{base}/logs?follow=1")
+    page = cached(http, base, pods)
     html = page.get_data(as_text=True)
     assert page.status_code == 200, html
     for pod in pods:
@@ -139,6 +150,7 @@ def test_a_followed_stream_delivers_later_lines_and_its_readers_end_with_it(
     http: Client, custom: Any, api_client: Any, namespace: str
 ) -> None:
     (pod,) = darkroom_with_pods(custom, api_client, namespace, "follow", replicas=1)
+    cached(http, f"/ui/darkrooms/{namespace}/follow", [pod])
     opened = Opened(http, f"/ui/darkrooms/{namespace}/follow/logs/stream?pod={pod}&tail=1&follow=1")
     try:
         assert opened.status == 200
@@ -192,6 +204,7 @@ def test_the_log_stream_cap_answers_503_with_retry_after(make_dashboard_app: Any
     (pod,) = darkroom_with_pods(custom, api_client, namespace, "capped", replicas=1)
     app: Flask = make_dashboard_app(log_stream_max=1, stream_retry_after_s=7)
     http = Client(app.test_client())
+    cached(http, f"/ui/darkrooms/{namespace}/capped", [pod])
     url = f"/ui/darkrooms/{namespace}/capped/logs/stream?pod={pod}&follow=1&tail=1"
     first = Opened(http, url)
     try:
@@ -225,9 +238,9 @@ def test_a_person_who_may_not_get_pods_log_gets_the_403_naming_it(deleter: Delet
     http = Client(browser)
     base = f"/ui/darkrooms/{deleter.allowed}/secret-logs/logs"
 
-    def shown() -> Any:  # once the API's cache has the Darkroom
+    def shown() -> Any:  # once the API's cache has the Darkroom and its pod
         answer = http.get(base, headers={"Accept": "text/html"})
-        return answer if answer.status_code != 404 else None
+        return answer if answer.status_code != 404 and "has no pods yet" not in answer.get_data(as_text=True) else None
 
     page = wait_for(shown, timeout_s=20)
     html = page.get_data(as_text=True)
@@ -248,7 +261,8 @@ def test_a_databases_logs_are_its_statefulsets_pods(http: Client, custom: Any, a
 
     pg = make_pg(custom, namespace, "orders")
     labels = {"app": "orders-db"}
-    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "postgres", "image": "postgres:17"}]}}
+    managed = {"app.kubernetes.io/managed-by": "darkroom-operator", **labels}  # the pod template as the reconciler labels it
+    template = {"metadata": {"labels": managed}, "spec": {"containers": [{"name": "postgres", "image": "postgres:17"}]}}
     body = {
         "metadata": {"name": "orders", "labels": {"app.kubernetes.io/managed-by": "darkroom-operator"}, "ownerReferences": [owner_of(pg)]},
         "spec": {"replicas": 1, "serviceName": "orders-hl", "selector": {"matchLabels": labels}, "template": template},
