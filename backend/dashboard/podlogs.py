@@ -459,11 +459,15 @@ def install(blueprint: Blueprint, services: Services, *, streams: Streams) -> No
     limits = StreamLimits(max_total=settings.log_stream_max, max_per_client=settings.stream_max_per_client)
     pages = LogPages(services, streams, limits)
     html = {"content": {"text/html": {"schema": {"type": "string"}}}}
+
+    def either(description: str) -> dict[str, Any]:  # the error page for browsers, problem+json for other clients
+        return {"description": description, "content": {**html["content"], **_problem(description)["content"]}}
+
     page_responses = {
         "200": {"description": "The logs page.", **html},
-        "400": {"description": "A query parameter that is unknown or invalid (named).", **html},
-        "403": {"description": "The person may not list the pods or get their pods/log (named).", **html},
-        "404": {"description": "No such object.", **html},
+        "400": either("A query parameter that is unknown or invalid (named)."),
+        "403": either("The person may not list the pods or get their pods/log (named)."),
+        "404": either("No such object."),
     }
     stream_responses = {
         "200": {

@@ -9,6 +9,7 @@ import asyncio
 import functools
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -222,7 +223,9 @@ def test_the_front_pumps_a_pushed_stream_until_the_client_goes_away() -> None:
         await left.wait()
         return {"type": "http.disconnect"}
 
-    asyncio.run(asyncio.wait_for(pump_pushed(stream, send=send, receive=receive), 10))
+    # a loop of its own in a thread of its own: in a worker that ran browser tests, Playwright's loop runs in this one
+    with ThreadPoolExecutor(1) as alone:
+        alone.submit(lambda: asyncio.run(asyncio.wait_for(pump_pushed(stream, send=send, receive=receive), 10))).result()
     assert any(b'<span class="log-text">one</span>' in chunk for chunk in sent)
     reader.thread.join(5)
     assert not reader.thread.is_alive() and log.closed
