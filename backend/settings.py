@@ -246,6 +246,14 @@ class ApiSettings:
             " connection per pod, so it is capped apart from /watch.",
         ),
     )
+    namespace_choices_max: int = field(
+        default=500,
+        metadata=variable(
+            f"{ENV_PREFIX}NAMESPACE_CHOICES_MAX",
+            doc="The most namespaces the dashboard's namespace pickers (list filters, create forms) offer as a select; with"
+            " more, a picker is a text input suggesting 20 matching names as the person types.",
+        ),
+    )
     header_timeout_s: float = field(
         default=10.0,
         metadata=variable(

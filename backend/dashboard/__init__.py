@@ -36,6 +36,7 @@ from backend.dashboard import (
     darkroompages,
     livedetail,
     liverows,
+    namespacepicker,
     pgpages,
     podlogs,
     protection,
@@ -61,6 +62,7 @@ def create_blueprint(services: Services, *, streams: Streams) -> Blueprint:
     consequences.install(blueprint)
     timeline.install(blueprint, access=services.access)
     tree.install(blueprint, services)
+    namespacepicker.install(blueprint, services)
     live = tuple(view for pages in PAGES for view in pages.install(blueprint, services))
     liverows.install(blueprint, views=[v for v in live if isinstance(v, liverows.RowView)], streams=streams)
     livedetail.install(blueprint, views=[v for v in live if isinstance(v, livedetail.DetailView)], streams=streams)

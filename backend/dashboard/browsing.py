@@ -26,10 +26,10 @@ from werkzeug.wrappers import Response as BaseResponse
 from backend.api.problems import Problem, present_routing_errors, problem_of
 from backend.core import listing
 from backend.core.errors import Failure
-from backend.core.kinds.registry import KINDS
 from backend.core.ordering import Sort
-from backend.core.services import KindService, visible_namespaces
-from backend.dashboard import rendering
+from backend.core.services import KindService
+from backend.dashboard import namespacepicker, rendering
+from backend.dashboard.namespacepicker import Namespaces
 from backend.identity.authenticating import login_url
 from backend.identity.permissions import sentence
 from cluster import ClusterError, Forbidden, FrozenDict
@@ -126,9 +126,6 @@ def list_page(
     return rendering.page_or_block(template, context, block_name="list", target=target)
 
 
-RESOURCES = tuple(kind.resource for kind in KINDS)
-
-
 # Namespaces nobody should create Darkrooms, Tasks or Postgresqls in: Kubernetes' own, and the control panel's
 # (deploy/base/namespace.yaml: its components; its login sessions, also DARKROOM_API_SESSION_NAMESPACE).
 SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "darkroom-system", "darkroom-sessions"})
@@ -140,20 +137,16 @@ def system_namespace(service: KindService, namespace: str) -> bool:
     return namespace != settings.namespace and (namespace in SYSTEM_NAMESPACES or namespace == settings.session_namespace)
 
 
-def creatable_namespaces(service: KindService) -> list[str]:
+def creatable_namespaces(service: KindService) -> Namespaces:
     """The namespaces a create form offers: :func:`namespace_names` without the system ones (lists still show them)."""
-    return [ns for ns in namespace_names(service) if not system_namespace(service, ns)]
+    names = namespace_names(service)
+    return names.without(ns for ns in names if system_namespace(service, ns))
 
 
-def namespace_names(service: KindService) -> list[str]:
-    """Namespaces to choose from: those the person may see (the served one only, when the API is limited to one)."""
-    served = service.settings.namespace
-    if served:
-        return [served]
-    try:
-        return [ns["metadata"]["name"] for ns in visible_namespaces(service.client, service.settings, RESOURCES)]
-    except ClusterError:
-        return []
+def namespace_names(service: KindService) -> Namespaces:
+    """Namespaces to choose from: those the person may see (the served one only, when the API is limited to one), and
+    how a page offers them (:mod:`.namespacepicker`)."""
+    return namespacepicker.visible(service.client, service.settings)
 
 
 def add_shortcuts(blueprint: Blueprint, href: str, *, title: str, trimmed: Sequence[str] = (), by_namespace: str | None = None) -> None:

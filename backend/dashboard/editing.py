@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Protocol
 
 from flask import Response, request
@@ -32,8 +33,9 @@ from backend.api import problems
 from backend.api.problems import Problem
 from backend.core.errors import Failure
 from backend.core.services import KindService
-from backend.dashboard import actions, allowing, browsing, rendering, returning
-from backend.identity.permissions import ALLOWED
+from backend.dashboard import actions, allowing, browsing, namespacepicker, rendering, returning
+from backend.dashboard.namespacepicker import Namespaces
+from backend.identity.permissions import ALLOWED, ANYWHERE_ASKS_MAX
 from cluster import ClusterError
 
 Values = dict[str, Any]
@@ -96,6 +98,7 @@ class Flow:
             "values": values,
             "errors": errors or {},
             "namespaces": namespaces,
+            "namespace_suggest_from": browsing.with_query(namespacepicker.OPTIONS_URL, create=self.service.kind.title),
             "back": returning.back_to(request.values.get("back")) if mode == "create" else None,
             "freshness": None,
             **self.allowances(mode, values, namespaces),
@@ -108,7 +111,7 @@ class Flow:
         """What the form template needs besides the values (a generated form: the form and its page's words)."""
         return {}
 
-    def allowances(self, mode: str, values: Mapping[str, Any], namespaces: list[str]) -> dict[str, Any]:
+    def allowances(self, mode: str, values: Mapping[str, Any], namespaces: Namespaces) -> dict[str, Any]:
         """``can_save`` (Create or Save changes, disabled with the reason) and ``refused_namespaces`` (a new object's
         namespaces the person may not create in: offered disabled), asked as the person (:mod:`.allowing`)."""
         asked = allowing.current()
@@ -116,7 +119,10 @@ class Flow:
             return {"can_save": ALLOWED, "refused_namespaces": {}}
         resource = self.service.resource
         if mode == "create":
-            refused = {ns: answer.reason for ns in namespaces if not (answer := asked.may("create", resource, ns))}
+            # a select marks each namespace; a typeahead (many namespaces) only the form's own, and its suggestions ask
+            # for themselves (:mod:`.namespacepicker`)
+            marked = (values["namespace"],) if namespaces.typeahead else namespaces
+            refused = {ns: answer.reason for ns in marked if ns and not (answer := asked.may("create", resource, ns))}
             return {"can_save": asked.anywhere("create", resource, namespaces), "refused_namespaces": refused}
         return {"can_save": asked.may("update", resource, values["namespace"], values["name"]), "refused_namespaces": {}}
 
@@ -126,7 +132,8 @@ class Flow:
         asked = allowing.current()
         if asked is None or asked.may("create", self.service.resource, namespace):
             return namespace
-        allowed = (ns for ns in browsing.creatable_namespaces(self.service) if asked.may("create", self.service.resource, ns))
+        candidates = islice(browsing.creatable_namespaces(self.service), ANYWHERE_ASKS_MAX)
+        allowed = (ns for ns in candidates if asked.may("create", self.service.resource, ns))
         return next(allowed, namespace)
 
     def _friendly(self, namespace: str, name: str, *, fresh: bool = False) -> dict[str, Any]:

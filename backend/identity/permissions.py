@@ -29,6 +29,8 @@ from cluster.reviewing import SelfAccessReviewer
 
 log = logging.getLogger(__name__)
 
+ANYWHERE_ASKS_MAX = 50  # namespaces :meth:`Permissions.anywhere` asks one by one, at most
+
 
 def sentence(text: str) -> str:
     """``you may not ...`` → ``You may not ....``"""
@@ -80,10 +82,16 @@ class Permissions:
         return Allowance(False, sentence(attributes.refused()))
 
     def anywhere(self, verb: str, resource: Resource, namespaces: Sequence[str]) -> Allowance:
-        """Whether the caller may ``verb`` ``resource`` in one of ``namespaces`` at least (or in every namespace)."""
+        """Whether the caller may ``verb`` ``resource`` in one of ``namespaces`` at least (or in every namespace).
+
+        At most :data:`ANYWHERE_ASKS_MAX` namespaces are asked: with more (thousands of namespaces, one per team) and
+        no grant among the first ones the answer is not known cheaply, so it is "allowed" — shown, and the namespace
+        the person then picks is asked (and the API server decides)."""
         if self._allowed(ResourceAttributes.of(verb, resource)):
             return ALLOWED
-        if any(self.may(verb, resource, namespace) for namespace in namespaces):
+        if any(self.may(verb, resource, namespace) for namespace in namespaces[:ANYWHERE_ASKS_MAX]):
+            return ALLOWED
+        if len(namespaces) > ANYWHERE_ASKS_MAX:
             return ALLOWED
         where = "any namespace you can see" if namespaces else "any namespace"
         return Allowance(False, f"You may not {verb} {resource.plural} in {where}.")

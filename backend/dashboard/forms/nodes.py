@@ -45,6 +45,7 @@ class Field:
     max_length: int | None = None
     pattern: str | None = None  # for the HTML attribute (JavaScript "v"-mode syntax)
     suggestions: tuple[str, ...] = ()
+    suggest_from: str = ""  # a URL the input asks for more suggestions as the person types (a namespace typeahead)
     write_only: bool = False  # never rendered back (values leave it out)
     fixed: bool = False  # cannot change after creation: read-only on edit
     variants: tuple[int, ...] = ()  # used only by these variants of the enclosing switch (empty: by all)

@@ -77,9 +77,26 @@ class Form:
         """The name of a new object (create mode)."""
         return Field(path="name", label="Name", title="Name", widget="text", help=hint, required=True, max_length=max_length)
 
-    def namespace_field(self, namespaces: Sequence[str], current: str, refused: Mapping[str, str] | None = None) -> Field:
-        """The namespace of a new object: the namespaces there are (and the one asked for, if it is not among them);
-        ``refused``: those the person may not create in, with the reason (offered disabled)."""
+    def namespace_field(
+        self, namespaces: Sequence[str], current: str, refused: Mapping[str, str] | None = None, *, suggest_from: str = ""
+    ) -> Field:
+        """The namespace of a new object: a select of the namespaces there are (and the one asked for, if it is not among
+        them), ``refused`` those the person may not create in (offered disabled, with the reason); with ``suggest_from``
+        (many namespaces: :mod:`backend.dashboard.namespacepicker`) a text input suggesting ``namespaces`` and asking
+        that URL for more as the person types, the reason a refused ``current`` namespace is refused as its hint."""
+        if suggest_from:
+            why = (refused or {}).get(current, "")
+            return Field(
+                path="namespace",
+                label="Namespace",
+                title="Namespace",
+                widget="text",
+                help=why and f"You may not create here: {why}",
+                default=None,
+                required=True,
+                suggestions=tuple(namespaces),
+                suggest_from=suggest_from,
+            )
         options = (*namespaces, *(() if not current or current in namespaces else (current,)))
         return Field(
             path="namespace",
