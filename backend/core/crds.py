@@ -61,10 +61,14 @@ class Member(NamedTuple):
 
 @functools.cache
 def members(overlay: Overlay, path: str = "") -> tuple[Member, ...]:
-    """The fields of the object at friendly ``path`` ('': the spec) the API shows, in CRD order (hidden ones left out)."""
+    """The fields of the object at friendly ``path`` ('': the spec) the API shows, in CRD order (hidden ones left out);
+    of a map, the keys the overlay names (:attr:`kinds.fields.Overlay.keys`)."""
     by_friendly = {friendly: spec for spec, friendly in overlay.renames.items()}
     spec_path = by_friendly.get(path, path)
     schema = spec_schema(overlay.kind, spec_path)
+    if "properties" not in schema:  # a map: the keys the overlay names, each with the map's value schema
+        value = schema["additionalProperties"]
+        return tuple(Member(key, f"{path}.{key}", key, value, False) for key in overlay.keys[path])
     required = set(schema.get("required") or ())
     found = []
     for name, prop in schema["properties"].items():
@@ -76,6 +80,13 @@ def members(overlay: Overlay, path: str = "") -> tuple[Member, ...]:
     return tuple(found)
 
 
+def absent_is_null(prop: Mapping[str, Any]) -> bool:
+    """An object a stored spec may lack that has fields it requires and no CRD default (a Postgresql's
+    ``passwordSecretRef``) is null when absent: there is nothing of it to show (:func:`backend.core.schemas.derived.response_field`,
+    :func:`backend.core.conversions.specs.friendly_spec`). Any other object is always shown, maybe empty."""
+    return prop.get("type") == "object" and bool(prop.get("required")) and "default" not in prop
+
+
 def unknown_paths(overlay: Overlay) -> list[str]:
     """The paths an overlay names that its CRD does not have (a field renamed or removed in the CRD only): a stale overlay."""
     known: set[str] = set()
@@ -83,12 +94,12 @@ def unknown_paths(overlay: Overlay) -> list[str]:
     def walk(path: str) -> None:
         for member in members(overlay, path):
             known.add(member.path)
-            if member.schema.get("type") == "object" and "properties" in member.schema:
+            if member.schema.get("type") == "object" and ("properties" in member.schema or member.path in overlay.keys):
                 walk(member.path)
             if member.schema.get("type") == "array":
                 known.add(member.path + ITEM)
 
     walk("")
     parents = {p.rpartition(".")[0] for p in overlay.write_only}
-    named = [*overlay.fields, *overlay.renames.values(), *(p for p in parents if p)]
+    named = [*overlay.fields, *overlay.renames.values(), *(p for p in parents if p), *overlay.keys]
     return [p for p in named if p not in known]

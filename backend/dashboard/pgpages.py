@@ -39,13 +39,7 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from backend.core.errors import Failure
-from backend.core.schemas.postgresqls import (
-    PASSWORD_MAX,
-    PASSWORD_MIN,
-    PASSWORD_NOTE,
-    PostgresqlResourceListInputSchema,
-    PostgresqlResourcesInputSchema,
-)
+from backend.core.schemas.postgresqls import PostgresqlResourceListInputSchema, PostgresqlResourcesInputSchema
 from backend.core.services import KindService, Services
 from backend.dashboard import (
     browsing,
@@ -71,7 +65,6 @@ LIST = "postgresqls.html"
 DETAIL = "postgresql_detail.html"
 BASE = "/ui/postgresqls"
 TAKES_EFFECT = "It is the database's password unless it was changed inside the database (ALTER ROLE) after the first start."
-RESOURCE_NAMES = ("cpu", "memory")  # what the friendly resources carry (backend.core.kinds.postgresqls)
 
 
 def _takes(what: str) -> str:
@@ -81,7 +74,7 @@ def _takes(what: str) -> str:
 FORM_SPEC = forms.FormSpec(
     kind="Postgresql",
     sections=(
-        forms.Section(legend="Database", paths=("version", "databaseName", "user")),
+        forms.Section(legend="Database", paths=("version", "databaseName", "user"), rest=True),  # a new spec field lands here
         forms.Section(legend="Password", paths=("password", "passwordSecretRef")),
         forms.Section(legend="Storage", paths=("storage",)),
         forms.Section(legend="Resources", paths=("resources",)),
@@ -95,23 +88,23 @@ FORM_SPEC = forms.FormSpec(
         "passwordSecretRef": "Existing Secret",
         "passwordSecretRef.name": "Secret name",
         "parameters": "postgresql.conf parameters",
-        **{f"resources.{group}.cpu": "CPU" for group in ("requests", "limits")},
+        **{f"resources.{group}.cpu": "CPU" for group in kind.RESOURCE_GROUPS},
     },
     help={  # sharper than the CRD's words for any quantity by resource name: the API schema's
-        **{
-            f"resources.{group}": PostgresqlResourcesInputSchema().fields[group].metadata["description"] for group in ("requests", "limits")
-        },
+        **{f"resources.{group}": PostgresqlResourcesInputSchema().fields[group].metadata["description"] for group in kind.RESOURCE_GROUPS},
         **{
             f"resources.{group}.{name}": PostgresqlResourceListInputSchema().fields[name].metadata["description"]
-            for group in ("requests", "limits")
-            for name in RESOURCE_NAMES
+            for group in kind.RESOURCE_GROUPS
+            for name in kind.RESOURCE_NAMES
         },
     },
-    fixed_keys={f"resources.{group}": RESOURCE_NAMES for group in ("requests", "limits")},
+    fixed_keys=kind.API.keys,
     pairs={"parameters": {name: _takes(what) for name, what in kind.PARAMETERS.items()}},
     nouns={"parameters": "parameter"},
     write_only={
-        "password": forms.WriteOnly(label="Password (optional)", help=PASSWORD_NOTE, min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)
+        "password": forms.WriteOnly(
+            label="Password (optional)", help=kind.PASSWORD_NOTE, min_length=kind.PASSWORD_MIN_LENGTH, max_length=kind.PASSWORD_MAX_LENGTH
+        )
     },
     fixed=frozenset({"storage.size", "storage.storageClassName"}),  # a StatefulSet's volume claims (PostgresqlKind.check)
     suggestions={"version": kind.VERSIONS},

@@ -13,7 +13,9 @@ dashboard's forms are derived from it. An :class:`Overlay`, declared once per ki
   then) and the default a request takes when a field is left out (``default``);
 - renames between spec paths and friendly paths (a Task's ``taskState`` is ``state``);
 - spec fields the API never shows as such (``hidden``: a Darkroom's ``credentialsSecretRef``, which the
-  write-only S3 keys stand in for) and write-only fields that are not in the CR at all (``write_only``).
+  write-only S3 keys stand in for) and write-only fields that are not in the CR at all (``write_only``);
+- the keys the API takes of a map (``keys``: a CRD object with ``additionalProperties``, such as a
+  Postgresql's ``resources.requests``), each then a field of its own with the map's value schema.
 
 Paths are friendly paths below ``spec`` (``source.baseUrl``); ``subDomains[]`` is one item of a list.
 """
@@ -24,8 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Check = Literal["url", "dns-label", "dns-1035-label"]
-"""A format rule of the API with its own message (``backend.core.schemas.common``): an http(s) URL, a DNS label."""
+Check = Literal["url", "dns-label", "dns-1035-label", "dns-subdomain", "quantity", "positive-quantity", "printable"]
+"""A rule of the API with its own message (``backend.core.schemas.common``): in place of the CRD's pattern and lengths,
+an http(s) URL, a DNS label or subdomain; beside them (with the field's ``message``), a Kubernetes quantity (one more
+than zero) or, for a write-only field, no control characters."""
 
 ITEM = "[]"  # suffix of the path of a list's item: ``subDomains[]``
 
@@ -37,10 +41,12 @@ class ApiField:
     ask: str | None = None  # the request's description (None: none); "{default}" in it is the CRD's default
     tell: str | None = None  # the response's description (None: none)
     message: str | None = None  # the message of the field's format or length rule ({min}, {max} filled in)
-    check: Check | None = None  # a named format rule of the API, in place of the CRD's pattern and lengths
+    length_message: str | None = None  # the message of the length rule, where it differs from ``message``
+    check: Check | None = None  # a named rule of the API (:data:`Check`)
     pattern: str | None = None  # the API's pattern where it is stricter than the CRD's (or the CRD has none)
-    min_length: int | None = None  # the API's bounds where the CRD has none
+    min_length: int | None = None  # the API's bounds where the CRD has none (given beside a pattern: checked too)
     max_length: int | None = None
+    after: str | None = None  # a write-only field: listed after this field of its object (None: after them all)
     default: Any = None  # what a request takes when the field is left out (None: nothing, the CRD's default applies)
     shown_default: Any = None  # what a response shows when the stored object has none (None: null)
 
@@ -54,6 +60,8 @@ class Overlay:
     renames: Mapping[str, str] = field(default_factory=dict)  # spec path → friendly path
     hidden: frozenset[str] = frozenset()  # spec paths the API never shows as such
     write_only: Mapping[str, ApiField] = field(default_factory=dict)  # friendly paths of fields that never enter the CR
+    keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # a map's friendly path → the keys the API takes
+    full_match: bool = False  # a pattern matches the whole value (Python's ``$`` also matches before a final newline)
 
     def words(self, path: str) -> ApiField:
         """The API's words for ``path`` (none declared: no words, the CRD's rules only)."""

@@ -31,6 +31,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from kinds.fields import ApiField, Overlay
+from kinds.names import SUBDOMAIN_MESSAGE
 from kinds.states import ConditionMeaning, Lifecycle, State
 
 # -- names ---------------------------------------------------------------------------------------
@@ -161,6 +163,111 @@ def spec_problems(spec: Mapping[str, Any]) -> dict[str, list[str]]:
     return errors
 
 
+# -- what the API says of the spec fields -----------------------------------------------------------
+
+RESOURCE_NAMES = ("cpu", "memory")  # the keys of resources.requests and resources.limits the API takes and shows
+RESOURCE_GROUPS = ("requests", "limits")
+QUANTITY_MESSAGE = "must be a quantity such as 500m, 1, 256Mi or 10Gi: digits, an optional fraction and an optional suffix"
+QUANTITY_MAX_LENGTH = 32  # the CRD's bound of storage.size, also the API's for the quantities of resources
+IDENTIFIER_MESSAGE = (
+    "must be an unquoted PostgreSQL identifier: a lowercase letter or '_', then lowercase letters, digits or '_', 63 at most"
+)
+PASSWORD_MESSAGE = f"must be {PASSWORD_MIN_LENGTH} to {PASSWORD_MAX_LENGTH} characters without control characters"
+PASSWORD_NOTE = (
+    f"Write-only, {PASSWORD_MIN_LENGTH} to {PASSWORD_MAX_LENGTH} characters: stored in the Secret <name>-credentials "
+    "(keys password, username) owned by the Postgresql, never returned (passwordSet says whether one is stored). "
+    "postgres takes it only when it first initialises its data directory; changing it later updates the Secret only, "
+    "not the password inside the database. Not with passwordSecretRef. Omitted on create: the reconciler generates one."
+)
+POLICIES_WORDS = " or ".join(DELETION_POLICIES)
+
+
+def _quantity(ask: str, *, positive: bool = False, tell: str | None = None, shown_default: str | None = None) -> ApiField:
+    """A quantity as the CRD takes it (unsigned, no exponent) that :func:`kinds.quantities.quantity_value` reads."""
+    return ApiField(
+        ask=ask,
+        tell=tell,
+        shown_default=shown_default,
+        check="positive-quantity" if positive else "quantity",
+        max_length=QUANTITY_MAX_LENGTH,
+        length_message="must be at most {max} characters",
+        message=QUANTITY_MESSAGE,
+    )
+
+
+def _identifier(ask: str, default: str) -> ApiField:
+    return ApiField(ask=ask, message=IDENTIFIER_MESSAGE, shown_default=default)
+
+
+# The API's words for the spec fields (the CRD says the rest: types, patterns, bounds, the enum, its defaults):
+# kinds.fields. Patterns match whole values. passwordSet is no spec field: the API computes it (backend.core.kinds).
+API = Overlay(
+    kind=KIND,
+    full_match=True,
+    fields={
+        "version": ApiField(
+            ask=f'PostgreSQL version, the tag of the official image, e.g. "17" or "16.4" (default "{DEFAULT_VERSION}").',
+            message=f"must be a PostgreSQL major version ({', '.join(VERSIONS)}), optionally with a minor, e.g. 16.4",
+            shown_default=DEFAULT_VERSION,
+        ),
+        "storage": ApiField(ask="The data volume."),
+        "storage.size": _quantity(
+            'Size of the data volume, e.g. "10Gi" (default {default}). It can grow but never shrink.',
+            positive=True,
+            tell="Requested size of the data volume.",
+            shown_default=DEFAULT_STORAGE,
+        ),
+        "storage.storageClassName": ApiField(
+            ask="StorageClass of the data volume (omitted: the cluster's default); fixed at creation.",
+            tell="null: the cluster's default StorageClass.",
+            min_length=1,
+            message=SUBDOMAIN_MESSAGE,
+        ),
+        "databaseName": _identifier(f'Database created on first start (default "{DEFAULT_DATABASE}").', DEFAULT_DATABASE),
+        "user": _identifier(
+            f'Owner of the database, created on first start (default "{DEFAULT_USER}"; not {", ".join(RESERVED_USERS)}).', DEFAULT_USER
+        ),
+        "passwordSecretRef": ApiField(
+            ask="Use the password in this Secret instead of <name>-credentials; not with password.",
+            tell="The Secret holding the password; null: <name>-credentials (generated, or the password given to the API).",
+        ),
+        "passwordSecretRef.name": ApiField(ask="Name of the Secret.", check="dns-subdomain"),
+        "passwordSecretRef.key": ApiField(
+            ask='Key of the password in the Secret (default "{default}").',
+            min_length=1,
+            length_message="must be 1 to {max} characters",
+            message="must be a Secret key: letters, digits, '-', '_' or '.'",
+            shown_default=PASSWORD_KEY,
+        ),
+        "resources": ApiField(ask="Requests and limits of cpu and memory."),
+        "resources.requests": ApiField(ask="What the pod is scheduled with."),
+        "resources.limits": ApiField(ask="What the container may use at most."),
+        **{
+            f"resources.{group}.{name}": _quantity(ask)
+            for group in RESOURCE_GROUPS
+            for name, ask in zip(RESOURCE_NAMES, ('CPU, e.g. "500m" or "2".', 'Memory, e.g. "512Mi" or "2Gi".'), strict=True)
+        },
+        "parameters": ApiField(ask="postgresql.conf settings (a change rolls the pod).", tell="postgresql.conf settings."),
+        "deletionPolicy": ApiField(
+            ask=f"What happens to the data volumes on deletion: {POLICIES_WORDS} (default {DEFAULT_DELETION_POLICY}).",
+            message=f"must be {POLICIES_WORDS}",
+            shown_default=DEFAULT_DELETION_POLICY,
+        ),
+    },
+    write_only={
+        "password": ApiField(
+            ask=PASSWORD_NOTE,
+            after="user",
+            min_length=PASSWORD_MIN_LENGTH,
+            max_length=PASSWORD_MAX_LENGTH,
+            message=PASSWORD_MESSAGE,
+            check="printable",
+        ),
+    },
+    keys={f"resources.{group}": RESOURCE_NAMES for group in RESOURCE_GROUPS},
+)
+
+
 # -- typed shapes ----------------------------------------------------------------------------------
 
 
@@ -175,6 +282,9 @@ class SecretKeyRef(TypedDict, total=False):
 
 
 class PostgresqlSpec(TypedDict, total=False):
+    """``spec`` of a stored Postgresql (kube has filled in the CRD's defaults; a raw body may lack them): the reconciler
+    reads it with the defaults filled in (``darkroom_operator.pgchildren.spec_of``)."""
+
     version: str
     storage: Storage
     databaseName: str
@@ -183,6 +293,28 @@ class PostgresqlSpec(TypedDict, total=False):
     resources: dict[str, dict[str, str]]
     parameters: dict[str, str]
     deletionPolicy: str
+
+
+class FriendlyStorage(TypedDict, total=False):
+    size: str | None
+    storageClassName: str | None
+
+
+class FriendlyPostgresql(TypedDict, total=False):
+    """A Postgresql as the API takes it (validated): the friendly payload of a create, replace or merged patch — its
+    spec fields, the write-only password (never in the CR) after ``user``, as the request lists them."""
+
+    name: str
+    namespace: str
+    version: str | None
+    storage: FriendlyStorage | None
+    databaseName: str | None
+    user: str | None
+    password: str | None
+    passwordSecretRef: SecretKeyRef | None
+    resources: dict[str, dict[str, str | None] | None] | None
+    parameters: dict[str, str | None] | None
+    deletionPolicy: str | None
 
 
 class Endpoint(TypedDict):

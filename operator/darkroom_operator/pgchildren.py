@@ -16,7 +16,7 @@ PVC retention policy that follows ``spec.deletionPolicy``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from cluster import POSTGRESQLS
 from darkroom_operator.runtime.comparing import digest
@@ -24,6 +24,7 @@ from darkroom_operator.runtime.owning import owner_reference
 from darkroom_operator.settings import OperatorSettings
 from kinds import postgresqls as kind
 from kinds.names import INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL, PRODUCT_MANAGED_BY
+from kinds.postgresqls import PostgresqlSpec
 from kinds.quantities import canonical_quantity
 
 APP_NAME = "postgresql"
@@ -41,9 +42,9 @@ def _meta(pg: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta
 
 
-def spec_of(pg: Mapping[str, Any]) -> Mapping[str, Any]:
+def spec_of(pg: Mapping[str, Any]) -> PostgresqlSpec:
     """The spec with the CRD's defaults filled in (the API server defaults them; a raw body may not)."""
-    spec = pg.get("spec") or {}
+    spec = cast(PostgresqlSpec, pg.get("spec") or {})
     storage = spec.get("storage") or {}
     return {
         **spec,

@@ -49,10 +49,10 @@ API server cut short between the two writes is completed by the client's retry
 foreign Secret is reported without anything being written. Registered in :data:`backend.core.kinds.registry.KINDS`.
 
 **Friendly payload ↔ CR** (``database.db.example.com/v1`` Postgresql: :func:`to_friendly`,
-:func:`to_spec`; shared helpers in :mod:`backend.core.conversions`): the friendly shape is the spec's own
-(``version``, ``storage``, ``databaseName``, ``user``, ``passwordSecretRef``, ``resources``, ``parameters``,
-``deletionPolicy``, and ``passwordSet``) with every CRD default shown (the API server stores them on write, so what is shown is
-what is stored), plus ``status`` with the one ``state`` of :func:`kinds.postgresqls.state`. A payload's
+:func:`to_spec`; shared helpers in :mod:`backend.core.conversions`; the spec's fields derived from the CRD and the
+overlay :data:`kinds.postgresqls.API`): the friendly shape is the spec's own, with every CRD default shown (the API
+server stores them on write, so what is shown is what is stored) and ``passwordSet``, plus ``status`` with the one
+``state`` of :func:`kinds.postgresqls.state`. A payload's
 ``password`` never enters the CR: :func:`password_of` hands it to the Secret write, :func:`to_spec` leaves
 it out.
 """
@@ -63,10 +63,11 @@ import base64
 import logging
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from backend.core import errors, ordering
 from backend.core.conversions import conditions, current_and_true, object_fields
+from backend.core.conversions.specs import cr_spec, friendly_spec
 from backend.core.credentials import MANAGED_BY, REDACTED, CredentialsError
 from backend.core.kinds.base import Kind
 from backend.core.schemas import postgresqls as postgresqls_schemas
@@ -75,7 +76,7 @@ from cluster import PERSISTENTVOLUMECLAIMS, POSTGRESQLS, SECRETS, AlreadyExists,
 from cluster.acting import ActingClient
 from kinds import postgresqls as kind
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION as PASSWORD_PENDING
-from kinds.postgresqls import READY
+from kinds.postgresqls import READY, FriendlyPostgresql
 from kinds.postgresqls import RETAINED_DATA_ANNOTATION as RETAINED_DATA
 from kinds.quantities import quantity_value
 
@@ -155,34 +156,24 @@ def store_password(client: ActingClient, *, owner: Mapping[str, Any], user: str,
 # -- friendly payload ↔ CR ----------------------------------------------------------------------
 
 
-# The friendly shape is the spec's: no server path needs renaming.
-RENAMES: Mapping[str, str] = {}
-RESOURCE_NAMES = ("cpu", "memory")
-LIMITS = ("requests", "limits")
+# Spec path → friendly path, for the API's field errors: none, the friendly shape is the spec's.
+RENAMES: Mapping[str, str] = dict(kind.API.renames)
 
 
 def to_friendly(obj: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
-    """The friendly Postgresql. ``raw``: the spec as stored, without falling back on the defaults (a PATCH's base)."""
+    """The friendly Postgresql: the spec's fields (:func:`backend.core.conversions.specs.friendly_spec`) with
+    ``passwordSet`` after ``passwordSecretRef``, and the status. ``raw``: the spec as stored, without falling back on
+    the defaults (a PATCH's base)."""
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    storage = spec.get("storage") or {}
-    ref = spec.get("passwordSecretRef")
-    resources = spec.get("resources") or {}
-
-    def stored(value: Any, default: Any) -> Any:
-        return value if value is not None or raw else default
-
+    shown: dict[str, Any] = {}
+    for name, value in friendly_spec(kind.API, spec, defaults=not raw).items():
+        shown[name] = value
+        if name == "passwordSecretRef":
+            shown["passwordSet"] = password_set(status)
     return {
         **object_fields(obj),
-        "version": stored(spec.get("version"), kind.DEFAULT_VERSION),
-        "storage": {"size": stored(storage.get("size"), kind.DEFAULT_STORAGE), "storageClassName": storage.get("storageClassName")},
-        "databaseName": stored(spec.get("databaseName"), kind.DEFAULT_DATABASE),
-        "user": stored(spec.get("user"), kind.DEFAULT_USER),
-        "passwordSecretRef": {"name": ref.get("name"), "key": stored(ref.get("key"), kind.PASSWORD_KEY)} if ref else None,
-        "passwordSet": password_set(status),
-        "resources": {group: {r: (resources.get(group) or {}).get(r) for r in RESOURCE_NAMES} for group in LIMITS},
-        "parameters": dict(spec.get("parameters") or {}),
-        "deletionPolicy": stored(spec.get("deletionPolicy"), kind.DEFAULT_DELETION_POLICY),
+        **shown,
         "status": {
             "state": (state := kind.state(obj)).key,
             "stateMessage": state.detail,
@@ -238,32 +229,15 @@ def _endpoint(endpoint: Any) -> dict[str, Any] | None:
     return {"host": endpoint["host"], "port": endpoint["port"]}
 
 
-def _present(values: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (values or {}).items() if v is not None}
-
-
 def to_spec(friendly: Mapping[str, Any]) -> dict[str, Any]:
-    """The CR spec of a validated friendly Postgresql (absent and null fields left to the CRD's defaults; never the password)."""
-    spec: dict[str, Any] = {}
-    for key in ("version", "databaseName", "user", "deletionPolicy"):
-        if friendly.get(key) is not None:
-            spec[key] = friendly[key]
-    if friendly.get("storage") is not None:
-        spec["storage"] = _present(friendly["storage"])
-    if friendly.get("passwordSecretRef") is not None:
-        spec["passwordSecretRef"] = _present(friendly["passwordSecretRef"])
-    resources = {group: _present(values) for group, values in (friendly.get("resources") or {}).items() if _present(values)}
-    if resources:
-        spec["resources"] = resources
-    parameters = _present(friendly.get("parameters"))
-    if parameters:
-        spec["parameters"] = parameters
-    return spec
+    """The CR spec of a validated friendly Postgresql (:func:`backend.core.conversions.specs.cr_spec`: absent and null
+    fields left to the CRD's defaults; never the password, a write-only field)."""
+    return cr_spec(kind.API, friendly)
 
 
 def password_of(friendly: Mapping[str, Any]) -> str | None:
     """The password a payload carries for the Secret ``<name>-credentials`` (None: none given)."""
-    password = friendly.get("password")
+    password = cast(FriendlyPostgresql, friendly).get("password")  # validated by the schema
     return str(password) if password is not None else None
 
 
@@ -324,7 +298,7 @@ class PostgresqlKind(Kind):
             return {}
         errors: dict[str, list[str]] = {}
         old_size, old_class = stored_storage(existing)
-        storage = friendly.get("storage") or {}
+        storage = cast(FriendlyPostgresql, friendly).get("storage") or {}  # validated by the schema
         new_size = storage.get("size") or kind.DEFAULT_STORAGE
         try:
             change = quantity_value(new_size) - quantity_value(old_size)

@@ -13,27 +13,25 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, missing, validate
 
 from backend.core.schemas.messages import restyle
+from kinds.names import DNS_SUBDOMAIN, SUBDOMAIN_MESSAGE
+from kinds.quantities import quantity_value
 from kinds.states import State
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # No whitespace and no control characters (NUL, ESC, DEL, ...) anywhere: the URL is copied into a ConfigMap and logs.
 HTTP_URL = r"^https?://[^\s\x00-\x1f\x7f/?#@]+([/?#][^\s\x00-\x1f\x7f]*)?$"
 
 LABEL_MESSAGE = "must be a DNS label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"
 LABEL_1035_MESSAGE = (
     "must be a DNS label: at most 63 lowercase letters, digits or '-', starting with a letter and ending with a letter or digit"
-)
-SUBDOMAIN_MESSAGE = (
-    "must be a DNS subdomain: at most 253 characters of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 )
 URL_MESSAGE = "must be an http:// or https:// URL with a host, without spaces or control characters"
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})$")
@@ -53,12 +51,59 @@ def dns_label(description: str, *, required: bool = False, letter_first: bool = 
     )
 
 
+def subdomain_checks() -> list[validate.Validator]:
+    """The rules of a DNS-1123 subdomain."""
+    return [validate.Length(min=1, max=253, error=SUBDOMAIN_MESSAGE), validate.Regexp(DNS_SUBDOMAIN, error=SUBDOMAIN_MESSAGE)]
+
+
 def dns_subdomain(description: str, *, required: bool = False) -> fields.String:
-    return fields.String(
-        required=required,
-        validate=[validate.Length(min=1, max=253, error=SUBDOMAIN_MESSAGE), validate.Regexp(DNS_SUBDOMAIN, error=SUBDOMAIN_MESSAGE)],
-        metadata={"description": description},
-    )
+    return fields.String(required=required, validate=subdomain_checks(), metadata={"description": description})
+
+
+class FullMatch(validate.Regexp):
+    """``validate.Regexp`` that must match the whole value (Python's ``$`` also matches before a final newline);
+    published as the same ``pattern``."""
+
+    def __init__(self, regex: str, *, error: str | None = None) -> None:
+        super().__init__(regex, error=error)
+        self.whole = re.compile(regex)
+
+    def __call__(self, value: str) -> str:  # type: ignore[override]  # str only (marshmallow also overloads bytes)
+        if not isinstance(value, str) or self.whole.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
+
+def quantity_check(pattern: str, message: str, *, positive: bool = False) -> Callable[[str], None]:
+    """A value ``pattern`` lets through must also be a quantity :func:`kinds.quantities.quantity_value` reads (more than
+    zero when ``positive``); one it refuses is that pattern's to report."""
+    shape = re.compile(pattern)
+
+    def readable(value: str) -> None:
+        if not isinstance(value, str) or shape.fullmatch(value) is None:
+            return  # the pattern says so
+        try:
+            amount = quantity_value(value)
+        except ValueError:
+            raise ValidationError(message) from None
+        if positive and amount <= 0:
+            raise ValidationError("must be more than 0")
+
+    return readable
+
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def printable_check(message: str, *, min_length: int | None, max_length: int | None) -> Callable[[str], None]:
+    """No control characters, judged on a value of the right length (a wrong one is the length rule's to report);
+    ``message`` never quotes the value (a password's)."""
+
+    def printable(value: str) -> None:
+        if (min_length or 0) <= len(value) <= (max_length or len(value)) and CONTROL_CHARACTERS.search(value):
+            raise ValidationError(message)
+
+    return printable
 
 
 URL_MAX_LENGTH = 2048

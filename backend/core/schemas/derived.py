@@ -13,24 +13,39 @@ UTC: :func:`backend.core.conversions.specs.cr_spec`); a response shows it as sto
 
 Requests: a field the CRD requires is required (unless the overlay gives it a request default), any
 other may be null (null is absent). Responses: every field is present; it may be null unless the CRD
-requires it, the overlay shows a default, or it is a list or an object (always shown, maybe empty).
+requires it, the overlay shows a default, or it is a list or an object (always shown, maybe empty) — except an
+optional object with required fields and no CRD default (:func:`backend.core.crds.absent_is_null`). A map (an object with
+``additionalProperties``) is an object of the keys the overlay names (:attr:`kinds.fields.Overlay.keys`), or else,
+in a response, shown as stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from backend.core.crds import members, spec_schema
-from backend.core.schemas.common import boolean, integer, label_checks, timestamp, url_checks
+from backend.core.crds import absent_is_null, members, spec_schema
+from backend.core.schemas.common import (
+    FullMatch,
+    boolean,
+    integer,
+    label_checks,
+    printable_check,
+    quantity_check,
+    subdomain_checks,
+    timestamp,
+    url_checks,
+)
 from kinds.fields import ITEM, ApiField, Overlay
 
 FORMAT_MAXIMUM = {"int32": 2**31 - 1, "int64": 2**63 - 1}  # the bound of an integer format without a maximum
+WRITE_ONLY = "Write-only"
 TOO_LARGE = "must be a smaller number"  # that bound, said in words (nobody caches for 292 billion years)
 
 Nested = Mapping[str, tuple[type[Schema], Mapping[str, Any]]]  # friendly path → its schema and extra metadata
+Check = Callable[[Any], Any]  # a marshmallow validator (a Validator, or a function raising ValidationError)
 
 
 def _error(words: ApiField) -> dict[str, Any]:
@@ -45,27 +60,32 @@ def _described(words: str | None, extra: Mapping[str, Any] | None = None) -> dic
 # -- requests -------------------------------------------------------------------------------------
 
 
-def _string_checks(words: ApiField, prop: Mapping[str, Any]) -> list[validate.Validator]:
+def _string_checks(overlay: Overlay, words: ApiField, prop: Mapping[str, Any]) -> list[Check]:
     if words.check == "url":
-        return url_checks(*([prop["maxLength"]] if "maxLength" in prop else []))
+        return [*url_checks(*([prop["maxLength"]] if "maxLength" in prop else []))]
     if words.check in ("dns-label", "dns-1035-label"):
-        return label_checks(letter_first=words.check == "dns-1035-label")
-    checks: list[validate.Validator] = []
+        return [*label_checks(letter_first=words.check == "dns-1035-label")]
+    if words.check == "dns-subdomain":
+        return [*subdomain_checks()]
+    checks: list[Check] = []
     if "enum" in prop:
-        checks.append(validate.OneOf(prop["enum"]))
+        checks.append(validate.OneOf(prop["enum"], **_error(words)))
     pattern = words.pattern or prop.get("pattern")
-    if pattern:
-        # A pattern says the length too (the CRD's patterns bound it; the API's own are stricter).
-        checks.append(validate.Regexp(pattern, **_error(words)))
-        return checks
     low, high = words.min_length or prop.get("minLength"), words.max_length or prop.get("maxLength")
-    if low is not None or high is not None:
-        checks.append(validate.Length(min=low, max=high, **_error(words)))
+    # A pattern says the length too (the CRD's patterns bound it; the API's own are stricter), unless the overlay
+    # gives bounds or a length message of its own.
+    own_length = words.min_length is not None or words.max_length is not None or words.length_message is not None
+    if (low is not None or high is not None) and (not pattern or own_length):
+        checks.append(validate.Length(min=low, max=high, error=words.length_message or words.message))
+    if pattern:
+        checks.append((FullMatch if overlay.full_match else validate.Regexp)(pattern, **_error(words)))
+    if words.check in ("quantity", "positive-quantity") and pattern:
+        checks.append(quantity_check(pattern, words.message or "", positive=words.check == "positive-quantity"))
     return checks
 
 
-def _integer_checks(words: ApiField, prop: Mapping[str, Any]) -> list[validate.Validator]:
-    checks: list[validate.Validator] = []
+def _integer_checks(words: ApiField, prop: Mapping[str, Any]) -> list[Check]:
+    checks: list[Check] = []
     low, high = prop.get("minimum"), prop.get("maximum")
     if low is not None or high is not None:
         checks.append(validate.Range(min=low, max=high, **_error(words)))
@@ -101,23 +121,46 @@ def request_field(overlay: Overlay, path: str, prop: Mapping[str, Any], *, requi
         return boolean(**presence, metadata=_described(ask))
     if prop.get("format") == "date-time":  # an RFC 3339 timestamp with a timezone; the CR gets it in UTC (cr_spec)
         return timestamp(**presence, metadata=_described(ask))
-    return fields.String(**presence, validate=_string_checks(words, prop), metadata=_described(ask))
+    return fields.String(**presence, validate=_string_checks(overlay, words, prop), metadata=_described(ask))
 
 
 def write_only_field(words: ApiField) -> fields.String:
-    """A field that never enters the CR (an S3 key): accepted, never returned (``load_only``), said so in its description."""
-    length = validate.Length(min=words.min_length, max=words.max_length)
-    return fields.String(allow_none=True, load_only=True, validate=length, metadata=_described(f"{words.ask} Write-only."))
+    """A field that never enters the CR (an S3 key, a password): accepted, never returned (``load_only``), said so in its
+    description (unless its ``ask`` opens with it)."""
+    length = validate.Length(min=words.min_length, max=words.max_length, **_error(words))
+    checks: list[Check] = [length]
+    if words.check == "printable":
+        checks.append(printable_check(words.message or "", min_length=words.min_length, max_length=words.max_length))
+    ask = words.ask or ""
+    said = ask if ask.startswith(WRITE_ONLY) else f"{ask} {WRITE_ONLY}."
+    return fields.String(allow_none=True, load_only=True, validate=checks, metadata=_described(said))
 
 
 def request_fields(overlay: Overlay, path: str = "", *, nested: Nested | None = None) -> dict[str, fields.Field[Any]]:
-    """The request fields of the object at friendly ``path`` ('': the spec): its CRD members, then its write-only fields."""
+    """The request fields of the object at friendly ``path`` ('': the spec): its CRD members, with its write-only
+    fields after the member each names (:attr:`kinds.fields.ApiField.after`; none: after them all)."""
     found = {m.name: request_field(overlay, m.path, m.schema, required=m.required, nested=nested or {}) for m in members(overlay, path)}
     for friendly, words in overlay.write_only.items():
         parent, _, name = friendly.rpartition(".")
         if parent == path:
-            found[name] = write_only_field(words)
+            found = inserted(found, words.after, {name: write_only_field(words)})
     return found
+
+
+def inserted(
+    found: Mapping[str, fields.Field[Any]], after: str | None, extra: Mapping[str, fields.Field[Any]]
+) -> dict[str, fields.Field[Any]]:
+    """``found`` with the fields of ``extra`` after its field ``after`` (None: at the end): where the API lists them."""
+    if after is None:
+        return {**found, **extra}
+    placed: dict[str, fields.Field[Any]] = {}
+    for name, made in found.items():
+        placed[name] = made
+        if name == after:
+            placed.update(extra)
+    if after not in found:
+        raise KeyError(f"no field {after} to place {', '.join(extra)} after")
+    return placed
 
 
 # -- responses ------------------------------------------------------------------------------------
@@ -128,9 +171,12 @@ def response_field(overlay: Overlay, path: str, prop: Mapping[str, Any], *, requ
     words = overlay.words(path)
     kind = prop.get("type")
     item = path.endswith(ITEM)
-    shown = required or words.shown_default is not None or kind in ("array", "object")
+    shown = required or words.shown_default is not None or kind == "array" or (kind == "object" and not absent_is_null(prop))
     presence: dict[str, Any] = {} if item else {"required": True, **({} if shown else {"allow_none": True})}
     metadata = _described(words.tell)
+    if kind == "object" and path not in nested and "additionalProperties" in prop:  # a map shown as it is stored
+        values = response_field(overlay, path + ITEM, prop["additionalProperties"], required=False, nested=nested)
+        return fields.Dict(keys=fields.String(), values=values, **presence, metadata=metadata)
     if kind == "object":
         schema, extra = nested[path]
         return fields.Nested(schema, **presence, metadata={**metadata, **extra})

@@ -12,8 +12,11 @@ Behaviours covered, on a made-up CRD (so each rule is seen on its own) and on th
   CRD order and friendly names, shown defaults, lists and objects never null, null is absent, hidden and
   write-only fields never reach the CR;
 - an overlay naming a field its CRD does not have is caught (:func:`backend.core.crds.unknown_paths`), and the
-  Darkroom's and the Task's overlays name none; every Darkroom and Task spec field the API shows is in its request
-  and response schemas, with nothing else declaring it (a Task's date-time deadline a timestamp written in UTC).
+  Darkroom's, the Task's and the Postgresql's overlays name none; every Darkroom, Task and Postgresql spec field the
+  API shows is in its request and response schemas, with nothing else declaring it (a Task's date-time deadline a
+  timestamp written in UTC; a Postgresql's map ``resources.requests`` an object of the keys its overlay names, its
+  ``passwordSecretRef`` null when absent, an empty optional object left out of the CR, the write-only password
+  where the overlay places it); the typed shapes name the CRD's fields.
 """
 
 from __future__ import annotations
@@ -27,11 +30,17 @@ from marshmallow import Schema, ValidationError
 from backend.core import crds
 from backend.core.conversions.specs import cr_spec, friendly_spec
 from backend.core.schemas import derived
-from backend.core.schemas.common import RequestSchema
+from backend.core.schemas.common import ReadOnlyFields, RequestSchema
 from backend.core.schemas.darkrooms import DarkroomSchema, DarkroomSourceInputSchema, DarkroomSourceSchema, DarkroomUpdateSchema
+from backend.core.schemas.postgresqls import (
+    PostgresqlResourceListInputSchema,
+    PostgresqlResourceListSchema,
+    PostgresqlSchema,
+    PostgresqlUpdateSchema,
+)
 from backend.core.schemas.tasks import TaskSchema, TaskUpdateSchema
 from backend.core.validation import flatten
-from kinds import darkrooms, tasks
+from kinds import darkrooms, postgresqls, tasks
 from kinds.fields import ApiField, Overlay
 
 WIDGET_SPEC: dict[str, Any] = {
@@ -123,6 +132,7 @@ def test_an_overlay_naming_what_its_crd_does_not_have_is_stale() -> None:
     assert crds.unknown_paths(WIDGET) == []
     assert crds.unknown_paths(darkrooms.API) == []
     assert crds.unknown_paths(tasks.API) == []
+    assert crds.unknown_paths(postgresqls.API) == []
 
 
 def test_every_task_spec_field_is_derived_under_its_friendly_name() -> None:
@@ -161,3 +171,51 @@ def test_the_typed_shapes_match_the_crd_and_the_api() -> None:
     assert list(darkrooms.FriendlyDarkroom.__annotations__) == ["name", "namespace", *spec]
     echoed = {"credentialsSet", "credentialsSecret"}  # a response's, sent back and ignored
     assert list(darkrooms.FriendlySource.__annotations__) == [f for f in DarkroomSourceInputSchema._declared_fields if f not in echoed]
+
+
+def test_every_postgresql_spec_field_is_derived() -> None:
+    """A Postgresql's spec fields come from its CRD (the schemas declare none of their own): the write-only password
+    after user and the computed passwordSet after passwordSecretRef, as the API has always listed them; the keys of a
+    resource map are the overlay's, each with the map's value schema and the API's quantity rules."""
+    spec = list(crds.spec_schema("Postgresql")["properties"])
+    requested = [f for f in PostgresqlUpdateSchema._declared_fields if f in {*spec, "password", "passwordSet"}]
+    assert requested == [*spec[:4], "password", spec[4], "passwordSet", *spec[5:]]
+    shown = [f for f in PostgresqlSchema._declared_fields if f in {*spec, "passwordSet"}]
+    assert shown == [*spec[:5], "passwordSet", *spec[5:]]
+    assert PostgresqlUpdateSchema._declared_fields["password"].load_only and "password" not in PostgresqlSchema._declared_fields
+    assert list(PostgresqlResourceListInputSchema._declared_fields) == list(postgresqls.RESOURCE_NAMES)
+    assert list(PostgresqlResourceListSchema._declared_fields) == list(postgresqls.RESOURCE_NAMES)
+    with pytest.raises(ValidationError) as refused:
+        PostgresqlUpdateSchema().load({"version": "17\n", "storage": {"size": "0"}, "resources": {"limits": {"cpu": "1" * 33}}})
+    errors = flatten(refused.value.messages)
+    assert set(errors) == {"version", "storage.size", "resources.limits.cpu"}  # a whole-value pattern: no final newline
+    assert errors["storage.size"] == ["must be more than 0"]
+    assert errors["resources.limits.cpu"][0] == "must be at most 32 characters"
+
+
+def test_postgresql_optional_objects_and_maps_convert_as_they_are_stored() -> None:
+    """A passwordSecretRef absent is null (it requires a name, and the CRD gives it no default); the resource maps show
+    their keys (null when absent) and parameters as stored; an optional object left empty never reaches the CR, unless
+    the CRD gives it a default (storage: {})."""
+    shown = friendly_spec(postgresqls.API, {"parameters": {"work_mem": "8MB"}})
+    assert shown["passwordSecretRef"] is None and shown["parameters"] == {"work_mem": "8MB"}
+    assert shown["resources"] == {"requests": {"cpu": None, "memory": None}, "limits": {"cpu": None, "memory": None}}
+    assert friendly_spec(postgresqls.API, {"passwordSecretRef": {"name": "mine"}}, defaults=False)["passwordSecretRef"] == {
+        "name": "mine",
+        "key": None,
+    }
+    friendly = {"storage": {"size": None}, "resources": {"requests": {"cpu": None}, "limits": None}, "parameters": {"work_mem": None}}
+    assert cr_spec(postgresqls.API, friendly) == {"storage": {}}
+
+
+def test_the_postgresql_typed_shapes_match_the_crd_and_the_api() -> None:
+    """The TypedDicts the reconciler (PostgresqlSpec, through pgchildren.spec_of) and the API (FriendlyPostgresql) read
+    through name the CRD's fields and the request's."""
+    spec = crds.spec_schema("Postgresql")["properties"]
+    assert list(postgresqls.PostgresqlSpec.__annotations__) == list(spec)
+    assert list(postgresqls.Storage.__annotations__) == list(crds.spec_schema("Postgresql", "storage")["properties"])
+    assert list(postgresqls.FriendlyStorage.__annotations__) == list(crds.spec_schema("Postgresql", "storage")["properties"])
+    assert list(postgresqls.SecretKeyRef.__annotations__) == list(crds.spec_schema("Postgresql", "passwordSecretRef")["properties"])
+    echoed = {"passwordSet", "status", *ReadOnlyFields._declared_fields}  # a response's, sent back and ignored
+    requested = [f for f in PostgresqlUpdateSchema._declared_fields if f not in echoed]
+    assert list(postgresqls.FriendlyPostgresql.__annotations__) == requested
