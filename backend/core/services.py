@@ -437,17 +437,29 @@ class Services:
         return visible_namespaces(self.client, self.settings, tuple(service.resource for service in self.kinds))
 
 
+def served_namespaces(client: ActingClient, settings: ApiSettings) -> list[FrozenDict]:
+    """The Namespace objects this API serves, from the shared cache (sorted by name), whoever asks."""
+    served = settings.namespace
+    return [ns for ns in client.client.list(NAMESPACES) if served is None or ns["metadata"]["name"] == served]
+
+
+def sees_every_namespace(client: ActingClient, resources: tuple[Resource, ...]) -> bool:
+    """May ``client``'s person list namespaces, or one of ``resources`` in every namespace (then each is theirs to see)?"""
+    return client.may("list", NAMESPACES) or any(client.may("list", resource) for resource in resources)
+
+
+def sees_namespace(client: ActingClient, resources: tuple[Resource, ...], namespace: str) -> bool:
+    """May ``client``'s person get ``namespace``, or list one of ``resources`` in it?"""
+    if client.may("get", NAMESPACES, name=namespace):
+        return True
+    return any(client.may("list", resource, namespace=namespace) for resource in resources)
+
+
 def visible_namespaces(client: ActingClient, settings: ApiSettings, resources: tuple[Resource, ...]) -> list[FrozenDict]:
     """The Namespace objects this API serves that ``client``'s person may see, from the shared cache (sorted by name):
-    all of them when they may list namespaces; otherwise those they may get, or list one of ``resources`` in."""
-    served = settings.namespace
-    every = [ns for ns in client.client.list(NAMESPACES) if served is None or ns["metadata"]["name"] == served]
-    if client.may("list", NAMESPACES):
+    all of them when they may list namespaces or one of ``resources`` everywhere; otherwise those they may get, or list
+    one of ``resources`` in (an access review per namespace, cached)."""
+    every = served_namespaces(client, settings)
+    if sees_every_namespace(client, resources):
         return every
-
-    def sees(namespace: str) -> bool:
-        if client.may("get", NAMESPACES, name=namespace):
-            return True
-        return any(client.may("list", resource, namespace=namespace) for resource in resources)
-
-    return [ns for ns in every if sees(ns["metadata"]["name"])]
+    return [ns for ns in every if sees_namespace(client, resources, ns["metadata"]["name"])]

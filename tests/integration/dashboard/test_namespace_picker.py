@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from support import wait_for
+from support import install_crds, wait_for
 
 from integration.dashboard.conftest import Client
 
@@ -109,3 +109,60 @@ def test_a_create_form_offers_a_typeahead_and_creates_where_typed(picker_app: Fl
     assert created.status_code == 303, created.get_data(as_text=True)[-3000:]
     stored = custom.get_namespaced_custom_object("deployments.example.com", "v1", many[11], "darkrooms", "typed")
     assert stored["metadata"]["namespace"] == many[11]
+
+
+def test_a_person_who_may_not_list_namespaces_is_suggested_only_theirs(realcluster_required: None, realcluster: Any) -> None:
+    """Real control plane (devcluster allows everything): a ServiceAccount that may list Darkrooms in two of 25
+    namespaces, signed in with its token on an app whose limit is 2, is suggested those two only — whatever it types —
+    and its pages never name another namespace of the family; ``/namespaces`` (exact, every namespace asked) agrees."""
+    from kubernetes import client, config
+
+    from backend.app import create_app
+    from backend.server import shutdown as serving
+    from integration.logins import login_settings
+
+    install_crds(realcluster.kubeconfig)
+    admin = config.new_client_from_config(config_file=str(realcluster.kubeconfig))
+    core: Any = client.CoreV1Api(admin)
+    rbac: Any = client.RbacAuthorizationV1Api(admin)
+    family = f"vis-{uuid.uuid4().hex[:6]}"
+    names = [f"{family}-{n:02}" for n in range(25)]
+    mine = [names[3], names[17]]
+    home = f"{family}-sa"  # the ServiceAccount's (its user name names it) and the sessions'
+    for name in (*names, home):
+        core.create_namespace({"metadata": {"name": name}})
+    app = None
+    try:
+        core.create_namespaced_service_account(home, {"metadata": {"name": "viewer"}})
+        subject = {"kind": "ServiceAccount", "name": "viewer", "namespace": home}
+        listing = {"apiGroups": ["deployments.example.com"], "resources": ["darkrooms"], "verbs": ["get", "list", "watch"]}
+        for name in mine:
+            rbac.create_namespaced_role(name, {"metadata": {"name": "viewer"}, "rules": [listing]})
+            role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"}
+            rbac.create_namespaced_role_binding(name, {"metadata": {"name": "viewer"}, "roleRef": role_ref, "subjects": [subject]})
+        token = core.create_namespaced_service_account_token("viewer", home, {"spec": {"expirationSeconds": 3600}}).status.token
+        app = create_app(login_settings(realcluster.kubeconfig, home, namespace_choices_max=2))
+        browser = app.test_client()
+        assert browser.post("/login", data={"token": token, "next": "/"}).status_code == 303
+        http = Client(browser)
+
+        def suggested(typed: str) -> list[str]:
+            return OPTION.findall(http.get(f"/ui/namespaces?namespace={typed}").get_data(as_text=True))
+
+        wait_for(lambda: suggested(family) == mine, timeout_s=20, message="the cache holding the family")
+        assert suggested(names[17]) == [names[17]] and suggested(names[5]) == []
+        assert suggested(family[4:]) == mine  # contains, still only theirs
+        for path in (f"/?namespace={names[3]}", "/ui/darkrooms/new", f"/ui/darkrooms/new?namespace={names[17]}"):
+            page = http.get(path).get_data(as_text=True)
+            datalist = re.search(r'<datalist id="(?:filter|f)-namespace-options">(.*?)</datalist>', page, re.S)
+            assert datalist, path
+            assert set(OPTION.findall(datalist.group(1))) <= set(mine), path
+            assert not [n for n in names if n not in mine and n in page], path  # no other namespace of the family named
+        listed = browser.get("/namespaces", headers={"Accept": "application/json"}).get_json()
+        assert sorted(n["name"] for n in listed["items"] if n["name"].startswith(family)) == mine
+    finally:
+        if app is not None:
+            serving.shutdown(app)
+        for name in (*names, home):
+            core.delete_namespace(name)
+        admin.close()

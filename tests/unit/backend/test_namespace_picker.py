@@ -2,7 +2,8 @@
 
 Behaviours: up to the limit the names are a select's options, above it a typeahead; suggestions are at most 20 names,
 those starting with the typed text first, then those containing it, each in name order, case and spaces ignored;
-nothing typed suggests the first 20; dropping names keeps the limit; :meth:`Permissions.anywhere` asks at most
+nothing typed suggests the first 20; dropping names keeps the limit; for a person who may not list namespaces only the
+names they may see are suggested, at most ``SUGGESTION_ASKS_MAX`` asked about per list; :meth:`Permissions.anywhere` asks at most
 ``ANYWHERE_ASKS_MAX`` namespaces — "allowed" when a grant is among them or when more remain unasked, refused (with
 the reason) only when every namespace was asked.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.dashboard.namespacepicker import SUGGESTIONS, Namespaces
+from backend.dashboard.namespacepicker import SUGGESTION_ASKS_MAX, SUGGESTIONS, Namespaces
 from backend.identity.callers import Caller
 from backend.identity.permissions import ANYWHERE_ASKS_MAX, Permissions
 from cluster import DARKROOMS
@@ -69,3 +70,18 @@ def test_anywhere_asks_a_bounded_number_of_namespaces() -> None:
     assert permissions(somewhere).anywhere("create", DARKROOMS, many)
     everywhere = Reviewer(allowed_in={""})
     assert permissions(everywhere).anywhere("create", DARKROOMS, many) and len(everywhere.asked) == 1
+
+
+def test_suggestions_of_a_person_who_may_not_list_namespaces_ask_a_bounded_number() -> None:
+    asked: list[str] = []
+
+    def sees(namespace: str) -> bool:
+        asked.append(namespace)
+        return namespace.endswith("7")
+
+    names = Namespaces([f"ns-{n:05}" for n in range(20_000)], limit=500, sees=sees)
+    assert names.suggestions("ns-000") == tuple(f"ns-000{n}7" for n in range(6))  # only theirs, among the first asked
+    assert len(asked) == SUGGESTION_ASKS_MAX
+    asked.clear()
+    assert names.suggestions("ns-1234") == ("ns-12347",) and len(asked) == 10
+    assert names.without(["ns-00007"]).sees is sees
