@@ -342,10 +342,10 @@ func (l rateLog) text(i int64) string {
 
 // written is how many lines were written by now (the index of the last one; 0: none yet).
 func (l rateLog) written(now time.Time) int64 {
-	elapsed := int64(now.Sub(l.started) / time.Microsecond) // whole microseconds (not negative here)
 	if now.Before(l.started) {
 		return 0
 	}
+	elapsed := int64(now.Sub(l.started) / time.Microsecond) // whole microseconds
 	// ((elapsed+1)*perSecond - 1) / 1e6, floored, without overflow
 	q, m := (elapsed+1)/1_000_000, (elapsed+1)%1_000_000
 	if m == 0 {

@@ -287,6 +287,7 @@ class Api:
             if not more:
                 return
             more = await send(chunk)
+            await asyncio.sleep(0)  # up to RATE_RETAINED_LINES lines: other requests go between the chunks
         namespace, name, uid = pod
         following = max(first, last + 1)  # the next line to write
         while options.follow and more and options.stream != "Stderr" and not self.stopping.is_set():
@@ -304,6 +305,7 @@ class Api:
             if upto >= following:
                 more = await send(next(rate.chunks(following, upto, timestamps=options.timestamps)))
                 following = upto + 1
+                await asyncio.sleep(0)  # behind (a slow client): catching up chunk by chunk, other requests between
 
     async def _create(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult:
         resource = target.resource
