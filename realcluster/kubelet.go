@@ -12,6 +12,18 @@ package main
 // followInterval. The query parameters behave as the kubelet's: follow, tailLines (and the legacy tail),
 // sinceSeconds, sinceTime, timestamps, limitBytes, stream, previous (there never is a previous container: 400).
 // devcluster's pods/log (devcluster/src/devcluster/podlogs.py) writes the same text.
+//
+// A log rate (for tests and benchmarks of busy logs): a pod annotated rateAnnotation ("1000") has containers that,
+// after those startup lines, write that many lines a second ("simulated: line <i> of a container writing <rate>
+// lines/s on <node>"), and the log is a function of time: line i (from 1) is stamped the container's start plus
+// i/rate seconds (cut to the microsecond) and is there once that time has come (a pod that ran 1 s at 1,000 lines/s
+// has 1,000 of them). No line is held: rateLog computes which indexes a request selects (sinceSeconds/sinceTime by
+// their stamps, tailLines across the startup lines and these) and writes them in chunks of at most rateChunkLines;
+// while following it writes the lines whose time came since its last write, every rateTick at most (batched per
+// write), instead of the every-3-s line. Only the last rateRetainedLines of them are kept (older ones are gone, as a
+// kubelet's rotated log files are). The value must be decimal digits (a positive integer; no sign, no spaces):
+// anything else, "0" included, is as if the annotation were absent; above rateMax it counts as rateMax.
+// devcluster reads the same annotation the same way and writes the same text and stamps.
 
 import (
 	"bytes"
@@ -39,6 +51,12 @@ const (
 	kubeletClientName = "kube-apiserver-kubelet-client"
 	followInterval    = 3 * time.Second
 	logTimeFormat     = "2006-01-02T15:04:05.000000000Z07:00" // the kubelet's (fixed nine digits)
+
+	rateAnnotation    = "simulation.example.com/log-lines-per-second" // on the pod (a pod template's annotations reach it)
+	rateMax           = 10_000                                        // lines a second: a higher value counts as this
+	rateRetainedLines = 100_000                                       // rate lines a log keeps (older ones rotated away)
+	rateChunkLines    = 5_000                                         // rate lines a write carries at most
+	rateTick          = 100 * time.Millisecond                        // while following at a rate: the shortest wait between writes
 )
 
 // logLine is one line of a simulated container log.
@@ -262,6 +280,10 @@ func (k *kubelet) containerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	lines := simulatedLog(pod, container, nodeName, started)
 	out := &limitedWriter{w: w, left: options.limitBytes}
+	if perSecond := logRate(pod); perSecond > 0 {
+		k.rateLog(r.Context(), out, rateLog{perSecond: perSecond, started: started, node: nodeName}, lines, options, pod)
+		return
+	}
 	writeLines(out, lines, options)
 	if !options.follow || out.full() {
 		return
@@ -280,6 +302,155 @@ func (k *kubelet) containerLogs(w http.ResponseWriter, r *http.Request) {
 			if out.full() {
 				return
 			}
+		}
+	}
+}
+
+// logRate is the lines a second rateAnnotation asks of pod's containers, or 0 (absent, or not a positive integer in
+// decimal digits); at most rateMax.
+func logRate(pod *corev1.Pod) int64 {
+	raw, ok := pod.Annotations[rateAnnotation]
+	if !ok || raw == "" || strings.Trim(raw, "0123456789") != "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(raw, 10, 64)
+	if errors.Is(err, strconv.ErrRange) || (err == nil && n > rateMax) {
+		return rateMax
+	} else if err != nil {
+		return 0
+	}
+	return int64(n)
+}
+
+// rateLog is the rate lines of a container started at started writing perSecond lines a second on node: line i (from
+// 1) is stamped started + i/perSecond s, cut to the microsecond (devcluster's podlogs.Rate).
+type rateLog struct {
+	perSecond int64
+	started   time.Time
+	node      string
+}
+
+func (l rateLog) stamp(i int64) time.Time {
+	// i*1e6/perSecond without overflow: i is at most perSecond * the seconds since the start
+	micros := i/l.perSecond*1_000_000 + i%l.perSecond*1_000_000/l.perSecond
+	return l.started.Add(time.Duration(micros) * time.Microsecond)
+}
+
+func (l rateLog) text(i int64) string {
+	return fmt.Sprintf("simulated: line %d of a container writing %d lines/s on %s", i, l.perSecond, l.node)
+}
+
+// written is how many lines were written by now (the index of the last one; 0: none yet).
+func (l rateLog) written(now time.Time) int64 {
+	if now.Before(l.started) {
+		return 0
+	}
+	elapsed := int64(now.Sub(l.started) / time.Microsecond) // whole microseconds
+	// ((elapsed+1)*perSecond - 1) / 1e6, floored, without overflow
+	q, m := (elapsed+1)/1_000_000, (elapsed+1)%1_000_000
+	if m == 0 {
+		return q*l.perSecond - 1
+	}
+	return q*l.perSecond + (m*l.perSecond-1)/1_000_000
+}
+
+// firstSince is the first index stamped at or after since (may be past the lines written yet).
+func (l rateLog) firstSince(since time.Time) int64 {
+	if !since.After(l.started) {
+		return 1
+	}
+	d := since.Sub(l.started)
+	wait := int64(d / time.Microsecond)
+	if d%time.Microsecond != 0 {
+		wait++ // whole microseconds, rounded up
+	}
+	// ceil(wait*perSecond / 1e6) without overflow
+	q, m := wait/1_000_000, wait%1_000_000
+	return max(1, q*l.perSecond+(m*l.perSecond+999_999)/1_000_000)
+}
+
+// write writes the lines first to last (inclusive) in chunks of rateChunkLines at most, each flushed; false once the
+// limit is reached or the client went.
+func (l rateLog) write(out *limitedWriter, first, last int64, timestamps bool) bool {
+	var b strings.Builder
+	for start := first; start <= last; start += rateChunkLines {
+		b.Reset()
+		for i := start; i <= min(last, start+rateChunkLines-1); i++ {
+			if timestamps {
+				b.WriteString(l.stamp(i).UTC().Format(logTimeFormat))
+				b.WriteByte(' ')
+			}
+			b.WriteString(l.text(i))
+			b.WriteByte('\n')
+		}
+		ok := out.write(b.String())
+		out.flush()
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// selectRate is what a request reads of a log at rate l: the startup lines it keeps and the first and last index of
+// the rate lines it reads (first > last: none) — since by their stamps, tailLines across both, the retained ones only.
+func selectRate(lines []logLine, l rateLog, o logOptions, now time.Time) ([]logLine, int64, int64) {
+	last := l.written(now)
+	first := max(1, last-rateRetainedLines+1)
+	if !o.since.IsZero() {
+		first = max(first, l.firstSince(o.since))
+		var kept []logLine
+		for _, line := range lines {
+			if !line.at.Before(o.since) {
+				kept = append(kept, line)
+			}
+		}
+		lines = kept
+	}
+	if o.stream == string(corev1.LogStreamStderr) {
+		return nil, last + 1, last
+	}
+	if o.tailLines >= 0 {
+		count := max(0, last-first+1)
+		if o.tailLines <= count {
+			first, lines = last-o.tailLines+1, nil
+		} else if keep := o.tailLines - count; keep < int64(len(lines)) {
+			lines = lines[int64(len(lines))-keep:]
+		}
+	}
+	return lines, first, last
+}
+
+// rateLog answers the log of a container writing at rate l: what the request selects, then while following the lines
+// whose time came, batched per write, until the client goes or the pod does.
+func (k *kubelet) rateLog(ctx context.Context, out *limitedWriter, l rateLog, lines []logLine, o logOptions, pod *corev1.Pod) {
+	kept, first, last := selectRate(lines, l, o, time.Now())
+	writeLines(out, kept, logOptions{timestamps: o.timestamps, tailLines: -1})
+	if out.full() || !l.write(out, first, last, o.timestamps) || !o.follow || o.stream == string(corev1.LogStreamStderr) {
+		return
+	}
+	following := max(first, last+1) // the next line to write
+	for {
+		if now := time.Now(); following > l.written(now) { // caught up: wait for the next line's time (a tick at least)
+			wait := min(followInterval, max(rateTick, l.stamp(following).Sub(now)))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		if current, err := k.pods.Pods(pod.Namespace).Get(pod.Name); err != nil || current.UID != pod.UID {
+			return // the pod is gone: its containers' streams end
+		}
+		last = l.written(time.Now())
+		following = max(following, last-rateRetainedLines+1) // a reader far behind: rotated away
+		if upto := min(last, following+rateChunkLines-1); upto >= following {
+			if !l.write(out, following, upto, o.timestamps) {
+				return
+			}
+			following = upto + 1
 		}
 	}
 }
@@ -304,9 +475,7 @@ func writeLines(out *limitedWriter, lines []logLine, o logOptions) {
 			break
 		}
 	}
-	if flusher, ok := out.w.(http.Flusher); ok {
-		flusher.Flush()
-	}
+	out.flush()
 }
 
 // limitedWriter stops after limitBytes (cutting a line, as the kubelet does); left < 0 means no limit.
@@ -316,6 +485,12 @@ type limitedWriter struct {
 }
 
 func (l *limitedWriter) full() bool { return l.left == 0 }
+
+func (l *limitedWriter) flush() {
+	if flusher, ok := l.w.(http.Flusher); ok {
+		flusher.Flush()
+	}
+}
 
 func (l *limitedWriter) write(text string) bool {
 	if l.left >= 0 && int64(len(text)) > l.left {

@@ -11,6 +11,11 @@ Decisions:
   client reads slower than the pods write, new lines are *dropped and counted* rather than queued: the buffer never
   grows, and the next frames say ``N lines skipped``. Reading on (rather than stopping the reader, which would push
   back on the API server's connection) keeps a chatty pod from stalling the other pods of a merged stream.
+  A burst is not a slow client, though: the tails of 10 pods (10,000 lines: 1,000 each) arrive faster than one take of the
+  buffer, so a reader finding it full first waits up to :data:`FULL_WAIT_S` for the client's side to take it; only
+  when no take came in that time are lines dropped, and then at once (no more waiting) until the next take. A burst
+  a client keeps up with arrives whole (``bench/logs.py``); a slow client holds the readers up for
+  :data:`FULL_WAIT_S` at most per take.
   A line longer than :data:`LINE_MAX_CHARS` is cut (said at its end), so a line is bounded too.
 - **Merged by arrival.** The lines of several pods are interleaved as they arrive, each marked with its pod (a single
   pod's stream has no marks). The download (:mod:`.podlogs`) interleaves by the kubelet's timestamps instead.
@@ -42,6 +47,7 @@ from cluster import ClusterError
 
 log = logging.getLogger(__name__)
 BUFFER_LINES = 2000  # per stream: at ~200 bytes a line, ~0.5 MB at most, whatever the pods write
+FULL_WAIT_S = 0.25  # how long a reader waits for a take when the buffer is full, before lines are dropped
 LINE_MAX_CHARS = 10_000
 READ_CHUNK = 65536
 THREAD_PREFIX = "podlog"  # reader threads' names: podlog-<pod>
@@ -76,22 +82,28 @@ def split_lines(buffer: bytes, chunk: bytes) -> tuple[list[str], bytes]:
 
 class LineBuffer:
     """The lines the readers of one stream produced and the client has not taken yet: at most ``capacity``; more are
-    dropped and counted (:meth:`take` returns the count once). Thread-safe; ``wake`` is called when lines arrive in an
-    empty buffer (one wake-up per batch, not per line) and when a reader ends."""
+    dropped and counted (:meth:`take` returns the count once) — once a put found it full and no take came within
+    ``full_wait_s`` (a burst is waited out, a slow client is not), until the next take. Thread-safe; ``wake`` is
+    called when lines arrive in an empty buffer (one wake-up per batch, not per line) and when a reader ends."""
 
-    def __init__(self, capacity: int = BUFFER_LINES) -> None:
+    def __init__(self, capacity: int = BUFFER_LINES, *, full_wait_s: float = FULL_WAIT_S) -> None:
         self.capacity = capacity
+        self.full_wait_s = full_wait_s
         self._lines: deque[Line] = deque()
         self._skipped = 0
-        self._lock = threading.Lock()
+        self._stalled = False  # full, and no take came within full_wait_s: drop without waiting until the next take
+        self._changed = threading.Condition(threading.Lock())
         self._wake: Callable[[], None] = lambda: None
 
     def listen(self, wake: Callable[[], None]) -> None:
         self._wake = wake
 
     def put(self, line: Line) -> bool:
-        """Add ``line``; False when it was dropped (the buffer is full)."""
-        with self._lock:
+        """Add ``line``; False when it was dropped (the buffer is full, and stayed full ``full_wait_s``)."""
+        with self._changed:
+            if len(self._lines) >= self.capacity and not self._stalled:
+                self._changed.wait_for(lambda: len(self._lines) < self.capacity or self._stalled, timeout=self.full_wait_s)
+                self._stalled = len(self._lines) >= self.capacity
             if len(self._lines) >= self.capacity:
                 self._skipped += 1
                 return False
@@ -103,10 +115,18 @@ class LineBuffer:
 
     def take(self) -> tuple[list[Line], int]:
         """Every buffered line, and how many were dropped since the last take."""
-        with self._lock:
+        with self._changed:
             lines, self._lines = list(self._lines), deque()
             skipped, self._skipped = self._skipped, 0
+            self._stalled = False
+            self._changed.notify_all()
         return lines, skipped
+
+    def stall(self) -> None:
+        """No put waits any more (the stream is closing): a reader blocked in one goes on at once."""
+        with self._changed:
+            self._stalled = True
+            self._changed.notify_all()
 
     def poke(self) -> None:
         """Wake the consumer (a reader ended)."""
@@ -256,3 +276,4 @@ class LogStream:
         self._closed = True
         for reader in self.readers:
             reader.stop()
+        self.buffer.stall()

@@ -10,12 +10,26 @@ still waiting) come back as kube-apiserver passes them on, 400 BadRequest with t
 :func:`log_request` validates the request as kube-apiserver's pod log REST does (pod, container, options);
 :func:`select_lines` applies ``sinceSeconds``/``sinceTime``, ``tailLines``, ``timestamps``; the caller applies
 ``limitBytes`` and ``follow``.
+
+**A log rate** (for tests and benchmarks of busy logs): a pod annotated :data:`RATE_ANNOTATION` (``"1000"``) has a
+container that, after those startup lines, writes that many lines a second — ``simulated: line <i> of a container
+writing <rate> lines/s on <node>`` — and the log is a function of time: line ``i`` (from 1) is stamped the container's
+start plus ``i / rate`` seconds (cut to the microsecond), and is there once that time has come (a pod that ran 1 s at
+1,000 lines/s has 1,000 of them). Nothing holds the lines: :class:`Rate` computes which indexes a request selects
+(``sinceSeconds``/``sinceTime`` by their stamps, ``tailLines`` across the startup lines and these) and writes them
+in chunks of at most :data:`RATE_CHUNK_LINES`; while following it writes the lines whose time came since its last
+write, every :data:`RATE_TICK_S` at most (batched per write), instead of the every-3-s line. Only the last
+:data:`RATE_RETAINED_LINES` of them are kept (older ones are gone, as a kubelet's rotated log files are). The value
+must be decimal digits (a positive integer; no sign, no spaces): anything else, ``0`` included, is as if the
+annotation were absent; above :data:`RATE_MAX` it counts as :data:`RATE_MAX`. realcluster's kubelet
+(``realcluster/kubelet.go``) reads the same annotation the same way and writes the same text and stamps.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,6 +37,13 @@ from typing import Any
 from devcluster import errors
 
 FOLLOW_INTERVAL_S = 3.0
+RATE_ANNOTATION = "simulation.example.com/log-lines-per-second"  # on the pod (a pod template's annotations reach it)
+RATE_MAX = 10_000  # lines a second: a higher value counts as this
+RATE_RETAINED_LINES = 100_000  # rate lines a log keeps (older ones rotated away)
+RATE_CHUNK_LINES = 5_000  # rate lines a write carries at most
+RATE_TICK_S = 0.1  # while following at a rate: the shortest wait between two writes
+_DIGITS = re.compile(r"[0-9]+")
+_US = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -161,3 +182,75 @@ def select_lines(lines: list[tuple[datetime, str]], options: LogOptions) -> str:
     if options.stream == "Stderr":  # the simulated lines are all on stdout
         kept = []
     return "".join(f"{format_time(at)} {text}\n" if options.timestamps else f"{text}\n" for at, text in kept)
+
+
+def log_rate(pod: Mapping[str, Any]) -> int | None:
+    """The lines a second :data:`RATE_ANNOTATION` asks of ``pod``'s containers, or None (absent, or not a positive
+    integer in decimal digits); at most :data:`RATE_MAX`."""
+    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(RATE_ANNOTATION)
+    if not isinstance(raw, str) or not _DIGITS.fullmatch(raw):
+        return None
+    value = int(raw)
+    return min(value, RATE_MAX) if value > 0 else None
+
+
+def _micros(delta: timedelta) -> int:
+    return delta // _US
+
+
+@dataclass(frozen=True)
+class Rate:
+    """The rate lines of a container started at ``started`` writing ``per_second`` lines a second on ``node``: line
+    ``i`` (from 1) is stamped ``started + i / per_second`` s, cut to the microsecond (realcluster's ``rateLog``)."""
+
+    per_second: int
+    started: datetime
+    node: str
+
+    def stamp(self, index: int) -> datetime:
+        return self.started + timedelta(microseconds=index * 1_000_000 // self.per_second)
+
+    def text(self, index: int) -> str:
+        return f"simulated: line {index} of a container writing {self.per_second} lines/s on {self.node}"
+
+    def written(self, now: datetime) -> int:
+        """How many lines were written by ``now`` (the index of the last one; 0: none yet)."""
+        elapsed = _micros(now - self.started)
+        return max(0, ((elapsed + 1) * self.per_second - 1) // 1_000_000) if elapsed >= 0 else 0
+
+    def first_since(self, since: datetime) -> int:
+        """The first index stamped at or after ``since`` (may be past the lines written yet)."""
+        wait = -(-(since - self.started) // _US)  # whole microseconds, rounded up
+        return max(1, -(-wait * self.per_second // 1_000_000))
+
+    def chunks(self, first: int, last: int, *, timestamps: bool) -> Iterator[str]:
+        """The lines ``first`` to ``last`` (inclusive) as text, :data:`RATE_CHUNK_LINES` lines a chunk at most."""
+        for start in range(first, last + 1, RATE_CHUNK_LINES):
+            end = min(last, start + RATE_CHUNK_LINES - 1)
+            if timestamps:
+                yield "".join(f"{format_time(self.stamp(i))} {self.text(i)}\n" for i in range(start, end + 1))
+            else:
+                yield "".join(f"{self.text(i)}\n" for i in range(start, end + 1))
+
+
+def select_rate(
+    lines: list[tuple[datetime, str]], rate: Rate, options: LogOptions, now: datetime
+) -> tuple[list[tuple[datetime, str]], int, int]:
+    """What a request reads of a log at ``rate``: the startup ``lines`` it keeps, and the first and last index of the
+    rate lines it reads (first > last: none) — ``since`` by their stamps, ``tailLines`` across both, the retained ones
+    only."""
+    last = rate.written(now)
+    first = max(1, last - RATE_RETAINED_LINES + 1)
+    if options.since is not None:
+        first = max(first, rate.first_since(options.since))
+        lines = [(at, text) for at, text in lines if at >= options.since]
+    if options.stream == "Stderr":  # the simulated lines are all on stdout
+        return [], last + 1, last
+    if options.tail_lines is not None:
+        count = max(0, last - first + 1)
+        if options.tail_lines <= count:
+            first, lines = last - options.tail_lines + 1, []
+        else:
+            keep = options.tail_lines - count
+            lines = lines[len(lines) - keep :] if keep < len(lines) else lines
+    return lines, first, last

@@ -9,15 +9,21 @@ its ``containerLogs``). Covers:
 - a StatefulSet's pods ``<name>-<ordinal>`` owned by it, mounting their claims;
 - deleting the owner deletes the ReplicaSets and pods (garbage collector);
 - ``kubectl logs``: the simulated text names the image and the env variables, never a value (one from a Secret),
-  ``--tail``, ``-f`` (a few lines, then stopped), ``--previous`` (the kubelet's error).
+  ``--tail``, ``-f`` (a few lines, then stopped), ``--previous`` (the kubelet's error);
+- a pod annotated ``simulation.example.com/log-lines-per-second`` writes that many lines a second, the same text and
+  stamps on both (line i at the container's start + i/rate s): ``--tail``, ``--since-time``, ``--timestamps``,
+  ``--limit-bytes`` and ``-f`` keep working on it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from support import GC_TIMEOUT_S, Kubectl, wait_for
 
 TIMEOUT_S = 30.0
@@ -42,7 +48,7 @@ def all_ready(pods: list[dict[str, Any]], count: int) -> list[dict[str, Any]] | 
     return pods if len(pods) == count and all(ready(p) for p in pods) else None
 
 
-def deployment(kubectl: Kubectl, namespace: str, name: str, replicas: int) -> None:
+def deployment(kubectl: Kubectl, namespace: str, name: str, replicas: int, annotations: dict[str, str] | None = None) -> None:
     kubectl.run("create", "secret", "generic", f"{name}-secret", "-n", namespace, f"--from-literal=password={SECRET_VALUE}")
     body = {
         "apiVersion": "apps/v1",
@@ -52,7 +58,7 @@ def deployment(kubectl: Kubectl, namespace: str, name: str, replicas: int) -> No
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
             "template": {
-                "metadata": {"labels": {"app": name}},
+                "metadata": {"labels": {"app": name}, "annotations": annotations or {}},
                 "spec": {
                     "containers": [
                         {
@@ -193,3 +199,66 @@ def test_logs_of_an_unknown_container(kubectl: Kubectl, namespace: str) -> None:
     (pod,) = wait_for(lambda: all_ready(pods_of(kubectl, namespace, "app=one"), 1), TIMEOUT_S, 0.2, "a ready pod")
     result = kubectl.run("logs", pod["metadata"]["name"], "-c", "nope", "-n", namespace, check=False)
     assert result.returncode != 0 and "container nope is not valid for pod" in result.stderr
+
+
+RATE_ANNOTATION = "simulation.example.com/log-lines-per-second"
+STAMPED = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{9})Z (.*)")
+
+
+def stamp_of(line: str) -> datetime:
+    match = STAMPED.fullmatch(line)
+    assert match, line
+    return datetime.fromisoformat(match.group(1) + "+00:00") + timedelta(microseconds=int(match.group(2)) // 1000)
+
+
+def test_kubectl_logs_of_a_pod_writing_at_a_rate(kubectl: Kubectl, namespace: str) -> None:
+    deployment(kubectl, namespace, "busy", 1, annotations={RATE_ANNOTATION: "1000"})
+    (pod,) = wait_for(lambda: all_ready(pods_of(kubectl, namespace, "app=busy"), 1), TIMEOUT_S, 0.2, "a ready pod")
+    name, node = pod["metadata"]["name"], pod["spec"]["nodeName"]
+    started = datetime.fromisoformat(pod["status"]["containerStatuses"][0]["state"]["running"]["startedAt"].replace("Z", "+00:00"))
+    text = f"simulated: line {{}} of a container writing 1000 lines/s on {node}"
+    while datetime.now(UTC) < started + timedelta(seconds=2.2):  # two seconds of lines at least
+        time.sleep(0.1)
+
+    before = datetime.now(UTC)
+    stamped = kubectl.run("logs", name, "-n", namespace, "--timestamps").stdout.splitlines()
+    after = datetime.now(UTC)
+    startup = [line for line in stamped if " simulated: line " not in line]
+    assert [STAMPED.fullmatch(line).group(3) for line in startup][1] == "image: nginx:1.27"  # type: ignore[union-attr]
+    assert all(stamp_of(line) == started for line in startup) and stamped[: len(startup)] == startup
+    rated = stamped[len(startup) :]
+    # line i is stamped the container's start + i ms, and is there once that time has come
+    assert len(rated) >= 2000 and started + timedelta(milliseconds=len(rated)) <= after
+    assert before - started - timedelta(milliseconds=len(rated)) < timedelta(milliseconds=1)
+    for i in (1, 2, 999, 1000, len(rated)):
+        line = rated[i - 1]
+        assert STAMPED.fullmatch(line).group(3) == text.format(i), line  # type: ignore[union-attr]
+        assert stamp_of(line) == started + timedelta(milliseconds=i)
+
+    tail = kubectl.run("logs", name, "-n", namespace, "--tail=3").stdout.splitlines()
+    indexes = [int(re.fullmatch(text.format(r"(\d+)"), line).group(1)) for line in tail]  # type: ignore[union-attr]
+    assert indexes == [indexes[0], indexes[0] + 1, indexes[0] + 2] and indexes[0] >= len(rated) - 2
+    since = (started + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")  # lines from 1 s after the start: 1000 on
+    later = kubectl.run("logs", name, "-n", namespace, f"--since-time={since}").stdout.splitlines()
+    assert later[:2] == [text.format(1000), text.format(1001)]
+    cut = kubectl.run("logs", name, "-n", namespace, "--limit-bytes=100").stdout
+    assert len(cut) == 100 and cut.startswith("simulated: no container runs on")
+
+    follow = kubectl.popen("logs", "-f", name, "-n", namespace, "--tail=1")
+    try:
+        assert follow.stdout is not None
+        read = [follow.stdout.readline().rstrip("\n") for _ in range(1500)]  # 1.5 s of lines: several writes
+    finally:
+        follow.terminate()
+        follow.communicate(timeout=10)
+    followed = [int(re.fullmatch(text.format(r"(\d+)"), line).group(1)) for line in read]  # type: ignore[union-attr]
+    assert followed == list(range(followed[0], followed[0] + 1500))  # consecutive: none lost, none twice
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "+5", " 5", "1.5", "many"])
+def test_an_invalid_log_rate_is_as_if_unset(kubectl: Kubectl, namespace: str, value: str) -> None:
+    deployment(kubectl, namespace, "calm", 1, annotations={RATE_ANNOTATION: value})
+    (pod,) = wait_for(lambda: all_ready(pods_of(kubectl, namespace, "app=calm"), 1), TIMEOUT_S, 0.2, "a ready pod")
+    time.sleep(0.5)
+    text = kubectl.run("logs", pod["metadata"]["name"], "-n", namespace).stdout
+    assert text.startswith("simulated: no container runs on") and " lines/s " not in text and len(text.splitlines()) == 5

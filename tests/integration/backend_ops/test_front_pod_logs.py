@@ -3,13 +3,18 @@
 Covers: a followed log stream is written from the event loop and holds no request thread (with 1 request thread, 3
 open log streams leave /healthz and the logs page answering), delivers a line the simulated kubelet writes later, and a
 client going away ends the stream's reader threads and gives its place in the log stream cap back (a 503 with
-``Retry-After`` while the cap is full).
+``Retry-After`` while the cap is full). Pods writing 1,000 lines a second each (the simulation's rate annotation),
+followed by a client that reads everything and by one that reads nothing: the first gets both pods' lines as they
+come, /healthz and the logs page keep answering, and closing both ends their readers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,9 +30,13 @@ from .test_front import get
 class RawStream:
     """One HTTP/1.1 GET on a socket of its own, read as it comes."""
 
-    def __init__(self, url: str, path: str) -> None:
+    def __init__(self, url: str, path: str, *, receive_buffer: int = 0) -> None:
         host, port = url.removeprefix("http://").split(":")
-        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.sock = socket.socket()
+        if receive_buffer:  # a small window: a client that does not read holds the server's writes up soon
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.sock.settimeout(30)
+        self.sock.connect((host, int(port)))
         self.sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n".encode())
         self.data = b""
 
@@ -78,3 +87,61 @@ def test_log_streams_run_on_the_loop_and_end_with_their_clients(
         assert b"event: done" in again.until(b"event: done")
     finally:
         again.close()
+
+
+def test_pods_writing_1000_lines_a_second_leave_the_front_answering(
+    make_app: Callable[..., Flask], serve_front: Callable[[Flask], str], api_client: Any, namespace: str
+) -> None:
+    from kubernetes import client
+
+    custom = client.CustomObjectsApi(api_client)
+    pods = darkroom_with_pods(custom, api_client, namespace, "firehose", replicas=2, lines_per_second=1000)
+    app = make_app(request_threads=2, sse_heartbeat_s=1.0)
+    url = serve_front(app)
+    path = f"/ui/darkrooms/{namespace}/firehose/logs"
+
+    def listed() -> bool | None:
+        connection = http.client.HTTPConnection(url.removeprefix("http://"), timeout=30)
+        try:
+            connection.request("GET", path)
+            body = connection.getresponse().read().decode()
+        finally:
+            connection.close()
+        return all(f'<option value="{pod}">' in body for pod in pods) or None
+
+    wait_for(listed, timeout_s=20, message="the pods in the API's cache")
+    reading = RawStream(url, f"{path}/stream?follow=1&tail=1")  # every pod, interleaved: 2,000 lines a second
+    stalled = RawStream(url, f"{path}/stream?follow=1&tail=1", receive_buffer=4096)  # reads nothing after its head
+    answers: list[tuple[str, int, float]] = []
+    received: list[bytes] = []
+    stop = threading.Event()
+
+    def read_on() -> None:
+        with contextlib.suppress(OSError):
+            while not stop.is_set() and (chunk := reading.sock.recv(65536)):
+                received.append(chunk)
+
+    try:
+        reading.until(b"event: lines")
+        stalled.until(b"event: lines")
+        reader = threading.Thread(target=read_on, name="test-log-reader", daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # 5 s of 2,000 lines a second to one client, none taken by the other
+            for probe in ("/healthz", path):
+                began = time.monotonic()
+                status = get(url, probe, timeout_s=10).status
+                answers.append((probe, status, time.monotonic() - began))
+            time.sleep(0.2)
+        stop.set()
+        reader.join(10)
+    finally:
+        reading.close()
+        stalled.close()
+    assert answers and all(status == 200 and took < 5 for _, status, took in answers), answers
+    body = b"".join(received)
+    lines = body.count(b">simulated: line ")
+    assert lines > 2000, lines  # the reading client got the lines as they came (~10,000 in 5 s)
+    for pod in pods:
+        assert f'<span class="log-pod">{pod}</span> <span class="log-text">simulated: line '.encode() in body
+    wait_for(lambda: not [t for t in log_threads() if t.name.removeprefix(f"{THREAD_PREFIX}-") in pods] or None, timeout_s=15)

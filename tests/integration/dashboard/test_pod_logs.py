@@ -8,7 +8,9 @@ an attachment; the stream carries the lines HTML-escaped (a container argument h
 then ``done``; a followed stream delivers a line written after it opened, and closing it ends its reader threads;
 bad or unknown parameters are a 400 naming them; the log stream cap answers 503 with Retry-After (and a closed stream
 gives its place back); on the real control plane, a person who may list pods but not get ``pods/log`` gets the 403
-page naming it.
+page naming it. Pods writing 1,000 lines a second (the simulation's rate annotation) read by a slow client: the
+stream's buffer stays bounded (no frame carries more than its size; what did not fit is said ``N lines skipped``),
+and other pages answer while it runs.
 """
 
 from __future__ import annotations
@@ -23,24 +25,31 @@ import pytest
 from flask import Flask
 from support import wait_for
 
-from backend.dashboard.logstreams import THREAD_PREFIX
+from backend.dashboard.logstreams import BUFFER_LINES, THREAD_PREFIX
 from integration.dashboard.conftest import Client, Deleter
 from integration.dashboard.test_live_details import controlled_by, make_darkroom
 
 MARKUP = "<img src=x onerror=alert(1)>"
 IMAGE = "nginx:1.27"
+RATE_ANNOTATION = "simulation.example.com/log-lines-per-second"  # both clusters' simulated kubelets: lines a second
 
 
-def darkroom_with_pods(custom: Any, api_client: Any, namespace: str, name: str, replicas: int = 2) -> list[str]:
+def darkroom_with_pods(
+    custom: Any, api_client: Any, namespace: str, name: str, replicas: int = 2, *, lines_per_second: int | None = None
+) -> list[str]:
     """A Darkroom and the Deployment it controls (as the reconciler would make it: labelled, its controller reference),
-    whose container's args hold markup; the names of its pods once they run."""
+    whose container's args hold markup (and whose pods write ``lines_per_second``); the names of its pods once they run."""
     from kubernetes import client
 
     owner = make_darkroom(custom, namespace, name)
     labels = {"app": name}
     container = {"name": "web", "image": IMAGE, "args": ["--title", MARKUP]}
     managed = {"app.kubernetes.io/managed-by": "darkroom-operator", **labels}
-    template = {"metadata": {"labels": managed}, "spec": {"containers": [container]}}  # labelled as the reconciler does: cached
+    annotations = {RATE_ANNOTATION: str(lines_per_second)} if lines_per_second else {}
+    template = {  # labelled as the reconciler does: cached
+        "metadata": {"labels": managed, "annotations": annotations},
+        "spec": {"containers": [container]},
+    }
     body = {
         "metadata": {"name": name, "labels": managed, "ownerReferences": controlled_by(owner)},
         "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template},
@@ -94,6 +103,12 @@ class Opened:
             assert time.monotonic() < deadline, f"no {needle!r} within {timeout_s} s: {self.text[-2000:]}"
             self.text += next(self._chunks).decode()
         return self.text
+
+    def chunk(self) -> str:
+        """The next chunk the server wrote (a pushed stream's chunk: what one take of its buffer made)."""
+        text = next(self._chunks).decode()
+        self.text += text
+        return text
 
     def close(self) -> None:
         self.response.close()
@@ -280,3 +295,42 @@ def test_a_databases_logs_are_its_statefulsets_pods(http: Client, custom: Any, a
     page = wait_for(lambda: shown(f"{base}/logs", "orders-0</option>"), timeout_s=60)  # the StatefulSet's pod
     assert ">Databases</a>" in page
     assert wait_for(lambda: shown(f"{base}/logs/download?pod=orders-0", "image: postgres:17"), timeout_s=30)
+
+
+SKIPPED = re.compile(r"(\d+) lines? skipped \(the log came faster than it could be sent\)")
+
+
+def test_pods_writing_1000_lines_a_second_keep_the_stream_bounded_and_the_pages_answering(
+    http: Client, custom: Any, api_client: Any, namespace: str
+) -> None:
+    pods = darkroom_with_pods(custom, api_client, namespace, "chatty", replicas=2, lines_per_second=1000)
+    base = f"/ui/darkrooms/{namespace}/chatty"
+    cached(http, base, pods)
+    opened = Opened(http, f"{base}/logs/stream?follow=1&tail=10")  # every pod, interleaved: 2,000 lines a second
+    frames: list[str] = []
+    answers: list[tuple[str, int, float]] = []
+    try:
+        assert opened.status == 200
+        opened.until("event: lines")
+        time.sleep(3)  # a slow reader: ~6,000 lines written meanwhile, more than the buffer holds
+        deadline = time.monotonic() + 6
+        while time.monotonic() < deadline:
+            frames.append(opened.chunk())  # one frame: what the buffer held at one take
+            if len(frames) % 5 == 0:  # other requests, while the stream runs
+                for path in ("/readyz", "/", base):
+                    began = time.monotonic()
+                    answer = http.get(path)
+                    answers.append((path, answer.status_code, time.monotonic() - began))
+    finally:
+        opened.close()
+    wait_for(lambda: not [t for t in log_threads() if t.name.removeprefix(f"{THREAD_PREFIX}-") in pods] or None, timeout_s=10)
+
+    per_frame = [sum(1 for name, data in events(frame) if name == "lines" for _ in data.splitlines()) for frame in frames]
+    assert max(per_frame) <= BUFFER_LINES + 1, per_frame  # a frame is one take of the buffer (+ the skipped note)
+    skipped = [int(count) for frame in frames for count in SKIPPED.findall(frame)]
+    assert skipped and sum(skipped) > 1000, skipped  # the slow reader's lines were dropped and counted, not queued
+    text = "".join(frames)
+    for pod in pods:  # both pods' lines kept coming, each marked with its pod
+        assert f'<span class="log-pod">{pod}</span> <span class="log-text">simulated: line ' in text
+    assert sum(per_frame) > 2000  # the stream carried on while it was read (6 s of 2,000 lines a second, some dropped)
+    assert answers and all(status == 200 and took < 5 for _, status, took in answers), answers

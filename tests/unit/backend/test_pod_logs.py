@@ -1,7 +1,8 @@
 """The pod logs' pieces without a server: parameter parsing (every bad or unknown one named), the download's interleaving
-by timestamps, the bounded line buffer (drops counted, never grown), the stream's frames (escaped, marked with the pod
-when several, ``N lines skipped``, ``done`` once every reader ended), a reader stopped while blocked, and the pump of a
-pushed stream on an event loop (ends when the client goes away, closing the stream)."""
+by timestamps, the bounded line buffer (drops counted, never grown; a burst waited out, a consumer that does not take
+waited for once), the stream's frames (escaped, marked with the pod when several, ``N lines skipped``, ``done`` once
+every reader ended), a reader stopped while blocked, and the pump of a pushed stream on an event loop (ends when the
+client goes away, closing the stream)."""
 
 from __future__ import annotations
 
@@ -104,6 +105,47 @@ def test_the_buffer_is_bounded_and_counts_what_it_dropped() -> None:
     lines, skipped = buffer.take()
     assert [line.text for line in lines] == ["0", "1", "2"] and skipped == 2
     assert buffer.take() == ([], 0)
+
+
+def test_a_burst_a_consumer_keeps_up_with_arrives_whole() -> None:
+    buffer = LineBuffer(capacity=10, full_wait_s=5)
+    writer = threading.Thread(target=lambda: [buffer.put(Line("p", str(n))) for n in range(1000)])
+    writer.start()
+    taken: list[str] = []
+    skipped = 0
+    while writer.is_alive() or len(taken) + skipped < 1000:
+        lines, dropped = buffer.take()
+        taken += [line.text for line in lines]
+        skipped += dropped
+        time.sleep(0.001)
+    writer.join()
+    assert skipped == 0 and taken == [str(n) for n in range(1000)]  # 100 times the buffer, in order, none lost
+
+
+def test_a_consumer_that_does_not_take_is_waited_for_once_then_lines_drop_at_once() -> None:
+    buffer = LineBuffer(capacity=2, full_wait_s=0.3)
+    assert buffer.put(Line("p", "0")) and buffer.put(Line("p", "1"))
+    began = time.monotonic()
+    assert not any(buffer.put(Line("p", str(n))) for n in range(2, 102))
+    took = time.monotonic() - began
+    assert 0.25 <= took < 1.0, took  # one wait for the first, none for the 99 others
+    assert [line.text for line in buffer.take()[0]] == ["0", "1"]
+    began = time.monotonic()
+    assert buffer.put(Line("p", "again")) and time.monotonic() - began < 0.1  # a take: room again
+    assert buffer.take() == ([Line("p", "again")], 0)
+
+
+def test_stalling_the_buffer_releases_a_reader_waiting_for_room() -> None:
+    buffer = LineBuffer(capacity=1, full_wait_s=30)
+    buffer.put(Line("p", "0"))
+    results: list[bool] = []
+    waiting = threading.Thread(target=lambda: results.append(buffer.put(Line("p", "1"))))
+    waiting.start()
+    time.sleep(0.1)
+    assert waiting.is_alive()
+    buffer.stall()  # the stream closes
+    waiting.join(2)
+    assert not waiting.is_alive() and results == [False]
 
 
 def test_long_lines_are_cut_and_partial_lines_wait() -> None:

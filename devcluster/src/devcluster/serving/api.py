@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -250,8 +252,14 @@ class Api:
             return left != 0
 
         await response.prepare(request)
-        more = await send(podlogs.select_lines(lines, options))
         uid = pod["metadata"]["uid"]
+        per_second = podlogs.log_rate(pod)
+        if per_second is not None:
+            rate = podlogs.Rate(per_second, started, node)
+            await self._rate_log(send, rate, lines, options, (namespace, target.name, uid))
+            await response.write_eof()
+            return response
+        more = await send(podlogs.select_lines(lines, options))
         while options.follow and more and options.stream != "Stderr" and not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), podlogs.FOLLOW_INTERVAL_S)
@@ -262,6 +270,42 @@ class Api:
             more = await send(podlogs.select_lines([(datetime.now(UTC), podlogs.follow_line(node))], follow))
         await response.write_eof()
         return response
+
+    async def _rate_log(
+        self,
+        send: Callable[[str], Awaitable[bool]],
+        rate: podlogs.Rate,
+        lines: list[tuple[datetime, str]],
+        options: podlogs.LogOptions,
+        pod: tuple[str, str, str],
+    ) -> None:
+        """The log of a container writing at ``rate`` (:class:`devcluster.podlogs.Rate`): what the request selects, then
+        while following the lines whose time came, batched per write, until the client goes or the pod does."""
+        kept, first, last = podlogs.select_rate(lines, rate, options, datetime.now(UTC))
+        more = await send(podlogs.select_lines(kept, dataclasses.replace(options, since=None, tail_lines=None)))
+        for chunk in rate.chunks(first, last, timestamps=options.timestamps):
+            if not more:
+                return
+            more = await send(chunk)
+            await asyncio.sleep(0)  # up to RATE_RETAINED_LINES lines: other requests go between the chunks
+        namespace, name, uid = pod
+        following = max(first, last + 1)  # the next line to write
+        while options.follow and more and options.stream != "Stderr" and not self.stopping.is_set():
+            now = datetime.now(UTC)
+            if following > rate.written(now):  # caught up: wait for the next line's time (a tick at least)
+                due = (rate.stamp(following) - now).total_seconds()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), min(podlogs.FOLLOW_INTERVAL_S, max(podlogs.RATE_TICK_S, due)))
+            current = self.store.get("/pods", namespace, name)
+            if self.stopping.is_set() or current is None or current["metadata"]["uid"] != uid:
+                return  # the server stops, or the pod is gone: its containers' streams end
+            last = rate.written(datetime.now(UTC))
+            following = max(following, last - podlogs.RATE_RETAINED_LINES + 1)  # a reader far behind: rotated away
+            upto = min(last, following + podlogs.RATE_CHUNK_LINES - 1)
+            if upto >= following:
+                more = await send(next(rate.chunks(following, upto, timestamps=options.timestamps)))
+                following = upto + 1
+                await asyncio.sleep(0)  # behind (a slow client): catching up chunk by chunk, other requests between
 
     async def _create(self, request: web.Request, target: Target, opts: WriteOptions) -> WriteResult:
         resource = target.resource
