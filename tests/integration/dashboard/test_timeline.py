@@ -176,7 +176,9 @@ def test_a_warning_about_a_pod_of_a_darkroom_pushes_its_row_with_the_pods_warnin
     # a Pod the cache holds (labelled as the reconciler's) that no Darkroom controls
     stray = core.create_namespaced_pod(namespace, {"metadata": {"name": "stray", "labels": MANAGED},
                                                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}})  # fmt: skip
-    wait_for(lambda: dashboard_access.cache.informer(PODS).store.get(f"{namespace}/stray") is not None, timeout_s=20)
+    pods = dashboard_access.cache.informer(PODS)
+    assert pods is not None
+    wait_for(lambda: pods.store.get(f"{namespace}/stray") is not None, timeout_s=20)
     detail = f"/ui/darkrooms/{namespace}/web"
 
     def count() -> int:
