@@ -230,7 +230,7 @@ class DarkroomPages:
             return browsing.problem_page(failure)
         obj = self.service.friendly(raw)
         owned = children(self.service.client, namespace, name, obj["uid"])
-        nodes = tree.build(self.service.client, owned)
+        nodes = tree.build(self.service.client, owned, logs=timeline.page_path("darkrooms", namespace, name) + "/logs")
         context = {
             "d": obj,
             "namespace": namespace,

@@ -9,8 +9,9 @@ with htmx-ext-sse (``sse-connect`` on the list section), so the page declares wh
 - ``event: <Kind>/<namespace>/<name>`` — the object changed: ``data`` is its row, rendered from the
   list template's ``row`` block; the row (``sse-swap`` with that name, ``hx-swap="outerHTML"``) replaces
   itself. A deleted object's row is replaced by a comment (the row goes).
-- the same event for a *Warning* Event about a row's object or one of its children, in the lists whose rows show the
-  Warning count (:attr:`RowView.warnings`; the decision, and who gets the counts: :mod:`.timeline`).
+- the same event for a *Warning* Event about a row's object, one of its children or a ReplicaSet or Pod under those,
+  in the lists whose rows show the Warning count (:attr:`RowView.warnings`; the decision, and who gets the counts:
+  :mod:`.timeline`).
 - ``event: members`` — an object was added or deleted: the list refreshes itself (``hx-trigger="sse:members"``),
   as only the tab knows its page and sort order. In a list whose rows show what differs per person
   (:attr:`RowView.personal`: a Task with its Events, which may lie in namespaces one person may list and another may

@@ -249,7 +249,7 @@ class PostgresqlPages:
         pg = self.service.friendly(raw)
         client = self.service.client
         owned = children(client, pg)
-        nodes = tree.build(client, owned)
+        nodes = tree.build(client, owned, logs=timeline.page_path("postgresqls", namespace, name) + "/logs")
         context = {
             **_base_context(pg, namespace, name),
             "timeline": timeline.build(

@@ -12,19 +12,25 @@ default) filters the rows by type (:func:`chosen_type`; any other value is a 400
 shows each type's count — summed counts, as the badge — Warnings first. The choice lives in the URL, so the region's
 live refresh (:mod:`.livedetail`) asks for the same filter (:attr:`Timeline.path`).
 
-**The badge.** :func:`warning_count`: the number of Warning Events (summed counts) about an object or one of the
-children the API caches (:data:`backend.core.access.CHILDREN`, found by the controller-UID index), or labelled with
-its Task UID. Per row it costs ``2 + len(CHILDREN) + c`` index lookups in the cache (``c``: the object's cached
-children, at most one per child kind) and a pass over the Events found — never a list of all Events. Children the
-API does not cache (a Darkroom's ConfigMap, a Postgresql's volume claim and Secret: read by name on the detail page)
-are not counted: their Warnings show on the timeline only.
+**The badge.** :func:`warning_count`: the number of Warning Events (summed counts) about an object, one of the
+children the API caches (:data:`backend.core.access.CHILDREN`) or one of their cached descendants the tree shows with
+Pods — a Deployment's ReplicaSets and their Pods, a StatefulSet's Pods (:data:`DESCENDANTS`: a Pod's BackOff,
+Unhealthy or FailedScheduling is what people most need to see) — each found by the controller-UID index, or labelled
+with its Task UID. Per row it costs at most ``2 + len(CHILDREN) + 2c + 2r + p`` index lookups in the cache (``c``: the
+object's cached children, at most one per child kind; ``r``: their ReplicaSets; ``p``: the Pods of those and of its
+StatefulSet) — one Event lookup per object found, one descendants lookup per Deployment, ReplicaSet and StatefulSet —
+and a pass over the Events found: never a list of all Events, or of all Pods. Objects the API does not cache (a
+Darkroom's ConfigMap, a Postgresql's Secret; a volume claim, found by name on the detail page) are not counted: their
+Warnings show on the timeline only.
 
 **Live badges** (decision). A row is rendered once per change of its object and pushed to every tab
 (:mod:`.liverows`); a Warning arriving changes no Darkroom. The smallest correct way: a list's stream also takes the
-changes of *Warning* Events, and one whose involved object is a row's object, or a cached child of it (by the child's
-controller ownerReference), pushes that object's row again, rendered once per view as any change (:func:`owner_of`:
-two lookups in the API's informer stores, no listing). Normal Events never re-render a row. The alternatives cost
-more: a list refreshing itself on every Event (a list render per tab per Event), or a row recomputed by polling.
+changes of *Warning* Events, and one whose involved object is a row's object, or a cached child or descendant of it
+(its controller ownerReferences lead there: a Pod → its ReplicaSet → its Deployment → the Darkroom, at most three
+steps along :data:`DESCENDANTS`), pushes that object's row again, rendered once per view as any change
+(:func:`owner_of`: at most four lookups by key in the API's informer stores, no listing). Normal Events never
+re-render a row. The alternatives cost more: a list refreshing itself on every Event (a list render per tab per
+Event), or a row recomputed by polling.
 A pushed row is rendered as the API (every tab gets the same bytes), so its count is only sent to people who may list
 Events: a stream whose person may not list Events in its namespace (or everywhere, for an all-namespaces list: asked
 once, when the stream opens) gets the rows without the badge and no Event-driven refreshes.
@@ -45,7 +51,7 @@ from backend.api.problems import Problem
 from backend.core.access import CHILDREN, CONTROLLER_UID, INVOLVED_UID, TASK_UID, ClusterAccess
 from backend.core.ordering import parse_time
 from backend.dashboard import browsing
-from cluster import EVENTS, Cache, FrozenDict, Resource
+from cluster import DEPLOYMENTS, EVENTS, PODS, REPLICASETS, STATEFULSETS, Cache, FrozenDict, Resource
 from cluster.acting import ActingClient
 
 PARAM = "events"  # the query parameter of the filter
@@ -56,6 +62,15 @@ LABELS = {WARNING: "Warnings", ALL: "All", NORMAL: "Normal"}
 MAX_ROWS = 100  # rows shown (the counts cover every Event)
 WITHHELD = "darkroom_warnings_withheld"  # set by .liverows while it renders a row for streams that may not list Events
 CHILD_KINDS = {resource.kind: resource for resource in CHILDREN}
+#: The cached kinds whose Warnings count on their owner's badge besides its children, under the kind that controls
+#: them: a Deployment's ReplicaSets, a ReplicaSet's Pods, a StatefulSet's Pods (the workloads of the resource tree).
+DESCENDANTS: Mapping[Resource, Resource] = {DEPLOYMENTS: REPLICASETS, REPLICASETS: PODS, STATEFULSETS: PODS}
+#: A descendant's kind → the kinds that may control it (the walk of :func:`owner_of`, :data:`DESCENDANTS` upwards).
+CONTROLLED_BY: Mapping[str, frozenset[str]] = {
+    kind: frozenset(owner.kind for owner, child in DESCENDANTS.items() if child.kind == kind)
+    for kind in {r.kind for r in DESCENDANTS.values()}
+}
+STORED_KINDS = {**CHILD_KINDS, **{r.kind: r for r in DESCENDANTS.values()}}
 NEVER = datetime.min.replace(tzinfo=UTC)  # an Event without a time sorts last
 
 
@@ -205,18 +220,38 @@ def related_events(client: ActingClient, uid: str, children_uids: Iterable[str] 
     return list(found.values())
 
 
+def descendant_uids(client: ActingClient, uid: str) -> list[str]:
+    """The UIDs of the cached children of the object with ``uid`` and of their cached descendants
+    (:data:`DESCENDANTS`), each found by one lookup in the controller-UID index, as the person may list them."""
+    found: list[str] = []
+    pending = [(resource, child) for resource in CHILDREN for child in client.by_index(resource, CONTROLLER_UID, uid)]
+    while pending:
+        resource, obj = pending.pop()
+        own = str(obj["metadata"]["uid"])
+        found.append(own)
+        below = DESCENDANTS.get(resource)
+        if below is not None:
+            pending += [(below, child) for child in client.by_index(below, CONTROLLER_UID, own)]
+    return found
+
+
 def warning_count(client: ActingClient, uid: str) -> int:
-    """The summed count of the Warning Events about the object with ``uid`` or one of its cached children (the
-    cost per row: the module docstring)."""
+    """The summed count of the Warning Events about the object with ``uid``, one of its cached children or one of
+    their cached ReplicaSets and Pods (the cost per row: the module docstring)."""
     if not uid:
         return 0
-    children = [str(c["metadata"]["uid"]) for resource in CHILDREN for c in client.by_index(resource, CONTROLLER_UID, uid)]
-    return sum(occurrences(e) for e in related_events(client, uid, children) if e.get("type") == WARNING)
+    return sum(occurrences(e) for e in related_events(client, uid, descendant_uids(client, uid)) if e.get("type") == WARNING)
+
+
+def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return next((r for r in refs if r.get("controller")), None)
 
 
 def owner_of(event: Mapping[str, Any], resource: Resource, cache: Cache) -> FrozenDict | None:
-    """The object of ``resource`` (one of ours) that a *Warning* Event is about, directly or through a cached child it
-    controls, from the API's informer stores (as the API: for one render every tab shares); None otherwise."""
+    """The object of ``resource`` (one of ours) that a *Warning* Event is about — directly, through a cached child it
+    controls, or through a cached ReplicaSet or Pod under such a child (controller references up :data:`DESCENDANTS`)
+    — from the API's informer stores (as the API: for one render every tab shares); None otherwise."""
     if event.get("type") != WARNING:
         return None
     involved = event.get("involvedObject") or {}
@@ -224,16 +259,16 @@ def owner_of(event: Mapping[str, Any], resource: Resource, cache: Cache) -> Froz
     if involved.get("namespace", namespace) != namespace:  # kube keeps an Event with its object; a stray one changes no row
         return None
     kind, name, uid = str(involved.get("kind") or ""), str(involved.get("name") or ""), involved.get("uid")
-    child_resource = CHILD_KINDS.get(kind)
-    if kind != resource.kind and child_resource is not None:
-        child = _stored(cache, child_resource, namespace, name)
-        refs = (child.get("metadata") or {}).get("ownerReferences") or () if child is not None else ()
-        ref = next((r for r in refs if r.get("controller")), None)
-        if ref is None or ref.get("kind") != resource.kind:
+    while kind != resource.kind:  # up: Pod → ReplicaSet → Deployment → the row's object, each step a lookup by key
+        stored_resource = STORED_KINDS.get(kind)
+        obj = _stored(cache, stored_resource, namespace, name) if stored_resource is not None else None
+        if obj is None or (uid and obj["metadata"].get("uid") != uid):  # not cached, or an Event of an earlier namesake
             return None
-        name, uid = str(ref.get("name") or ""), ref.get("uid")
-    elif kind != resource.kind:
-        return None
+        ref = _controller(obj)
+        owners = {resource.kind} if kind in CHILD_KINDS else CONTROLLED_BY.get(kind, frozenset())
+        if ref is None or ref.get("kind") not in owners:
+            return None
+        kind, name, uid = str(ref.get("kind")), str(ref.get("name") or ""), ref.get("uid")
     owner = _stored(cache, resource, namespace, name)
     return owner if owner is not None and owner["metadata"].get("uid") == uid else None
 

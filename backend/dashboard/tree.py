@@ -10,7 +10,7 @@ The tree: a Deployment → its ReplicaSets (newest first) → their Pods; a Stat
 PersistentVolumeClaims they mount; a Service → its EndpointSlices; an Ingress → its hosts; ConfigMaps and the password
 Secret are leaves.
 Each node: kind, name, state word and tone (:mod:`kinds.workloads`: the one definition, rendered by the badge the
-lists use), what else to know (restarts, size, address), age, and a link to its YAML.
+lists use), what else to know (restarts, size, address), age, and a link to its YAML; a Pod also a link to its logs.
 
 Decisions:
 
@@ -33,6 +33,11 @@ Decisions:
   the keyboard (Tab, Enter) and screen readers (list levels, expanded/collapsed) as they are. Folded by default:
   ReplicaSets with nothing to run (old revisions of a rollout) and — at every width, so a phone gets a short tree —
   the Pods of a workload once there are more than :data:`OPEN_PODS`; the summary says what is inside.
+- **A Pod's logs**: a link to the page's logs page with that pod chosen (``<page>/logs?pod=<name>&follow=1``,
+  :mod:`.podlogs`), shown only to a person who may ``get`` ``pods/log`` in the namespace — asked once per tree (one
+  review, cached as every review; not at all when there are no Pods), as the tree asks whether they may list each
+  kind — so a link that would answer 403 is not offered. (A grant of ``pods/log`` for named pods only, rare, is not
+  seen by that namespace-wide question: the link is left out; the logs page still answers them.)
 - **YAML**: a page of its own per node (``/ui/yaml/...``, read as the person), not the detail page's YAML panel: the
   panel is a snapshot of the page's load, and a tree's Pods come and go after it. Kinds of the tree only; a Secret
   never (:mod:`.yamlview` refuses to dump one).
@@ -44,6 +49,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import Blueprint, Response
 
@@ -98,7 +104,29 @@ class Node:
     hosts: tuple[str, ...] = ()
     tls: bool = False
     restarts: int | None = None
+    logs: str | None = None  # a Pod's logs page (only when the person may read them)
     idle: tuple[Node, ...] = ()  # a Deployment's ReplicaSets scaled to 0 without Pods (earlier revisions), folded apart
+
+
+class LogLinks:
+    """The links to the Pods' logs of one tree: ``base`` the page's logs page ("": none), asked once whether the
+    person may read Pods' logs in the namespace (not before a Pod is shown; a review that fails: no links)."""
+
+    def __init__(self, client: ActingClient, base: str) -> None:
+        self._client, self._base = client, base
+        self._allowed: dict[str, bool] = {}
+
+    def of(self, pod: Mapping[str, Any]) -> str | None:
+        meta = pod.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        if not self._base or not name:
+            return None
+        if namespace not in self._allowed:
+            try:
+                self._allowed[namespace] = self._client.may("get", PODS, namespace=namespace, subresource="log")
+            except ClusterError:
+                self._allowed[namespace] = False
+        return f"{self._base}?{urlencode({'pod': name, 'follow': '1'})}" if self._allowed[namespace] else None
 
 
 def yaml_path(resource: Resource, obj: Mapping[str, Any]) -> str | None:
@@ -160,7 +188,7 @@ def _claim_node(client: ActingClient, namespace: str, name: str) -> Node:
     )
 
 
-def _pod_node(client: ActingClient, pod: FrozenDict, *, claims_refused: str) -> Node:
+def _pod_node(client: ActingClient, pod: FrozenDict, *, claims_refused: str, logs: LogLinks) -> Node:
     namespace = pod["metadata"]["namespace"]
     claims = workloads.mounted_claims(pod)
     children = () if claims_refused else tuple(_claim_node(client, namespace, name) for name in claims)
@@ -175,6 +203,7 @@ def _pod_node(client: ActingClient, pod: FrozenDict, *, claims_refused: str) -> 
         restarts=count,
         created=_created(pod),
         yaml=yaml_path(PODS, pod),
+        logs=logs.of(pod),
         children=children,
         group="PersistentVolumeClaims" if claims else "",
         summary=_summary("PersistentVolumeClaims", children) if claims else "",
@@ -182,14 +211,14 @@ def _pod_node(client: ActingClient, pod: FrozenDict, *, claims_refused: str) -> 
     )
 
 
-def _pods(client: ActingClient, namespace: str, uid: str) -> tuple[tuple[Node, ...], str]:
+def _pods(client: ActingClient, namespace: str, uid: str, logs: LogLinks) -> tuple[tuple[Node, ...], str]:
     """The Pods the object with ``uid`` controls, or why the person may not see them."""
     refused = _refusal(client, PODS, namespace)
     if refused:
         return (), refused
     claims_refused = _refusal(client, PERSISTENTVOLUMECLAIMS, namespace)
     pods = sorted(_owned(client, PODS, namespace, uid), key=lambda p: p["metadata"]["name"])
-    return tuple(_pod_node(client, pod, claims_refused=claims_refused) for pod in pods), ""
+    return tuple(_pod_node(client, pod, claims_refused=claims_refused, logs=logs) for pod in pods), ""
 
 
 def _workload(resource: Resource, obj: FrozenDict, **extra: Any) -> dict[str, Any]:
@@ -210,27 +239,27 @@ def _pods_group(pods: tuple[Node, ...], refused: str) -> dict[str, Any]:
     return {"children": pods, "group": "Pods", "summary": _summary("Pods", pods), "refused": refused, "folded": len(pods) > OPEN_PODS}
 
 
-def _replicaset_node(client: ActingClient, rs: FrozenDict) -> Node:
-    pods, refused = _pods(client, rs["metadata"]["namespace"], rs["metadata"]["uid"])
+def _replicaset_node(client: ActingClient, rs: FrozenDict, logs: LogLinks) -> Node:
+    pods, refused = _pods(client, rs["metadata"]["namespace"], rs["metadata"]["uid"], logs)
     _, wanted = workloads.replicas(rs)
     group = _pods_group(pods, refused)
     idle = wanted == 0 and not pods and not refused
     return Node(**_workload(REPLICASETS, rs, **{**group, "folded": group["folded"] or idle}))
 
 
-def _deployment_node(client: ActingClient, resource: Resource, obj: FrozenDict) -> Node:
+def _deployment_node(client: ActingClient, resource: Resource, obj: FrozenDict, logs: LogLinks) -> Node:
     namespace = obj["metadata"]["namespace"]
     refused = _refusal(client, REPLICASETS, namespace)
     owned = () if refused else _newest_first(_owned(client, REPLICASETS, namespace, obj["metadata"]["uid"]))
-    sets = [_replicaset_node(client, rs) for rs in owned]
+    sets = [_replicaset_node(client, rs, logs) for rs in owned]
     active = tuple(n for n in sets if not n.folded or n.children)
     idle = tuple(n for n in sets if n.folded and not n.children)  # scaled to 0 with no Pods: earlier revisions
     summary = _summary("ReplicaSets", sets)
     return Node(**_workload(resource, obj, children=active, idle=idle, group="ReplicaSets", summary=summary, refused=refused))
 
 
-def _statefulset_node(client: ActingClient, resource: Resource, obj: FrozenDict) -> Node:
-    pods, refused = _pods(client, obj["metadata"]["namespace"], obj["metadata"]["uid"])
+def _statefulset_node(client: ActingClient, resource: Resource, obj: FrozenDict, logs: LogLinks) -> Node:
+    pods, refused = _pods(client, obj["metadata"]["namespace"], obj["metadata"]["uid"], logs)
     return Node(**_workload(resource, obj, **_pods_group(pods, refused)))
 
 
@@ -256,16 +285,16 @@ def _service_slices(client: ActingClient, service: FrozenDict) -> dict[str, Any]
     return {"children": slices, "group": "EndpointSlices", "summary": _summary("EndpointSlices", slices), "refused": refused}
 
 
-def _entry_node(client: ActingClient, entry: Mapping[str, Any]) -> Node:
+def _entry_node(client: ActingClient, entry: Mapping[str, Any], logs: LogLinks) -> Node:
     """The node of one of the page's children (an entry of ``darkroompages.children`` or ``pgpages.children``)."""
     obj: FrozenDict | None = entry.get("object")
     if obj is None or not entry.get("exists"):
         return Node(kind=entry["kind"], name=entry["name"], exists=False, detail=str(entry.get("detail") or ""))
     resource = next((r for r in YAML_KINDS.values() if r.kind == entry["kind"]), None)
     if resource is not None and resource.kind == "Deployment":
-        return _deployment_node(client, resource, obj)
+        return _deployment_node(client, resource, obj, logs)
     if resource is not None and resource.kind == "StatefulSet":
-        return _statefulset_node(client, resource, obj)
+        return _statefulset_node(client, resource, obj, logs)
     state = workloads.claim_state(obj) if entry["kind"] == PERSISTENTVOLUMECLAIMS.kind else None
     hosts = tuple(entry.get("hosts") or ())
     slices = _service_slices(client, obj) if resource is SERVICES else {}
@@ -292,10 +321,12 @@ def _claims_in(nodes: Iterable[Node]) -> set[str]:
     return found
 
 
-def build(client: ActingClient, entries: Iterable[Mapping[str, Any]]) -> list[Node]:
+def build(client: ActingClient, entries: Iterable[Mapping[str, Any]], *, logs: str = "") -> list[Node]:
     """The tree under a detail page's object from its children's entries (their order kept): a claim a Pod of the tree
-    mounts is shown there, not again as a child of the object."""
-    nodes = [_entry_node(client, entry) for entry in entries]
+    mounts is shown there, not again as a child of the object. ``logs``: the object's logs page (each Pod links to it
+    with itself chosen, when the person may read Pods' logs: :class:`LogLinks`)."""
+    links = LogLinks(client, logs)
+    nodes = [_entry_node(client, entry, links) for entry in entries]
     under_pods = _claims_in(n for node in nodes for n in node.children)
     return [n for n in nodes if not (n.kind == PERSISTENTVOLUMECLAIMS.kind and n.name in under_pods)]
 

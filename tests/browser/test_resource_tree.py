@@ -4,7 +4,8 @@ Behaviours: a Darkroom's page (the reconciler made its children) shows Deploymen
 and Service → its EndpointSlice, ready; when the Pod's status changes through the cluster's client (its container
 crash-looping, restarted three times) its node says so — CrashLoopBackOff, "3 restarts" — without a reload and
 without a poll (the page's one stream), and a fold the user closed stays closed across that refresh. A Postgresql's
-page shows StatefulSet → Pod → its claim, whose YAML link opens its read-only YAML page. At 390 px the tree fits the
+page shows StatefulSet → Pod → its claim, whose YAML link opens its read-only YAML page. A Pod's Logs link, reached
+with the keyboard, opens the logs page with that pod chosen. At 390 px the tree fits the
 width (nothing scrolls sideways). Screenshots: ``tree-*.png``.
 """
 
@@ -85,3 +86,20 @@ def test_a_postgresqls_tree_is_statefulset_pod_and_claim(stack: Stack, new_page:
     expect(page.locator("pre.yaml")).to_contain_text("kind: PersistentVolumeClaim")
     fits(page, size)
     shot(page, f"tree-yaml-{size}-{scheme}")
+
+
+def test_a_pods_logs_link_opens_its_logs_with_that_pod_chosen(stack: Stack, new_page: Callable[..., Watched]) -> None:
+    name = "tree-logs"
+    spec = {"replicas": 2, "source": {"type": "WebFolder", "baseUrl": "https://x.example"}, "subDomains": [f"{name}-img"]}
+    make(stack, DARKROOMS, name, spec)
+    page = open_live(new_page(viewport=SIZES["1366"]), stack.when_shown(f"/ui/darkrooms/{stack.namespace}/{name}"))
+    pod = page.locator("#darkroom-children li[data-kind=ReplicaSet] li[data-kind=Pod]").last
+    expect(pod).to_have_attribute("data-state", "ready", timeout=LIVE_S)
+    pod_name = pod.get_attribute("data-name")
+    link = pod.locator("> .node-line").get_by_role("link", name=f"Logs of Pod {pod_name}")
+    expect(link).to_have_attribute("href", f"/ui/darkrooms/{stack.namespace}/{name}/logs?pod={pod_name}&follow=1")
+    link.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/ui/darkrooms/{stack.namespace}/{name}/logs?pod={pod_name}&follow=1")
+    expect(page.locator("select[name=pod]")).to_have_value(str(pod_name))
+    expect(page.locator("#log-heading")).to_have_text(str(pod_name))

@@ -4,7 +4,8 @@ Behaviours: the timeline's filter (Warnings first, each type with its count) is 
 Enter or Space, the choice goes into the URL and the rows follow it; a Warning recorded while the page is open comes
 in live and the chosen filter stays (a Normal Event's row never shows under Warnings; the Warnings count grows); a
 Darkroom's list row gets its Warning badge live when a Warning about it is recorded ("1 warning"), and the badge leads
-to the timeline filtered to Warnings. Screenshots: ``timeline-*.png``.
+to the timeline filtered to Warnings; a Warning about one of its Pods raises its badge live too, one about a Pod of no
+Darkroom changes nothing. Screenshots: ``timeline-*.png``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
+from support import wait_for
 
 from browser.conftest import Stack, Watched, shot
 from browser.test_live_details import LIVE_S, SIZES, darkroom, open_live, record_event
@@ -113,3 +115,31 @@ def test_a_list_row_gets_its_warning_badge_live(stack: Stack, new_page: Callable
     expect(page.locator("#darkroom-events [data-choice=Warning]")).to_have_attribute("aria-pressed", "true")
     expect(rows(page)).to_have_count(1)
     shot(page, f"timeline-from-badge-{size}-{scheme}", full_page=False)
+
+
+def test_a_warning_about_one_of_its_pods_raises_the_rows_badge_live(stack: Stack, new_page: Callable[..., Watched]) -> None:
+    name = "badge-pods"
+    darkroom(stack, name)
+    detail = stack.when_shown(f"/ui/darkrooms/{stack.namespace}/{name}")
+    client = stack.app.test_client()  # the reconciler's Deployment → ReplicaSet → Pod, in the API's cache
+    region = {"HX-Request": "true", "HX-Target": "darkroom-children"}
+    wait_for(lambda: 'data-kind="Pod"' in client.get(detail, headers=region).get_data(as_text=True),
+             timeout_s=LIVE_S / 1000, message="the Darkroom's Pod never reached the tree")  # fmt: skip
+    selector = f"app.kubernetes.io/instance={name}"
+    (pod,) = [
+        p for p in stack.core().list_namespaced_pod(stack.namespace, label_selector=selector).items if not p.metadata.deletion_timestamp
+    ]
+    stray = stack.core().create_namespaced_pod(stack.namespace, {
+        "metadata": {"name": f"stray-{uuid.uuid4().hex[:6]}", "labels": {"app.kubernetes.io/managed-by": "darkroom-operator"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}})  # fmt: skip
+    page = open_live(new_page(viewport=SIZES["1366"]), f"/?namespace={stack.namespace}&q={name}")
+    row = page.locator(f"tr[sse-swap='Darkroom/{stack.namespace}/{name}']")
+    expect(row).to_be_visible()
+    badge = row.locator(".warning-count")
+    before = int((badge.get_attribute("aria-label") or "0").split()[0]) if badge.count() else 0  # the cluster's own, if any
+    record_event(stack, {"kind": "Pod", "name": stray.metadata.name, "uid": stray.metadata.uid}, "not ours", type="Warning", count=5)
+    record_event(stack, {"kind": "Pod", "name": pod.metadata.name, "uid": pod.metadata.uid}, "Back-off restarting", type="Warning", count=2)
+    expect(page.locator(f"tr[sse-swap='Darkroom/{stack.namespace}/{name}'] .warning-count")).to_have_attribute(
+        "aria-label", f"{before + 2} warnings", timeout=LIVE_S
+    )
+    shot(page, "timeline-list-badge-pod")

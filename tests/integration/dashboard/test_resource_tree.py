@@ -1,13 +1,15 @@
 """The resource tree of the detail pages on both clusters, without a browser.
 
 Behaviours: a Darkroom's page shows its Deployment → the ReplicaSet the cluster made of it → that ReplicaSet's Pod, and
-its Service → the EndpointSlice the cluster made of it (the Pod's endpoint ready), each with its state badge, age and
-a link to its YAML page (which shows the object, read as the person); a Postgresql's page shows its StatefulSet → its
-Pod → the PersistentVolumeClaim the Pod mounts. The page's one live stream says ``children`` when one of those Pods
-changes (its status patched: restarts, a crash loop), and the tree then shows the Pod's new state; it says ``events``
-for an Event about that Pod, which the timeline then shows. A YAML page of a kind outside the tree is a 404 naming the
-kinds, a bad namespace a 400 naming the field. On the real control plane, a person who may read everything the pages
-show but Pods sees the ReplicaSet and, under it, that they may not list Pods there — never the Pods.
+its Service → the EndpointSlice the cluster made of it (the Pod's endpoint ready), each with its state badge, age and a
+link to its YAML page (which shows the object, read as the person) — the Pod also a link to its logs page with that pod
+chosen; a Postgresql's page shows its StatefulSet → its Pod → the PersistentVolumeClaim the Pod mounts. The page's one
+live stream says ``children`` when one of those Pods changes (its status patched: restarts, a crash loop), and the tree
+then shows the Pod's new state; it says ``events`` for an Event about that Pod, which the timeline then shows. A YAML
+page of a kind outside the tree is a 404 naming the kinds, a bad namespace a 400 naming the field. On the real control
+plane, a person who may read everything the pages show but Pods sees the ReplicaSet and, under it, that they may not
+list Pods there — never the Pods; one who may list the Pods but not read their logs sees the Pods without a logs link
+(the logs page would refuse them).
 """
 
 from __future__ import annotations
@@ -85,6 +87,11 @@ def test_a_darkrooms_tree_is_deployment_replicaset_pod_and_a_pod_change_is_live(
     assert '<time class="age"' in node(html, "Pod") and f'href="/ui/yaml/pods/{namespace}/{pod}"' in node(html, "Pod")
     yaml_page = http.get(f"/ui/yaml/pods/{namespace}/{pod}").get_data(as_text=True)
     assert f"Pod {pod}</h1>" in yaml_page and "kind: Pod" in yaml_page and "managedFields" not in yaml_page
+    logs = f"/ui/darkrooms/{namespace}/web/logs?pod={pod}&follow=1"
+    link = f'<a class="node-logs" href="{logs.replace("&", "&amp;")}">Logs<span class="sr-only"> of Pod {pod}</span></a>'
+    assert link in node(html, "Pod")
+    logs_page = http.get(logs)
+    assert logs_page.status_code == 200 and f'<option value="{pod}" selected>' in logs_page.get_data(as_text=True)
 
     frames = Frames(http, f"/ui/live/darkroom/{namespace}/web")
     try:
@@ -150,3 +157,26 @@ def test_a_person_who_may_not_list_pods_is_told_so_in_the_tree(deleter: Deleter)
     html = tree_of(http, path, "darkroom-children")
     assert f'data-refused="Pods">Pods: you may not list pods in {deleter.allowed}</p>' in html
     assert 'data-kind="Pod"' not in html
+
+
+def test_a_person_who_may_list_pods_but_not_read_their_logs_gets_no_logs_link(deleter: Deleter) -> None:
+    from kubernetes import client
+
+    custom: Any = client.CustomObjectsApi(deleter.admin)
+    apps: Any = client.AppsV1Api(deleter.admin)
+    rbac: Any = client.RbacAuthorizationV1Api(deleter.admin)
+    listing = {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}  # not pods/log
+    rbac.create_namespaced_role(deleter.allowed, {"metadata": {"name": "pod-reader"}, "rules": [listing]})
+    rbac.create_namespaced_role_binding(deleter.allowed, {"metadata": {"name": "pod-reader"}, "subjects": [
+        {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"}})  # fmt: skip
+    web = make_darkroom(custom, deleter.allowed, "web")
+    apps.create_namespaced_deployment(deleter.allowed, workload("web", web))
+    browser = deleter.app.test_client()
+    assert browser.post("/login", data={"token": deleter.token, "next": "/"}).status_code == 303
+    http = Client(browser)
+    pod = running_pod(http, deleter.allowed, f"/ui/darkrooms/{deleter.allowed}/web", "darkroom-children")
+    html = tree_of(http, f"/ui/darkrooms/{deleter.allowed}/web", "darkroom-children")
+    assert 'class="node-yaml"' in node(html, "Pod") and 'class="node-logs"' not in html
+    refused = http.get(f"/ui/darkrooms/{deleter.allowed}/web/logs?pod={pod}&follow=1")
+    assert refused.status_code == 403 and "pods/log" in refused.get_data(as_text=True)

@@ -7,7 +7,8 @@ region fetched again by the live stream (whose refresher asks for the same filte
 there are none; a bad ``?events=`` is a 400 naming the parameter, on the page and on the region. The Postgresql and
 Task pages show the same timeline. Each list row carries its Warning count (summed, with its child's) as a link to
 the timeline filtered to Warnings, none when it has no Warnings; a list's live stream pushes the row again when a
-Warning about its object arrives (a Normal Event pushes nothing), with the new count.
+Warning about its object arrives (a Normal Event pushes nothing), with the new count — and when a Warning about one of
+the Pods of its Deployment arrives (the row then counts it), while a Warning about an unrelated Pod pushes no row.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from typing import Any
 
 from support import wait_for
 
+from backend.core.access import ClusterAccess
+from cluster import PODS
 from integration.dashboard.conftest import Client
 from integration.dashboard.test_live_details import Frames, deployment, make_darkroom, wait_shown
 from integration.dashboard.test_postgresql_pages import make_pg
+from integration.dashboard.test_resource_tree import MANAGED, running_pod, workload
 
 TASKS = ("example.example.com", "v1", "tasks")
 
@@ -156,3 +160,41 @@ def test_a_warning_pushes_its_objects_row_again(http: Client, custom: Any, api_c
     assert frames.seen[-1] == f"Darkroom/{namespace}/web", frames.seen  # not a reset
     pushed = frames.data[f"Darkroom/{namespace}/web"]
     assert badge(pushed, f"/ui/darkrooms/{namespace}/web") == "2 warnings", pushed
+
+
+def test_a_warning_about_a_pod_of_a_darkroom_pushes_its_row_with_the_pods_warnings_counted(
+    http: Client, custom: Any, api_client: Any, namespace: str, dashboard_access: ClusterAccess
+) -> None:
+    from kubernetes import client
+
+    core: Any = client.CoreV1Api(api_client)
+    apps: Any = client.AppsV1Api(api_client)
+    web = make_darkroom(custom, namespace, "web")
+    apps.create_namespaced_deployment(namespace, workload("web", web))
+    pod_name = running_pod(http, namespace, f"/ui/darkrooms/{namespace}/web", "darkroom-children")  # cached, under its ReplicaSet
+    pod = core.read_namespaced_pod(pod_name, namespace)
+    # a Pod the cache holds (labelled as the reconciler's) that no Darkroom controls
+    stray = core.create_namespaced_pod(namespace, {"metadata": {"name": "stray", "labels": MANAGED},
+                                                   "spec": {"containers": [{"name": "c", "image": "nginx"}]}})  # fmt: skip
+    pods = dashboard_access.cache.informer(PODS)
+    assert pods is not None
+    wait_for(lambda: pods.store.get(f"{namespace}/stray") is not None, timeout_s=20)
+    detail = f"/ui/darkrooms/{namespace}/web"
+
+    def count() -> int:
+        label = badge(http.get(f"/?namespace={namespace}").get_data(as_text=True), detail)
+        return int(label.split()[0]) if label else 0
+
+    before = count()  # the real control plane may have recorded Warnings of its own about the Pod
+    frames = Frames(http, f"/ui/live/darkrooms?namespace={namespace}")
+    try:
+        assert frames.next_named() == "ready"
+        core.create_namespaced_event(namespace, recorded(stray, "Pod", name="stray1", reason="BackOff", count=5))  # pushes nothing
+        core.create_namespaced_event(namespace, recorded(pod, "Pod", name="pod1", reason="BackOff", message="back-off restarting", count=2))
+        frames.until(f"Darkroom/{namespace}/web")
+    finally:
+        frames.close()
+    assert frames.seen == ["ready", f"Darkroom/{namespace}/web"], frames.seen  # nothing for the stray Pod's Warning
+    pushed = frames.data[f"Darkroom/{namespace}/web"]
+    assert badge(pushed, detail) == f"{before + 2} warnings", pushed
+    assert count() == before + 2  # the page counts it too (and not the stray Pod's)

@@ -10,7 +10,9 @@ found by index lookups of the person's client — never a list; a kind the perso
 :func:`backend.dashboard.tree.descends_from` finds a Pod's, a ReplicaSet's and a claim's page by walking controller
 references up (by key) and a claim's Pods through the claim index; a page's stream names ``children`` for them — to
 a person who may list Pods there, never to one who may not — and ``events`` for an Event about one of them, whose
-UIDs (:func:`backend.dashboard.tree.uids`) the page's timeline looks its Events up by.
+UIDs (:func:`backend.dashboard.tree.uids`) the page's timeline looks its Events up by. A Pod's node links to the
+page's logs page with that pod chosen, for a person who may read Pods' logs there (asked once per tree, and only once
+a Pod is shown); a person who may not, or whose question cannot be answered, gets no link.
 """
 
 from __future__ import annotations
@@ -96,11 +98,18 @@ class Person:
     """The person's client as the tree reads it: index lookups and gets of the cache, and whether they may list."""
 
     objects: list[FrozenDict]
-    refused: set[str] = field(default_factory=set)  # plurals they may not list
+    refused: set[str] = field(default_factory=set)  # plurals they may not list (or "pods/log": may not read logs)
     calls: list[str] = field(default_factory=list)
 
-    def may(self, verb: str, resource: Any, *, namespace: str | None = None) -> bool:
-        return resource.plural not in self.refused
+    def may(self, verb: str, resource: Any, *, namespace: str | None = None, subresource: str = "") -> bool:
+        asked = f"{resource.plural}/{subresource}" if subresource else resource.plural
+        if subresource:
+            self.calls.append(f"may {verb} {asked} {namespace}")
+        if f"{asked}!" in self.refused:  # the question cannot be answered
+            from cluster import ClusterError
+
+            raise ClusterError("the review failed")
+        return asked not in self.refused
 
     def by_index(self, resource: Any, index: str, value: str) -> list[FrozenDict]:
         assert index == CONTROLLER_UID
@@ -300,3 +309,25 @@ def test_a_services_endpointslices_are_its_children_ready_when_every_endpoint_is
     assert tree.descends_from(cast(Any, cache), "EndpointSlice", full, PAGE_UID)
     (refused,) = tree.build(cast(Any, Person([service, full], refused={"endpointslices"})), [entry(service)])
     assert refused.children == () and refused.refused == f"you may not list endpointslices in {NS}"
+
+
+def test_a_pods_node_links_to_its_logs_only_for_a_person_who_may_read_them() -> None:
+    logs = f"/ui/darkrooms/{NS}/web/logs"
+    person = Person([DEPLOYMENT, NEW_RS, *PODS])
+    (deployment,) = tree.build(cast(Any, person), [entry(DEPLOYMENT)], logs=logs)
+    ((a, b),) = [rs.children for rs in deployment.children]
+    assert (a.logs, b.logs) == (f"{logs}?pod=web-2-a&follow=1", f"{logs}?pod=web-2-b&follow=1")
+    assert [call for call in person.calls if call.startswith("may")] == [f"may get pods/log {NS}"]  # once per tree
+    assert deployment.logs is None and deployment.children[0].logs is None  # Pods only
+    sts = obj("StatefulSet", "db", "uid-sts", controller=("Postgresql", "db", PAGE_UID), spec={"replicas": 1})
+    (db,) = tree.build(cast(Any, Person([sts, pod("db-0", sts, "StatefulSet")])), [entry(sts)], logs=f"/ui/postgresqls/{NS}/db/logs")
+    assert [p.logs for p in db.children] == [f"/ui/postgresqls/{NS}/db/logs?pod=db-0&follow=1"]
+
+    for refused in ({"pods/log"}, {"pods/log!"}):  # may not; the question cannot be answered
+        (deployment,) = tree.build(cast(Any, Person([DEPLOYMENT, NEW_RS, *PODS], refused=refused)), [entry(DEPLOYMENT)], logs=logs)
+        assert [p.logs for rs in deployment.children for p in rs.children] == [None, None]
+    quiet = Person([DEPLOYMENT, OLD_RS])  # no Pods: nothing asked
+    tree.build(cast(Any, quiet), [entry(DEPLOYMENT)], logs=logs)
+    assert not [call for call in quiet.calls if call.startswith("may")]
+    (unlinked,) = tree.build(cast(Any, Person([DEPLOYMENT, NEW_RS, *PODS])), [entry(DEPLOYMENT)])  # no logs page given
+    assert [p.logs for rs in unlinked.children for p in rs.children] == [None, None]

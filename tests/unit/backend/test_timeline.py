@@ -5,18 +5,26 @@ the sum (core/v1 ``count``, events.k8s.io ``series.count``, else one) with the e
 time seen; other objects, types, reasons or messages stay apart; rows come newest first and say whether they are
 about the page's object; the counts per type are summed counts; filtering keeps one type or all; ``?events=`` takes
 Warning, Normal or All (absent: All) and anything else is a 400 naming the parameter; the filter links keep the
-choice in the URL; rows beyond the cap are counted, not shown.
+choice in the URL; rows beyond the cap are counted, not shown. A list row's Warning count sums the Warnings about its
+object, its cached children and theirs down to the Pods (a Deployment's ReplicaSets and their Pods, a StatefulSet's
+Pods), found by index lookups only — never a list; a Warning about such a Pod or ReplicaSet names the row's object as
+the one it changes (controller references walked up by key), one about an unrelated Pod, a Normal Event, or an Event
+about an earlier object of the same name none.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import pytest
 
 from backend.api.problems import Problem
+from backend.core.access import CHILDREN, CONTROLLER_UID, INVOLVED_UID, TASK_UID
 from backend.dashboard import timeline
 from backend.dashboard.timeline import ALL, NORMAL, WARNING
+from cluster import FrozenDict, freeze
+from unit.backend.test_resource_tree import DARKROOM, DEPLOYMENT, NEW_RS, NS, OLD_RS, PAGE_UID, PODS, Cache, obj, pod
 
 
 def event(
@@ -107,3 +115,98 @@ def test_the_timeline_keeps_its_choice_in_the_url_says_when_empty_and_caps_its_r
     assert (normal.rows, normal.empty) == ([], "No normal events.")
     assert timeline.build([], own_uid="own", base="/x", chosen=WARNING).empty == "No warnings."
     assert timeline.build([], own_uid="own", base="/x", chosen=ALL).empty == "No events."
+
+
+# -- the list rows' Warning badge -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Reader:
+    """The person's client as the badge reads it: index lookups of the cache (objects and Events), never a list."""
+
+    objects: list[FrozenDict]
+    events: list[FrozenDict]
+    calls: list[str] = field(default_factory=list)
+
+    def by_index(self, resource: Any, index: str, value: str) -> list[FrozenDict]:
+        self.calls.append(f"{resource.plural} {index} {value}")
+        if index == CONTROLLER_UID:
+            return [o for o in self.objects if o["kind"] == resource.kind and value in _controller_uids(o)]
+        assert resource.plural == "events" and index in (INVOLVED_UID, TASK_UID)
+        return [e for e in self.events if index == INVOLVED_UID and e["involvedObject"]["uid"] == value]
+
+    def list(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the badge never lists")
+
+
+def _controller_uids(o: FrozenDict) -> list[str]:
+    return [r["uid"] for r in o["metadata"].get("ownerReferences") or () if r.get("controller")]
+
+
+def recorded(about: FrozenDict, *, type: str = WARNING, count: int = 1, uid: str | None = None) -> FrozenDict:
+    meta = about["metadata"]
+    involved = {"kind": about["kind"], "name": meta["name"], "namespace": NS, "uid": uid or meta["uid"]}
+    name = f"{about['kind'].lower()}.{meta['name']}.{type}.{count}.{uid}"
+    return cast(FrozenDict, freeze({"metadata": {"name": name, "namespace": NS, "uid": f"e-{name}"}, "involvedObject": involved,
+                                    "type": type, "reason": "BackOff", "message": "m", "count": count}))  # fmt: skip
+
+
+STS = obj("StatefulSet", "db", "uid-sts", controller=("Postgresql", "db", "uid-db"))
+DB = obj("Postgresql", "db", "uid-db")
+DB_POD = pod("db-0", STS, "StatefulSet")
+STRANGER = pod("x-1", obj("ReplicaSet", "x", "uid-x"), "ReplicaSet")
+SERVICE = obj("Service", "web", "uid-svc", controller=("Darkroom", "web", PAGE_UID))
+OBJECTS = [DEPLOYMENT, NEW_RS, OLD_RS, *PODS, SERVICE, STS, DB_POD, STRANGER]
+
+
+def test_the_badge_counts_the_warnings_of_the_pods_and_replicasets_under_its_children_by_index_lookups() -> None:
+    events = [
+        recorded(DARKROOM, count=2),
+        recorded(DEPLOYMENT),
+        recorded(NEW_RS, count=3),
+        recorded(OLD_RS),
+        recorded(PODS[0], count=4),  # BackOff of a Pod of its ReplicaSet
+        recorded(PODS[1], type=NORMAL, count=50),  # Normal: not counted
+        recorded(SERVICE),
+        recorded(STRANGER, count=100),  # another object's Pod
+        recorded(DB_POD, count=7),
+    ]
+    reader = Reader(OBJECTS, events)
+    assert timeline.warning_count(cast(Any, reader), PAGE_UID) == 2 + 1 + 3 + 1 + 4 + 1
+    assert timeline.warning_count(cast(Any, reader), "uid-db") == 7  # a StatefulSet's Pod
+    assert timeline.warning_count(cast(Any, reader), "") == 0
+    reader.calls.clear()
+    timeline.warning_count(cast(Any, reader), PAGE_UID)
+    lookups = [call for call in reader.calls if CONTROLLER_UID in call]
+    # one lookup per child kind, then one under the Deployment and one under each of its ReplicaSets — never under a
+    # Pod, a Service or anything else
+    assert sorted(lookups) == sorted([
+        f"deployments {CONTROLLER_UID} {PAGE_UID}", f"services {CONTROLLER_UID} {PAGE_UID}",
+        f"ingresses {CONTROLLER_UID} {PAGE_UID}", f"statefulsets {CONTROLLER_UID} {PAGE_UID}",
+        f"replicasets {CONTROLLER_UID} uid-deploy", f"pods {CONTROLLER_UID} uid-rs2", f"pods {CONTROLLER_UID} uid-rs1",
+    ])  # fmt: skip
+    events_looked_up = [call for call in reader.calls if call.startswith("events ")]
+    # the Darkroom's (by involved UID and Task label), its Deployment's and Service's, 2 ReplicaSets', 2 Pods'
+    assert len(events_looked_up) == 2 + 2 + 2 + 2 == len(reader.calls) - len(lookups)
+    c, r, p = 2, 2, 2
+    assert len(reader.calls) <= 2 + len(CHILDREN) + 2 * c + 2 * r + p  # the module docstring's bound
+
+
+def test_a_pods_or_replicasets_warning_changes_the_row_of_the_object_above_it() -> None:
+    from cluster import DARKROOMS, POSTGRESQLS
+
+    cache = cast(Any, Cache(DARKROOM, DB, *OBJECTS))
+    assert timeline.owner_of(recorded(PODS[0]), DARKROOMS, cache) == DARKROOM  # Pod → ReplicaSet → Deployment → Darkroom
+    assert timeline.owner_of(recorded(NEW_RS), DARKROOMS, cache) == DARKROOM
+    assert timeline.owner_of(recorded(DEPLOYMENT), DARKROOMS, cache) == DARKROOM
+    assert timeline.owner_of(recorded(DARKROOM), DARKROOMS, cache) == DARKROOM
+    assert timeline.owner_of(recorded(DB_POD), POSTGRESQLS, cache) == DB  # Pod → StatefulSet → Postgresql
+    assert timeline.owner_of(recorded(DB_POD), DARKROOMS, cache) is None
+    assert timeline.owner_of(recorded(PODS[0]), POSTGRESQLS, cache) is None
+    assert timeline.owner_of(recorded(STRANGER), DARKROOMS, cache) is None  # its ReplicaSet is no child of ours
+    assert timeline.owner_of(recorded(PODS[0], type=NORMAL), DARKROOMS, cache) is None
+    assert timeline.owner_of(recorded(PODS[0], uid="uid-of-an-earlier-web-2-a"), DARKROOMS, cache) is None
+    gone = cast(Any, Cache(DARKROOM, DEPLOYMENT, *PODS))  # the ReplicaSet not (or no longer) cached
+    assert timeline.owner_of(recorded(PODS[0]), DARKROOMS, gone) is None
+    bare = pod("bare", DARKROOM, "Darkroom")  # a Pod the Darkroom controls itself: no workload the tree shows
+    assert timeline.owner_of(recorded(bare), DARKROOMS, cast(Any, Cache(DARKROOM, bare))) is None
