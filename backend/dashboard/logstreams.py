@@ -36,6 +36,7 @@ import contextlib
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -277,3 +278,27 @@ class LogStream:
         for reader in self.readers:
             reader.stop()
         self.buffer.stall()
+
+
+class OpenLogStreams:
+    """The open :class:`LogStream` s of one app, so that a server shutdown ends them (their readers stop, the page is
+    told every log ended) as it ends the ``/watch`` streams; a stream leaves when it is garbage."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streams: weakref.WeakSet[LogStream] = weakref.WeakSet()
+        self.closed = False
+
+    def add(self, stream: LogStream) -> None:
+        with self._lock:
+            self._streams.add(stream)
+            late = self.closed
+        if late:  # opened while the server was shutting down
+            stream.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            self.closed = True
+            streams = list(self._streams)
+        for stream in streams:
+            stream.close()

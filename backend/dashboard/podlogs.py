@@ -55,7 +55,7 @@ from backend.api.watch.limits import LimitReached, StreamLimits
 from backend.api.watch.streams import Streams, pushed_response
 from backend.core.services import KindService, Services
 from backend.dashboard import darkroompages, rendering
-from backend.dashboard.logstreams import LineBuffer, LogStream, PodReader
+from backend.dashboard.logstreams import LineBuffer, LogStream, OpenLogStreams, PodReader
 from cluster import DEPLOYMENTS, PODS, STATEFULSETS, FrozenDict, Resource
 from cluster.acting import ActingClient
 
@@ -348,6 +348,8 @@ class LogPages:
         self.services = services
         self.streams = streams
         self.limits = limits
+        self.open = OpenLogStreams()
+        streams.broadcaster.on_close(self.open.close_all)  # a server shutdown ends them with the /watch streams
 
     def _found(self, workload: Workload, namespace: str, name: str, query: LogQuery) -> tuple[ActingClient, Pods]:
         service = self.services[workload.kind]
@@ -380,6 +382,8 @@ class LogPages:
         query = parse(request.args, STREAM_TAKES)
         client, pods = self._found(workload, namespace, name, query)
         settings = self.streams.settings
+        if self.open.closed:
+            raise Problem(503, "the server is shutting down; try again", headers={"Retry-After": str(settings.stream_retry_after_s)})
         try:
             lease = self.limits.acquire(request.remote_addr or "-")
         except LimitReached as e:
@@ -401,6 +405,7 @@ class LogPages:
             notes.append(f"showing the logs of {len(readers)} of {len(pods.all)} pods (choose a pod to read another)")
         marked = not query.pod
         log_stream = LogStream(readers, buffer, marked=marked, heartbeat_s=settings.sse_heartbeat_s, notes=notes)
+        self.open.add(log_stream)
         return pushed_response(log_stream.start(), lease)
 
     def download(self, workload: Workload, namespace: str, name: str) -> Response:

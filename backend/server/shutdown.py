@@ -3,7 +3,8 @@
 :func:`close_streams` and :func:`shutdown` are called by the production worker
 (:mod:`backend.server.workers`, on SIGTERM / SIGINT), the gunicorn hooks of :mod:`backend.server.gunicorn_conf`
 (when the worker exits) and by any entry point that stops an app: they end open ``/watch`` streams
-(on the event loop and in threads alike), then stop the informers. Apps without those parts (e.g.
+(on the event loop and in threads alike) and with them the dashboard's log streams (their readers stop; the broadcaster
+closes them: :meth:`backend.api.watch.broadcasting.Broadcaster.on_close`), then stop the informers. Apps without those parts (e.g.
 the benchmark's baseline) are left alone.
 """
 

@@ -59,6 +59,7 @@ class Broadcaster:
         self._cond = threading.Condition()
         self._closed = False
         self._listeners: tuple[Callable[[], None], ...] = ()
+        self._closers: tuple[Callable[[], None], ...] = ()
         self.subscribers = 0
 
     @property
@@ -93,6 +94,12 @@ class Broadcaster:
         """
         with self._cond:
             self._listeners = (*self._listeners, listener)
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Call ``closer()`` once, when :meth:`close` ends the streams (other streams of the app end with these: the
+        dashboard's log streams)."""
+        with self._cond:
+            self._closers = (*self._closers, closer)
 
     def resume_point(self, last_event_id: str | None) -> tuple[int, str | None]:
         """(cursor, None) to resume after ``last_event_id``, or (newest id, why a reset is needed)."""
@@ -139,11 +146,14 @@ class Broadcaster:
     def close(self) -> None:
         """End every stream now and refuse new events (idempotent)."""
         with self._cond:
+            closers = () if self._closed else self._closers
             self._closed = True
             self._cond.notify_all()
             listeners = self._listeners
         for listener in listeners:
             listener()
+        for closer in closers:
+            closer()
 
 
 class EventFilter(Protocol):

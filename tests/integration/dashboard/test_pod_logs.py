@@ -237,6 +237,30 @@ def test_the_log_stream_cap_answers_503_with_retry_after(make_dashboard_app: Any
         again.close()
 
 
+def test_a_server_shutdown_ends_the_open_log_streams(make_dashboard_app: Any, custom: Any, api_client: Any, namespace: str) -> None:
+    """Shutting the app down (``backend.server.shutdown``, as the production worker does on SIGTERM) ends a followed
+    log stream as it ends the ``/watch`` streams: the page is told every log ended, its readers stop, and a stream
+    asked for afterwards is a 503 with Retry-After."""
+    from backend.server import shutdown as serving
+
+    (pod,) = darkroom_with_pods(custom, api_client, namespace, "stopping", replicas=1)
+    app: Flask = make_dashboard_app(stream_retry_after_s=3)
+    http = Client(app.test_client())
+    cached(http, f"/ui/darkrooms/{namespace}/stopping", [pod])
+    url = f"/ui/darkrooms/{namespace}/stopping/logs/stream?pod={pod}&follow=1&tail=1"
+    opened = Opened(http, url)
+    try:
+        assert opened.status == 200
+        opened.until("event: lines")
+        serving.close_streams(app)
+        assert "every log ended" in opened.until("event: done", timeout_s=10)
+    finally:
+        opened.close()
+    wait_for(lambda: not [t for t in log_threads() if t.name == f"{THREAD_PREFIX}-{pod}"] or None, timeout_s=10)
+    late = http.get(url, headers={"Accept": "application/json"})
+    assert late.status_code == 503 and late.headers["Retry-After"] == "3" and "shutting down" in late.get_json()["detail"]
+
+
 def test_a_person_who_may_not_get_pods_log_gets_the_403_naming_it(deleter: Deleter) -> None:
     from kubernetes import client
 
