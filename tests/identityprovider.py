@@ -73,7 +73,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from support import ROOT, free_port
+from support import ROOT, free_ports
 
 HYDRA_BIN = ROOT / "realcluster" / "bin" / "hydra"
 DEFAULT_SCOPES = ("openid", "profile", "email", "groups", "offline_access")
@@ -532,11 +532,15 @@ class HydraProcess:
     id_token_ttl: str = "1h"
     refresh_token_ttl: str = "720h"
     persistent: bool = False
-    public_port: int = field(default_factory=free_port)
-    admin_port: int = field(default_factory=free_port)
+    public_port: int = 0  # 0: two distinct free ports, picked together (free_ports)
+    admin_port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     login_app: LoginConsentApp | None = None
     test_key: rsa.RSAPrivateKey = field(default_factory=new_rsa_key)
+
+    def __post_init__(self) -> None:
+        if not self.public_port or not self.admin_port or self.public_port == self.admin_port:
+            self.public_port, self.admin_port = free_ports(2)
 
     @property
     def issuer(self) -> str:

@@ -10,6 +10,7 @@ devcluster/tests (``from support import wait_for``: tests/ is on pytest's ``pyth
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
 import subprocess
@@ -62,6 +63,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports: each socket is held until all are picked (two :func:`free_port` calls
+    may be handed the same port, and a process binding both then fails with "address already in use")."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
 
 
 @dataclass

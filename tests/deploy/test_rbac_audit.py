@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 from kubernetes import client
-from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
+from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, free_ports, wait_for
 
 from .audit import AUTHENTICATED, Entry, account, entries, impersonations, log_size
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, Grants, Request, grants, one, render, render_with_components
@@ -174,7 +174,8 @@ def audited(realcluster_required: None, identity_provider: HydraProcess, tmp_pat
     from identityprovider import authentication_configuration, whoami
 
     tmp = tmp_path_factory.mktemp("rbac-audit")
-    ports = (free_port(), free_port())
+    first, second = free_ports(2)
+    ports = (first, second)
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     oauth = identity_provider.register_client(
         OIDC_CLIENT_ID,

@@ -30,7 +30,7 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from support import GC_TIMEOUT_S, ROOT, ClusterProcess, DevclusterProcess, Kubectl, free_port, wait_for
+from support import GC_TIMEOUT_S, ROOT, ClusterProcess, DevclusterProcess, Kubectl, free_port, free_ports, wait_for
 
 from backend.settings import SHARED_TOKEN_GONE
 
@@ -75,7 +75,7 @@ def _curl(method: str, url: str, body: Any = None, headers: dict[str, str] | Non
 
 
 def test_embedded_stack_starts_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    data_dir, port, api_port = tmp_path / "data", free_port(), free_port()
+    data_dir, (port, api_port) = tmp_path / "data", free_ports(2)
     proc = _start(data_dir, port, api_port, tmp_path / "logs", env={"KUBECONFIG": ""})
     try:
         banner = _read_banner(proc)
@@ -117,7 +117,8 @@ def test_embedded_stack_starts_serves_and_stops_on_ctrl_c(tmp_path: Path) -> Non
 def test_uses_the_chosen_kubeconfig_instead_of_devcluster(tmp_path: Path) -> None:
     external = DevclusterProcess(tmp_path / "external").start()
     try:
-        proc = _start(tmp_path / "unused", free_port(), free_port(), tmp_path / "logs", env={"KUBECONFIG": str(external.kubeconfig)})
+        cluster_port, api_port = free_ports(2)
+        proc = _start(tmp_path / "unused", cluster_port, api_port, tmp_path / "logs", env={"KUBECONFIG": str(external.kubeconfig)})
         try:
             banner = _read_banner(proc)
             assert f"the cluster of kubeconfig {external.kubeconfig}" in banner
@@ -217,7 +218,8 @@ def test_curl_flow_create_ready_update_delete_and_secrets_stay_secret(kube: Clus
 
 
 def test_a_dying_child_stops_the_stack_and_is_named(tmp_path: Path) -> None:
-    proc = _start(tmp_path / "data", free_port(), free_port(), tmp_path / "logs", env={"KUBECONFIG": ""})
+    cluster_port, api_port = free_ports(2)
+    proc = _start(tmp_path / "data", cluster_port, api_port, tmp_path / "logs", env={"KUBECONFIG": ""})
     try:
         banner = _read_banner(proc)
         pid = int(banner.split("reconciler: running (pid ")[1].split(";")[0])
@@ -276,13 +278,13 @@ def _again(data_dir: Path, log_dir: Path, api_port: int, cluster_port: int) -> s
 def test_a_second_make_api_names_the_running_one(tmp_path: Path) -> None:
     """On the ports of a healthy stack: it is running, there (not "left behind"); on other ports but the same data
     directory: the devcluster serving it, by pid and URL (its lock). Either way one line, and nothing started."""
-    data_dir, cluster_port, api_port = tmp_path / "data", free_port(), free_port()
+    data_dir, (cluster_port, api_port) = tmp_path / "data", free_ports(2)
     proc = _start(data_dir, cluster_port, api_port, tmp_path / "logs", env={"KUBECONFIG": ""})
     try:
         banner = _read_banner(proc)
         pids = " ".join(re.findall(r"\(pid (\d+);", banner))
         same = _again(data_dir, tmp_path / "logs", api_port, cluster_port)
-        beside = _again(data_dir, tmp_path / "other-logs", free_port(), free_port())
+        beside = _again(data_dir, tmp_path / "other-logs", *free_ports(2))
         assert proc.poll() is None, "the running stack is untouched"
     finally:
         assert _stop(proc)[0] == 0

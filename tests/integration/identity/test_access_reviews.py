@@ -189,6 +189,9 @@ def test_combined_tasks_and_namespaces_review_each_thing_they_show(
     namespaces = [ns["metadata"]["name"] for ns in control_plane.request("GET", "/api/v1/namespaces").json()["items"]]
     token = tokens["alice"]
     expected = {of("namespaces", "list")}
+    for kind in KIND_LIST:  # may alice list one of our kinds everywhere? (then every namespace is hers to see)
+        expected.add(of(kind.plural, "list"))
+        assert not control_plane.allows(token, "list", kind.plural, kind.group, "")
     for namespace in namespaces:  # what Services.namespaces asks, stopping at the first "yes"
         expected.add(of("namespaces", "get", namespace, namespace))
         if control_plane.allows(token, "get", "namespaces", "", namespace, namespace):
