@@ -6,10 +6,11 @@ app in the local one-person mode (``create_app`` with its own informers) under a
 ``login_panel`` (module) the same cluster's dashboard in the login mode (a pasted token: ``Stack.admin_token``). ``page`` (function):
 a fresh browser context (own cookies) on the app that records console errors, page errors and
 ``securitypolicyviolation`` events; every test ends by asserting there were none (``pages``: the same on any app's
-URL, e.g. a control panel of tests/identityfixtures.py). ``shot(page,
-name)`` saves a screenshot to test-output/screenshots/ (``BROWSER_SCREENSHOTS``: another directory; ``off``: none —
-.ci/run sets it: nobody looks at CI's screenshots, and a full-page PNG is about half of a page check's time, so they
-are taken where someone will look at them, by ``make test`` or ``make test-browser`` on a developer's machine).
+URL, e.g. a control panel of tests/identityfixtures.py). The helpers tests import live beside this plugin:
+:mod:`browser.stack` (``Stack``, ``serve``) and :mod:`browser.pages` (``Watched``, and ``shot(page, name)``, which
+saves a screenshot to test-output/screenshots/: ``BROWSER_SCREENSHOTS`` another directory; ``off`` none — .ci/run
+sets it: nobody looks at CI's screenshots, and a full-page PNG is about half of a page check's time, so they are
+taken where someone will look at them, by ``make test`` or ``make test-browser`` on a developer's machine).
 
 Chromium: Debian's /usr/bin/chromium (never ``playwright install``). When it is missing the tests
 fail under CI (``CI=true``) and are skipped elsewhere with the reason (``make test`` installs it
@@ -25,13 +26,11 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-from integration.reconciler.conftest import OperatorProcess
-from support import ROOT, ClusterProcess, RealclusterProcess, free_port, wait_for
+from integration.reconciler.operator_process import OperatorProcess
+from support import ClusterProcess, free_port
 from werkzeug.serving import make_server
 
 from backend.api.watch import watching
@@ -39,11 +38,11 @@ from backend.app import create_app
 from backend.server import shutdown as serving
 from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
+from browser.pages import Watched
+from browser.stack import Stack, serve
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SCREENSHOTS_SETTING = os.environ.get("BROWSER_SCREENSHOTS") or str(ROOT / "test-output" / "screenshots")
-SCREENSHOTS = None if SCREENSHOTS_SETTING == "off" else Path(SCREENSHOTS_SETTING)  # where shot() saves (None: nowhere)
 # Forms answer 422 (invalid input) and 409 (conflict) on purpose; chromium logs every non-2xx load.
 EXPECTED_STATUS = re.compile(r"^Failed to load resource: the server responded with a status of (409|422)\b")
 CSP_PROBE = """
@@ -77,46 +76,6 @@ def browser(chromium_path: str) -> Iterator[Any]:
     yield chromium
     chromium.close()
     playwright.stop()
-
-
-@dataclass
-class Stack:
-    url: str
-    namespace: str
-    app: Any
-    api_client: Any
-    operator: OperatorProcess
-    kube: ClusterProcess
-    extra_namespaces: list[str] = field(default_factory=list)
-
-    def admin_token(self) -> str:
-        """A token the cluster knows (its administrator's): what a person pastes on the login page of :func:`login_panel`."""
-        if isinstance(self.kube, RealclusterProcess):
-            return self.kube.token("admin")
-        return (self.kube.data_dir / "pki" / "admin.token").read_text().strip()
-
-    def custom(self) -> Any:
-        from kubernetes import client
-
-        return client.CustomObjectsApi(self.api_client)
-
-    def core(self) -> Any:
-        from kubernetes import client
-
-        return client.CoreV1Api(self.api_client)
-
-    def when_shown(self, path: str, timeout_s: float = 15.0) -> str:
-        """``path`` once the dashboard serves it (200): an object made with the cluster's own client reaches the API's
-        cache a moment later (seconds on a busy machine), and a page visited before that is a 404."""
-        client = self.app.test_client()
-        wait_for(lambda: client.get(path).status_code == 200, timeout_s=timeout_s, message=f"the dashboard never showed {path}")
-        return path
-
-    def new_namespace(self) -> str:
-        name = f"b-{uuid.uuid4().hex[:10]}"
-        self.core().create_namespace({"metadata": {"name": name}})
-        self.extra_namespaces.append(name)
-        return name
 
 
 @pytest.fixture(scope="module")
@@ -160,30 +119,6 @@ def stack(kube: ClusterProcess, crds_installed: None, api_client: Any, tmp_path_
                 raise
 
 
-@dataclass
-class Served:
-    """An app served on a loopback port of its own."""
-
-    url: str
-    stop: Callable[[], None]
-
-
-def serve(app: Any, name: str) -> Served:
-    """Serve ``app`` on a free loopback port (a threaded werkzeug server, as the stack's)."""
-    server = make_server("127.0.0.1", free_port(), app, threaded=True, request_handler=RequestHandler)
-    thread = threading.Thread(target=server.serve_forever, name=f"{name}-{server.server_port}", daemon=True)
-    thread.start()
-
-    def stop() -> None:
-        watching.close(app)
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-        serving.shutdown(app)
-
-    return Served(url=f"http://127.0.0.1:{server.server_port}", stop=stop)
-
-
 @pytest.fixture(scope="module")
 def login_panel(stack: Stack) -> Iterator[str]:
     """The dashboard in the login mode (a Kubernetes token pasted on /login: :meth:`Stack.admin_token`) over the stack's
@@ -199,23 +134,6 @@ def login_panel(stack: Stack) -> Iterator[str]:
     served = serve(create_app(settings), "login-panel")
     yield served.url
     served.stop()
-
-
-@dataclass
-class Watched:
-    """A page plus what its console said."""
-
-    page: Any
-    problems: list[str]
-    failed: list[str] = field(default_factory=list)  # "<status> <url>" of every answer >= 400, to tell which a console error is
-    expected: list[re.Pattern[str]] = field(default_factory=list)  # problems this test causes on purpose (:meth:`expect`)
-
-    def expect(self, pattern: str) -> None:
-        """Problems matching ``pattern`` are the test's own doing (a refused request it makes): not failures."""
-        self.expected.append(re.compile(pattern))
-
-    def unexpected(self) -> list[str]:
-        return [p for p in self.problems if not any(pattern.search(p) for pattern in self.expected)]
 
 
 @pytest.fixture
@@ -272,14 +190,3 @@ def new_page(pages: Callable[..., Watched], stack: Stack) -> Callable[..., Watch
 @pytest.fixture
 def page(new_page: Callable[..., Watched]) -> Any:
     return new_page().page
-
-
-def shot(page: Any, name: str, *, full_page: bool = True) -> Path | None:
-    """Save a screenshot (the whole page, or the viewport) as ``name``.png in :data:`SCREENSHOTS` (its path; None when
-    they are off)."""
-    if SCREENSHOTS is None:
-        return None
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page, timeout=60_000)  # a long page (/docs) on a busy machine takes a while
-    return path

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from support import wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 DARKROOM = ("deployments.example.com", "v1", "darkrooms")
 TASK = ("example.example.com", "v1", "tasks")

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from support import wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 TASK = ("example.example.com", "v1", "tasks")
 SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}

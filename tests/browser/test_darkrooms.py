@@ -12,7 +12,8 @@ from typing import Any
 
 from support import wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 ACCESS_KEY = "AKIA-BROWSER-SENTINEL-7788"

@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 SIZES = {"laptop": {"width": 1366, "height": 768}, "phone": {"width": 390, "height": 844}}
 

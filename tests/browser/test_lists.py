@@ -28,7 +28,8 @@ from prometheus_client import CollectorRegistry
 from support import wait_for
 
 from backend.api import operations
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
 DR = ("deployments.example.com", "v1", "darkrooms")

@@ -10,7 +10,7 @@ create form's namespaces —, also in a row pushed live to his list, and those h
 sees empty lists that say why, not errors. A page the cluster refuses is an HTML page naming what was refused and
 offering the way back; an htmx request it refuses says so in the flash; the JSON API keeps problem+json. The login
 page, bob's list and a refused action at 1366 and 390 px, light and dark: nothing wider than the screen, no console
-error, no CSP violation (screenshots: people-*.png, conftest.shot).
+error, no CSP violation (screenshots: people-*.png, pages.shot).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from identityfixtures import TEAM_A, TEAM_B, Panel, Teams
 from support import wait_for
 
 from backend.identity.cookies import SESSION_COOKIE
-from browser.conftest import Watched, shot
+from browser.pages import Watched, shot
 
 WIDE, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
 LAYOUTS = [(scheme, size) for scheme in ("light", "dark") for size in (WIDE, PHONE)]

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from support import wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 PHONE = {"width": 390, "height": 844}
 HEADER_MAX_PX = 56  # one line of navigation plus the header's padding

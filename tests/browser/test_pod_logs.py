@@ -19,7 +19,8 @@ import pytest
 from playwright.sync_api import expect
 from support import wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 from browser.test_live_details import darkroom
 
 RATE_ANNOTATION = "simulation.example.com/log-lines-per-second"  # both clusters' simulated kubelets

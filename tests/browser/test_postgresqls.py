@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from support import as_dict, wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 PG = ("database.db.example.com", "v1", "postgresqls")
 PHONE = {"width": 390, "height": 844}

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 from browser.test_live_details import LIVE_S, POSTGRESQLS, SIZES, assert_not_reloaded, make, open_live
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")

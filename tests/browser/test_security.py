@@ -14,7 +14,8 @@ from typing import Any
 from support import wait_for
 
 from backend.identity.cookies import SESSION_COOKIE
-from browser.conftest import Stack, shot
+from browser.pages import shot
+from browser.stack import Stack
 
 XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>"\'><svg onload=alert(3)>'
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from support import wait_for
 
-from browser.conftest import Stack, shot
+from browser.pages import shot
+from browser.stack import Stack
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
 

@@ -19,7 +19,8 @@ import pytest
 from playwright.sync_api import expect
 from support import wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 from browser.test_live_details import LIVE_S, SIZES, darkroom, open_live, record_event
 
 TABS = 80  # at most this many Tabs from the top of the page to the filter

@@ -17,7 +17,8 @@ import pytest
 from playwright.sync_api import expect
 from support import wait_for
 
-from browser.conftest import Stack, Watched, shot
+from browser.pages import Watched, shot
+from browser.stack import Stack
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}

@@ -4,7 +4,9 @@ Who may import whom is import-linter's job: the contracts in pyproject.toml ``[t
 ``make lint`` (and so ``make test``). Behaviours here: every top-level package of ours, in any of the package roots
 (the root, operator/, lib/, lib/shared, devcluster/src), is a root package of those contracts (a new package is
 checked from its first commit) and ``make lint`` runs them, with every package root on its path (and on mypy's);
-no importable top-level ``operator`` package shadows the standard library; every module opens with a docstring.
+no importable top-level ``operator`` package shadows the standard library; every module opens with a docstring; no
+test module imports from a conftest (a conftest is a pytest plugin that holds fixtures, which tests get by name: the
+helpers tests import live in plain modules beside it).
 """
 
 from __future__ import annotations
@@ -79,3 +81,30 @@ def test_every_module_has_a_docstring() -> None:
         if path.name == "__init__.py" and not tree.body:
             continue
         assert ast.get_docstring(tree), f"{path} has no module docstring"
+
+
+def _conftest_imports(path: Path) -> list[str]:
+    """The import statements of ``path`` that name a conftest module (from x.conftest, from a package its conftest,
+    or ``import x.conftest``), as ``line: source``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            modules = [node.module or ""] + [f"{node.module or ''}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            continue
+        if any(module.rsplit(".", 1)[-1] == "conftest" for module in modules):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_imports_from_a_conftest() -> None:
+    """pytest loads a conftest as a plugin of its directory; importing one as a library breaks with another rootdir or
+    import mode and hides where a fixture comes from. Fixtures stay in conftests (or the shared plugins) and reach tests
+    by name; classes, functions and constants tests import live in a plain module beside the conftest."""
+    files = _python_files(ROOT / "tests", ROOT / "bench", ROOT / "devcluster" / "tests")
+    assert len(files) > 100
+    offenders = {str(path.relative_to(ROOT)): found for path in files if (found := _conftest_imports(path))}
+    assert not offenders, f"imports from a conftest (move what they import into a plain module beside it): {offenders}"

@@ -11,7 +11,7 @@ from support import Kubectl, as_dict, wait_for
 
 from kinds.tasks import TASK_UID_LABEL
 
-from .conftest import GROUP_PATH, Aggregator
+from .aggregated_server import GROUP_PATH, Aggregator
 
 
 def create_task(

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from .conftest import GROUP_PATH, Aggregator
+from .aggregated_server import GROUP_PATH, Aggregator
 
 UNAUTHORIZED = {
     "kind": "Status",

@@ -25,7 +25,7 @@ from support import ROOT, free_port
 
 from aggregator import certificates
 
-from .conftest import GROUP_PATH, Aggregator
+from .aggregated_server import GROUP_PATH, Aggregator
 
 
 def mount(volume: Path, cert: Path, key: Path, version: str) -> None:

@@ -31,7 +31,7 @@ from support import ROOT, Kubectl, wait_for
 
 from aggregator.certificates import self_signed
 
-from .conftest import SYSTEM_NAMESPACE, Aggregator, _service_account_kubeconfig
+from .aggregated_server import SYSTEM_NAMESPACE, Aggregator, service_account_kubeconfig
 from .objects import add_event, create_task, token_kubeconfig, wait_for_events, wait_for_watch_row
 
 SERVICE = "darkroom-aggregator"
@@ -71,7 +71,7 @@ def netns_server(aggregator: Aggregator, tmp_path_factory: pytest.TempPathFactor
             assert procs[-1].stdout is not None and procs[-1].stdout.readline() == b"listening\n"
 
         cert, _ = self_signed(tmp / "certs", names=[f"{SERVICE}.{SYSTEM_NAMESPACE}.svc"])
-        kubeconfig = _service_account_kubeconfig(aggregator.cluster, aggregator.kubectl, tmp / "aggregator.kubeconfig")
+        kubeconfig = service_account_kubeconfig(aggregator.cluster, aggregator.kubectl, tmp / "aggregator.kubeconfig")
         log = tmp / "aggregator.log"
         argv = ["ip", "netns", "exec", netns, sys.executable, "-m", "aggregator", "--kubeconfig", str(kubeconfig)]
         argv += ["--bind-address", peer_ip, "--secure-port", str(PORT), "--cert-dir", str(tmp / "certs"), "--bookmark-interval-s", "1"]

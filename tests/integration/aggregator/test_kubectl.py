@@ -16,7 +16,7 @@ import pytest
 import yaml
 from support import Kubectl
 
-from .conftest import Aggregator
+from .aggregated_server import Aggregator
 from .objects import add_event, create_task, token_kubeconfig, wait_for_events, wait_for_watch_row
 
 

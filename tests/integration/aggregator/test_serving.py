@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 
-from .conftest import GROUP_PATH, Aggregator
+from .aggregated_server import GROUP_PATH, Aggregator
 from .objects import add_event, create_task, wait_for_events
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"

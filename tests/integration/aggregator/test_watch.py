@@ -16,7 +16,7 @@ from typing import Any
 
 import requests
 
-from .conftest import GROUP_PATH, Aggregator
+from .aggregated_server import GROUP_PATH, Aggregator
 from .objects import add_event, create_task, patch_task
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"

@@ -1,9 +1,10 @@
-"""Fixtures for the REST API tests: one API app over the session devcluster, a test client, payloads.
+"""Fixtures for the REST API tests: one API app over the session devcluster, a test client.
 
 ``access`` (session) starts the API's informers against the session devcluster once; ``app`` is
 ``create_app`` with that access; ``http`` is a Flask test client. Tests work in their own
 ``namespace`` (tests/conftest.py). ``core`` and ``custom`` are official-client APIs for checking what
-really landed in the cluster (Secrets, CRs) and for simulating other actors (finalizers, Events).
+really landed in the cluster (Secrets, CRs) and for simulating other actors (finalizers, Events). The payloads tests
+post (``webfolder``, ``s3``, ``task``) are in payloads.py.
 """
 
 from __future__ import annotations
@@ -19,32 +20,6 @@ from support import ClusterProcess
 from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
-
-SENTINEL_ACCESS = "AKIA-SENTINEL-4242-ACCESS"
-SENTINEL_SECRET = "sentinel-secret-key-4242-do-not-leak"
-
-
-def webfolder(name: str, namespace: str, **changes: Any) -> dict[str, Any]:
-    """The seed's payload shape, in ``namespace``."""
-    return {
-        "name": name,
-        "namespace": namespace,
-        "version": "0.1.0",
-        "source": {"type": "WebFolder", "baseUrl": "https://ajatprabha.in/assets"},
-        "subDomains": [f"{name}-{namespace}"],  # unique: the API refuses a sub-domain another Darkroom has
-        **changes,
-    }
-
-
-def s3(name: str, namespace: str, *, keys: tuple[str, str] | None = (SENTINEL_ACCESS, SENTINEL_SECRET), **changes: Any) -> dict[str, Any]:
-    source: dict[str, Any] = {"type": "S3", "bucket": "demo-images", "region": "eu-west-1", "pathPrefix": "originals/"}
-    if keys:
-        source.update(accessKey=keys[0], secretKey=keys[1])
-    return {"name": name, "namespace": namespace, "source": source, "subDomains": [f"{name}-{namespace}"], **changes}
-
-
-def task(name: str, namespace: str, **changes: Any) -> dict[str, Any]:
-    return {"name": name, "namespace": namespace, "priority": 5, "deadline": "2027-03-31T17:00:00Z", "details": "Write notes.", **changes}
 
 
 @pytest.fixture(scope="session")

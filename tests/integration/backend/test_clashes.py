@@ -27,7 +27,7 @@ from support import wait_for
 from unit.backend import conformance
 from werkzeug.test import TestResponse
 
-from .conftest import webfolder
+from .payloads import webfolder
 from .test_darkroom_credentials import secret_exists
 
 MERGE = "application/merge-patch+json"

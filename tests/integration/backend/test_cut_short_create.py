@@ -24,13 +24,13 @@ from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
 
-from .conftest import SENTINEL_ACCESS, SENTINEL_SECRET, s3
+from .payloads import SENTINEL_ACCESS, SENTINEL_SECRET, s3
 from .test_darkroom_credentials import GROUP, PLURAL, VERSION, secret_data
 
 
 @pytest.fixture
 def proxied_app(kube: ClusterProcess, crds_installed: None, tmp_path: Path) -> Iterator[tuple[Any, FaultProxy]]:
-    from integration.cluster.conftest import kubeconfig_for
+    from integration.cluster.network import kubeconfig_for
 
     proxy = FaultProxy(kube.port)
     settings = ApiSettings(kubeconfig=kubeconfig_for(kube, tmp_path / "kubeconfig", port=proxy.port), cache_sync_timeout_s=30.0)

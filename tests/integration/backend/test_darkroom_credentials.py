@@ -17,7 +17,7 @@ import pytest
 from flask.testing import FlaskClient
 from support import GC_TIMEOUT_S, wait_for
 
-from .conftest import SENTINEL_ACCESS, SENTINEL_SECRET, s3, webfolder
+from .payloads import SENTINEL_ACCESS, SENTINEL_SECRET, s3, webfolder
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 SENTINELS = (SENTINEL_ACCESS, SENTINEL_SECRET, base64.b64encode(SENTINEL_SECRET.encode()).decode())

@@ -22,7 +22,7 @@ from backend.core.access import ClusterAccess
 from backend.core.kinds import darkrooms
 from kinds import darkrooms as darkroom_kind
 
-from .conftest import webfolder
+from .payloads import webfolder
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 MERGE = "application/merge-patch+json"

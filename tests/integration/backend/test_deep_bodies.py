@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from backend.api.bodies import MAX_DEPTH
 
-from .conftest import s3, task, webfolder
+from .payloads import s3, task, webfolder
 
 TOO_DEEP = f"the request body nests deeper than {MAX_DEPTH} levels of objects and arrays"
 

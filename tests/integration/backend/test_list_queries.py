@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from .conftest import task, webfolder
+from .payloads import task, webfolder
 
 
 def _names(http: FlaskClient, url: str) -> list[str]:

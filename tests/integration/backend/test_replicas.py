@@ -21,7 +21,7 @@ from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 
-from .conftest import webfolder
+from .payloads import webfolder
 
 
 @pytest.fixture

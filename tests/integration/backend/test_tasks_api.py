@@ -21,7 +21,7 @@ from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from cluster import EVENTS, TASKS
 
-from .conftest import task, webfolder
+from .payloads import task, webfolder
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
 

@@ -22,7 +22,7 @@ from werkzeug.test import TestResponse
 
 from backend.core.schemas import messages
 
-from .conftest import webfolder
+from .payloads import webfolder
 
 MERGE = "application/merge-patch+json"
 MARSHMALLOW = re.compile(r"^[A-Z].*\.$|Missing data|Not a valid|Unknown field|Must be|Length must|may not be null|Invalid (input )?type")

@@ -26,7 +26,7 @@ from support import wait_for
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Broadcaster
 
-from .conftest import Darkrooms, SseStream
+from .clients import Darkrooms, SseStream
 
 
 def hub(app: Flask) -> Broadcaster:

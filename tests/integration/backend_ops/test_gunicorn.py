@@ -31,7 +31,7 @@ from support import ROOT, ClusterProcess, free_port, wait_for
 
 from integration.logins import Person
 
-from .conftest import SseStream
+from .clients import SseStream
 
 
 def gunicorn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:

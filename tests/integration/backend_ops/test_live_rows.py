@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry
 
 from backend.api import operations
 
-from .conftest import Darkrooms, SseStream
+from .clients import Darkrooms, SseStream
 
 RENDERS = "darkroom_dashboard_row_renders_total"
 

@@ -20,7 +20,7 @@ from support import wait_for
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Batch, Broadcaster
 
-from .conftest import Darkrooms, SseStream
+from .clients import Darkrooms, SseStream
 
 
 def is_change(name: str, change: str) -> Callable[[dict[str, Any]], bool]:

@@ -1,25 +1,22 @@
 """Fixtures for the cluster/ tests: connections, caches stopped at teardown, a TCP proxy that can go silent.
 
-``TcpProxy`` sits between an informer and devcluster on 127.0.0.1 (threads, no dependencies) so a
-test can make existing connections stop forwarding without closing — the silently dead connection a
-NAT timeout or a vanished peer leaves behind — while new connections still get through.
+``proxy`` is a :class:`~integration.cluster.network.TcpProxy` in front of the session cluster (network.py: the proxy
+and ``kubeconfig_for``, the helpers tests import): a test can make the connections open through it stop forwarding
+without closing, the silently dead connection a NAT timeout or a vanished peer leaves behind.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
-import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from support import ClusterProcess
 
 from cluster import Cache, ConnectionSettings, InformerSettings, Transport, connect
 from cluster.connecting import Connection
+
+from .network import TcpProxy
 
 # Read timeout above the session devcluster's 1 s bookmark interval; short backoff keeps recovery quick.
 FAST = InformerSettings(page_size=50, watch_timeout_s=60, read_timeout_s=3.0, backoff_initial_s=0.05, backoff_max_s=0.5)
@@ -45,105 +42,6 @@ def make_cache() -> Iterator[Callable[..., Cache]]:
     yield make
     for cache in caches:
         cache.stop()
-
-
-class TcpProxy:
-    """Forwards 127.0.0.1:port to a target port; :meth:`silence` blackholes the connections open now."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target_port = target_port
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = int(self._listener.getsockname()[1])
-        self._lock = threading.Lock()
-        self._pairs: list[dict[str, Any]] = []
-        self._threads: list[threading.Thread] = []
-        self._closed = False
-        self._spawn(self._accept)
-
-    def _spawn(self, target: Callable[..., None], *args: Any) -> None:
-        thread = threading.Thread(target=target, args=args, daemon=True, name="test-proxy")
-        thread.start()
-        self._threads.append(thread)
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(("127.0.0.1", self.target_port))
-            except OSError:
-                client.close()
-                continue
-            pair: dict[str, Any] = {"sockets": (client, upstream), "silent": False}
-            with self._lock:
-                self._pairs.append(pair)
-            self._spawn(self._pump, client, upstream, pair)
-            self._spawn(self._pump, upstream, client, pair)
-
-    def _pump(self, source: socket.socket, sink: socket.socket, pair: dict[str, Any]) -> None:
-        try:
-            while data := source.recv(65536):
-                if not pair["silent"]:  # silenced: swallow everything, close nothing
-                    sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            if not pair["silent"]:
-                for sock in pair["sockets"]:
-                    with contextlib.suppress(OSError):
-                        sock.shutdown(socket.SHUT_RDWR)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def silence(self) -> int:
-        """Stop forwarding on every open connection without closing it; returns how many."""
-        with self._lock:
-            for pair in self._pairs:
-                pair["silent"] = True
-            return len(self._pairs)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)  # wakes accept(); close() alone does not
-        self._listener.close()
-        with self._lock:
-            for pair in self._pairs:
-                for sock in pair["sockets"]:
-                    with contextlib.suppress(OSError):
-                        sock.shutdown(socket.SHUT_RDWR)  # wakes a pump blocked in recv(); close() alone does not
-                    sock.close()
-        for thread in self._threads:
-            thread.join(5)
-
-
-def kubeconfig_for(kube: ClusterProcess | None, path: Path, *, port: int | None = None) -> Path:
-    """A copy of ``kube``'s kubeconfig (its CA and credentials) whose server is on ``port`` instead
-    (e.g. a :class:`TcpProxy`, or a free port where nothing listens); without ``kube``, a bare
-    kubeconfig for ``http://127.0.0.1:<port>``."""
-    import yaml
-
-    if kube is None:
-        assert port is not None
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "current-context": "c",
-            "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-            "users": [{"name": "u", "user": {}}],
-        }
-    else:
-        config = yaml.safe_load(kube.kubeconfig.read_text())
-        for entry in config["clusters"]:
-            scheme, _, _ = entry["cluster"]["server"].partition("://")
-            entry["cluster"]["server"] = f"{scheme}://127.0.0.1:{port or kube.port}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 @pytest.fixture

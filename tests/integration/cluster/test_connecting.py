@@ -17,7 +17,7 @@ from support import ClusterProcess, free_port
 
 from cluster import ConnectionSettings, NoCluster, Unavailable, connect
 
-from .conftest import kubeconfig_for
+from .network import kubeconfig_for
 
 
 def test_explicit_kubeconfig_connects(kube: ClusterProcess, tmp_path: Path) -> None:

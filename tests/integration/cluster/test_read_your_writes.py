@@ -33,7 +33,7 @@ from cluster import (
 from cluster.bodies import version_at_least
 from cluster.connecting import Connection
 
-from .conftest import TcpProxy, kubeconfig_for
+from .network import TcpProxy, kubeconfig_for
 
 THREADS = 4
 ROUNDS = 15

@@ -27,7 +27,7 @@ from cluster import CONFIGMAPS, DARKROOMS, NAMESPACES, Cache, ConnectionSettings
 from cluster.connecting import Connection
 from cluster.informers import Informer
 
-from .conftest import TcpProxy, kubeconfig_for
+from .network import TcpProxy, kubeconfig_for
 
 
 def server_state(core: k8s.CoreV1Api, namespace: str) -> dict[str, str]:

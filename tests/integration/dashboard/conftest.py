@@ -4,20 +4,18 @@
 more on them, with other settings); ``http`` a Flask test client
 that has loaded a page (so it holds the CSRF cookie) and knows its token (``http.csrf``).
 ``custom`` writes objects straight to the API server. Tests work in their own ``namespace``. ``deleter`` (real control
-plane only): an app whose person may read everything but Pods and delete Darkrooms in one namespace only.
+plane only): an app whose person may read everything but Pods and delete Darkrooms in one namespace only. What tests
+import lives beside this plugin: clients.py (``Client``, ``Deleter``) and read_rules.py (``READ_RULES``, ``POD_RULES``).
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
 from support import ClusterProcess, RealclusterProcess, install_crds
 
 from backend.api.watch import watching
@@ -26,20 +24,8 @@ from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from integration.logins import login_settings
 
-# A ClusterRole's rules to read all the pages show but Pods — for people of the real control plane with less than
-# that (the ``deleter``'s person sees in a resource tree that they may not list Pods). An app whose own account is such a
-# person adds POD_RULES: it needs every kind the API caches, as deploy/base's API role allows (without one, its start
-# waits out the cache sync).
-READS = ["get", "list", "watch"]
-READ_RULES = [
-    {"apiGroups": ["deployments.example.com", "example.example.com", "database.db.example.com"], "resources": ["*"], "verbs": READS},
-    {"apiGroups": [""], "resources": ["events", "namespaces", "configmaps", "services", "persistentvolumeclaims"], "verbs": READS},
-    {"apiGroups": ["apps"], "resources": ["statefulsets", "deployments", "replicasets"], "verbs": READS},
-    {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": READS},
-    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": READS},
-]
-POD_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": READS}]
-TOKEN_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
+from .clients import Client, Deleter
+from .read_rules import READ_RULES
 
 
 @pytest.fixture(scope="session")
@@ -71,26 +57,6 @@ def make_dashboard_app(kube: ClusterProcess, dashboard_access: ClusterAccess) ->
         watching.close(app)
 
 
-class Client:
-    """A test client with the CSRF cookie and token of a page it loaded."""
-
-    def __init__(self, client: FlaskClient) -> None:
-        self.client = client
-        page = client.get("/ui/tasks/new")
-        match = TOKEN_META.search(page.get_data(as_text=True))
-        assert match, "no csrf-token meta tag"
-        self.csrf = match.group(1)
-
-    def get(self, path: str, **kwargs: Any) -> Any:
-        return self.client.get(path, **kwargs)
-
-    def post(self, path: str, data: dict[str, Any] | None = None, *, token: bool = True, **kwargs: Any) -> Any:
-        form = dict(data or {})
-        if token:
-            form["csrf_token"] = self.csrf
-        return self.client.post(path, data=form, **kwargs)
-
-
 @pytest.fixture
 def http(dashboard_app: Flask) -> Client:
     return Client(dashboard_app.test_client())
@@ -101,18 +67,6 @@ def custom(api_client: Any) -> Any:
     from kubernetes import client
 
     return client.CustomObjectsApi(api_client)
-
-
-@dataclass
-class Deleter:
-    """An app on the real control plane whose person (alice, signed in with her token: the pages act as her) may read
-    every kind the pages show everywhere but Pods, delete Darkrooms in ``allowed`` only, and write nothing else."""
-
-    app: Flask
-    admin: Any
-    allowed: str
-    refused: str
-    token: str
 
 
 @pytest.fixture

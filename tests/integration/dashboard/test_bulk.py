@@ -17,7 +17,7 @@ from typing import Any
 
 from support import wait_for
 
-from integration.dashboard.conftest import Client, Deleter
+from integration.dashboard.clients import Client, Deleter
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
 TASKS = ("example.example.com", "v1", "tasks")

@@ -18,7 +18,7 @@ from typing import Any
 
 from support import wait_for
 
-from integration.dashboard.conftest import Client
+from integration.dashboard.clients import Client
 
 DARKROOMS = ("deployments.example.com", "v1")
 TASKS = ("example.example.com", "v1")

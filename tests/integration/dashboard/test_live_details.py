@@ -22,7 +22,7 @@ from support import wait_for
 
 from backend.core.access import ClusterAccess
 from cluster import DEPLOYMENTS
-from integration.dashboard.conftest import Client
+from integration.dashboard.clients import Client
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
 MANAGED = {"app.kubernetes.io/managed-by": "darkroom-operator"}

@@ -19,7 +19,7 @@ import pytest
 from flask import Flask
 from support import install_crds, wait_for
 
-from integration.dashboard.conftest import Client
+from integration.dashboard.clients import Client
 
 OPTION = re.compile(r'<option value="([^"]+)"')
 

@@ -22,7 +22,7 @@ from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.identity.cookies import SESSION_COOKIE
 from cluster import EVENTS
-from integration.dashboard.conftest import TOKEN_META, Client
+from integration.dashboard.clients import TOKEN_META, Client
 from integration.logins import login_settings, person_of
 
 DARKROOMS = ("deployments.example.com", "v1")

@@ -26,7 +26,7 @@ from flask import Flask
 from support import wait_for
 
 from backend.dashboard.logstreams import BUFFER_LINES, THREAD_PREFIX
-from integration.dashboard.conftest import Client, Deleter
+from integration.dashboard.clients import Client, Deleter
 from integration.dashboard.test_live_details import controlled_by, make_darkroom
 
 MARKUP = "<img src=x onerror=alert(1)>"

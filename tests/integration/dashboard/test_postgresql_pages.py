@@ -34,7 +34,8 @@ import yaml
 from flask import Flask
 from support import RealclusterProcess, install_crds, wait_for
 
-from integration.dashboard.conftest import POD_RULES, READ_RULES, Client
+from integration.dashboard.clients import Client
+from integration.dashboard.read_rules import POD_RULES, READ_RULES
 
 PG = ("database.db.example.com", "v1")
 PASSWORD = "integration-Password-sentinel-31"

@@ -20,7 +20,7 @@ from typing import Any
 
 from support import wait_for
 
-from integration.dashboard.conftest import Client, Deleter
+from integration.dashboard.clients import Client, Deleter
 from integration.dashboard.test_live_details import Frames, controlled_by, event_about, make_darkroom
 from integration.dashboard.test_postgresql_pages import make_pg
 from kinds.postgresqls import DATA_VOLUME, claim_name

@@ -20,7 +20,7 @@ from support import wait_for
 
 from backend.core.access import ClusterAccess
 from cluster import PODS
-from integration.dashboard.conftest import Client
+from integration.dashboard.clients import Client
 from integration.dashboard.test_live_details import Frames, deployment, make_darkroom, wait_shown
 from integration.dashboard.test_postgresql_pages import make_pg
 from integration.dashboard.test_resource_tree import MANAGED, running_pod, workload

@@ -22,7 +22,7 @@ from support import wait_for
 
 from backend.core.access import ClusterAccess
 from cluster import DARKROOMS
-from integration.dashboard.conftest import Client, Deleter
+from integration.dashboard.clients import Client, Deleter
 
 GROUP = ("deployments.example.com", "v1")
 PG = ("database.db.example.com", "v1")

@@ -34,21 +34,11 @@ import requests
 from identityfixtures import TEAM_A, TEAM_B, Panel, Teams
 from support import wait_for
 
-from .conftest import (
-    BY_PLURAL,
-    KIND_LIST,
-    AccessReview,
-    AuditLog,
-    ControlPlane,
-    EventStream,
-    Tokens,
-    body,
-    loopback,
-    problem,
-    requests_of,
-    task_event,
-    unique,
-)
+from .control_plane import AccessReview, AuditLog, ControlPlane, requests_of, task_event
+from .event_stream import EventStream
+from .kinds_and_bodies import BY_PLURAL, KIND_LIST, body, unique
+from .panel_http import loopback, problem
+from .people import Tokens
 
 Attributes = tuple[str, str, str, str, str, str]  # verb, group, resource, subresource, namespace, name
 PANEL_IDENTITY = "admin"  # the OIDC control plane's admin kubeconfig: what the panels connect with

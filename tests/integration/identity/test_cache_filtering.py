@@ -30,21 +30,11 @@ import requests
 from identityfixtures import GROUP_PREFIX, TEAM_A, TEAM_B, Panel, Teams
 from support import wait_for
 
-from .conftest import (
-    BY_PLURAL,
-    KIND_LIST,
-    NAMESPACES,
-    PEOPLE,
-    ControlPlane,
-    EventStream,
-    Tokens,
-    body,
-    changed,
-    loopback,
-    problem,
-    task_event,
-    unique,
-)
+from .control_plane import ControlPlane, task_event
+from .event_stream import EventStream
+from .kinds_and_bodies import BY_PLURAL, KIND_LIST, body, changed, unique
+from .panel_http import loopback, problem
+from .people import NAMESPACES, PEOPLE, Tokens
 
 EDITORS = {TEAM_A: "alice", TEAM_B: "bob"}
 LIST_PAGES = {"darkrooms": "/", "tasks": "/ui/tasks", "postgresqls": "/ui/postgresqls"}

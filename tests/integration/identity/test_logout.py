@@ -18,7 +18,8 @@ import pytest
 from identityfixtures import Panel, Teams
 from identityprovider import HydraProcess, OIDCError
 
-from .conftest import ControlPlane, loopback, session_secret, stored_login
+from .control_plane import ControlPlane
+from .panel_http import loopback, session_secret, stored_login
 
 HTML = {"Accept": "text/html"}
 

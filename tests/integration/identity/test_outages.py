@@ -27,7 +27,10 @@ import yaml
 from identityfixtures import TEAM_A, Panel, Teams
 from identityprovider import HydraProcess, KubeOIDCClients, jwt_claims
 
-from .conftest import ControlPlane, Tokens, loopback, stored_login, unique, wait_until_epoch
+from .control_plane import ControlPlane
+from .kinds_and_bodies import unique
+from .panel_http import loopback, stored_login
+from .people import Tokens, wait_until_epoch
 
 
 class Gate:

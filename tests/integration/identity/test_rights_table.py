@@ -29,21 +29,10 @@ import requests
 from identityfixtures import TEAM_A, TEAM_B, Panel
 from support import wait_for
 
-from .conftest import (
-    BY_PLURAL,
-    KIND_LIST,
-    NAMESPACES,
-    PEOPLE,
-    ControlPlane,
-    Kind,
-    Tokens,
-    body,
-    changed,
-    loopback,
-    problem,
-    s3_darkroom,
-    unique,
-)
+from .control_plane import ControlPlane
+from .kinds_and_bodies import BY_PLURAL, KIND_LIST, Kind, body, changed, s3_darkroom, unique
+from .panel_http import loopback, problem
+from .people import NAMESPACES, PEOPLE, Tokens
 
 EDITORS = {TEAM_A: "alice", TEAM_B: "bob"}
 VERBS = ("list", "get", "create", "update", "patch", "delete")

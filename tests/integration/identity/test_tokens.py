@@ -27,7 +27,9 @@ from identityfixtures import TEAM_A, Panel
 from identityprovider import PANEL_CLIENT_ID, HydraProcess, KubeOIDCClients, jwt_claims, new_rsa_key, sign_jwt
 from support import wait_for
 
-from .conftest import ControlPlane, loopback, stored_login, wait_until_epoch
+from .control_plane import ControlPlane
+from .panel_http import loopback, stored_login
+from .people import wait_until_epoch
 
 WRONG_ISSUER = "https://issuer.example.com"
 REVIEW_TTL_S = 1.0

@@ -17,7 +17,10 @@ import requests
 from identityfixtures import TEAM_A, Panel
 from support import wait_for
 
-from .conftest import BY_PLURAL, ControlPlane, EventStream, Tokens, unique
+from .control_plane import ControlPlane
+from .event_stream import EventStream
+from .kinds_and_bodies import BY_PLURAL, unique
+from .people import Tokens
 
 HTML = {"Accept": "text/html"}
 

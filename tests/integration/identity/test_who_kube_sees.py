@@ -24,7 +24,10 @@ import pytest
 import requests
 from identityfixtures import TEAM_A, Panel, Teams
 
-from .conftest import AuditLog, ControlPlane, Tokens, body, loopback, problem, requests_of, s3_darkroom, unique
+from .control_plane import AuditLog, ControlPlane, requests_of
+from .kinds_and_bodies import body, s3_darkroom, unique
+from .panel_http import loopback, problem
+from .people import Tokens
 
 KEYS = ("AKIA-WHO-KUBE-SEES", "who-kube-sees-secret-key")
 PASSWORD = "who-kube-sees-password"

@@ -25,8 +25,8 @@ from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, AuditRecord, ClusterProces
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, EVENTS, INGRESSES, NAMESPACES, POSTGRESQLS, SECRETS, SERVICES, TASKS
 
-from .conftest import OperatorProcess, RunOperator
 from .harness import CHILD_KINDS, User, reconciles
+from .operator_process import OperatorProcess, RunOperator
 
 WEBFOLDER = {"type": "WebFolder", "baseUrl": "https://example.com/images"}
 UNREADY = UNREADY_ANNOTATION

@@ -33,8 +33,8 @@ from support import GC_TIMEOUT_S, ClusterProcess, Kubectl, wait_for
 from cluster import CONFIGMAPS, EVENTS, PERSISTENTVOLUMECLAIMS, POSTGRESQLS, SECRETS, SERVICES, STATEFULSETS, Invalid, NotFound
 from kinds import postgresqls as kind
 
-from .conftest import RunOperator
 from .harness import User, reconciles
+from .operator_process import RunOperator
 
 TIMEOUT_S = 60
 

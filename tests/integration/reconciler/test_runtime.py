@@ -24,7 +24,7 @@ import pytest
 from kubernetes import client, config
 from support import ROOT, ClusterProcess, DevclusterProcess, wait_for
 
-from .conftest import OperatorProcess
+from .operator_process import OperatorProcess
 
 pytestmark = pytest.mark.slow
 

@@ -26,8 +26,8 @@ from cluster import EVENTS, NAMESPACES, TASKS, CachedClient, NotFound
 from kinds.tasks import DEADLINE_LABEL, FINALIZER, PRIORITY_LABEL, TASK_UID_LABEL
 from kinds.tasks import state as task_state
 
-from .conftest import RunOperator
 from .harness import Harness, User, reconciles
+from .operator_process import RunOperator
 
 DEADLINE = datetime(2027, 3, 31, 17, 0, 0, tzinfo=UTC)
 

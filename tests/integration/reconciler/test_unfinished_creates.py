@@ -28,8 +28,8 @@ from cluster import DARKROOMS, DEPLOYMENTS, EVENTS, POSTGRESQLS, SECRETS, STATEF
 from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as MARK
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION, password_secret_name
 
-from .conftest import RunOperator
 from .harness import Harness, User
+from .operator_process import RunOperator
 
 GRACE_S = 120.0
 T0 = datetime(2027, 1, 4, 9, 0, tzinfo=UTC)
@@ -182,7 +182,7 @@ def test_a_create_cut_short_without_a_retry_leaves_nothing_and_complete_ones_sta
     from backend.app import create_app
     from backend.core.access import ClusterAccess
     from backend.settings import ApiSettings
-    from integration.cluster.conftest import kubeconfig_for
+    from integration.cluster.network import kubeconfig_for
 
     namespace = user.namespace
     proxy = FaultProxy(kube.port)

@@ -45,8 +45,8 @@ from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from kinds import darkrooms, postgresqls, tasks
 
-from .conftest import RunOperator
 from .harness import reconciles
+from .operator_process import RunOperator
 
 PREVIOUS = ROOT / "tests" / "deploy" / "data" / "previous"
 NAMESPACE = "upgrade"

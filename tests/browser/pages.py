@@ -1,0 +1,48 @@
+"""A browser page as the tests watch it, and screenshots (helpers, no tests, no fixtures).
+
+:class:`Watched` is a page plus what its console said: the conftest's ``pages``/``new_page`` fixtures make them and
+fail the test at its end on any console error, page error, CSP violation or dialog it did not :meth:`~Watched.expect`.
+:func:`shot` saves a screenshot to test-output/screenshots/ (``BROWSER_SCREENSHOTS``: another directory; ``off``:
+none, as under .ci/run).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from support import ROOT
+
+SCREENSHOTS_SETTING = os.environ.get("BROWSER_SCREENSHOTS") or str(ROOT / "test-output" / "screenshots")
+SCREENSHOTS = None if SCREENSHOTS_SETTING == "off" else Path(SCREENSHOTS_SETTING)  # where shot() saves (None: nowhere)
+
+
+@dataclass
+class Watched:
+    """A page plus what its console said."""
+
+    page: Any
+    problems: list[str]
+    failed: list[str] = field(default_factory=list)  # "<status> <url>" of every answer >= 400, to tell which a console error is
+    expected: list[re.Pattern[str]] = field(default_factory=list)  # problems this test causes on purpose (:meth:`expect`)
+
+    def expect(self, pattern: str) -> None:
+        """Problems matching ``pattern`` are the test's own doing (a refused request it makes): not failures."""
+        self.expected.append(re.compile(pattern))
+
+    def unexpected(self) -> list[str]:
+        return [p for p in self.problems if not any(pattern.search(p) for pattern in self.expected)]
+
+
+def shot(page: Any, name: str, *, full_page: bool = True) -> Path | None:
+    """Save a screenshot (the whole page, or the viewport) as ``name``.png in :data:`SCREENSHOTS` (its path; None when
+    they are off)."""
+    if SCREENSHOTS is None:
+        return None
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page, timeout=60_000)  # a long page (/docs) on a busy machine takes a while
+    return path
