@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from cluster import ClusterError, Unavailable
+from cluster import ClusterError, Unavailable, reviewing
 from cluster.attributes import NonResourceAttributes, ResourceAttributes
 from cluster.identities import BearerToken, Impersonation, User
 from cluster.reviewing import AccessReviewer, TokenReviewer
@@ -177,7 +178,9 @@ def test_without_a_stream_ttl_streams_ask_as_requests_do() -> None:
     assert reviewer.known(ALICE, LIST_A, for_stream=True) is None
 
 
-def test_a_decision_a_stream_keeps_using_is_reviewed_again_in_the_background() -> None:
+def test_a_decision_a_stream_keeps_using_is_reviewed_again_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]  # the reviewer's clock, moved by the test (a loaded machine's sleeps would overshoot the TTLs)
+    monkeypatch.setattr(reviewing, "time", SimpleNamespace(monotonic=lambda: now[0]))
     answers: list[dict[str, Any]] = [{"status": {"allowed": True}}, {"status": {"allowed": False, "reason": "taken away"}}]
     asked: list[Any] = []
 
@@ -188,10 +191,10 @@ def test_a_decision_a_stream_keeps_using_is_reviewed_again_in_the_background() -
     transport = Recording(answer)
     reviewer = AccessReviewer(transport=transport, allow_ttl_s=0.1, deny_ttl_s=0.1, stream_ttl_s=1.0)  # type: ignore[arg-type]
     assert reviewer.allowed(ALICE, LIST_A)
-    time.sleep(0.5)  # past the requests' TTL, before the refresh point (0.75 of the stream TTL): no review
+    now[0] += 0.5  # past the requests' TTL, before the refresh point (0.75 of the stream TTL): no review
     assert reviewer.known(ALICE, LIST_A, for_stream=True) == reviewer.decide(ALICE, LIST_A, for_stream=True)
     assert reviewer.stats.sent == 1
-    time.sleep(0.3)  # past the refresh point: the stream goes on with what it has, a review goes out meanwhile
+    now[0] += 0.3  # past the refresh point: the stream goes on with what it has, a review goes out meanwhile
     decision = reviewer.known(ALICE, LIST_A, for_stream=True)
     assert decision is not None and decision.allowed
     for _ in range(3):
@@ -204,14 +207,20 @@ def test_a_decision_a_stream_keeps_using_is_reviewed_again_in_the_background() -
     assert len(transport.bodies) == 2
 
 
-def test_a_failed_background_review_leaves_the_decision_to_age_out() -> None:
+def test_a_failed_background_review_leaves_the_decision_to_age_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]  # the reviewer's clock, moved by the test (a loaded machine's sleeps would overshoot the TTLs)
+    monkeypatch.setattr(reviewing, "time", SimpleNamespace(monotonic=lambda: now[0]))
     transport = Recording({"status": {"allowed": True}})
     reviewer = AccessReviewer(transport=transport, allow_ttl_s=0.1, deny_ttl_s=0.1, stream_ttl_s=0.5)  # type: ignore[arg-type]
     assert reviewer.allowed(ALICE, LIST_A)
     transport.fail = True
-    time.sleep(0.4)
+    now[0] += 0.4
     assert reviewer.known(ALICE, LIST_A, for_stream=True) is not None  # used; the refresh fails in the background
-    time.sleep(0.2)  # too old now
+    deadline = time.monotonic() + 10
+    while len(transport.bodies) < 2 or reviewer._refreshing:  # the background refresh was sent and has failed
+        assert time.monotonic() < deadline, "the background refresh never ran"
+        time.sleep(0.01)
+    now[0] += 0.2  # too old now
     assert reviewer.known(ALICE, LIST_A, for_stream=True) is None
     with pytest.raises(ClusterError):
         reviewer.decide(ALICE, LIST_A, for_stream=True)
