@@ -289,6 +289,10 @@ class Product:
     def rss(self) -> int:
         return tree_rss_bytes(self.proc.pid)
 
+    def log_tail(self) -> str:
+        """The end of gunicorn's output (the work dir and its logs are removed when the script ends)."""
+        return self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
+
     def collections(self, since: float, until: float) -> Collections | None:
         """The full collections that ended between the wall times ``since`` and ``until`` (None without ``gc_log``)."""
         if self.gc_log is None:
@@ -606,6 +610,9 @@ def run_server(kind: str, work: Path, counts: list[int], args: argparse.Namespac
                         collections,
                     )
                 )
+            except Exception:
+                log(f"{kind}: {count:,}: the product's log ends with:\n{product.log_tail()}")
+                raise
             finally:
                 product.stop()
     return base_rss, base_startup, rows
