@@ -32,6 +32,7 @@ class Store:
         self._objects: dict[str, FrozenDict] = {}
         self._functions: dict[str, IndexFunction] = {indexers.NAMESPACE: indexers.by_namespace, **(index_functions or {})}
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._functions}
+        self._order: list[str] | None = None  # every key, sorted: kept until a key comes or goes (a change keeps it)
         self.progress = ""
 
     # -- writes (the informer) -------------------------------------------------------------
@@ -61,10 +62,13 @@ class Store:
                 if previous is not None:
                     self._unindex(key, previous)
                     del self._objects[key]
+                    self._order = None
                 delta: Delta | None = ("DELETED", obj, previous) if previous is not None else None
             else:
                 if previous is not None:
                     self._unindex(key, previous)
+                else:
+                    self._order = None
                 self._objects[key] = obj
                 self._index(key, obj)
                 delta = ("ADDED" if previous is None else "MODIFIED", obj, previous)
@@ -76,6 +80,7 @@ class Store:
         fresh = {object_key(o): o for o in objects}
         deltas: list[Delta] = []
         with self._lock:
+            self._order = None
             for key, previous in list(self._objects.items()):
                 if key not in fresh:
                     self._unindex(key, previous)
@@ -113,16 +118,19 @@ class Store:
         return self._objects.get(key)
 
     def list(self, *, namespace: str | None = None, selector: LabelSelector | None = None) -> list[FrozenDict]:
-        """Objects (in a namespace, matching a selector), sorted by key like the API server's lists."""
+        """Objects (in a namespace, matching a selector), sorted by key like the API server's lists. Every object's list
+        reuses the key order until a key comes or goes: status changes (most events) cost no sort."""
         with self._lock:
+            objects = self._objects
             if namespace is None:
-                items = sorted(self._objects.items())
+                if self._order is None:
+                    self._order = sorted(objects)
+                found = [objects[k] for k in self._order]
             else:
-                objects = self._objects
-                items = sorted((k, objects[k]) for k in self._indices[indexers.NAMESPACE].get(namespace, ()))
+                found = [objects[k] for k in sorted(self._indices[indexers.NAMESPACE].get(namespace, ()))]
         if selector is None or selector.empty:
-            return [obj for _, obj in items]
-        return [obj for _, obj in items if selector.matches(obj["metadata"].get("labels"))]
+            return found
+        return [obj for obj in found if selector.matches(obj["metadata"].get("labels"))]
 
     def by_index(self, index: str, value: str) -> builtins.list[FrozenDict]:
         with self._lock:
