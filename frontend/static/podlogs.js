@@ -3,6 +3,8 @@
 // (backend/dashboard/logstreams.py), appended as they are; `done` (every log ended) closes the stream, so no
 // reconnection replays the tail. The view stays at the bottom while it is there (scroll up to read: it stays put).
 // Pause keeps what arrives (at most MAX_LINES) and Resume appends it. The wrap checkbox toggles wrapping at once.
+// Lines are added once per animation frame, however many events came meanwhile (a pod writing 1,000 lines a second
+// costs one layout a frame, not one per event; a hidden tab keeps at most MAX_LINES waiting).
 (function () {
   "use strict";
   var MAX_LINES = 5000; // the lines the page keeps: older ones go first
@@ -17,8 +19,11 @@
     var status = document.getElementById("log-status");
     var pause = document.getElementById("log-pause");
     var paused = false;
-    var held = [];
+    var held = []; // what came while paused
     var heldLines = 0;
+    var pending = []; // what came since the last frame
+    var pendingLines = 0;
+    var scheduled = false;
 
     function say(text) { if (status) { status.textContent = text; } }
     function atBottom() { return box.scrollHeight - box.scrollTop - box.clientHeight < 24; }
@@ -31,21 +36,37 @@
       trim();
       if (stick) { box.scrollTop = box.scrollHeight; }
     }
+    function lineCount(html) { return html.split("\n").length; }
+    function flush() {
+      scheduled = false;
+      if (!pending.length) { return; }
+      var html = pending.join("\n");
+      pending = [];
+      pendingLines = 0;
+      append(html);
+    }
+    function queue(html) {
+      pending.push(html);
+      pendingLines += lineCount(html);
+      while (pendingLines > MAX_LINES && pending.length > 1) { pendingLines -= lineCount(pending.shift()); }
+      if (!scheduled) { scheduled = true; window.requestAnimationFrame(flush); }
+    }
 
     var source = new EventSource(box.dataset.stream);
     source.addEventListener("open", function () { say(box.dataset.follow ? "Following" : "Reading"); });
     source.addEventListener("lines", function (event) {
       if (paused) {
         held.push(event.data);
-        heldLines += event.data.split("\n").length;
-        while (heldLines > MAX_LINES && held.length > 1) { heldLines -= held.shift().split("\n").length; }
+        heldLines += lineCount(event.data);
+        while (heldLines > MAX_LINES && held.length > 1) { heldLines -= lineCount(held.shift()); }
         say("Paused (" + heldLines + " new lines)");
         return;
       }
-      append(event.data);
+      queue(event.data);
     });
     source.addEventListener("done", function () {
       source.close();
+      flush();
       say(box.childElementCount ? "End of the logs" : "No lines");
       if (pause) { pause.disabled = true; }
     });
@@ -62,7 +83,7 @@
         pause.textContent = paused ? "Resume" : "Pause";
         pause.setAttribute("aria-pressed", paused ? "true" : "false");
         if (!paused) {
-          if (held.length) { append(held.join("\n")); }
+          if (held.length) { queue(held.join("\n")); }
           held = [];
           heldLines = 0;
           say(box.dataset.follow ? "Following" : "Reading");
