@@ -21,6 +21,7 @@ decides how a person authenticates.
 from __future__ import annotations
 
 import copy
+import re
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -43,6 +44,9 @@ QueryValue = str | int | bool | None
 # minutes before they expire (kubeconfig: 5 min; in-cluster: every minute), so a second's reuse never sends an
 # expired one.
 AUTH_REUSE_S = 1.0
+# An absolute path urllib3's URL parsing would leave as it is: unreserved characters and upper-case percent escapes,
+# no dot segment. Such requests go straight to the host's connection pool (see Transport._direct_pool).
+_PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9_~/-]|%[0-9A-F]{2}|(?<=[A-Za-z0-9_~%-])\.)*\Z")
 
 
 def _query_string(query: Mapping[str, QueryValue] | None) -> str:
@@ -62,6 +66,8 @@ class Transport:
         self.request_timeout_s = request_timeout_s
         self._anonymous_pool: urllib3.PoolManager | None = None
         self._own_auth: tuple[float, dict[str, str]] | None = None  # (when, headers): see AUTH_REUSE_S
+        self._prefix = urlsplit(self.host).path  # a server URL with a path (behind a proxy): requests go below it
+        self._direct: tuple[urllib3.PoolManager, urllib3.HTTPConnectionPool] | None = None
 
     @property
     def _pool(self) -> urllib3.PoolManager:
@@ -116,6 +122,18 @@ class Transport:
             cached = self._own_auth = (now, auth)
         return cached[1]
 
+    def _direct_pool(self, manager: urllib3.PoolManager, path: str) -> urllib3.HTTPConnectionPool | None:
+        """The manager's connection pool for the server, for a request the manager would send there unchanged: a plain
+        ``PoolManager`` (a ``ProxyManager`` rewrites requests) and a plain path (no escapes or dot segments for URL
+        parsing to normalise). Skips, per request, the manager's URL parsing, pool-key building and header copies —
+        ~20% of the client's CPU per request. None: go through the manager."""
+        if type(manager) is not urllib3.PoolManager or not _PLAIN_PATH.match(path):
+            return None
+        direct = self._direct
+        if direct is None or direct[0] is not manager or direct[1].pool is None:  # a closed pool (manager cleared): ask again
+            direct = self._direct = (manager, manager.connection_from_url(self.host))
+        return direct[1]
+
     def request(
         self,
         method: str,
@@ -132,16 +150,33 @@ class Transport:
         what = f"{method} {path}"
         payload = None if body is None else orjson.dumps(body)
         timeout = urllib3.Timeout(connect=self.connect_timeout_s, read=timeout_s or self.request_timeout_s)
+        headers = self._headers(method, path, content_type if payload is not None else None, credentials)
+        manager = self._pool_for(credentials)
         try:
-            response = self._pool_for(credentials).request(
-                method,
-                self.host + path + _query_string(query),
-                body=payload,
-                headers=self._headers(method, path, content_type if payload is not None else None, credentials),
-                timeout=timeout,
-                retries=False,
-                preload_content=False,
-            )
+            pool = self._direct_pool(manager, self._prefix + path)
+            if pool is not None:
+                # What the manager would do: the request URI relative to the host, no redirects or retries.
+                response = pool.urlopen(
+                    method,
+                    self._prefix + path + _query_string(query),
+                    body=payload,
+                    headers=headers,
+                    timeout=timeout,
+                    retries=False,
+                    redirect=False,
+                    assert_same_host=False,
+                    preload_content=False,
+                )
+            else:
+                response = manager.request(
+                    method,
+                    self.host + path + _query_string(query),
+                    body=payload,
+                    headers=headers,
+                    timeout=timeout,
+                    retries=False,
+                    preload_content=False,
+                )
             try:
                 data = response.read()
             finally:
