@@ -57,7 +57,23 @@ class FrozenDict(dict[str, Any]):
 
 
 def freeze(value: Any) -> Any:
-    """``value`` with every dict made a :class:`FrozenDict` and every list a tuple (deep)."""
+    """``value`` with every dict made a :class:`FrozenDict` and every list a tuple (deep).
+
+    Runs on every object an informer receives: the exact types JSON parsing gives are tested first (by identity,
+    without isinstance's subclass walk); anything else (subclasses, tuples) takes the general path below."""
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value) if len(value) <= _INTERN_MAX_LEN else value
+    if kind is dict:
+        return FrozenDict({(sys.intern(k) if len(k) <= _INTERN_MAX_LEN else k): freeze(v) for k, v in value.items()})
+    if kind is list:
+        return tuple([freeze(v) for v in value])
+    if kind is int or kind is bool or kind is float or value is None:
+        return value
+    return _freeze_other(value)
+
+
+def _freeze_other(value: Any) -> Any:
     if isinstance(value, dict):
         return FrozenDict({_intern(k): freeze(v) for k, v in value.items()})
     if isinstance(value, list | tuple):

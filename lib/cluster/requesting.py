@@ -21,6 +21,8 @@ decides how a person authenticates.
 from __future__ import annotations
 
 import copy
+import re
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -36,6 +38,15 @@ from cluster.identities import OWN, Credentials
 
 JSON = "application/json"
 QueryValue = str | int | bool | None
+# How long the process's own authentication headers are reused before the official client's auth hook runs
+# again. The hook (kubeconfig and in-cluster loaders) re-reads the token and re-applies the whole configuration
+# — host, proxies from the environment, certificates — on every call: ~40 µs per request. Tokens are refreshed
+# minutes before they expire (kubeconfig: 5 min; in-cluster: every minute), so a second's reuse never sends an
+# expired one.
+AUTH_REUSE_S = 1.0
+# An absolute path urllib3's URL parsing would leave as it is: unreserved characters and upper-case percent escapes,
+# no dot segment. Such requests go straight to the host's connection pool (see Transport._direct_pool).
+_PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9_~/-]|%[0-9A-F]{2}|(?<=[A-Za-z0-9_~%-])\.)*\Z")
 
 
 def _query_string(query: Mapping[str, QueryValue] | None) -> str:
@@ -54,6 +65,9 @@ class Transport:
         self.connect_timeout_s = connect_timeout_s
         self.request_timeout_s = request_timeout_s
         self._anonymous_pool: urllib3.PoolManager | None = None
+        self._own_auth: tuple[float, dict[str, str]] | None = None  # (when, headers): see AUTH_REUSE_S
+        self._prefix = urlsplit(self.host).path  # a server URL with a path (behind a proxy): requests go below it
+        self._direct: tuple[urllib3.PoolManager, urllib3.HTTPConnectionPool] | None = None
 
     @property
     def _pool(self) -> urllib3.PoolManager:
@@ -89,14 +103,36 @@ class Transport:
         if content_type:
             headers["Content-Type"] = content_type
         if credentials.own_authentication:
-            # The official client's auth hook: bearer token, refreshed by exec/OIDC plugins when they expire.
-            self.api_client.update_params_for_auth(headers, [], ["BearerToken"], path, method, None)
+            headers.update(self._own_auth_headers(method, path))
         else:
             headers.pop("Authorization", None)
         merged = urllib3.HTTPHeaderDict(headers)
         for name, value in credentials.headers():
             merged.add(name, value)
         return merged
+
+    def _own_auth_headers(self, method: str, path: str) -> dict[str, str]:
+        """The official client's auth hook (bearer token, refreshed by exec/OIDC plugins and the in-cluster loader
+        before it expires), run at most once per :data:`AUTH_REUSE_S`; its headers depend on neither path nor method."""
+        now = time.monotonic()
+        cached = self._own_auth
+        if cached is None or now - cached[0] >= AUTH_REUSE_S:
+            auth: dict[str, str] = {}
+            self.api_client.update_params_for_auth(auth, [], ["BearerToken"], path, method, None)
+            cached = self._own_auth = (now, auth)
+        return cached[1]
+
+    def _direct_pool(self, manager: urllib3.PoolManager, path: str) -> urllib3.HTTPConnectionPool | None:
+        """The manager's connection pool for the server, for a request the manager would send there unchanged: a plain
+        ``PoolManager`` (a ``ProxyManager`` rewrites requests) and a plain path (no escapes or dot segments for URL
+        parsing to normalise). Skips, per request, the manager's URL parsing, pool-key building and header copies —
+        ~20% of the client's CPU per request. None: go through the manager."""
+        if type(manager) is not urllib3.PoolManager or not _PLAIN_PATH.match(path):
+            return None
+        direct = self._direct
+        if direct is None or direct[0] is not manager or direct[1].pool is None:  # a closed pool (manager cleared): ask again
+            direct = self._direct = (manager, manager.connection_from_url(self.host))
+        return direct[1]
 
     def request(
         self,
@@ -114,16 +150,33 @@ class Transport:
         what = f"{method} {path}"
         payload = None if body is None else orjson.dumps(body)
         timeout = urllib3.Timeout(connect=self.connect_timeout_s, read=timeout_s or self.request_timeout_s)
+        headers = self._headers(method, path, content_type if payload is not None else None, credentials)
+        manager = self._pool_for(credentials)
         try:
-            response = self._pool_for(credentials).request(
-                method,
-                self.host + path + _query_string(query),
-                body=payload,
-                headers=self._headers(method, path, content_type if payload is not None else None, credentials),
-                timeout=timeout,
-                retries=False,
-                preload_content=False,
-            )
+            pool = self._direct_pool(manager, self._prefix + path)
+            if pool is not None:
+                # What the manager would do: the request URI relative to the host, no redirects or retries.
+                response = pool.urlopen(
+                    method,
+                    self._prefix + path + _query_string(query),
+                    body=payload,
+                    headers=headers,
+                    timeout=timeout,
+                    retries=False,
+                    redirect=False,
+                    assert_same_host=False,
+                    preload_content=False,
+                )
+            else:
+                response = manager.request(
+                    method,
+                    self.host + path + _query_string(query),
+                    body=payload,
+                    headers=headers,
+                    timeout=timeout,
+                    retries=False,
+                    preload_content=False,
+                )
             try:
                 data = response.read()
             finally:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -41,8 +42,12 @@ def quantity_value(text: str) -> Fraction:
     return _parse(text)[0]
 
 
+@lru_cache(maxsize=1024)
 def canonical_quantity(text: str) -> str:
-    """The canonical form of quantity ``text``; ``ValueError`` when it is not a quantity."""
+    """The canonical form of quantity ``text``; ``ValueError`` when it is not a quantity.
+
+    Memoised (a pure function of a string; the reconciler asks for the same few settings' quantities on every
+    reconcile, and exact fractions are slow): errors are not cached, so a bad value raises every time."""
     value, suffix = _parse(text)
     if suffix in _BINARY:
         if -1024 < value < 1024 or value.denominator != 1:

@@ -184,7 +184,9 @@ class DarkroomReconciler:
         Deployment (ours are deleted): pods that serve no host would only cost; ConfigMap and Service stay, so the
         Darkroom takes a host over with one Deployment once the older claim lets it go."""
         # Every name first: a conflict on the Service must not leave a Deployment running without it.
-        ours = {resource: self.owned_children.ours(resource, darkroom, build(darkroom, self.settings)) for resource, build in CHILDREN}
+        # Each body is built once (the builders are pure) and serves both the name check and the apply.
+        bodies = {resource: build(darkroom, self.settings) for resource, build in CHILDREN}
+        ours = {resource: self.owned_children.ours(resource, darkroom, bodies[resource]) for resource, _ in CHILDREN}
         served = [sub for sub in hosts.subdomains(darkroom) if sub not in losses]
         result: dict[Resource, Mapping[str, Any] | None] = {}
         for resource, build in CHILDREN:
@@ -198,7 +200,7 @@ class DarkroomReconciler:
                 view["spec"]["subDomains"] = served
                 desired = stamp(build(view, self.settings))
             else:
-                desired = stamp(build(darkroom, self.settings))
+                desired = stamp(bodies[resource])
             result[resource] = self.owned_children.apply(resource, darkroom, desired, live)
         return result
 

@@ -103,7 +103,10 @@ class Children:
             return live
         meta = owner["metadata"]
         where = {"controller": self.controller, "key": f"{meta['namespace']}/{meta['name']}", "kind": resource.kind}
-        changed = differences(live, desired) if live is not None else ["(not in cache)"]
+        # What changed is for the log line only: not worked out when INFO is off.
+        changed: list[str] = []
+        if log.isEnabledFor(logging.INFO):
+            changed = differences(live, desired) if live is not None else ["(not in cache)"]
         log.info("applying child", extra={**where, "changed": changed[:10]})
         try:
             applied = self.client.apply(resource, desired, field_manager=self.field_manager, force=True)
