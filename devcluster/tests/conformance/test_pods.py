@@ -12,7 +12,7 @@ its ``containerLogs``). Covers:
   ``--tail``, ``-f`` (a few lines, then stopped), ``--previous`` (the kubelet's error);
 - a pod annotated ``simulation.example.com/log-lines-per-second`` writes that many lines a second, the same text and
   stamps on both (line i at the container's start + i/rate s): ``--tail``, ``--since-time``, ``--timestamps``,
-  ``--limit-bytes`` and ``-f`` keep working on it.
+  ``--limit-bytes`` and ``-f`` keep working on it; a follower that goes mid-stream ends its stream with no error logged.
 """
 
 from __future__ import annotations
@@ -262,3 +262,24 @@ def test_an_invalid_log_rate_is_as_if_unset(kubectl: Kubectl, namespace: str, va
     time.sleep(0.5)
     text = kubectl.run("logs", pod["metadata"]["name"], "-n", namespace).stdout
     assert text.startswith("simulated: no container runs on") and " lines/s " not in text and len(text.splitlines()) == 5
+
+
+def test_a_follower_that_goes_ends_its_stream_quietly(kubectl: Kubectl, namespace: str, kube: Any) -> None:
+    """``kubectl logs -f`` stopped while lines still come (the dashboard's logs page left): the server ends that stream
+    and logs no error about the closed connection (devcluster printed a traceback per stream into `make api`'s terminal)."""
+    deployment(kubectl, namespace, "leaving", 1, annotations={RATE_ANNOTATION: "1000"})
+    (pod,) = wait_for(lambda: all_ready(pods_of(kubectl, namespace, "app=leaving"), 1), TIMEOUT_S, 0.2, "a ready pod")
+    log_path = getattr(kube, "log_path", None)
+    assert log_path is not None
+    seen = log_path.stat().st_size
+    for _ in range(3):
+        follow = kubectl.popen("logs", "-f", pod["metadata"]["name"], "-n", namespace, "--tail=1")
+        assert follow.stdout is not None
+        assert "of a container writing 1000 lines/s" in follow.stdout.readline()
+        follow.kill()  # gone mid-stream
+        follow.communicate(timeout=10)
+    time.sleep(1.0)  # the server's next writes (every 0.1 s at most) find the connections closed
+    with log_path.open("rb") as log:
+        log.seek(seen)
+        written = log.read().decode(errors="replace")
+    assert "Error handling request" not in written and "Traceback" not in written, written[-3000:]

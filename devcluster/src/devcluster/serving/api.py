@@ -248,7 +248,10 @@ class Api:
             data = text.encode()
             if left is not None:
                 data, left = data[:left], left - min(left, len(data))
-            await response.write(data)
+            try:
+                await response.write(data)
+            except ConnectionResetError:  # the client went (`kubectl logs -f` ended): the stream ends, as kube's does
+                left = 0
             return left != 0
 
         await response.prepare(request)
@@ -257,7 +260,8 @@ class Api:
         if per_second is not None:
             rate = podlogs.Rate(per_second, started, node)
             await self._rate_log(send, rate, lines, options, (namespace, target.name, uid))
-            await response.write_eof()
+            with contextlib.suppress(ConnectionResetError):  # the client went
+                await response.write_eof()
             return response
         more = await send(podlogs.select_lines(lines, options))
         while options.follow and more and options.stream != "Stderr" and not self.stopping.is_set():
@@ -268,7 +272,8 @@ class Api:
                 break  # the server stops, or the pod is gone: its containers' streams end
             follow = podlogs.LogOptions(container=options.container, timestamps=options.timestamps)
             more = await send(podlogs.select_lines([(datetime.now(UTC), podlogs.follow_line(node))], follow))
-        await response.write_eof()
+        with contextlib.suppress(ConnectionResetError):  # the client went
+            await response.write_eof()
         return response
 
     async def _rate_log(
