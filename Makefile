@@ -1,6 +1,6 @@
 # Darkroom Control Panel — the two commands a fresh machine needs are `make api` and `make test`.
 # Every target bootstraps .venv/ itself from the hashed locks in requirements/ (compiled by `make lock` from the
-# pyproject.toml files), re-installing only when a pyproject.toml or a lock changes. Two kinds of venv:
+# pyproject.toml files), re-installing only when a pyproject.toml or a lock changes. Three kinds of venv:
 #   `make api` (and cluster, operator): the product's runtime + the embedded devcluster (requirements/devcluster.txt);
 #   `make test` (and lint, typecheck, unit): that + the toolchain (requirements/dev.txt);
 #   `make bench`: that + what the benchmarks need beside it (requirements/bench.txt: kopf, py-spy).
@@ -71,7 +71,7 @@ $(DEV_STAMP):
 
 # bench.txt is dev.txt plus the benchmarks' own packages: a bench venv serves `make test` and `make api` as it is.
 $(BENCH_STAMP):
-	$(call install,requirements/bench.txt,the product with devcluster, the test toolchain and the benchmarks' kopf and py-spy)
+	$(call install,requirements/bench.txt,the product with devcluster and the test toolchain plus the benchmarks' kopf and py-spy)
 	@rm -f $(VENV)/.installed-* && touch $@ $(DEV_STAMP) $(API_STAMP)
 
 venv-api: $(API_STAMP)
