@@ -76,7 +76,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "bench/scale.py",
         "the API and dashboard at 1,000 and 10,000 Darkrooms: start-up, memory, p50/p99 of every read, /watch delivery",
         "both",
-        (Run("--counts 1000,10000 --server both", "~3 min"), Run("--counts 10000 --server dev --gc-pauses", "~1 min")),
+        (
+            Run("--counts 1000,10000 --server both", "~3 min"),
+            Run("--counts 10000 --server dev --gc-pauses", "~1 min"),
+            Run("--counts 100000 --server dev --ascending-only", "~17 min"),
+        ),
     ),
     Benchmark(
         "streams",
