@@ -186,3 +186,31 @@ def test_cached_objects_are_plain_looking_and_immutable(
     assert again is obj and obj["metadata"]["labels"] == {"a": "1"} and obj["data"] == {"k": "frozen"}
     assert len(obj["metadata"]["ownerReferences"]) == 1
     assert orjson.loads(orjson.dumps(obj)) == json.loads(json.dumps(obj)) == thaw(obj)
+
+
+def test_a_transform_decides_what_the_store_keeps(
+    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient
+) -> None:
+    """An informer's transform sees each object (listed or watched) and its result is what the store keeps and the
+    handlers get (an update that touched only what it drops still reaches them: the resourceVersion moved)."""
+    core = k8s.CoreV1Api(api_client)
+    core.create_namespaced_config_map(namespace, configmap("listed", namespace))
+
+    def keep_k(obj: dict[str, Any]) -> dict[str, Any]:
+        obj["data"] = {"k": obj.get("data", {}).get("k")}
+        return obj
+
+    cache = make_cache(connection.transport)
+    informer = cache.add(CONFIGMAPS, namespace=namespace, transform=keep_k)
+    updates: list[str] = []
+    informer.add_handler(on_update=lambda old, new: updates.append(new["data"]["k"]))
+    cache.start()
+    assert cache.wait_for_sync(10)
+    core.patch_namespaced_config_map("listed", namespace, {"data": {"dropped": "x" * 1000}})
+    core.create_namespaced_config_map(namespace, configmap("watched", namespace))
+    wait_for(lambda: informer.store.get(f"{namespace}/watched") is not None)
+    core.patch_namespaced_config_map("listed", namespace, {"data": {"k": "kept"}})
+    wait_for(lambda: updates == ["listed", "kept"])
+    for name in ("listed", "watched"):
+        stored = informer.store.get(f"{namespace}/{name}")
+        assert stored is not None and set(stored["data"]) == {"k"}

@@ -16,6 +16,9 @@ import base64
 import re
 from typing import Any
 
+from backend.core.access import ClusterAccess
+from cluster import DEPLOYMENTS
+from kinds.names import MANAGED_BY_LABEL
 from support import wait_for
 
 from integration.dashboard.clients import Client
@@ -25,6 +28,8 @@ TASKS = ("example.example.com", "v1")
 PG = ("database.db.example.com", "v1")
 ACCESS_KEY = "AKIA-YAML-SENTINEL-4411"
 SECRET_KEY = "yaml-secret-sentinel-never-shown-4411"
+IMAGE_SENTINEL = "registry.example.com/trimmed-sentinel:1.2.3"
+ANNOTATION_SENTINEL = "annotation-sentinel-7731"
 
 
 def yaml_panel(html: str) -> str:
@@ -73,6 +78,40 @@ def test_yaml_view_of_an_s3_darkroom_hides_managed_fields_and_secrets(http: Clie
     # the live fragment carries no YAML (the panel is a snapshot of the page's load)
     fragment = http.get(path, headers={"HX-Request": "true", "HX-Target": "darkroom-live"}).get_data(as_text=True)
     assert 'id="yaml"' not in fragment and "managedFields" not in fragment
+
+
+def test_the_cache_keeps_children_trimmed_and_the_yaml_views_show_them_whole(
+    http: Client, custom: Any, api_client: Any, namespace: str, dashboard_access: ClusterAccess
+) -> None:
+    """The API's cache holds a child Deployment without its pod template and annotations (what the dashboard never
+    draws: backend.core.trimming), while the tree still states it and both YAML views — the detail page's panel and the
+    tree's YAML page — show it whole, read from the API server."""
+    from kubernetes import client
+
+    form = {"namespace": namespace, "name": "slim", "source.type": "WebFolder", "source.baseUrl": "https://example.com/",
+            "subDomains": [f"slim-{namespace}"]}  # fmt: skip
+    assert http.post("/ui/darkrooms/new", form).status_code == 303
+    darkroom = custom.get_namespaced_custom_object(*DARKROOMS, namespace, "darkrooms", "slim")
+    labels = {"app": "slim", MANAGED_BY_LABEL: "darkroom-operator"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "darkroom", "image": IMAGE_SENTINEL}]}}
+    deployment = {"metadata": {"name": "slim", "labels": labels, "annotations": {"note": ANNOTATION_SENTINEL},
+                               "ownerReferences": owned_by(darkroom, "Darkroom")},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "slim"}}, "template": template}}  # fmt: skip
+    client.AppsV1Api(api_client).create_namespaced_deployment(namespace, deployment)
+    informer = dashboard_access.cache.informer(DEPLOYMENTS)
+    assert informer is not None
+    wait_for(lambda: informer.store.get(f"{namespace}/slim") is not None, timeout_s=20)
+
+    cached = informer.store.get(f"{namespace}/slim")
+    assert cached is not None and "template" not in cached["spec"] and "annotations" not in cached["metadata"]
+    assert cached["spec"]["replicas"] == 2 and cached["metadata"]["labels"] == labels  # what the tree and selectors read
+    path = f"/ui/darkrooms/{namespace}/slim"
+    html = http.get(path + "?view=yaml").get_data(as_text=True)
+    assert 'data-kind="Deployment"' in yaml_panel(html) and IMAGE_SENTINEL in yaml_panel(html)
+    assert ANNOTATION_SENTINEL in yaml_panel(html)
+    assert re.search(r'href="/ui/yaml/deployments/[^"]+/slim"', html)  # the tree's node, with its YAML page
+    page = http.get(f"/ui/yaml/deployments/{namespace}/slim").get_data(as_text=True)
+    assert IMAGE_SENTINEL in page and ANNOTATION_SENTINEL in page
 
 
 def test_delete_confirmations_say_what_goes_with_each_darkroom(http: Client, custom: Any, namespace: str) -> None:
