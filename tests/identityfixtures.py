@@ -35,12 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import requests
-from identityprovider import PANEL_CLIENT_ID
-from support import ROOT, RealclusterProcess, free_port, install_crds
+
+from tests.identityprovider import PANEL_CLIENT_ID
+from tests.support import ROOT, RealclusterProcess, free_port, install_crds
 
 if TYPE_CHECKING:
     from flask import Flask
-    from identityprovider import HydraProcess, OAuthClient
+
+    from tests.identityprovider import HydraProcess, OAuthClient
 
 TEAM_A, TEAM_B, SESSIONS = "team-a", "team-b", "darkroom-system"
 # (namespace, built-in role, provider group): who may do what

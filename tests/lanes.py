@@ -10,7 +10,7 @@ lane           what runs there                                                 n
                test_identity_provider.py                                       control plane that trusts it
 ``browser``    tests/browser                                                   chromium (Playwright), both clusters
 ``deploy``     tests/deploy: manifests, RBAC on the real control plane         kubectl (kustomize), both clusters
-``fuzz``       tests/integration/backend_ops/test_schemathesis.py              schemathesis against the whole API, both clusters
+``fuzz``       tests/api/test_schemathesis.py              schemathesis against the whole API, both clusters
 ``devcluster`` devcluster/tests/conformance, devcluster/tests/fidelity         devcluster and the real control plane side by side
 =============  ==============================================================  =================================================
 
@@ -44,8 +44,8 @@ LANES: dict[str, str] = {
     "tests/unit/": "unit",
     "devcluster/tests/internals/": "unit",
     "tests/integration/identity/": "identity",
-    "tests/integration/test_identity_provider.py": "identity",
-    "tests/integration/backend_ops/test_schemathesis.py": "fuzz",
+    "tests/identity/oidc/test_identity_provider.py": "identity",
+    "tests/api/test_schemathesis.py": "fuzz",
     "tests/browser/": "browser",
     "tests/deploy/": "deploy",
     "devcluster/tests/": "devcluster",
@@ -56,7 +56,7 @@ LANE_NAMES = ("unit", "cluster", "identity", "browser", "deploy", "fuzz", "devcl
 # the whole corpus saw in one process.
 WHOLE_UNITS: dict[str, str] = {
     "tests/integration/identity/": "identity",
-    "tests/integration/test_identity_provider.py": "identity",
+    "tests/identity/oidc/test_identity_provider.py": "identity",
     "devcluster/tests/fidelity/": "fidelity",
 }
 # Seconds a test of each lane takes, roughly (the lane's share of a full run on this 2-core machine, by its tests): only
@@ -69,19 +69,19 @@ SECONDS_PER_UNIT = {
     "tests/e2e/test_run_api.py": 80.0,
     "whole:identity": 120.0,
     "whole:fidelity": 40.0,
-    "tests/integration/backend_ops/test_live_rows.py[real]": 30.0,
-    "tests/integration/backend_ops/test_live_rows.py[dev]": 25.0,
-    "tests/integration/aggregator/test_devcluster.py": 16.0,
+    "tests/dashboard/test_live_rows.py[real]": 30.0,
+    "tests/dashboard/test_live_rows.py[dev]": 25.0,
+    "tests/aggregator/test_devcluster.py": 16.0,
     "devcluster/tests/conformance/test_persistence.py": 16.0,
-    "tests/unit/test_realcluster_build.py": 14.0,
-    "tests/unit/test_lanes.py": 12.0,
+    "tests/project/test_realcluster_build.py": 14.0,
+    "tests/project/test_lanes.py": 12.0,
     "tests/deploy/test_apply.py": 13.0,
     "tests/deploy/test_release.py": 80.0,
     "tests/deploy/test_chart.py": 50.0,
     "tests/deploy/test_wheel.py": 25.0,  # builds and installs the wheels, runs a devcluster
     "tests/deploy/test_dockerfile.py": 20.0,  # builds and installs the wheels
-    "tests/integration/reconciler/test_upgrade.py[dev]": 90.0,
-    "tests/integration/reconciler/test_upgrade.py[real]": 110.0,
+    "tests/operator/test_upgrade.py[dev]": 90.0,
+    "tests/operator/test_upgrade.py[real]": 110.0,
 }
 
 

@@ -29,8 +29,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from integration.reconciler.operator_process import OperatorProcess
-from support import ClusterProcess, free_port
 from werkzeug.serving import make_server
 
 from backend.api.watch import watching
@@ -38,8 +36,10 @@ from backend.app import create_app
 from backend.server import shutdown as serving
 from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
-from browser.pages import Watched
-from browser.stack import Stack, serve
+from tests.browser.pages import Watched
+from tests.browser.stack import Stack, serve
+from tests.operator.operator_process import OperatorProcess
+from tests.support import ClusterProcess, free_port
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

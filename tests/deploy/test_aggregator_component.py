@@ -30,7 +30,8 @@ from typing import Any
 
 import pytest
 import yaml
-from support import Kubectl, RealclusterProcess, install_crds
+
+from tests.support import Kubectl, RealclusterProcess, install_crds
 
 from .manifests import (
     AGGREGATOR_SA,
