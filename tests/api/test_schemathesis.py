@@ -36,6 +36,8 @@ from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from tests.support import DevclusterProcess
 
+pytestmark = pytest.mark.fuzz  # its own lane (tests/lanes.py): long, and a devcluster of its own
+
 MIN_CASES = 1_000
 EXAMPLES = {GenerationMode.POSITIVE: 50, GenerationMode.NEGATIVE: 25}
 # endless: read for a while (their events: test_watching.py, test_live_rows.py, tests/dashboard/test_live_details.py)
