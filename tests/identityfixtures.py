@@ -1,4 +1,4 @@
-"""Fixtures of people with different rights, and control panels that act as them (a pytest plugin: ``-p identityfixtures``).
+"""Fixtures of people with different rights, and control panels that act as them (a pytest plugin: ``-p tests.identityfixtures``).
 
 On the ``oidc_realcluster`` (a real control plane whose kube-apiserver trusts the session's ORY Hydra, user
 ``oidc:<name>``, groups ``oidc:<group>``):

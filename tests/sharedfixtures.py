@@ -1,8 +1,8 @@
 """Shared fixtures: the clusters under test (devcluster and the real control plane), clients for them.
 
 A pytest plugin, the one place both test trees find these: the product's (``tests/``) and devcluster's own
-(``devcluster/tests/``). pyproject.toml loads it for every run (``-p sharedfixtures``, with ``tests/`` on
-``pythonpath``, where :mod:`support` lives too), so ``make test``, ``make test-devcluster`` and a ``pytest``
+(``devcluster/tests/``). pyproject.toml loads it for every run (``-p tests.sharedfixtures``, with the repository root
+on ``pythonpath``; :mod:`tests.support` lives beside it), so ``make test``, ``make test-devcluster`` and a ``pytest``
 of any one file see the same fixtures and options.
 
 ``kube`` (session) is the API server a test runs against. Every test that uses it (directly or through

@@ -1,7 +1,7 @@
 """Fixtures of the browser tests: chromium via Playwright, and per test module the whole stack.
 
 ``stack`` (module): a namespace of its own on the session cluster (devcluster or the real control plane), the
-reconciler watching it (``python -m darkroom_operator``, as in tests/integration/reconciler) and the API + dashboard
+reconciler watching it (``python -m darkroom_operator``, as in tests/operator) and the API + dashboard
 app in the local one-person mode (``create_app`` with its own informers) under a real threaded werkzeug server;
 ``login_panel`` (module) the same cluster's dashboard in the login mode (a pasted token: ``Stack.admin_token``). ``page`` (function):
 a fresh browser context (own cookies) on the app that records console errors, page errors and

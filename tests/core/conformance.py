@@ -3,7 +3,7 @@
 Builds the components exactly as apispec's MarshmallowPlugin renders them (OpenAPI 3.0.3) and
 turns them into a JSON Schema (``nullable`` → ``"null"`` type, component refs → ``$defs``), so
 tests can assert that what the API returns is what the document says. Used by the unit tests of
-conversions and by the backend integration tests.
+conversions and by the API's tests (tests/api).
 """
 
 from __future__ import annotations

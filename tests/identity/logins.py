@@ -1,5 +1,5 @@
 """People the cluster under test knows by a bearer token, and what a control panel in the login mode needs: helpers for the
-integration tests of logging in (backend_ops, dashboard, the production server's).
+tests of logging in (tests/api, tests/dashboard, tests/identity, the production server's in tests/server).
 
 :func:`person_of` gives a :class:`Person` of either cluster: on devcluster the one token it issues, its admin token
 (``<data-dir>/pki/admin.token``, user ``kubernetes-admin``, allowed everything); on the real control plane a

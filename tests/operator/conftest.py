@@ -1,4 +1,4 @@
-"""Fixtures for the reconciler's integration tests: ``run_operator`` starts ``python -m darkroom_operator``.
+"""Fixtures for the reconciler's cluster-backed tests (here and in runtime/): ``run_operator`` starts ``python -m darkroom_operator``.
 
 The operator runs as a real subprocess against the cluster under test (``kube``, devcluster or the real
 control plane; or any :class:`support.ClusterProcess` / kubeconfig a test passes, e.g. from ``fresh_kube``), so
