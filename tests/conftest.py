@@ -1,18 +1,27 @@
-"""Fixtures of the operations tests: one ClusterAccess on the session devcluster, app factories, a real HTTP server.
+"""Fixtures of every suite that drives the control panel's Flask app in-process: the one cluster access, the one app
+factory, real HTTP servers, the login mode.
 
-``ops_access`` (session) starts the API's informer cache once; ``make_app(**settings)`` builds apps
-on it (several apps may share it: each gets its own metrics registry and /watch broadcaster);
+``api_settings`` (session) are the settings of ``access`` (session): the API's cluster access (informer cache, review
+caches) on the session cluster ``kube``, started once and shared by every app built here (each app gets its own metrics
+registry and /watch broadcaster). ``app`` (session) is ``create_app`` on it with the default settings: the JSON API's and
+the dashboard's tests read it through their folders' ``http`` (a Flask test client; the dashboard's keeps its CSRF token).
+``make_app(**settings)`` builds apps with other settings on ``access`` (or on ``access=`` another), closed at the test's
+end; ``testing=False`` leaves Flask's TESTING off, so an error is the app's own 500 page as in production (the dashboard's
+tests), where the API's tests have it on (an unexpected exception fails the test with its traceback).
 ``serve(app)`` runs an app in a threaded werkzeug server on a free port (for streams and raw HTTP);
 ``serve_front(app)`` runs it the way production does (the ASGI front of :mod:`backend.server.asgi` on
 uvicorn with the header-deadline protocol of :mod:`backend.server.workers`) on its own event-loop thread;
 ``darkrooms`` creates, changes and deletes Darkroom objects straight through the API server; ``sse(base_url, path)``
-opens raw Server-Sent Events streams (``Darkrooms`` and ``SseStream``, which tests import, are in clients.py).
+opens raw Server-Sent Events streams (``Darkrooms`` and ``SseStream``, which tests import, are in tests/clients.py).
+``core`` and ``custom`` are official-client APIs for checking what really landed in the cluster (Secrets, CRs) and for
+playing other actors (finalizers, Events).
 
 The login mode: ``session_namespace`` (session) holds the login sessions' Secrets; ``login_access`` (session) is a
-cluster access started in the login mode (it also watches those Secrets); ``make_login_app(**settings)`` builds
-apps in the login mode on it, sharing :data:`tests.identity.logins.SECRET_KEY` as replicas do; ``person`` is someone the
-cluster knows by a bearer token (:func:`tests.identity.logins.person_of`: devcluster's admin, or on the real control
-plane a ServiceAccount of the test's namespace with no rights).
+cluster access started in the login mode (it also watches those Secrets: an access of its own, as a login-mode
+deployment has); ``make_login_app(**settings)`` builds apps in the login mode on it, sharing
+:data:`tests.identity.logins.SECRET_KEY` as replicas do; ``person`` is someone the cluster knows by a bearer token
+(:func:`tests.identity.logins.person_of`: devcluster's admin, or on the real control plane a ServiceAccount of the test's
+namespace with no rights).
 """
 
 from __future__ import annotations
@@ -42,27 +51,55 @@ from tests.support import ClusterProcess, free_port, wait_for
 
 
 @pytest.fixture(scope="session")
-def ops_access(kube: ClusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
-    access = ClusterAccess.start(ApiSettings(kubeconfig=kube.kubeconfig), environ={})
-    assert access.synced
-    yield access
-    access.stop()
+def api_settings(kube: ClusterProcess) -> ApiSettings:
+    return ApiSettings(kubeconfig=kube.kubeconfig, cache_sync_timeout_s=30.0)
+
+
+@pytest.fixture(scope="session")
+def access(api_settings: ApiSettings, crds_installed: None) -> Iterator[ClusterAccess]:
+    started = ClusterAccess.start(api_settings, environ={})
+    assert started.synced
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="session")
+def app(kube: ClusterProcess, access: ClusterAccess) -> Iterator[Flask]:
+    made = create_app(ApiSettings(kubeconfig=kube.kubeconfig), access=access)
+    yield made
+    watching.close(made)
 
 
 @pytest.fixture
-def make_app(kube: ClusterProcess, ops_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
+def make_app(kube: ClusterProcess, access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
     apps: list[Flask] = []
+    shared = access
 
-    def make(*, access: ClusterAccess | None = None, **overrides: Any) -> Flask:
+    def make(*, access: ClusterAccess | None = None, testing: bool = True, **overrides: Any) -> Flask:
         settings = ApiSettings(kubeconfig=Path(kube.kubeconfig), **overrides)
-        app = create_app(settings, access=access or ops_access)
-        app.config["TESTING"] = True
+        app = create_app(settings, access=access or shared)
+        if testing:
+            app.config["TESTING"] = True
         apps.append(app)
         return app
 
     yield make
     for app in apps:
         watching.close(app)  # its informer handlers stay subscribed but become no-ops
+
+
+@pytest.fixture
+def core(api_client: Any) -> Any:
+    from kubernetes import client
+
+    return client.CoreV1Api(api_client)
+
+
+@pytest.fixture
+def custom(api_client: Any) -> Any:
+    from kubernetes import client
+
+    return client.CustomObjectsApi(api_client)
 
 
 @pytest.fixture(scope="session")

@@ -95,23 +95,23 @@ def test_request_metrics_by_rule_and_status(make_app: Callable[..., Flask]) -> N
     assert sample(other, "darkroom_api_requests_total", method="GET", endpoint="/healthz", status="200") is None
 
 
-def test_cache_metrics(make_app: Callable[..., Flask], ops_access: ClusterAccess) -> None:
+def test_cache_metrics(make_app: Callable[..., Flask], access: ClusterAccess) -> None:
     response = make_app().test_client().get("/metrics")
     assert response.status_code == 200
     assert response.mimetype == "text/plain"
     text = response.get_data(as_text=True)
-    for stats in ops_access.cache.stats():
+    for stats in access.cache.stats():
         assert sample(text, "darkroom_api_cache_synced", resource=stats.resource) == 1
         assert sample(text, "darkroom_api_cache_objects", resource=stats.resource) is not None
         assert sample(text, "darkroom_api_cache_watch_restarts_total", resource=stats.resource) is not None
         assert sample(text, "darkroom_api_cache_relists_total", resource=stats.resource) is not None
-    namespaces = next(s for s in ops_access.cache.stats() if s.resource == "namespaces")
+    namespaces = next(s for s in access.cache.stats() if s.resource == "namespaces")
     assert sample(text, "darkroom_api_cache_objects", resource="namespaces") >= 1  # type: ignore[operator]
     assert namespaces.objects >= 1
     assert sample(text, "darkroom_api_watch_subscribers") == 0
 
 
-def test_review_metrics(make_app: Callable[..., Flask], ops_access: ClusterAccess) -> None:
+def test_review_metrics(make_app: Callable[..., Flask], access: ClusterAccess) -> None:
     client = make_app().test_client()
 
     def reviews() -> dict[tuple[str, str], float | None]:
@@ -124,12 +124,12 @@ def test_review_metrics(make_app: Callable[..., Flask], ops_access: ClusterAcces
 
     before = reviews()
     assert None not in before.values()
-    assert ops_access.tokens.review("not-a-token-this-cluster-knows") is None
-    assert ops_access.tokens.review("not-a-token-this-cluster-knows") is None  # the refusal is cached too
+    assert access.tokens.review("not-a-token-this-cluster-knows") is None
+    assert access.tokens.review("not-a-token-this-cluster-knows") is None  # the refusal is cached too
     carol, listing = User("carol"), ResourceAttributes("list", "darkrooms", group="deployments.example.com", namespace="team-z")
-    decision = ops_access.access_reviews.decide(carol, listing)
-    assert ops_access.access_reviews.decide(carol, listing) == decision
-    assert ops_access.access_reviews.known(carol, listing) == decision  # a stream's look-up on the event loop
+    decision = access.access_reviews.decide(carol, listing)
+    assert access.access_reviews.decide(carol, listing) == decision
+    assert access.access_reviews.known(carol, listing) == decision  # a stream's look-up on the event loop
     after = reviews()
     delta = {key: (after[key] or 0) - (before[key] or 0) for key in after}
     assert delta == {

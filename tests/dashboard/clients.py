@@ -1,7 +1,7 @@
 """Clients of the dashboard's HTML tests (helpers, no tests, no fixtures).
 
 :class:`Client` is a Flask test client holding the CSRF cookie and token of a page it loaded (the conftest's ``http``
-is one on ``dashboard_app``; :data:`TOKEN_META` finds the token in a page). :class:`Deleter` is what the conftest's
+is one on ``app``; :data:`TOKEN_META` finds the token in a page). :class:`Deleter` is what the conftest's
 ``deleter`` fixture yields: an app on the real control plane whose person may delete Darkrooms in one namespace only.
 """
 

@@ -1,72 +1,34 @@
-"""Fixtures of the dashboard's HTML tests (no browser): one app over the session devcluster, clients.
+"""Fixtures of the dashboard's HTML tests (no browser): clients of the session app (tests/conftest.py).
 
-``dashboard_app`` (session) is ``create_app`` with its own informers (``make_dashboard_app`` builds
-more on them, with other settings); ``http`` a Flask test client
-that has loaded a page (so it holds the CSRF cookie) and knows its token (``http.csrf``).
-``custom`` writes objects straight to the API server. Tests work in their own ``namespace``. ``deleter`` (real control
-plane only): an app whose person may read everything but Pods and delete Darkrooms in one namespace only. What tests
-import lives beside this plugin: clients.py (``Client``, ``Deleter``) and read_rules.py (``READ_RULES``, ``POD_RULES``).
+``http`` is a Flask test client of ``app`` (tests/conftest.py: one app over the session cluster; ``make_app`` builds more
+on its cluster access, with other settings — here with ``testing=False``) that has loaded a page (so it holds the CSRF
+cookie) and knows its token (``http.csrf``). ``custom`` writes objects straight to the API server. Tests work in their
+own ``namespace``. ``deleter`` (real control plane only): an app whose person may read everything but Pods and delete
+Darkrooms in one namespace only — an app of its own, in the login mode on the real control plane, where the session's
+apps are in the local mode on ``kube``. What tests import lives beside this plugin: clients.py (``Client``, ``Deleter``)
+and read_rules.py (``READ_RULES``, ``POD_RULES``).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from backend.api.watch import watching
 from backend.app import create_app
-from backend.core.access import ClusterAccess
-from backend.settings import ApiSettings
 from tests.identity.logins import login_settings
-from tests.support import ClusterProcess, RealclusterProcess, install_crds
+from tests.support import RealclusterProcess, install_crds
 
 from .clients import Client, Deleter
 from .read_rules import READ_RULES
 
 
-@pytest.fixture(scope="session")
-def dashboard_access(kube: ClusterProcess, crds_installed: None) -> Iterator[ClusterAccess]:
-    access = ClusterAccess.start(ApiSettings(kubeconfig=kube.kubeconfig), environ={})
-    yield access
-    access.stop()
-
-
-@pytest.fixture(scope="session")
-def dashboard_app(kube: ClusterProcess, dashboard_access: ClusterAccess) -> Iterator[Flask]:
-    app = create_app(ApiSettings(kubeconfig=kube.kubeconfig), access=dashboard_access)
-    yield app
-    watching.close(app)
-
-
 @pytest.fixture
-def make_dashboard_app(kube: ClusterProcess, dashboard_access: ClusterAccess) -> Iterator[Callable[..., Flask]]:
-    """Apps with other settings (e.g. ``api_token``) on the shared informers."""
-    apps: list[Flask] = []
-
-    def make(**overrides: Any) -> Flask:
-        app = create_app(ApiSettings(kubeconfig=kube.kubeconfig, **overrides), access=dashboard_access)
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        watching.close(app)
-
-
-@pytest.fixture
-def http(dashboard_app: Flask) -> Client:
-    return Client(dashboard_app.test_client())
-
-
-@pytest.fixture
-def custom(api_client: Any) -> Any:
-    from kubernetes import client
-
-    return client.CustomObjectsApi(api_client)
+def http(app: Flask) -> Client:
+    return Client(app.test_client())
 
 
 @pytest.fixture

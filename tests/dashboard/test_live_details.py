@@ -95,7 +95,7 @@ def wait_shown(http: Client, path: str, needle: str = "") -> str:
 
 
 def test_the_stream_names_the_regions_its_object_children_and_events_change(
-    http: Client, custom: Any, api_client: Any, namespace: str, dashboard_access: ClusterAccess
+    http: Client, custom: Any, api_client: Any, namespace: str, access: ClusterAccess
 ) -> None:
     from kubernetes import client
 
@@ -113,7 +113,7 @@ def test_the_stream_names_the_regions_its_object_children_and_events_change(
     try:
         assert frames.next_named() == "ready"
         apps.create_namespaced_deployment(namespace, deployment("other", other))  # another Darkroom's child: nothing
-        store = dashboard_access.cache.informer(DEPLOYMENTS)
+        store = access.cache.informer(DEPLOYMENTS)
         assert store is not None
         wait_for(lambda: store.store.get(f"{namespace}/other") is not None, timeout_s=10)
         custom.patch_namespaced_custom_object(*DARKROOMS[:2], namespace, DARKROOMS[2], "web", {"spec": {"replicas": 2}})

@@ -25,8 +25,8 @@ OPTION = re.compile(r'<option value="([^"]+)"')
 
 
 @pytest.fixture
-def picker_app(make_dashboard_app: Callable[..., Flask]) -> Flask:
-    return make_dashboard_app(namespace_choices_max=2)
+def picker_app(make_app: Callable[..., Flask]) -> Flask:
+    return make_app(testing=False, namespace_choices_max=2)
 
 
 @pytest.fixture

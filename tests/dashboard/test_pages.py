@@ -170,14 +170,14 @@ def test_untrusted_strings_are_escaped(http: Client, custom: Any, namespace: str
     assert not re.search(r"<script>(?!\s*$)", http.get("/").get_data(as_text=True).split("</head>")[1])  # no inline script
 
 
-def test_settings_secret_key_makes_tokens_stable(make_dashboard_app: Any, namespace: str) -> None:
+def test_settings_secret_key_makes_tokens_stable(make_app: Any, namespace: str) -> None:
     """Replicas (or a restarted process) sharing ``secret_key`` accept each other's session and CSRF token."""
-    first = Client(make_dashboard_app(secret_key="k1").test_client())
+    first = Client(make_app(testing=False, secret_key="k1").test_client())
     cookie = first.client.get_cookie(SESSION_COOKIE)
     assert cookie is not None
     form = {"namespace": namespace, "name": "other-replica", "priority": "1", "deadline": "2031-01-01T00:00", "csrf_token": first.csrf}
     for key, status in (("k2", 403), ("k1", 303)):
-        replica = make_dashboard_app(secret_key=key).test_client()
+        replica = make_app(testing=False, secret_key=key).test_client()
         replica.set_cookie(SESSION_COOKIE, cookie.value)
         assert replica.post("/ui/tasks/new", data=form).status_code == status, key
 
@@ -292,14 +292,14 @@ def test_sort_orders_are_kept_in_the_url(http: Client, custom: Any, namespace: s
 
 
 def test_the_combined_page_shows_the_combined_task_the_json_api_serves(
-    http: Client, custom: Any, dashboard_access: ClusterAccess, namespace: str
+    http: Client, custom: Any, access: ClusterAccess, namespace: str
 ) -> None:
     """/ui/combinedtasks renders GET /combinedtasks' object (metadata, spec, status.events), newest Event first;
     an Event recorded the events.k8s.io way (eventTime, series) shows its series count; the detail page the same Events."""
     make_task(custom, namespace, "chore", priority=7, details="Sweep.")
     uid = custom.get_namespaced_custom_object(*TASKS, namespace, "tasks", "chore")["metadata"]["uid"]
     involved = {"apiVersion": "example.example.com/v1", "kind": "Task", "name": "chore", "namespace": namespace, "uid": uid}
-    record = dashboard_access.client.create
+    record = access.client.create
     record(EVENTS, {
         "apiVersion": "v1", "kind": "Event", "involvedObject": involved,
         "metadata": {"name": "chore.created", "namespace": namespace, "labels": {"example.example.com/task-uid": uid}},
@@ -363,10 +363,10 @@ def test_create_forms_offer_no_system_namespace_which_lists_still_show(http: Cli
     assert 'value="kube-system"' in listed and 'value="darkroom-sessions"' in listed
 
 
-def test_a_revalidated_static_file_is_closed(dashboard_app: Flask) -> None:
+def test_a_revalidated_static_file_is_closed(app: Flask) -> None:
     """A browser revalidating the favicon gets a 304, and the file Werkzeug opened for it is closed at once, not left
     to the garbage collector (a ResourceWarning, seen as a flaky browser test)."""
-    client = dashboard_app.test_client()
+    client = app.test_client()
     first = client.get("/static/favicon.svg")
     first.close()
     with warnings.catch_warnings(record=True) as caught:

@@ -215,9 +215,9 @@ def test_a_darkroom_without_pods_says_so(http: Client, custom: Any, namespace: s
     assert http.get(f"/ui/darkrooms/{namespace}/missing/logs").status_code == 404
 
 
-def test_the_log_stream_cap_answers_503_with_retry_after(make_dashboard_app: Any, custom: Any, api_client: Any, namespace: str) -> None:
+def test_the_log_stream_cap_answers_503_with_retry_after(make_app: Any, custom: Any, api_client: Any, namespace: str) -> None:
     (pod,) = darkroom_with_pods(custom, api_client, namespace, "capped", replicas=1)
-    app: Flask = make_dashboard_app(log_stream_max=1, stream_retry_after_s=7)
+    app: Flask = make_app(testing=False, log_stream_max=1, stream_retry_after_s=7)
     http = Client(app.test_client())
     cached(http, f"/ui/darkrooms/{namespace}/capped", [pod])
     url = f"/ui/darkrooms/{namespace}/capped/logs/stream?pod={pod}&follow=1&tail=1"
@@ -237,14 +237,14 @@ def test_the_log_stream_cap_answers_503_with_retry_after(make_dashboard_app: Any
         again.close()
 
 
-def test_a_server_shutdown_ends_the_open_log_streams(make_dashboard_app: Any, custom: Any, api_client: Any, namespace: str) -> None:
+def test_a_server_shutdown_ends_the_open_log_streams(make_app: Any, custom: Any, api_client: Any, namespace: str) -> None:
     """Shutting the app down (``backend.server.shutdown``, as the production worker does on SIGTERM) ends a followed
     log stream as it ends the ``/watch`` streams: the page is told every log ended, its readers stop, and a stream
     asked for afterwards is a 503 with Retry-After."""
     from backend.server import shutdown as serving
 
     (pod,) = darkroom_with_pods(custom, api_client, namespace, "stopping", replicas=1)
-    app: Flask = make_dashboard_app(stream_retry_after_s=3)
+    app: Flask = make_app(testing=False, stream_retry_after_s=3)
     http = Client(app.test_client())
     cached(http, f"/ui/darkrooms/{namespace}/stopping", [pod])
     url = f"/ui/darkrooms/{namespace}/stopping/logs/stream?pod={pod}&follow=1&tail=1"

@@ -162,7 +162,7 @@ def test_a_warning_pushes_its_objects_row_again(http: Client, custom: Any, api_c
 
 
 def test_a_warning_about_a_pod_of_a_darkroom_pushes_its_row_with_the_pods_warnings_counted(
-    http: Client, custom: Any, api_client: Any, namespace: str, dashboard_access: ClusterAccess
+    http: Client, custom: Any, api_client: Any, namespace: str, access: ClusterAccess
 ) -> None:
     from kubernetes import client
 
@@ -175,7 +175,7 @@ def test_a_warning_about_a_pod_of_a_darkroom_pushes_its_row_with_the_pods_warnin
     # a Pod the cache holds (labelled as the reconciler's) that no Darkroom controls
     stray = core.create_namespaced_pod(namespace, {"metadata": {"name": "stray", "labels": MANAGED},
                                                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}})  # fmt: skip
-    pods = dashboard_access.cache.informer(PODS)
+    pods = access.cache.informer(PODS)
     assert pods is not None
     wait_for(lambda: pods.store.get(f"{namespace}/stray") is not None, timeout_s=20)
     detail = f"/ui/darkrooms/{namespace}/web"

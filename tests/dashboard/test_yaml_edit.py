@@ -162,12 +162,12 @@ def test_schema_errors_are_shown_at_their_lines_and_apply_stays_disabled(http: C
 
 
 def test_a_field_another_manager_owns_is_a_conflict_that_force_takes_over(
-    http: Client, custom: Any, namespace: str, dashboard_access: ClusterAccess
+    http: Client, custom: Any, namespace: str, access: ClusterAccess
 ) -> None:
     make_darkroom(http, namespace, "owned")
     body = {"apiVersion": "deployments.example.com/v1", "kind": "Darkroom", "metadata": {"name": "owned", "namespace": namespace},
             "spec": {"replicas": 3}}  # fmt: skip
-    dashboard_access.client.apply(DARKROOMS, body, field_manager="someone-else", force=True)
+    access.client.apply(DARKROOMS, body, field_manager="someone-else", force=True)
     path = f"/ui/darkrooms/{namespace}/owned/yaml"
     text = darkroom_yaml(namespace, "owned", spec="  replicas: 5\n")
     status, page = review(http, path, text)
@@ -239,8 +239,8 @@ def test_syntax_errors_and_other_objects_are_refused_before_anything_is_sent(htt
     assert http.get(f"/ui/darkrooms/{namespace}/nothing/yaml").status_code == 404
 
 
-def test_the_editor_is_not_found_for_a_namespace_the_app_does_not_serve(make_dashboard_app: Any, http: Client, namespace: str) -> None:
-    app: Flask = make_dashboard_app(namespace="somewhere-else")
+def test_the_editor_is_not_found_for_a_namespace_the_app_does_not_serve(make_app: Any, http: Client, namespace: str) -> None:
+    app: Flask = make_app(testing=False, namespace="somewhere-else")
     make_darkroom(http, namespace, "unserved")
     assert app.test_client().get(f"/ui/darkrooms/{namespace}/unserved/yaml").status_code == 404
 
