@@ -27,7 +27,8 @@ PORT ?= 5000
 DEVCLUSTER_PORT ?= 6443
 REALCLUSTER_PORT ?= 7443
 PYTEST_ARGS ?=
-# Test lanes (tests/lanes.py puts every test in one, by path): unit (no servers), cluster (the product's suites on
+# Test lanes (tests/lanes.py puts every test in one, by what it needs: the fixtures it uses, or its folder where that is a
+# lane of its own): unit (no servers), cluster (the product's suites on
 # devcluster and the real control plane), identity (the real OIDC provider), browser (chromium), deploy (manifests, RBAC
 # on the real control plane), fuzz (schemathesis), devcluster (its conformance and fidelity against the real control plane).
 # `make test` runs every lane in one pytest on TEST_WORKERS pytest-xdist workers: a module on one cluster kind (the
@@ -37,7 +38,9 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 3
 XDIST = -n $(TEST_WORKERS) --dist loadscope
 LANES := unit cluster identity browser deploy fuzz devcluster
-UNIT_PATHS := tests/unit devcluster/tests/internals
+# Where unit tests are: tests/ mirrors the product, unit and cluster-backed modules side by side (-m unit picks them), but
+# for the outside-in folders that are lanes of their own; and devcluster's internals.
+UNIT_PATHS := $(sort $(filter-out %/browser/ %/deploy/ %/e2e/ %/__pycache__/,$(wildcard tests/*/))) devcluster/tests/internals
 OPERATOR_ARGS ?=
 IMAGE ?= darkroom-control-panel:0.1.0
 OVERLAY ?= dev
@@ -145,7 +148,7 @@ typecheck: venv
 	@$(PY) -m mypy
 	@$(PY) -m mypy bench devcluster/bench
 
-## unit: the unit lane, serially (tests/unit and devcluster/tests/internals)
+## unit: the unit lane, serially (-m unit over tests/ but browser, deploy and e2e, and devcluster/tests/internals)
 unit: venv
 	@$(PY) -m pytest $(UNIT_PATHS) -m unit $(PYTEST_ARGS)
 

@@ -14,7 +14,7 @@ Method
   CRDs and the namespace ``bench``; the aggregated server's ServiceAccount and RBAC from
   ``deploy/components/aggregator/rbac.yaml`` (created with the admin token), a TokenRequest token for
   it in its own kubeconfig, and ``python -m aggregator`` on a free 127.0.0.1 port (self-signed serving
-  certificate; log level WARNING) — as the integration tests run it (tests/integration/aggregator).
+  certificate; log level WARNING) — as the integration tests run it (tests/aggregator).
 * ``--tasks`` Tasks, each with ``--events`` Events labelled ``example.example.com/task-uid`` (as the
   reconciler records them), POSTed to kube-apiserver by ``--clients`` threads; then this process waits
   until the aggregated server lists every Task with all its Events.

@@ -4,6 +4,7 @@ Never run by the test suite; run it with::
 
     .venv/bin/python bench/scale.py                                   # 1,000 and 10,000 Darkrooms, both servers if realcluster builds
     .venv/bin/python bench/scale.py --counts 100000 --server dev      # 100,000 Darkrooms on devcluster
+    .venv/bin/python bench/scale.py --counts 1000 --children --baseline /tmp/main   # with their children, against main's
 
 Method
 ------
@@ -35,6 +36,14 @@ Method
   namespace, ``--change-gap`` seconds apart; each write's latency is from the write returning (the new
   resourceVersion known) to the ``event: darkroom`` frame carrying that resourceVersion being received. An event can
   come in before the write's response is read: such a delivery counts as 0 ms.
+* ``--children``: each Darkroom also gets what the reconciler would make of it and the API caches: its Deployment,
+  Service and Ingress, built by the reconciler's own builders (``darkroom_operator.darkroomchildren``, default
+  settings) and controlled by it; the cluster's controllers then make a ReplicaSet, ``1 + i % 3`` Pods (devcluster's
+  simulation; on the real control plane the ReplicaSet controller, the scheduler and the simulated node) and an
+  EndpointSlice per Darkroom, with their Events. The product is started once every Pod exists and the Pods have been
+  Running for a while (:func:`wait_for_pods`). "bytes per cached Darkroom" then counts a Darkroom with its children.
+* ``--baseline DIR``: before the product, another checkout's (``git archive main | tar -x -C DIR``) is started the same
+  way on the same cluster for its start-up and RSS (at 0 and at each count); the table shows both.
 * Targets (the scale issue's): every read p99 <= 100 ms, a page of 50 p99 <= 50 ms; <= 2 KiB of API memory per
   cached Darkroom. Each figure is printed with PASS or MISS where a target applies.
 """
@@ -79,9 +88,12 @@ from common import (
     ready_status,
     stop_process,
 )
+from darkroom_operator import darkroomchildren
+from darkroom_operator.settings import OperatorSettings
 from servers import ApiServer, choose_servers, make_server, realcluster_version
 
 from kinds import darkrooms as darkroom_kind
+from kinds.names import MANAGED_BY_LABEL
 
 NAMESPACES = 50
 PAGE = 50
@@ -129,6 +141,22 @@ def darkroom(i: int) -> dict[str, Any]:
     }
 
 
+def children(created: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(collection path, body) of the Deployment, Service and Ingress the reconciler would make of ``created``."""
+    settings = OperatorSettings()
+    namespace = created["metadata"]["namespace"]
+    return [
+        (f"/apis/apps/v1/namespaces/{namespace}/deployments", dict(darkroomchildren.deployment(created, settings))),
+        (f"/api/v1/namespaces/{namespace}/services", dict(darkroomchildren.service(created, settings))),
+        (f"/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses", dict(darkroomchildren.ingress(created, settings))),
+    ]
+
+
+def pods_of(count: int) -> int:
+    """How many Pods the first ``count`` Darkrooms' Deployments ask for (``spec.replicas`` of :func:`darkroom`)."""
+    return sum(1 + i % 3 for i in range(count))
+
+
 def status(name: str, message: str = "all replicas serve") -> dict[str, Any]:
     return ready_status([f"images.{name}.example.com", f"cdn.{name}.example.com"], message=message)
 
@@ -147,8 +175,9 @@ def prepare(server: ApiServer) -> None:
         conn.close()
 
 
-def writer_process(endpoint: Endpoint, indexes: list[int], threads: int, results: Any) -> None:
-    """Create the Darkrooms ``indexes`` (each then its status) on ``threads`` keep-alive connections."""
+def writer_process(endpoint: Endpoint, indexes: list[int], threads: int, results: Any, with_children: bool) -> None:
+    """Create the Darkrooms ``indexes`` (each then its status, and its :func:`children` when ``with_children``) on
+    ``threads`` keep-alive connections."""
     errors: list[str] = []
 
     def write(share: list[int]) -> None:
@@ -158,6 +187,8 @@ def writer_process(endpoint: Endpoint, indexes: list[int], threads: int, results
                 created = conn.expect(201, "POST", collection(namespace_of(i)), darkroom(i))
                 created["status"] = status(name_of(i))
                 conn.expect(200, "PUT", f"{collection(namespace_of(i))}/{name_of(i)}/status", created)
+                for path, body in children(created) if with_children else ():
+                    conn.expect(201, "POST", path, body)
             conn.close()
         except Exception as e:  # reported to the parent, which fails the run
             errors.append(repr(e))
@@ -170,14 +201,14 @@ def writer_process(endpoint: Endpoint, indexes: list[int], threads: int, results
     results.put(errors)
 
 
-def populate(server: ApiServer, start: int, stop: int, *, writers: int, threads: int) -> float:
+def populate(server: ApiServer, start: int, stop: int, *, writers: int, threads: int, with_children: bool = False) -> float:
     """Darkrooms ``start`` .. ``stop - 1``; the seconds it took."""
     began = time.monotonic()
     ctx = mp.get_context("fork")
     results = ctx.Queue()
     indexes = list(range(start, stop))
     procs = [
-        ctx.Process(target=writer_process, args=(server.endpoint, indexes[w::writers], threads, results), daemon=True)
+        ctx.Process(target=writer_process, args=(server.endpoint, indexes[w::writers], threads, results, with_children), daemon=True)
         for w in range(writers)
     ]
     for p in procs:
@@ -188,6 +219,33 @@ def populate(server: ApiServer, start: int, stop: int, *, writers: int, threads:
         join_processes(procs)
     if errors:
         raise RuntimeError(f"creating Darkrooms failed: {errors[0]}")
+    return time.monotonic() - began
+
+
+def running_pods(server: ApiServer) -> int:
+    """The Running Pods the API would cache (labelled by the reconciler's builders), counted page by page."""
+    conn, token, running = ScaleConn(server.endpoint), "", 0
+    try:
+        while True:
+            query = f"labelSelector={quote(MANAGED_BY_LABEL)}&limit=5000" + (f"&continue={quote(token)}" if token else "")
+            page = conn.expect(200, "GET", f"/api/v1/pods?{query}")
+            running += sum(1 for pod in page.get("items") or () if (pod.get("status") or {}).get("phase") == "Running")
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return running
+    finally:
+        conn.close()
+
+
+def wait_for_pods(server: ApiServer, count: int, timeout_s: float) -> float:
+    """Wait until the Pods of the first ``count`` Darkrooms all run, then 5 s more (their last status writes and
+    Events); the seconds it took."""
+    began, wanted = time.monotonic(), pods_of(count)
+    while (running := running_pods(server)) < wanted:
+        if time.monotonic() - began > timeout_s:
+            raise RuntimeError(f"{running} of {wanted} Pods running after {timeout_s:g} s")
+        time.sleep(5)
+    time.sleep(5)
     return time.monotonic() - began
 
 
@@ -241,7 +299,7 @@ class Product:
     """``gunicorn -c backend/server/gunicorn_conf.py backend.server.wsgi:app`` in the local mode; ``startup_s``: from
     the process start to the first ``/readyz`` 200. ``gc_log``: where ``--gc-pauses`` records full collections."""
 
-    def __init__(self, *, kubeconfig: Path, work: Path, timeout_s: float, gc_log: Path | None = None) -> None:
+    def __init__(self, *, kubeconfig: Path, work: Path, timeout_s: float, gc_log: Path | None = None, root: Path = ROOT) -> None:
         self.port = free_port()
         self.log_path = work / f"gunicorn-{self.port}.log"
         self.gc_log = gc_log
@@ -253,17 +311,17 @@ class Product:
             more.append(site)
         env = {
             **os.environ,
-            "PYTHONPATH": pythonpath(ROOT, *more),
+            "PYTHONPATH": pythonpath(root, *more),
             "SCALE_BENCH_GC_LOG": str(gc_log or ""),
             "DARKROOM_API_KUBECONFIG": str(kubeconfig),
             "DARKROOM_API_LOG_LEVEL": "WARNING",
             "DARKROOM_API_AUTHENTICATION": "local",
             "PORT": str(self.port),
         }
-        cmd = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "backend" / "server" / "gunicorn_conf.py"), "backend.server.wsgi:app"]
+        cmd = [sys.executable, "-m", "gunicorn", "-c", str(root / "backend" / "server" / "gunicorn_conf.py"), "backend.server.wsgi:app"]
         started = time.monotonic()
         with self.log_path.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             self.startup_s = self._wait_ready(started, timeout_s)
         except BaseException:
@@ -554,6 +612,27 @@ class Row:
     cpu_s: float
     rss_after: int
     collections: Collections | None
+    settled_s: float = 0.0  # --children: waiting for the Pods after the writes
+    baseline: Baseline | None = None
+
+
+@dataclass
+class Baseline:
+    """``--baseline``: the other checkout's start-up and RSS at /readyz."""
+
+    startup_s: float
+    rss: int
+    bytes_per: float
+
+
+def start_alone(kubeconfig: Path, work: Path, args: argparse.Namespace, root: Path) -> tuple[float, int]:
+    """Start the product of ``root``, note its start-up and RSS at /readyz, stop it."""
+    product = Product(kubeconfig=kubeconfig, work=work, timeout_s=args.ready_timeout, root=root)
+    try:
+        time.sleep(0.5)
+        return product.startup_s, product.rss()
+    finally:
+        product.stop()
 
 
 def run_server(kind: str, work: Path, counts: list[int], args: argparse.Namespace) -> tuple[int, float, list[Row]]:
@@ -563,18 +642,22 @@ def run_server(kind: str, work: Path, counts: list[int], args: argparse.Namespac
     sorts = tuple(s for key in SORT_KEYS for s in ((key, f"-{key}") if args.both_directions else (key,)))
     with server:
         prepare(server)
-        empty = Product(kubeconfig=server.kubeconfig, work=work, timeout_s=args.ready_timeout)
-        try:
-            time.sleep(0.5)
-            base_rss, base_startup = empty.rss(), empty.startup_s
-        finally:
-            empty.stop()
+        base_startup, base_rss = start_alone(server.kubeconfig, work, args, ROOT)
         log(f"{kind}: 0 Darkrooms: /readyz after {base_startup:.2f} s, RSS {base_rss / 2**20:.1f} MiB")
+        other_base = start_alone(server.kubeconfig, work, args, args.baseline)[1] if args.baseline else 0
         have = 0
         for count in counts:
-            created = populate(server, have, count, writers=args.writers, threads=args.threads)
+            created = populate(server, have, count, writers=args.writers, threads=args.threads, with_children=args.children)
             log(f"{kind}: {count - have:,} Darkrooms created in {created:.1f} s ({(count - have) / created:,.0f}/s)")
+            settled = wait_for_pods(server, count, args.ready_timeout) if args.children else 0.0
+            if args.children:
+                log(f"{kind}: {pods_of(count):,} Pods running {settled:.1f} s after the writes")
             have = count
+            baseline = None
+            if args.baseline:
+                other_startup, other_rss = start_alone(server.kubeconfig, work, args, args.baseline)
+                baseline = Baseline(other_startup, other_rss, (other_rss - other_base) / count)
+                log(f"{kind}: {count:,}: baseline /readyz after {other_startup:.2f} s, RSS {other_rss / 2**20:.1f} MiB")
             gc_log = work / f"gc-{kind}-{count}" if args.gc_pauses else None
             product = Product(kubeconfig=server.kubeconfig, work=work, timeout_s=args.ready_timeout, gc_log=gc_log)
             try:
@@ -608,6 +691,8 @@ def run_server(kind: str, work: Path, counts: list[int], args: argparse.Namespac
                         cpu,
                         product.rss(),
                         collections,
+                        settled,
+                        baseline,
                     )
                 )
             except Exception:
@@ -640,6 +725,18 @@ def table(kind: str, base_rss: int, base_startup: float, rows: list[Row], change
         + f" | <= {TARGET_BYTES_PER_DARKROOM:,.0f} |",
         "| API RSS after the reads below (MiB) | " + " | ".join(f"{r.rss_after / 2**20:.1f}" for r in rows) + " | |",
     ]
+    if any(r.settled_s for r in rows):
+        settled = " | ".join(f"{r.settled_s:.1f}" for r in rows)
+        lines.insert(3, f"| Pods all Running after the writes (s; `--children`) | {settled} | |")
+    if all(r.baseline is not None for r in rows):
+        bases = [b for r in rows if (b := r.baseline) is not None]
+        lines += [
+            "| baseline (`--baseline`): time until /readyz (s) | " + " | ".join(f"{b.startup_s:.2f}" for b in bases) + " | |",
+            "| baseline: API RSS at /readyz (MiB) | " + " | ".join(f"{b.rss / 2**20:.1f}" for b in bases) + " | |",
+            "| baseline: bytes per cached Darkroom | "
+            + " | ".join(f"{b.bytes_per:,.0f} {verdict(b.bytes_per <= TARGET_BYTES_PER_DARKROOM)}" for b in bases)
+            + f" | <= {TARGET_BYTES_PER_DARKROOM:,.0f} |",
+        ]
     for index, first in enumerate(rows[0].reads):
         cells = [f"{r.reads[index].p50_ms:.1f} / {r.reads[index].p99_ms:.1f} {verdict(r.reads[index].ok)}" for r in rows]
         lines.append(f"| {first.label}, p50 / p99 (ms) | " + " | ".join(cells) + f" | p99 <= {first.target_ms:g} |")
@@ -677,6 +774,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--gc-pauses", action="store_true", help="record the product's full garbage collections during the reads (a sitecustomize hook)"
     )
+    parser.add_argument(
+        "--children",
+        action="store_true",
+        help="each Darkroom with its Deployment, Service and Ingress (and what the cluster makes of them)",
+    )
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout's product, started too for its start-up and RSS")
     parser.add_argument("--ready-timeout", type=float, default=900.0, help="seconds to wait for the product's /readyz (default 900)")
     return parser.parse_args(argv)
 

@@ -2,7 +2,7 @@
 
 ``python scripts/docs_pages.py`` writes ``docs/reference/api.md`` and ``docs/reference/configuration.md``;
 ``--check`` writes nothing and exits 1 naming each page that is not what the code says (``make docs`` runs it before
-``mkdocs build --strict``; ``tests/unit/test_docs_pages.py`` runs it too). Each fact stays defined once:
+``mkdocs build --strict``; ``tests/project/test_docs_pages.py`` runs it too). Each fact stays defined once:
 
 - the API reference is rendered from the document ``/openapi.json`` serves, built by the app factory
   (:func:`backend.app.create_app`) over a cluster access that is never started — no cluster, no network — in the

@@ -1,4 +1,4 @@
-"""Fixtures of people with different rights, and control panels that act as them (a pytest plugin: ``-p identityfixtures``).
+"""Fixtures of people with different rights, and control panels that act as them (a pytest plugin: ``-p tests.identityfixtures``).
 
 On the ``oidc_realcluster`` (a real control plane whose kube-apiserver trusts the session's ORY Hydra, user
 ``oidc:<name>``, groups ``oidc:<group>``):
@@ -35,12 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import requests
-from identityprovider import PANEL_CLIENT_ID
-from support import ROOT, RealclusterProcess, free_port, install_crds
+
+from tests.identityprovider import PANEL_CLIENT_ID
+from tests.support import ROOT, RealclusterProcess, free_port, install_crds
 
 if TYPE_CHECKING:
     from flask import Flask
-    from identityprovider import HydraProcess, OAuthClient
+
+    from tests.identityprovider import HydraProcess, OAuthClient
 
 TEAM_A, TEAM_B, SESSIONS = "team-a", "team-b", "darkroom-system"
 # (namespace, built-in role, provider group): who may do what

@@ -1,30 +1,37 @@
-"""Test lanes: every test of both trees belongs to exactly one lane, named by what it needs (a pytest plugin: ``-p lanes``).
+"""Test lanes: every test of both trees belongs to exactly one lane, named by what it needs (a pytest plugin: ``-p tests.lanes``).
 
 =============  ==============================================================  =================================================
 lane           what runs there                                                 needs
 =============  ==============================================================  =================================================
-``unit``       tests/unit, devcluster/tests/internals                          no server (a few run short subprocesses)
-``cluster``    tests/integration (but identity), tests/e2e: the product's      devcluster and the real control plane
-               suites, once per cluster kind (``[dev]``, ``[real]``)
-``identity``   tests/integration/identity, tests/integration/                  the real OIDC provider (ORY Hydra) and a real
-               test_identity_provider.py                                       control plane that trusts it
+``unit``       every test that needs no server (no fixture below), and         no server (a few run short subprocesses)
+               devcluster/tests/internals
+``cluster``    tests that use ``kube`` or a session cluster (``realcluster``,  devcluster and the real control plane
+               ``devcluster``), directly or through their fixtures, and
+               tests/e2e: the product's suites, once per cluster kind
+               (``[dev]``, ``[real]``)
+``identity``   tests that use the identity provider (``identity_provider``,    the real OIDC provider (ORY Hydra) and a real
+               directly or through ``oidc_realcluster``, ``teams``, ``panel``) control plane that trusts it
 ``browser``    tests/browser                                                   chromium (Playwright), both clusters
 ``deploy``     tests/deploy: manifests, RBAC on the real control plane         kubectl (kustomize), both clusters
-``fuzz``       tests/integration/backend_ops/test_schemathesis.py              schemathesis against the whole API, both clusters
+``fuzz``       tests/api/test_schemathesis.py (its module marker)              schemathesis against the whole API, both clusters
 ``devcluster`` devcluster/tests/conformance, devcluster/tests/fidelity         devcluster and the real control plane side by side
 =============  ==============================================================  =================================================
 
-A test gets its lane from the longest prefix of its path in :data:`LANES` (a ``pytestmark`` of a lane marker in the
-module overrides it), so ``pytest -m unit`` or ``-m "not browser"`` picks lanes, and a new test folder lands in a lane
-without a marker: in ``cluster`` unless :data:`LANES` says otherwise.
+The tests are laid out by what they specify (tests/<package>/ mirrors the product), unit and cluster-backed modules side by
+side, so a test's lane comes from what it needs: a ``pytestmark`` of a lane marker in the module first, then the folders
+that are lanes of their own (:data:`FOLDER_LANES`: the outside-in suites and devcluster's), then the fixtures it uses,
+directly or through other fixtures (``item.fixturenames``, :data:`FIXTURE_LANES`), else ``unit``. ``pytest -m unit`` or
+``-m "not browser"`` picks lanes.
 
 Under pytest-xdist (``make test``: ``-n <workers> --dist loadscope``) the plugin supplies the scheduler: a work unit is a
 module on one cluster kind (so module-scoped fixtures, such as a browser module's stack, start once per kind, as they do
-serially), or more where they belong together (:data:`WHOLE_UNITS`: the identity lane, whose provider and control plane
-would be costly to start again in every worker; the fidelity corpus and its summary). Units go out longest first
+serially), or more where they belong together (:data:`WHOLE_UNITS`: the identity lane's suites, whose provider and control
+plane would be costly to start again in every worker; the fidelity corpus and its summary). Units go out longest first
 (:func:`estimated_seconds`), so the long ones do not end the run on one worker while the others idle, and a worker keeps
-to one cluster kind while there is work of that kind (:func:`next_unit`). Each worker starts its own session servers
-(free ports, data dirs under its own basetemp); the scheduler only decides where and when a test runs, never whether.
+to one cluster kind while there is work of that kind (:func:`next_unit`). The scheduler sees node ids only (the workers
+collect), so it estimates a test's lane from its id (:func:`lane_of_nodeid`: its folder lane, else ``cluster`` when it
+runs on a cluster kind). Each worker starts its own session servers (free ports, data dirs under its own basetemp); the
+scheduler only decides where and when a test runs, never whether.
 """
 
 from __future__ import annotations
@@ -38,25 +45,26 @@ import pytest
 if TYPE_CHECKING:
     from xdist.workermanage import WorkerController
 
-# Longest prefix wins; the empty prefix is the default. Paths are relative to the repository root (pytest's rootdir).
-LANES: dict[str, str] = {
-    "": "cluster",
-    "tests/unit/": "unit",
-    "devcluster/tests/internals/": "unit",
-    "tests/integration/identity/": "identity",
-    "tests/integration/test_identity_provider.py": "identity",
-    "tests/integration/backend_ops/test_schemathesis.py": "fuzz",
+# Folders that are a lane of their own, whatever their tests use (longest prefix wins). Paths are relative to the
+# repository root (pytest's rootdir).
+FOLDER_LANES: dict[str, str] = {
     "tests/browser/": "browser",
     "tests/deploy/": "deploy",
+    "tests/e2e/": "cluster",
     "devcluster/tests/": "devcluster",
+    "devcluster/tests/internals/": "unit",
 }
+# Elsewhere a test's lane is the first of these whose fixtures it uses (directly or through the fixtures it uses), else unit.
+FIXTURE_LANES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("identity", frozenset({"identity_provider", "oidc_realcluster"})),
+    ("cluster", frozenset({"kube", "realcluster", "devcluster", "fresh_devcluster"})),
+)
 LANE_NAMES = ("unit", "cluster", "identity", "browser", "deploy", "fuzz", "devcluster")
-# Tests kept together on one worker, by path prefix: the identity lane, whose session fixtures (Hydra, a control plane
-# trusting it, the teams on it) would otherwise start once per worker, and the fidelity corpus, whose summary counts what
-# the whole corpus saw in one process.
+# Tests kept together on one worker, by path prefix: the identity lane's suites, whose session fixtures (Hydra, a control
+# plane trusting it, the teams on it) would otherwise start once per worker, and the fidelity corpus, whose summary counts
+# what the whole corpus saw in one process.
 WHOLE_UNITS: dict[str, str] = {
-    "tests/integration/identity/": "identity",
-    "tests/integration/test_identity_provider.py": "identity",
+    "tests/identity/oidc/": "identity",
     "devcluster/tests/fidelity/": "fidelity",
 }
 # Seconds a test of each lane takes, roughly (the lane's share of a full run on this 2-core machine, by its tests): only
@@ -64,38 +72,56 @@ WHOLE_UNITS: dict[str, str] = {
 SECONDS_PER_TEST = {"unit": 0.04, "cluster": 1.1, "identity": 3.0, "browser": 4.0, "deploy": 0.75, "fuzz": 60.0, "devcluster": 0.45}
 REAL_FACTOR = 1.5
 # Units the estimate above misjudges by far (measured, rounded): processes started per test, servers restarted, a whole
-# corpus or lane. Stale numbers cost only some balance at the end of a run, never a test.
+# corpus or lane, a lane the node id does not show (fuzz). Stale numbers cost only some balance at the end of a run, never
+# a test.
 SECONDS_PER_UNIT = {
     "tests/e2e/test_run_api.py": 80.0,
     "whole:identity": 120.0,
     "whole:fidelity": 40.0,
-    "tests/integration/backend_ops/test_live_rows.py[real]": 30.0,
-    "tests/integration/backend_ops/test_live_rows.py[dev]": 25.0,
-    "tests/integration/aggregator/test_devcluster.py": 16.0,
+    "tests/api/test_schemathesis.py[dev]": 60.0,
+    "tests/api/test_schemathesis.py[real]": 90.0,
+    "tests/api/test_schemathesis.py": 60.0,
+    "tests/dashboard/test_live_rows.py[real]": 30.0,
+    "tests/dashboard/test_live_rows.py[dev]": 25.0,
+    "tests/aggregator/test_devcluster.py": 16.0,
     "devcluster/tests/conformance/test_persistence.py": 16.0,
-    "tests/unit/test_realcluster_build.py": 14.0,
-    "tests/unit/test_lanes.py": 12.0,
+    "tests/project/test_realcluster_build.py": 14.0,
+    "tests/project/test_lanes.py": 12.0,
     "tests/deploy/test_apply.py": 13.0,
     "tests/deploy/test_release.py": 80.0,
     "tests/deploy/test_chart.py": 50.0,
     "tests/deploy/test_wheel.py": 25.0,  # builds and installs the wheels, runs a devcluster
     "tests/deploy/test_dockerfile.py": 20.0,  # builds and installs the wheels
-    "tests/integration/reconciler/test_upgrade.py[dev]": 90.0,
-    "tests/integration/reconciler/test_upgrade.py[real]": 110.0,
+    "tests/operator/test_upgrade.py[dev]": 90.0,
+    "tests/operator/test_upgrade.py[real]": 110.0,
 }
 
 
-def lane_of_path(path: str) -> str:
-    """The lane of a test file (or node id) by :data:`LANES`."""
-    best = max((prefix for prefix in LANES if path.startswith(prefix)), key=len)
-    return LANES[best]
+def folder_lane(path: str) -> str | None:
+    """The lane of a test file (or node id) in one of :data:`FOLDER_LANES`, else None."""
+    prefixes = [prefix for prefix in FOLDER_LANES if path.startswith(prefix)]
+    return FOLDER_LANES[max(prefixes, key=len)] if prefixes else None
+
+
+def lane_of_fixtures(fixturenames: list[str] | tuple[str, ...] | set[str]) -> str:
+    """The lane of a test that uses ``fixturenames`` (all of them, as ``item.fixturenames`` has them): :data:`FIXTURE_LANES`."""
+    for lane, needs in FIXTURE_LANES:
+        if needs.intersection(fixturenames):
+            return lane
+    return "unit"
 
 
 def lane_of(item: pytest.Item) -> str:
     for marker in item.iter_markers():
         if marker.name in LANE_NAMES:
             return marker.name
-    return lane_of_path(item.nodeid)
+    return folder_lane(item.nodeid) or lane_of_fixtures(getattr(item, "fixturenames", ()))
+
+
+def lane_of_nodeid(nodeid: str) -> str:
+    """The lane the scheduler assumes for a test it knows only by id: its folder's, else ``cluster`` when it runs on a
+    cluster kind (``[dev]``, ``[real]``: it uses ``kube``), else ``unit``. Only for :func:`estimated_seconds`."""
+    return folder_lane(nodeid) or ("cluster" if kind_of(nodeid) else "unit")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -141,7 +167,7 @@ def estimated_seconds(nodeids: list[str]) -> float:
         return known
     total = 0.0
     for nodeid in nodeids:
-        seconds = SECONDS_PER_TEST[lane_of_path(nodeid)]
+        seconds = SECONDS_PER_TEST[lane_of_nodeid(nodeid)]
         total += seconds * REAL_FACTOR if kind_of(nodeid) == "real" else seconds
     return total
 

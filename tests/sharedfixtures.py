@@ -1,8 +1,8 @@
 """Shared fixtures: the clusters under test (devcluster and the real control plane), clients for them.
 
 A pytest plugin, the one place both test trees find these: the product's (``tests/``) and devcluster's own
-(``devcluster/tests/``). pyproject.toml loads it for every run (``-p sharedfixtures``, with ``tests/`` on
-``pythonpath``, where :mod:`support` lives too), so ``make test``, ``make test-devcluster`` and a ``pytest``
+(``devcluster/tests/``). pyproject.toml loads it for every run (``-p tests.sharedfixtures``, with the repository root
+on ``pythonpath``; :mod:`tests.support` lives beside it), so ``make test``, ``make test-devcluster`` and a ``pytest``
 of any one file see the same fixtures and options.
 
 ``kube`` (session) is the API server a test runs against. Every test that uses it (directly or through
@@ -49,11 +49,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from support import ROOT, ClusterKind, ClusterProcess, DevclusterProcess, Kubectl, RealclusterProcess, free_port, install_crds, wait_for
+
+from tests.support import (
+    ROOT,
+    ClusterKind,
+    ClusterProcess,
+    DevclusterProcess,
+    Kubectl,
+    RealclusterProcess,
+    free_port,
+    install_crds,
+    wait_for,
+)
 
 if TYPE_CHECKING:
-    from identityprovider import HydraProcess, KubeOIDCClients
     from xdist.workermanage import WorkerController
+
+    from tests.identityprovider import HydraProcess, KubeOIDCClients
 
 
 def _start(tmp: Path, extra: list[str]) -> DevclusterProcess:
@@ -305,7 +317,7 @@ def identity_provider(request: pytest.FixtureRequest, tmp_path_factory: pytest.T
     """ORY Hydra with its login/consent app, users ``identityprovider.USERS`` (a copy in ``.users``: tests may add).
     Its store is a SQLite file, so a test that stops it (``stops_identity_provider``) starts it again on the same ports
     with every client and key it had: under pytest-xdist such a test need not be the worker's last."""
-    from identityprovider import HydraProcess
+    from tests.identityprovider import HydraProcess
 
     if request.config.stash[_IDP_LEFT_OUT]:
         pytest.skip(request.config.stash[_IDP_LEFT_OUT])
@@ -318,7 +330,7 @@ def identity_provider(request: pytest.FixtureRequest, tmp_path_factory: pytest.T
 def kube_oidc_clients(identity_provider: HydraProcess) -> KubeOIDCClients:
     """The two clients whose ID tokens ``oidc_realcluster`` accepts. Their redirect URI does not listen: the code is
     read off the redirect (``HydraProcess.authorization_code_tokens``)."""
-    from identityprovider import SHORT_LIVED_S, KubeOIDCClients
+    from tests.identityprovider import SHORT_LIVED_S, KubeOIDCClients
 
     client_app = f"http://127.0.0.1:{free_port()}"
     callback, logged_out = [f"{client_app}/callback"], [f"{client_app}/logged-out"]
@@ -364,7 +376,7 @@ def oidc_realcluster(
     """A private real control plane whose kube-apiserver also trusts ``identity_provider``'s ID tokens
     (``--authentication-config``: audiences the ``kube_oidc_clients``, user ``oidc:<sub>``, groups ``oidc:<group>``),
     beside its static tokens. Ready once an ID token of alice authenticates."""
-    from identityprovider import PANEL_CLIENT_ID, authentication_configuration, whoami
+    from tests.identityprovider import PANEL_CLIENT_ID, authentication_configuration, whoami
 
     data_dir = tmp_path_factory.mktemp("oidc-realcluster")
     config = authentication_configuration(

@@ -5,7 +5,7 @@ Two kinds of API server run under the tests, with one interface (:class:`Cluster
 :class:`RealclusterProcess` (``kind == "real"``, the real control plane of realcluster/: etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler and a simulated node, over TLS with token
 authentication). Imported by ``sharedfixtures.py`` (the fixtures plugin) and by test modules of both trees, tests/ and
-devcluster/tests (``from support import wait_for``: tests/ is on pytest's ``pythonpath``).
+devcluster/tests (``from tests.support import wait_for``: the repository root is on pytest's ``pythonpath``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ controller's UID, :data:`CONTROLLER_UID`, so a detail page finds an object's chi
 changes, by one index lookup) and of what the cluster's controllers make of those (:data:`GRANDCHILDREN`: ReplicaSets,
 Pods, PersistentVolumeClaims, EndpointSlices, which inherit the label from the pod and claim templates and the Service;
 the same index, and Pods by the claims they mount, :data:`CLAIM`: the detail pages' resource tree,
-:mod:`backend.dashboard.tree`);
+:mod:`backend.dashboard.tree`) — trimmed to what the dashboard draws of them (:mod:`backend.core.trimming`);
 writes go straight to the API server through :class:`cluster.CachedClient`. The informers are the API's
 own (its service account lists and watches), shared by everyone; a request reads and writes through
 :meth:`ClusterAccess.acting_as`, which authorizes the person's reads of the cache and sends everything else
@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from backend.core import trimming
 from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
 from cluster import (
@@ -159,7 +160,13 @@ class ClusterAccess:
         cache.add(NAMESPACES)
         for child in (*CHILDREN, *GRANDCHILDREN):
             indexers = {CONTROLLER_UID: controller_uid, **({CLAIM: claims} if child is PODS else {})}
-            cache.add(child, namespace=settings.namespace, label_selector=CHILDREN_SELECTOR, indexers=indexers)
+            cache.add(
+                child,
+                namespace=settings.namespace,
+                label_selector=CHILDREN_SELECTOR,
+                indexers=indexers,
+                transform=trimming.TRANSFORMS.get(child),
+            )
         if not settings.local:  # login sessions (an absent namespace just lists empty; a login then says so)
             cache.add(SECRETS, namespace=settings.session_namespace, label_selector=SESSIONS_SELECTOR)
         cache.start()

@@ -248,7 +248,7 @@ class DarkroomPages:
         }
         if region is not None:
             return rendering.block(DETAIL, region, context, status=status)
-        context.update(yamlview.context(raw, owned))
+        context.update(yamlview.context(raw, owned, client=self.service.client))
         return rendering.page(DETAIL, context, status=status)
 
 

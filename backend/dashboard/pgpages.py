@@ -266,7 +266,7 @@ class PostgresqlPages:
         region = REGIONS.get(rendering.fragment_wanted() or "")
         if region is not None:
             return rendering.block(DETAIL, region, context, status=status)
-        context.update(yamlview.context(raw, owned))
+        context.update(yamlview.context(raw, owned, client=client))
         return rendering.page(DETAIL, context, status=status)
 
     # -- the password -----------------------------------------------------------------------------

@@ -405,7 +405,7 @@ def install(blueprint: Blueprint, services: Services) -> None:
         if not watching.DNS_LABEL.match(namespace):
             return browsing.problem_page(Problem(400, "namespace: must be a DNS label", errors={"namespace": ["must be a DNS label"]}))
         try:
-            obj = services.client.get(resource, name, namespace=namespace)
+            obj = services.client.get(resource, name, namespace=namespace, fresh=True)  # whole: the cache's is trimmed
         except ClusterError as error:  # not there, or refused to the person: said on the error page
             return browsing.problem_page(error)
         context = {"kind": resource.kind, "namespace": namespace, "name": name, "entries": yamlview.entries(obj)}

@@ -5,6 +5,9 @@ shows the entries with ``ui.yaml_panel`` (``_macros.html``) at ``<detail url>#ya
 What is never shown: ``metadata.managedFields`` (server bookkeeping, long and useless to a reader) and
 anything of a Secret — a Secret child is listed by its name only, its object is never dumped (not even
 the names of its keys), whatever the caller passes. PyYAML ``safe_dump``, keys in the server's order.
+
+A child the API's cache holds trimmed (:data:`backend.core.trimming.TRIMMED`: a Deployment without its pod template...)
+is read again, whole, from the API server as the person (:func:`whole`), so the YAML shown is the object as it is.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ from typing import Any
 import yaml
 from flask import request
 
-from cluster import thaw
+from backend.core.trimming import TRIMMED
+from cluster import ClusterError, thaw
+from cluster.acting import ActingClient
 from cluster.bodies import strip_managed_fields
 
 SECRET_NOTE = "a Secret; its content is never shown here"
+TRIMMED_KINDS = {resource.kind: resource for resource in TRIMMED}
 
 
 def text(obj: Mapping[str, Any]) -> str | None:
@@ -39,9 +45,30 @@ def entries(obj: Mapping[str, Any], children: Iterable[Mapping[str, Any]] = ()) 
             found.append({"id": f"yaml-child-{index}", "kind": "Secret", "title": title, "text": None, "note": SECRET_NOTE})
         elif child.get("object") is not None:
             found.append({"id": f"yaml-child-{index}", "kind": child["kind"], "title": title, "text": text(child["object"])})
+        elif child.get("note"):
+            found.append({"id": f"yaml-child-{index}", "kind": child["kind"], "title": title, "text": None, "note": child["note"]})
     return found
 
 
-def context(obj: Mapping[str, Any], children: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """The detail template's YAML context: entries, whether ``?view=yaml`` opens the panel, where Close goes."""
-    return {"yaml_entries": entries(obj, children), "yaml_open": request.args.get("view") == "yaml", "yaml_close": request.path}
+def whole(client: ActingClient, children: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``children`` with each object the cache holds trimmed read again from the API server as the person; one that
+    cannot be read now (gone, refused) is shown by its name with why."""
+    found: list[Mapping[str, Any]] = []
+    for child in children:
+        obj, resource = child.get("object"), TRIMMED_KINDS.get(str(child.get("kind")))
+        if obj is None or resource is None:
+            found.append(child)
+            continue
+        meta = obj["metadata"]
+        try:
+            found.append({**child, "object": client.get(resource, meta["name"], namespace=meta.get("namespace"), fresh=True)})
+        except ClusterError as e:
+            found.append({**child, "object": None, "note": f"could not read it: {e.message}"})
+    return found
+
+
+def context(obj: Mapping[str, Any], children: Iterable[Mapping[str, Any]] = (), *, client: ActingClient | None = None) -> dict[str, Any]:
+    """The detail template's YAML context: entries, whether ``?view=yaml`` opens the panel, where Close goes. With
+    ``client``, trimmed children are read whole first (:func:`whole`)."""
+    shown = whole(client, children) if client is not None else children
+    return {"yaml_entries": entries(obj, shown), "yaml_open": request.args.get("view") == "yaml", "yaml_close": request.path}

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 
 from cluster.indexers import IndexFunction
-from cluster.informers import Informer, InformerStats
+from cluster.informers import Informer, InformerStats, Transform
 from cluster.requesting import Transport
 from cluster.resources import Resource
 from cluster.settings import InformerSettings
@@ -36,8 +36,10 @@ class Cache:
         namespace: str | None = None,
         label_selector: str | None = None,
         indexers: Mapping[str, IndexFunction] | None = None,
+        transform: Transform | None = None,
     ) -> Informer:
-        """Declare an informer (at most one per resource); started now if the cache already runs."""
+        """Declare an informer (at most one per resource); started now if the cache already runs. ``transform``: what
+        its store keeps of each object (:data:`cluster.informers.Transform`)."""
         with self._lock:
             if resource in self._informers:
                 raise ValueError(f"the cache already has an informer for {resource}")
@@ -48,6 +50,7 @@ class Cache:
                 namespace=namespace,
                 label_selector=label_selector,
                 indexers=indexers,
+                transform=transform,
             )
             self._informers[resource] = informer
             if self._started:

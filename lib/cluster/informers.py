@@ -9,6 +9,11 @@ watch that ends or breaks resumes from the last resourceVersion seen (events and
 Gone (history compacted) triggers a relist, whose differences from the cache become add / update /
 delete deltas, so nothing is lost and nothing phantom stays. Failures back off exponentially with
 jitter. Deltas go to handlers through a :class:`cluster.dispatching.Dispatcher`.
+
+An informer may be given a ``transform`` (client-go's ``SetTransform``): it receives each object as parsed (without
+``metadata.managedFields``) and returns what the store keeps — a process that draws only part of an object need not
+hold the rest. Its handlers get the transformed objects (a change still reaches them when it touched only what the
+transform drops: the object's resourceVersion moved).
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from cluster.settings import InformerSettings
 from cluster.stores import Store
 
 log = logging.getLogger(__name__)
+
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+"""What a store keeps of an object: given the parsed object (mutable, ``managedFields`` gone), returns it trimmed."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +65,10 @@ class Informer:
         namespace: str | None = None,
         label_selector: str | None = None,
         indexers: Mapping[str, IndexFunction] | None = None,
+        transform: Transform | None = None,
     ) -> None:
         self.transport = transport
+        self._transform = transform
         self.resource = resource
         self.settings = settings
         self.namespace = namespace
@@ -178,7 +188,7 @@ class Informer:
                 # Items of built-in lists omit kind/apiVersion; the cache holds objects as a GET returns them.
                 item.setdefault("apiVersion", self.resource.api_version)
                 item.setdefault("kind", self.resource.kind)
-                objects.append(freeze(strip_managed_fields(item)))
+                objects.append(self._stored(item))
             token = str(meta.get("continue") or "")
             if self._stop.is_set():
                 return  # never swap in half a list
@@ -192,6 +202,12 @@ class Informer:
         self._dispatcher.publish(deltas)
         self._last_event_at = time.monotonic()
         self._synced.set()
+
+    def _stored(self, raw: dict[str, Any]) -> FrozenDict:
+        """The form the store keeps of an object parsed from the server."""
+        obj = strip_managed_fields(raw)
+        frozen: FrozenDict = freeze(self._transform(obj) if self._transform is not None else obj)
+        return frozen
 
     def _watch(self) -> bool:
         """One watch request from the last version; True when it delivered anything."""
@@ -231,7 +247,7 @@ class Informer:
         if kind == "BOOKMARK":
             self.store.advance(version)
         elif kind in ("ADDED", "MODIFIED", "DELETED"):
-            delta = self.store.apply(kind, freeze(strip_managed_fields(raw)))
+            delta = self.store.apply(kind, self._stored(raw))
             if delta is not None:
                 self._dispatcher.publish((delta,))
         else:

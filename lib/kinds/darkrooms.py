@@ -17,7 +17,7 @@ Who reads what:
   sub-domain asked for by several Darkrooms to one of them, and by which the API names that one when
   it refuses a create or an edit asking for a sub-domain another Darkroom already asks for.
 
-``tests/unit/test_kinds.py`` holds ``crds/darkrooms.deployments.example.com.yaml`` against this module.
+``tests/kinds/test_kinds.py`` holds ``crds/darkrooms.deployments.example.com.yaml`` against this module.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def _users_of(field: str) -> str:
 
 
 # -- typed shapes: the CR's (the reconciler reads them) and the API's friendly payload ----------------
-# tests/unit/test_kinds.py holds them against the CRD and the API's schemas (both derived from the CRD).
+# tests/kinds/test_kinds.py holds them against the CRD and the API's schemas (both derived from the CRD).
 
 
 class DarkroomSource(TypedDict, total=False):

@@ -22,7 +22,7 @@ runs on that data (the StatefulSet reuses the PVC by name, and postgres takes a 
 initialises its data): it takes the kept Secret back (:data:`KEPT`) and says so; without a kept Secret its
 password is :data:`NEW` and not the data's, which it says as a Warning.
 
-``tests/unit/test_kinds.py`` holds ``crds/postgresqls.database.db.example.com.yaml`` against this module.
+``tests/kinds/test_kinds.py`` holds ``crds/postgresqls.database.db.example.com.yaml`` against this module.
 """
 
 from __future__ import annotations

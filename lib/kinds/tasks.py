@@ -2,7 +2,7 @@
 
 Names the reconciler writes and the API reads (the Events' task-uid label, the finalizer, the
 priority and deadline labels), the Overdue condition and what it means, the task states and
-:func:`state`. ``tests/unit/test_kinds.py`` holds ``crds/tasks.example.example.com.yaml`` against it.
+:func:`state`. ``tests/kinds/test_kinds.py`` holds ``crds/tasks.example.example.com.yaml`` against it.
 """
 
 from __future__ import annotations

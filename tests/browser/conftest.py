@@ -1,7 +1,7 @@
 """Fixtures of the browser tests: chromium via Playwright, and per test module the whole stack.
 
 ``stack`` (module): a namespace of its own on the session cluster (devcluster or the real control plane), the
-reconciler watching it (``python -m darkroom_operator``, as in tests/integration/reconciler) and the API + dashboard
+reconciler watching it (``python -m darkroom_operator``, as in tests/operator) and the API + dashboard
 app in the local one-person mode (``create_app`` with its own informers) under a real threaded werkzeug server;
 ``login_panel`` (module) the same cluster's dashboard in the login mode (a pasted token: ``Stack.admin_token``). ``page`` (function):
 a fresh browser context (own cookies) on the app that records console errors, page errors and
@@ -29,8 +29,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from integration.reconciler.operator_process import OperatorProcess
-from support import ClusterProcess, free_port
 from werkzeug.serving import make_server
 
 from backend.api.watch import watching
@@ -38,8 +36,10 @@ from backend.app import create_app
 from backend.server import shutdown as serving
 from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
-from browser.pages import Watched
-from browser.stack import Stack, serve
+from tests.browser.pages import Watched
+from tests.browser.stack import Stack, serve
+from tests.operator.operator_process import OperatorProcess
+from tests.support import ClusterProcess, free_port
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

@@ -1,7 +1,7 @@
 """The whole stack a browser test drives, and serving an app on a port of its own (helpers, no tests, no fixtures).
 
 :class:`Stack` is what the conftest's ``stack`` fixture (module scope) yields: a namespace of its own on the session
-cluster, the reconciler watching it (an :class:`~integration.reconciler.operator_process.OperatorProcess`) and the
+cluster, the reconciler watching it (an :class:`~tests.operator.operator_process.OperatorProcess`) and the
 API + dashboard app under a real threaded werkzeug server. :func:`serve` serves another app the same way
 (:class:`Served`: its URL and how to stop it), e.g. the conftest's ``login_panel``.
 """
@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from integration.reconciler.operator_process import OperatorProcess
-from support import ClusterProcess, RealclusterProcess, free_port, wait_for
 from werkzeug.serving import make_server
 
 from backend.api.watch import watching
 from backend.server import shutdown as serving
 from backend.server.logs import RequestHandler
+from tests.operator.operator_process import OperatorProcess
+from tests.support import ClusterProcess, RealclusterProcess, free_port, wait_for
 
 
 @dataclass

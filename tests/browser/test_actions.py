@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import wait_for
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 DARKROOM = ("deployments.example.com", "v1", "darkrooms")
 TASK = ("example.example.com", "v1", "tasks")

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import wait_for
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 TASK = ("example.example.com", "v1", "tasks")
 SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}

@@ -10,10 +10,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from support import wait_for
-
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 ACCESS_KEY = "AKIA-BROWSER-SENTINEL-7788"

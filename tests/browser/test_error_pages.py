@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
 
 SIZES = {"laptop": {"width": 1366, "height": 768}, "phone": {"width": 390, "height": 844}}
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 PHONE = {"width": 390, "height": 844}

@@ -25,11 +25,11 @@ from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 from prometheus_client import CollectorRegistry
-from support import wait_for
 
 from backend.api import operations
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
 DR = ("deployments.example.com", "v1", "darkrooms")

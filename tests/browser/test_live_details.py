@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
 TASKS = ("example.example.com", "v1", "tasks")

@@ -14,8 +14,8 @@ import pytest
 
 from backend.app import create_app
 from backend.settings import ApiSettings
-from browser.pages import Watched, shot
-from browser.stack import Served, Stack, serve
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Served, Stack, serve
 
 LOOKS = {"1366-light": ({"width": 1366, "height": 768}, "light"), "390-dark": ({"width": 390, "height": 844}, "dark")}
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 import requests
-from identityfixtures import TEAM_A, TEAM_B, Panel, Teams
-from support import wait_for
 
 from backend.identity.cookies import SESSION_COOKIE
-from browser.pages import Watched, shot
+from tests.browser.pages import Watched, shot
+from tests.identityfixtures import TEAM_A, TEAM_B, Panel, Teams
+from tests.support import wait_for
 
 WIDE, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
 LAYOUTS = [(scheme, size) for scheme in ("light", "dark") for size in (WIDE, PHONE)]

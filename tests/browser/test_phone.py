@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import wait_for
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 PHONE = {"width": 390, "height": 844}
 HEADER_MAX_PX = 56  # one line of navigation plus the header's padding

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from support import wait_for
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
-from browser.test_live_details import darkroom
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.browser.test_live_details import darkroom
+from tests.support import wait_for
 
 RATE_ANNOTATION = "simulation.example.com/log-lines-per-second"  # both clusters' simulated kubelets
 MAX_LINES = 5000  # the lines the page keeps (static/podlogs.js)

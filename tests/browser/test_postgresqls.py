@@ -19,10 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import as_dict, wait_for
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.support import as_dict, wait_for
 
 PG = ("database.db.example.com", "v1", "postgresqls")
 PHONE = {"width": 390, "height": 844}

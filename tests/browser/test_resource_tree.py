@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
-from browser.test_live_details import LIVE_S, POSTGRESQLS, SIZES, assert_not_reloaded, make, open_live
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.browser.test_live_details import LIVE_S, POSTGRESQLS, SIZES, assert_not_reloaded, make, open_live
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
 COMBINATIONS = [("1366", "light"), ("1366", "dark"), ("390", "light"), ("390", "dark")]

@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from support import wait_for
-
 from backend.identity.cookies import SESSION_COOKIE
-from browser.pages import shot
-from browser.stack import Stack
+from tests.browser.pages import shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>"\'><svg onload=alert(3)>'
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from support import wait_for
-
-from browser.pages import shot
-from browser.stack import Stack
+from tests.browser.pages import shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from support import wait_for
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
-from browser.test_live_details import LIVE_S, SIZES, darkroom, open_live, record_event
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.browser.test_live_details import LIVE_S, SIZES, darkroom, open_live, record_event
+from tests.support import wait_for
 
 TABS = 80  # at most this many Tabs from the top of the page to the filter
 

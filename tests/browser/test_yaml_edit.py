@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from support import wait_for
 
-from browser.pages import Watched, shot
-from browser.stack import Stack
+from tests.browser.pages import Watched, shot
+from tests.browser.stack import Stack
+from tests.support import wait_for
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
 SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}

@@ -13,7 +13,8 @@ import subprocess
 from typing import Any
 
 import pytest
-from sharedfixtures import in_ci
+
+from tests.sharedfixtures import in_ci
 
 from .manifests import OVERLAYS, ROOT, render
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import requests
 import yaml
-from support import ROOT, ClusterProcess, Kubectl
+
+from tests.support import ROOT, ClusterProcess, Kubectl
 
 from .manifests import NAMESPACE, env_of, one
 

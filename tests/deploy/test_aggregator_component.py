@@ -30,7 +30,8 @@ from typing import Any
 
 import pytest
 import yaml
-from support import Kubectl, RealclusterProcess, install_crds
+
+from tests.support import Kubectl, RealclusterProcess, install_crds
 
 from .manifests import (
     AGGREGATOR_SA,
@@ -196,7 +197,7 @@ NONE: frozenset[str] = frozenset()
 def test_rbac_is_exactly_the_servers_requests_and_adds_nothing_to_the_others(with_aggregator: list[dict[str, Any]]) -> None:
     own = one(with_aggregator, "ClusterRole", "darkroom-aggregator")
     # system:auth-delegator and extension-apiserver-authentication-reader are kube's bootstrap roles (not
-    # rendered): checked by reference; tests/integration/aggregator runs the server with exactly these bindings.
+    # rendered): checked by reference; tests/aggregator runs the server with exactly these bindings.
     bindings = {
         (b["kind"], b["metadata"].get("namespace", ""), b["roleRef"]["kind"], b["roleRef"]["name"])
         for b in of_kind(with_aggregator, "ClusterRoleBinding") + of_kind(with_aggregator, "RoleBinding")

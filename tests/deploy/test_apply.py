@@ -32,7 +32,8 @@ from typing import Any
 
 import pytest
 import yaml
-from support import ROOT, DevclusterProcess, Kubectl, wait_for
+
+from tests.support import ROOT, DevclusterProcess, Kubectl, wait_for
 
 from .manifests import NAMESPACE, SESSIONS_NAMESPACE, of_kind, render, rendered_yaml
 

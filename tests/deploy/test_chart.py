@@ -30,7 +30,8 @@ from typing import Any
 
 import pytest
 import yaml
-from support import Kubectl, RealclusterProcess
+
+from tests.support import Kubectl, RealclusterProcess
 
 from .manifests import DEPLOY, NAMESPACE, ROOT, SESSIONS_NAMESPACE, ident, script
 

@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 from kubernetes import client
-from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, free_ports, wait_for
+
+from tests.support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, free_ports, wait_for
 
 from .audit import AUTHENTICATED, Entry, account, entries, impersonations, log_size
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, Grants, Request, grants, one, render, render_with_components
@@ -64,7 +65,7 @@ from .running import (
 )
 
 if TYPE_CHECKING:
-    from identityprovider import HydraProcess, OAuthClient
+    from tests.identityprovider import HydraProcess, OAuthClient
 
 TEAM = "team-a"
 EDITOR = "editor"  # a ServiceAccount of TEAM with the built-in edit: a person who pastes a token
@@ -96,7 +97,7 @@ GRANTED_BUT_NOT_REQUESTED = {
     # (the reconciler patches a Postgresql's password Secret's owners, keeping it with its data volume).
     ("operator", "", "secrets", "delete"),
     # Requested only when the API server went away in the middle of a create and no retry finished it: the removal
-    # of such unfinished creates is tested where the cut can be made (tests/integration/reconciler/test_unfinished_creates.py).
+    # of such unfinished creates is tested where the cut can be made (tests/operator/test_unfinished_creates.py).
     ("operator", "deployments.example.com", "darkrooms", "delete"),
     ("operator", "database.db.example.com", "postgresqls", "delete"),
 }
@@ -171,7 +172,7 @@ class Audited:
 
 @pytest.fixture(scope="module")
 def audited(realcluster_required: None, identity_provider: HydraProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Audited]:
-    from identityprovider import authentication_configuration, whoami
+    from tests.identityprovider import authentication_configuration, whoami
 
     tmp = tmp_path_factory.mktemp("rbac-audit")
     first, second = free_ports(2)

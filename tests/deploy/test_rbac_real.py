@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
-from support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
+
+from tests.support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
 
 from .audit import Refusals, account, entries, log_size, refused
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, one, render, render_with_components
@@ -68,7 +69,7 @@ from .running import (
 )
 
 if TYPE_CHECKING:
-    from identityprovider import HydraProcess, OAuthClient
+    from tests.identityprovider import HydraProcess, OAuthClient
 
 TEAM = "team-rbac"
 EDITOR, VIEWER = "editor", "viewer"  # ServiceAccounts of TEAM bound to the built-in edit and view: people who paste a token

@@ -22,7 +22,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from support import DevclusterProcess
+
+from tests.support import DevclusterProcess
 
 from . import wheels
 from .manifests import ROOT

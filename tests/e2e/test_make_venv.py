@@ -15,7 +15,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from support import ROOT
+from tests.support import ROOT
 
 
 def dry_run(target: str, venv: Path, *variables: str) -> str:

@@ -30,9 +30,8 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from support import GC_TIMEOUT_S, ROOT, ClusterProcess, DevclusterProcess, Kubectl, free_port, free_ports, wait_for
-
 from backend.settings import SHARED_TOKEN_GONE
+from tests.support import GC_TIMEOUT_S, ROOT, ClusterProcess, DevclusterProcess, Kubectl, free_port, free_ports, wait_for
 
 
 def _start(data_dir: Path, port: int, api_port: int, log_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

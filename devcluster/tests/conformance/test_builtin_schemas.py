@@ -34,7 +34,8 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from support import Kubectl
+
+from tests.support import Kubectl
 
 JSON = "application/json"
 MERGE = "application/merge-patch+json"

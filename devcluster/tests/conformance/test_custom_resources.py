@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
-from support import as_dict, wait_for
+
+from tests.support import as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client, config, watch
-from support import ClusterProcess, wait_for
+
+from tests.support import ClusterProcess, wait_for
 
 WRITERS = 4
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from support import GC_TIMEOUT_S, Kubectl, wait_for
+from tests.support import GC_TIMEOUT_S, Kubectl, wait_for
 
 TIMEOUT_S = 30.0
 OURS = {"app.kubernetes.io/managed-by": "conformance"}

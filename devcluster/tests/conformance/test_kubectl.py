@@ -36,7 +36,8 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client
-from support import ROOT, Kubectl, wait_for
+
+from tests.support import ROOT, Kubectl, wait_for
 
 # devcluster's own conformance suite; tests/fidelity holds it against kube
 pytestmark = [pytest.mark.devcluster_only, pytest.mark.kubectl]

@@ -31,7 +31,8 @@ import urllib.request
 from typing import Any
 
 import pytest
-from support import DevclusterProcess, Kubectl
+
+from tests.support import DevclusterProcess, Kubectl
 
 # devcluster's own conformance suite; tests/fidelity holds it against kube
 pytestmark = [pytest.mark.devcluster_only, pytest.mark.kubectl]

@@ -44,7 +44,8 @@ from typing import Any
 import pytest
 from kubernetes import client, config, watch
 from kubernetes.dynamic import DynamicClient
-from support import DevclusterProcess, wait_for
+
+from tests.support import DevclusterProcess, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 

@@ -30,7 +30,8 @@ import pytest
 import urllib3
 import yaml
 from kubernetes import client, config
-from support import ROOT, DevclusterProcess, as_dict, wait_for
+
+from tests.support import ROOT, DevclusterProcess, as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 

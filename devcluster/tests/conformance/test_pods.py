@@ -24,7 +24,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from support import GC_TIMEOUT_S, Kubectl, wait_for
+
+from tests.support import GC_TIMEOUT_S, Kubectl, wait_for
 
 TIMEOUT_S = 30.0
 SECRET_VALUE = "s3cr3t-value-never-shown"

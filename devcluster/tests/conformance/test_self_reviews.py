@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 
 from kubernetes import client
-from support import Kubectl
+
+from tests.support import Kubectl
 
 
 def test_whoami_names_the_caller(kubectl: Kubectl) -> None:

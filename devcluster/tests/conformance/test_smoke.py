@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from kubernetes import client
-from support import as_dict
+
+from tests.support import as_dict
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 

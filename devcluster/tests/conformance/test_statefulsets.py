@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from support import GC_TIMEOUT_S, UNREADY_ANNOTATION, wait_for
+
+from tests.support import GC_TIMEOUT_S, UNREADY_ANNOTATION, wait_for
 
 LABELS = {"app.kubernetes.io/name": "postgresql"}
 TIMEOUT_S = 30.0  # pods start after 0.3 s on both servers; a busy real control plane takes a few seconds more

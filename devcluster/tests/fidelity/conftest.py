@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lanes import summary_section
-from support import REALCLUSTER_BIN
 
 from fidelity import differences
 from fidelity.session import Report, Servers
 from fidelity.wire import Endpoint
+from tests.lanes import summary_section
+from tests.support import REALCLUSTER_BIN
 
 _REPORT = pytest.StashKey[Report]()
 

@@ -3,7 +3,7 @@
 Behaviours covered:
 
 * ``merge_patch`` (the shared ``mergepatch`` leaf; RFC 7386's examples and its copying are tested in
-  the repository's ``tests/unit/mergepatch``) on a Deployment: untouched fields kept, labels merged, lists replaced.
+  the repository's ``tests/libs/test_mergepatch.py``) on a Deployment: untouched fields kept, labels merged, lists replaced.
 * ``json_patch``: RFC 6902 add/remove/replace/move/copy/test, ``-`` append, the whole-document
   path, a failing ``test`` / missing path / bad index / unknown op -> 422 (but ``replace`` of a
   missing object key adds it, as kube's json-patch v4 does), a body that is not a

@@ -2,7 +2,7 @@
 
 Behaviours covered:
 
-- label selectors (the grammar itself is tested with the leaf, in the repository's ``tests/unit/labelselectors``): an invalid
+- label selectors (the grammar itself is tested with the leaf, in the repository's ``tests/libs/test_labelselectors.py``): an invalid
   ``labelSelector`` or ``metav1.LabelSelector`` is a 400 BadRequest carrying the package's message;
 - field selectors: ``=``, ``==``, ``!=``, comma AND, backslash escaping, missing fields compare as
   ``""``, parse errors with apimachinery's wording, ``exact_name``;

@@ -1,0 +1,107 @@
+"""A reader of one Server-Sent Events stream for the identity tests (helpers, no tests, no fixtures).
+
+:class:`EventStream` reads one SSE response (``/watch`` or a dashboard live list) in a thread, keeping every
+:class:`Frame` (heartbeats too) and the last ``id`` seen (the stream's cursor); the conftest's ``open_streams``
+opens them and closes every one at teardown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from tests.support import wait_for
+
+
+@dataclass(frozen=True)
+class Frame:
+    id: int | None
+    event: str
+    data: str
+
+    def json(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.data)
+        return loaded
+
+
+class EventStream:
+    """One SSE response read in a thread: every frame (heartbeats too) and the last ``id`` seen (the stream's cursor).
+
+    ``close`` shuts the connection's socket (waking the reader) and joins the thread.
+    """
+
+    def __init__(self, http: requests.Session, url: str, headers: Mapping[str, str] | None = None) -> None:
+        self.http = http
+        self.response = http.get(url, headers={"Accept": "text/event-stream", **(headers or {})}, stream=True, timeout=(5, 60))
+        self.status = self.response.status_code
+        self.frames: list[Frame] = []
+        self.last_id = -1
+        self.ended = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, name=f"sse-{url[-40:]}", daemon=True)
+        if self.status == 200:
+            self._thread.start()
+        else:
+            self.body = self.response.text
+            self.response.close()
+            self.ended.set()
+
+    def _read(self) -> None:
+        buffer = b""
+        try:
+            for chunk in self.response.iter_content(chunk_size=None):
+                buffer += chunk
+                while b"\n\n" in buffer:
+                    raw, buffer = buffer.split(b"\n\n", 1)
+                    self._take(raw.decode())
+        except (requests.RequestException, OSError, ValueError, AttributeError):
+            pass  # closed by close(), or the server ended the stream
+        finally:
+            self.ended.set()
+
+    def _take(self, raw: str) -> None:
+        frame_id: int | None = None
+        event, data = "message", []
+        for line in raw.split("\n"):
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "id":
+                frame_id = int(value)
+            elif name == "event":
+                event = value
+            elif name == "data":
+                data.append(value)
+            elif name == "" and value.strip() == "heartbeat":
+                event = "heartbeat"
+        with self._lock:
+            self.frames.append(Frame(frame_id, event, "\n".join(data)))
+            if frame_id is not None:
+                self.last_id = max(self.last_id, frame_id)
+
+    def events(self) -> list[Frame]:
+        """The frames that are changes (no ready, heartbeat or reset)."""
+        with self._lock:
+            return [f for f in self.frames if f.event not in ("ready", "heartbeat", "reset")]
+
+    def wait_until(self, event_id: int, timeout_s: float = 15.0) -> None:
+        """Until the stream's cursor has reached ``event_id`` (every change up to it was shown or withheld)."""
+        wait_for(lambda: self.last_id >= event_id or None, timeout_s=timeout_s, message=f"the stream to reach event {event_id}")
+
+    def close(self) -> None:
+        # the socket under the response (urllib3's http.client response reads it through a SocketIO): shutting it
+        # down wakes the reader now, where closing the response would wait for the server's next frame
+        fp = getattr(getattr(self.response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self.response.close()
+        if self._thread.is_alive():
+            self._thread.join(10)

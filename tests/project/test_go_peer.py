@@ -1,0 +1,76 @@
+"""The Go peer of bench/reconcile.py is wired up: its module pins controller-runtime, its build script is sound, and
+the benchmark accepts it.
+
+Cheap and offline only: nothing here builds Go or starts a server (scripts/build_go_peer.sh and the benchmark
+itself do that). bench/reconcile.py is imported the way it runs (``bench/`` on ``sys.path``) for its
+argument parser.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+
+import pytest
+
+from tests.support import ROOT
+
+MODULE = ROOT / "bench" / "peers" / "go-darkroom"
+SCRIPT = ROOT / "scripts" / "build_go_peer.sh"
+
+
+@pytest.fixture(scope="module")
+def reconcile() -> Iterator[ModuleType]:
+    """bench/reconcile.py as a module (bench/ first on sys.path, as ``python bench/reconcile.py`` has it)."""
+    bench = str(ROOT / "bench")
+    before = set(sys.modules)
+    sys.path.insert(0, bench)
+    try:
+        yield importlib.import_module("reconcile")
+    finally:
+        sys.path.remove(bench)
+        for name in set(sys.modules) - before:  # bench's modules (common, servers, ...) leave with it: no later import finds them
+            if (getattr(sys.modules[name], "__file__", None) or "").startswith(bench):
+                del sys.modules[name]
+
+
+def test_go_mod_pins_controller_runtime_and_go_sum_exists() -> None:
+    go_mod = (MODULE / "go.mod").read_text()
+    assert re.search(r"^\s*sigs\.k8s\.io/controller-runtime v\d+\.\d+\.\d+$", go_mod, re.MULTILINE), go_mod
+    assert re.search(r"^go 1\.\d+", go_mod, re.MULTILINE)
+    go_sum = (MODULE / "go.sum").read_text()
+    assert "sigs.k8s.io/controller-runtime " in go_sum and "k8s.io/client-go " in go_sum
+
+
+def test_the_peer_says_what_it_is() -> None:
+    main = (MODULE / "main.go").read_text()
+    assert main.startswith("// Command go-darkroom is the Go peer of bench/reconcile.py")
+    assert "How it differs from ours" in main
+
+
+def test_build_script_is_executable_and_parses() -> None:
+    assert os.access(SCRIPT, os.X_OK)
+    result = subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    text = SCRIPT.read_text()
+    assert "nice -n 15 go build" in text and "exit 3" in text and "bin/go-darkroom" in text
+
+
+def test_the_benchmark_accepts_go(reconcile: ModuleType) -> None:
+    opts = reconcile.parse_args(["--operators", "ours,kopf,go", "--count", "10", "--runs", "1"])
+    assert opts.kinds == ["ours", "kopf", "go"] and not opts.go_optional
+    assert reconcile.parse_args(["--operators", "go"]).kinds == ["go"]
+    default = reconcile.parse_args([])
+    assert default.kinds == ["ours", "kopf", "go"] and default.go_optional  # left out with a note when it cannot build
+    assert reconcile.OPERATORS["go"].agents == ("go-peer/",)
+
+
+def test_the_benchmark_refuses_an_unknown_operator(reconcile: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        reconcile.parse_args(["--operators", "ours,rust"])
+    assert "choose from ['go', 'kopf', 'ours']" in capsys.readouterr().err
