@@ -1,8 +1,9 @@
 # Darkroom Control Panel — the two commands a fresh machine needs are `make api` and `make test`.
 # Every target bootstraps .venv/ itself from the hashed locks in requirements/ (compiled by `make lock` from the
-# pyproject.toml files), re-installing only when a pyproject.toml or a lock changes. Two kinds of venv:
+# pyproject.toml files), re-installing only when a pyproject.toml or a lock changes. Three kinds of venv:
 #   `make api` (and cluster, operator): the product's runtime + the embedded devcluster (requirements/devcluster.txt);
-#   `make test` (and lint, typecheck, unit, bench): that + the toolchain (requirements/dev.txt).
+#   `make test` (and lint, typecheck, unit): that + the toolchain (requirements/dev.txt);
+#   `make bench`: that + what the benchmarks need beside it (requirements/bench.txt: kopf, py-spy).
 # A dev venv serves `make api` as it is; a runtime-only venv gets the toolchain added by the first `make test`.
 # Three projects of ours, each installed editable from this checkout and never looked up on an index: the product
 # (pyproject.toml), the leaves it shares with devcluster (lib/shared) and devcluster (devcluster/, the `[devcluster]`
@@ -12,13 +13,14 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-LOCKS := requirements/build.txt requirements/runtime.txt requirements/devcluster.txt requirements/dev.txt
+LOCKS := requirements/build.txt requirements/runtime.txt requirements/devcluster.txt requirements/dev.txt requirements/bench.txt
 PROJECTS := pyproject.toml lib/shared/pyproject.toml devcluster/pyproject.toml
 # Their distribution names: resolved from their paths ([tool.uv.sources]) and never written into a lock.
 LOCAL_PACKAGES := darkroom-shared-leaves devcluster
 FINGERPRINT := $(shell cat $(PROJECTS) $(LOCKS) 2>/dev/null | sha1sum | cut -c1-12)
 API_STAMP := $(VENV)/.installed-api-$(FINGERPRINT)
 DEV_STAMP := $(VENV)/.installed-dev-$(FINGERPRINT)
+BENCH_STAMP := $(VENV)/.installed-bench-$(FINGERPRINT)
 # --no-deps: a lock is the whole closure, hashed (pip refuses anything else); no resolver, no surprise versions.
 PIP_INSTALL := $(PY) -m pip install -q --disable-pip-version-check --no-deps --require-hashes
 PORT ?= 5000
@@ -48,7 +50,7 @@ UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.1
 # Where the packages of ours live, by import name (lint-imports finds them through this).
 SOURCE_ROOTS := .:operator:lib:lib/shared:devcluster/src
 
-.PHONY: chart release venv venv-api api docs test test-tools test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
+.PHONY: chart release venv venv-api venv-bench api docs test test-tools test-fast $(addprefix test-,$(LANES)) test-devcluster lint typecheck unit cluster realcluster realcluster-build operator bench clean docker-build deploy undeploy vendor lock
 
 # $(call install,LOCK,WHAT): a venv if missing, then the lock, then our own projects (editable, from this checkout:
 # --no-deps, so no name of ours is ever looked up on an index; built with the pinned setuptools of
@@ -70,8 +72,14 @@ $(DEV_STAMP):
 	$(call install,requirements/dev.txt,the product with devcluster and the test toolchain)
 	@rm -f $(VENV)/.installed-* && touch $@ $(API_STAMP)
 
+# bench.txt is dev.txt plus the benchmarks' own packages: a bench venv serves `make test` and `make api` as it is.
+$(BENCH_STAMP):
+	$(call install,requirements/bench.txt,the product with devcluster and the test toolchain plus the benchmarks' kopf and py-spy)
+	@rm -f $(VENV)/.installed-* && touch $@ $(DEV_STAMP) $(API_STAMP)
+
 venv-api: $(API_STAMP)
 venv: $(DEV_STAMP)
+venv-bench: $(BENCH_STAMP)
 
 ## api: run the product (embedded devcluster unless KUBECONFIG/--kubeconfig says otherwise; PORT, DEVCLUSTER_PORT)
 api: venv-api
@@ -86,6 +94,7 @@ lock: venv
 	@$(UV_COMPILE) pyproject.toml --extra dev -o requirements/dev.txt
 	@$(UV_COMPILE) pyproject.toml --extra devcluster -c requirements/dev.txt -o requirements/devcluster.txt
 	@$(UV_COMPILE) pyproject.toml -c requirements/dev.txt -o requirements/runtime.txt
+	@$(UV_COMPILE) pyproject.toml --extra dev --extra bench -c requirements/dev.txt -o requirements/bench.txt
 
 ## test: lint, type-check, build the docs site, get the test tools ready, then every lane of the whole suite (tests/ and
 ## devcluster/tests, pyproject's testpaths) at once on TEST_WORKERS workers (TEST_WORKERS=0: serially, in one process).
@@ -159,9 +168,16 @@ operator: venv-api
 cluster: venv-api
 	@$(PY) -m devcluster serve --host 127.0.0.1 --port $(DEVCLUSTER_PORT) --data-dir .devcluster --kubeconfig .devcluster/kubeconfig
 
-## bench: performance tables (never part of the test suite)
-bench: venv
-	@$(PY) devcluster/bench/apiserver.py
+## bench: get the benchmarks ready (requirements/bench.txt into .venv: kopf and py-spy; the Go peer and realcluster
+## built when missing) and list them, each with its command and how long it takes (bench/menu.py); nothing long runs
+## unless asked: RUN=<name> runs one (`make bench RUN=reconcile ARGS="--count 100 --runs 1"`), under nice -n 15.
+## Never part of the test suite.
+RUN ?=
+ARGS ?=
+bench: venv-bench
+	@scripts/build_go_peer.sh >/dev/null || echo "make bench: the Go peer did not build (bench/reconcile.py leaves it out with a note)"
+	@scripts/build_realcluster.sh >/dev/null || echo "make bench: realcluster did not build (the benchmarks run on devcluster only)"
+	@$(PY) bench/menu.py --run "$(RUN)" -- $(ARGS)
 
 ## docker-build: build the image (API + dashboard and reconciler) from deploy/Dockerfile
 docker-build:

@@ -1,6 +1,6 @@
 """Benchmark devcluster beside the real kube-apiserver: request throughput/latency and watch delivery latency.
 
-Never run by the test suite; run it with ``make bench`` or::
+Never run by the test suite; run it with ``make bench RUN=apiserver`` or::
 
     .venv/bin/python devcluster/bench/apiserver.py                # full: both servers, median of 5 runs x 3 s per scenario (~7 min)
     .venv/bin/python devcluster/bench/apiserver.py --server dev   # devcluster only (~3 min)

@@ -10,7 +10,9 @@ devcluster/: their pyproject.toml) without listing them; no lock names a project
 image installs, holds no devcluster-only and no toolchain package; every third-party module that the
 product packages import comes from the runtime lock, and every one devcluster imports from the devcluster
 lock (so the split cannot leave the image without a module it imports); ruff and mypy are pinned exactly;
-this venv has the dev lock's versions installed.
+this venv has the dev lock's versions installed. The benchmarks' lock (bench: `make bench`) is the dev lock, same
+versions, plus the ``[bench]`` extra (kopf, py-spy) and what it pulls in by the lock's own account (each added
+package reached through uv's ``# via`` notes from the extra): checked offline, without installing kopf here.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from packaging.requirements import Requirement
 from .manifests import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-LOCKS = ("build", "runtime", "devcluster", "dev")
+LOCKS = ("build", "runtime", "devcluster", "dev", "bench")
+# The locks whose closure is computed from this venv's metadata (bench's extra packages are not installed here).
+CLOSED = ("build", "runtime", "devcluster", "dev")
+VIA = re.compile(r"^\s*#\s+(?:via\s+)?([A-Za-z0-9][A-Za-z0-9._-]*)(?:\s+\(pyproject\.toml\))?\s*$")
 # The image's interpreter (deploy/Dockerfile's python:3.11.x-slim base) on either CPU architecture.
 IMAGE_ENV = {"python_version": "3.11", "python_full_version": "3.11.13", "sys_platform": "linux", "platform_system": "Linux"}
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$")
@@ -117,9 +122,40 @@ def test_locks_pin_exact_hashed_versions_and_agree_with_each_other() -> None:
 
 
 def test_each_lock_is_exactly_the_closure_of_its_part_of_pyproject() -> None:
-    for name in LOCKS:
+    for name in CLOSED:
         locked, wanted = set(lock(name)), expected(name)
         assert locked == wanted, f"requirements/{name}.txt is stale (run `make lock`): extra {locked - wanted}, missing {wanted - locked}"
+
+
+def requirers(name: str) -> dict[str, set[str]]:
+    """{package: the packages (or our project) uv says it is there for}: the lock's ``# via`` notes."""
+    notes: dict[str, set[str]] = {}
+    current = ""
+    for line in (ROOT / "requirements" / f"{name}.txt").read_text().splitlines():
+        match = PIN.match(line)
+        if match:
+            current = normalized(match.group(1))
+            notes.setdefault(current, set())
+        elif current and (via := VIA.match(line)) and via.group(1) != "via":
+            notes[current].add(normalized(via.group(1)))
+    return notes
+
+
+def test_the_bench_lock_is_the_dev_lock_plus_the_bench_extra() -> None:
+    bench, dev = lock("bench"), lock("dev")
+    assert {p: v for p, (v, _) in bench.items() if p in dev} == {p: v for p, (v, _) in dev.items()}, "bench.txt differs from dev.txt"
+    extra = {normalized(Requirement(r).name) for r in PYPROJECT["project"]["optional-dependencies"]["bench"]}
+    assert extra == {"kopf", "py-spy"}
+    added = set(bench) - set(dev)
+    assert extra <= added
+    notes = requirers("bench")
+    assert all("darkroom-control-panel" in notes[p] for p in extra), {p: notes[p] for p in extra}
+    reached, frontier = set(extra), set(extra)
+    while frontier:  # what the extra pulls in, following the notes down from it
+        frontier = {p for p in added - reached if notes[p] & frontier}
+        reached |= frontier
+    assert reached == added, f"in requirements/bench.txt for no reason of the bench extra: {sorted(added - reached)}"
+    assert {"iso8601", "python-json-logger"} <= added  # kopf's own
 
 
 def test_no_lock_names_a_project_of_ours_or_a_local_path() -> None:

@@ -1,9 +1,10 @@
 """The read verbs with kube-apiserver semantics: get and list (selectors, pagination, resourceVersion).
 
 Lists are consistent snapshots: a ``continue`` token carries the revision of the first page, and
-later pages are served as of that revision from the store's history (410 Expired once the
-history no longer reaches back, with a fresh token for an inconsistent continuation, as
-kube-apiserver does). Called by ``serving/``.
+later pages are served as of that revision (410 Expired once the store's history no longer
+reaches back, with a fresh token for an inconsistent continuation, as kube-apiserver does), from
+the view of that revision the store keeps while pages remain (``listviews.py``), or rebuilds from
+its history. Called by ``serving/``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import orjson
 
 from devcluster import errors
 from devcluster.errors import StatusError
+from devcluster.listviews import object_key
 from devcluster.resources import ResourceType
 from devcluster.selectors import FieldSelector, LabelSelector
 from devcluster.store import Store
@@ -84,7 +86,7 @@ def _full_key(token_key: str, resource: ResourceType, query: ListQuery) -> str:
 
 def _object_key(obj: dict[str, Any]) -> str:
     meta = obj["metadata"]
-    return f"{meta.get('namespace', '')}/{meta['name']}"
+    return object_key(meta.get("namespace", ""), meta["name"])
 
 
 def _validate_list_options(query: ListQuery) -> None:
@@ -108,7 +110,6 @@ def _validate_list_options(query: ListQuery) -> None:
 def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Matching objects (stored form) and the ListMeta (resourceVersion, continue, remainingItemCount)."""
     start = token_start = ""
-    revision = store.revision
     snapshot_at: int | None = None
     _validate_list_options(query)
     if query.continue_token:
@@ -131,26 +132,30 @@ def list_objects(store: Store, resource: ResourceType, query: ListQuery) -> tupl
         if exact:
             snapshot_at = requested
     if snapshot_at is not None:
-        items = store.snapshot(resource.storage_key, snapshot_at, query.namespace)
-        if items is None:
+        view = store.view(resource.storage_key, snapshot_at, query.namespace)
+        if view is None:
             if query.continue_token:
                 raise StatusError(410, "Expired", TOO_OLD_CONTINUE, list_meta={"continue": encode_continue(-1, token_start)})
             raise errors.gone("The resourceVersion for the provided list is too old.")
-        revision = snapshot_at
     else:
-        items = store.items(resource.storage_key, query.namespace)
-    if start:
-        items = [o for o in items if _object_key(o) >= start]
+        view = store.current(resource.storage_key, query.namespace)
+    revision = view.revision
     filtering = not (query.labels.empty and query.fields.empty)
     out: list[dict[str, Any]] = []
     meta: dict[str, Any] = {"resourceVersion": str(revision)}
-    for index, obj in enumerate(items):
+    objects = view.objects
+    for index in range(view.position(start) if start else 0, len(objects)):
+        obj = objects[index]
         if filtering and not (query.labels.matches(obj["metadata"].get("labels")) and query.fields.matches(obj)):
             continue
         if query.limit and len(out) == query.limit:
             meta["continue"] = encode_continue(revision, _token_key(_object_key(out[-1]), resource, query) + "\x00")
             if not filtering:
-                meta["remainingItemCount"] = len(items) - index
-            break
+                meta["remainingItemCount"] = len(objects) - index
+            # The next page reads this view again: kept, it costs that page's objects, not a rebuild of them all.
+            store.keep_view(resource.storage_key, query.namespace, view)
+            return out, meta
         out.append(obj)
+    if query.continue_token:
+        store.release_view(resource.storage_key, query.namespace, revision)
     return out, meta

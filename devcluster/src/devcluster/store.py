@@ -4,7 +4,8 @@ Like etcd behind kube-apiserver, it knows nothing of API semantics: it keeps obj
 (storage key, namespace, name), stamps each committed change with the next cluster-wide revision
 (``metadata.resourceVersion``), persists it through :class:`~devcluster.storage.Storage`, appends
 it to a bounded history (for watches that resume and for consistent paginated lists) and hands
-it to the matching watchers, in commit order. Stored dicts are never mutated after commit, so
+it to the matching watchers, in commit order. A list reads a :class:`~devcluster.listviews.View` of one revision;
+the views a paginated list still pages through are kept (``listviews.py``). Stored dicts are never mutated after commit, so
 readers can hold them without copying. Everything runs on the server's event-loop thread.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from devcluster.listviews import KeptViews, View
 from devcluster.storage import Storage
 
 Key = tuple[str, str]  # (namespace, name)
@@ -52,6 +54,7 @@ class Store:
         self.revision = storage.revision()
         # Watches and snapshots from revisions at or after this one can be served from history.
         self.compacted = self.revision
+        self._kept_views = KeptViews()
         for resource, obj in storage.load():
             meta = obj["metadata"]
             self._index(resource, meta.get("namespace", ""), meta["name"], obj, None)
@@ -62,10 +65,17 @@ class Store:
         return self._objects.get(resource, {}).get((namespace, name))
 
     def items(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Objects of ``resource`` (in ``namespace`` when given), sorted by (namespace, name) as etcd keys sort."""
+        """Objects of ``resource`` (in ``namespace`` when given), in etcd's key order (``listviews.object_key``)."""
+        return self.current(resource, namespace).objects
+
+    def current(self, resource: str, namespace: str | None = None) -> View:
+        """The view of ``resource`` (in ``namespace`` when given) now, at :attr:`revision`."""
+        return View.of(self.revision, self._state(resource, namespace))
+
+    def _state(self, resource: str, namespace: str | None) -> dict[Key, dict[str, Any]]:
+        """{(namespace, name): object} now; the store's own dict when ``namespace`` is None: only to read."""
         objects = self._objects.get(resource, {})
-        keys = sorted(k for k in objects if namespace is None or k[0] == namespace)
-        return [objects[k] for k in keys]
+        return objects if namespace is None else {k: v for k, v in objects.items() if k[0] == namespace}
 
     def count(self, resource: str) -> int:
         return len(self._objects.get(resource, {}))
@@ -79,11 +89,16 @@ class Store:
     def dependents(self, owner_uid: str) -> list[tuple[str, str, str]]:
         return sorted(self._dependents.get(owner_uid, ()))
 
-    def snapshot(self, resource: str, revision: int, namespace: str | None = None) -> list[dict[str, Any]] | None:
-        """Objects of ``resource`` as they were at ``revision``; None when history no longer reaches back."""
+    def view(self, resource: str, revision: int, namespace: str | None = None) -> View | None:
+        """Objects of ``resource`` (in ``namespace`` when given) as they were at ``revision``, kept or rebuilt from
+        the history; None when the history no longer reaches back."""
         if revision < self.compacted:
+            self._kept_views.drop_before(self.compacted)
             return None
-        state = {k: v for k, v in self._objects.get(resource, {}).items() if namespace is None or k[0] == namespace}
+        kept = self._kept_views.get((resource, namespace, revision))
+        if kept is not None:
+            return kept
+        state = dict(self._state(resource, namespace))
         for change in reversed(self._history):
             if change.revision <= revision:
                 break
@@ -94,7 +109,16 @@ class Store:
                 state.pop(key, None)
             else:
                 state[key] = change.prev
-        return [state[k] for k in sorted(state)]
+        return View.of(revision, state)
+
+    def keep_view(self, resource: str, namespace: str | None, view: View) -> None:
+        """Keep ``view`` for the next pages of a list (``listviews.KeptViews``: bounded in number and age)."""
+        self._kept_views.drop_before(self.compacted)
+        self._kept_views.keep((resource, namespace, view.revision), view)
+
+    def release_view(self, resource: str, namespace: str | None, revision: int) -> None:
+        """A list's last page was served: its view is not needed any more."""
+        self._kept_views.release((resource, namespace, revision))
 
     def changes_since(self, resource: str, revision: int) -> list[Change] | None:
         """Changes to ``resource`` after ``revision``; None when that is older than the history."""

@@ -7,7 +7,8 @@ Covers:
   ``involvedObject.name`` / ``.kind`` / ``.uid``; an unsupported field label is 400 BadRequest with
   the kind's conversion message;
 - all-namespaces lists (raw ``/api/v1/configmaps`` and ``list_config_map_for_all_namespaces``),
-  items sorted by namespace/name, list ``metadata.resourceVersion`` is the current revision;
+  items in etcd's key order (``namespace/name`` compared as strings, also page by page), list
+  ``metadata.resourceVersion`` is the current revision;
 - pagination: limit/continue returns every object exactly once, ``remainingItemCount`` without
   selectors (absent with one), continued pages are a consistent snapshot at the first page's
   revision; a continue token older than the history is 410 Expired carrying a fresh (inconsistent)
@@ -228,15 +229,25 @@ def test_event_field_selectors(api_client: client.ApiClient, namespace: str) -> 
 # -- all-namespaces lists, ordering, list resourceVersion ---------------------------------------
 
 
-def test_all_namespaces_lists_sorted_by_namespace_then_name(api_client: client.ApiClient, namespace: str) -> None:
+def test_all_namespaces_lists_sorted_by_key(api_client: client.ApiClient, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
     marker = {"suite": namespace}
     with _other_namespace(core, f"{namespace}-b") as second:
         first_writes = [core.create_namespaced_config_map(namespace, _cm(n, marker)) for n in ("zeta", "alpha")]
         second_writes = [core.create_namespaced_config_map(second, _cm(n, marker)) for n in ("mid", "beta")]
-        expected = [(namespace, "alpha"), (namespace, "zeta"), (second, "beta"), (second, "mid")]
+        # etcd's key order, `namespace/name` compared as strings: `<ns>-b/...` before `<ns>/...` ('-' < '/').
+        expected = [(second, "beta"), (second, "mid"), (namespace, "alpha"), (namespace, "zeta")]
         typed = core.list_config_map_for_all_namespaces(label_selector=f"suite={namespace}")
         assert [(i.metadata.namespace, i.metadata.name) for i in typed.items] == expected
+        paged: list[tuple[str, str]] = []
+        token = None
+        for _ in range(10):  # one a page, across the two namespaces: each object once, in the same order
+            page = core.list_config_map_for_all_namespaces(label_selector=f"suite={namespace}", limit=1, _continue=token)
+            paged += [(i.metadata.namespace, i.metadata.name) for i in page.items]
+            token = page.metadata._continue
+            if not token:
+                break
+        assert paged == expected
         status, raw = _get_json(api_client, "/api/v1/configmaps", [("labelSelector", f"suite={namespace}")])
         assert status == 200
         assert raw["kind"] == "ConfigMapList"

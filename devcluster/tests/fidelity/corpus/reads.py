@@ -88,6 +88,28 @@ def pagination(s: Side) -> None:
     s.get("limit-larger", base, query={"limit": "100"})
 
 
+@sequence("reads.all-namespaces-key-order")
+def all_namespaces_key_order(s: Side) -> None:
+    """Lists across namespaces follow etcd's key order, ``<ns>/<name>`` compared as strings: ``<ns>-b/x`` sorts
+    before ``<ns>/x`` ('-' < '/'); a paginated list too, every object once."""
+    other = f"{s.ns}-b"
+    s.post("create-namespace-b", "/api/v1/namespaces", {"metadata": {"name": other}})
+    s.cleanup(f"/api/v1/namespaces/{other}")
+    for namespace, name in ((s.ns, "a"), (other, "b"), (s.ns, "c"), (other, "d")):
+        s.send("POST", f"/api/v1/namespaces/{namespace}/configmaps", body={"metadata": {"name": name, "labels": {"fid": s.ns}}})
+    selected = {"labelSelector": f"fid={s.ns}"}
+    s.get("list", "/api/v1/configmaps", query=selected)
+    paged: list[str] = []
+    token = ""
+    for _ in range(10):  # 4 objects, one a page: every page until no continue token is left (bounded)
+        page = s.send("GET", "/api/v1/configmaps", query={**selected, "limit": "1", **({"continue": token} if token else {})}).json or {}
+        paged += [f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in page.get("items") or ()]
+        token = (page.get("metadata") or {}).get("continue", "")
+        if not token:
+            break
+    s.fact("paged-one-at-a-time", [key.replace(s.ns, "<ns>") for key in paged])
+
+
 @sequence("reads.resource-version")
 def resource_version(s: Side) -> None:
     base = f"/api/v1/namespaces/{s.ns}/configmaps"
