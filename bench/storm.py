@@ -1,0 +1,275 @@
+"""A person's edit during a storm: how soon the reconciler acts on a spec change while it works through thousands of keys.
+
+Never run by the test suite; run it with::
+
+    nice -n 15 .venv/bin/python bench/storm.py                           # 10,000 Darkrooms on devcluster, main vs this tree
+    nice -n 15 .venv/bin/python bench/storm.py --count 1000 --edits 10   # a quick look
+
+Method
+------
+* One API server (``--server dev|real``, default dev; ``servers.py``, via ``reconcile.py``'s :class:`Cluster`: CRDs,
+  the ``bench`` namespace, devcluster with ``--history-size 200000`` and ``--deployment-ready-delay``), ``--count``
+  Darkrooms created at once (``workloads.py``: two sub-domains of their own each) and converged by this tree's
+  reconciler (every Darkroom Ready), which is then stopped.
+* Then each reconciler in turn (``--order``, default ``before,after``) is started on that cluster — ``before`` is the
+  reconciler of ``--baseline-ref`` (default ``main``, exported with ``git archive`` into a temp dir and run from
+  there with its packages first on ``PYTHONPATH``), ``after`` this working tree — exactly as ``reconcile.py`` runs
+  ours (``python -m darkroom_operator --namespace bench --workers W --no-leader-election``), with
+  ``DARKROOM_OPERATOR_RESYNC_S`` = ``--resync-s``. That is the storm: the restart's initial list (every
+  Darkroom enqueued as its handlers attach) and a resync of all every ``--resync-s`` seconds, shorter than a
+  pass over every Darkroom takes, so the queue does not drain while the edits are made.
+* As soon as the reconciler answers ``/readyz`` (informers synced, controllers started: the initial list is
+  queued), ``--edits`` edits are made, one every ``--edit-gap`` seconds, each a merge PATCH of ``spec.replicas``
+  (1 → 2) of a different Darkroom, spread over the whole set (and different Darkrooms for each reconciler). An
+  edit's latency runs from just before its PATCH is sent to this process seeing the Darkroom's Deployment with
+  ``spec.replicas`` 2 (an informer on Deployments in ``bench``, opened before the reconciler starts): p50 / p99 /
+  max (nearest rank) over the edits. The reconciler's ``workqueue_depth{name="darkroom"}`` is read at each edit
+  (its median and minimum show the storm was on), and the reconciler is stopped when every edit has landed
+  (or after ``--timeout`` seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from common import ROOT, exit_on_sigterm, log, machine_summary, nearest_rank, pythonpath, wait_until
+from reconcile import NAMESPACE, Cluster, Ours
+from servers import realcluster_version
+from workloads import BenchConn, Tracker, create_all, workload
+
+from cluster import DARKROOMS, DEPLOYMENTS, Cache, ConnectionSettings, InformerSettings, connect
+
+EDITED_REPLICAS = 2
+
+
+class Reconciler(Ours):
+    """Our reconciler from the checkout ``product`` (its packages first on ``PYTHONPATH``)."""
+
+    def __init__(self, cluster: Cluster, opts: argparse.Namespace, product: Path, label: str) -> None:
+        super().__init__(cluster, opts, workload("darkroom", count=opts.count, pg_count=0))
+        self.product = product
+        self.label = f"darkroom-operator-{label}"
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        cmd, env = super().command()
+        return cmd, {**env, "PYTHONPATH": pythonpath(self.product)}
+
+    def queue_depth(self) -> int:
+        status, text = self._get("/metrics")
+        for line in text.splitlines() if status == 200 else ():
+            if line.startswith('workqueue_depth{name="darkroom"}'):
+                return int(float(line.rsplit(" ", 1)[1]))
+        return -1
+
+
+class Landed:
+    """When each edited Darkroom's Deployment was first seen with the edited replicas (a handler on the bench's informer)."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def seen(self, deployment: Mapping[str, Any]) -> None:
+        if deployment["spec"].get("replicas") == EDITED_REPLICAS:
+            now = time.monotonic()
+            with self.lock:
+                self.at.setdefault(deployment["metadata"]["name"], now)
+
+    def count(self, names: list[str]) -> int:
+        with self.lock:
+            return sum(name in self.at for name in names)
+
+
+@dataclass
+class Row:
+    label: str
+    latencies_s: list[float]
+    depths: list[int]
+    landed: int
+    edits: int
+    ready_s: float
+
+
+def storm(cluster: Cluster, reconciler: Reconciler, landed: Landed, names: list[str], opts: argparse.Namespace) -> Row:
+    """Start ``reconciler`` (the storm), edit ``names`` one every ``--edit-gap`` s, wait for the Deployments."""
+    started = time.monotonic()
+    reconciler.start()
+    try:
+        reconciler.wait_ready(timeout_s=opts.timeout)
+        ready_s = time.monotonic() - started
+        sent: dict[str, float] = {}
+        depths: list[int] = []
+        conn = BenchConn(cluster.endpoint)
+        try:
+            for k, name in enumerate(names):
+                depths.append(reconciler.queue_depth())
+                sent[name] = time.monotonic()
+                _patch(conn, name)
+                if k < len(names) - 1:
+                    time.sleep(max(0.0, sent[name] + opts.edit_gap - time.monotonic()))
+        finally:
+            conn.close()
+        deadline = time.monotonic() + opts.timeout
+        while landed.count(names) < len(names) and time.monotonic() < deadline:
+            reconciler.check_alive()
+            time.sleep(0.2)
+        with landed.lock:
+            latencies = sorted(landed.at[name] - sent[name] for name in names if name in landed.at)
+        return Row(reconciler.label, latencies, depths, len(latencies), len(names), ready_s)
+    finally:
+        reconciler.stop()
+
+
+def _patch(conn: BenchConn, name: str) -> None:
+    body = json.dumps({"spec": {"replicas": EDITED_REPLICAS}}).encode()
+    status, data = conn.request("PATCH", DARKROOMS.path(namespace=NAMESPACE, name=name), body, "application/merge-patch+json")
+    if status != 200:
+        raise RuntimeError(f"PATCH {name}: {status} {data[:300]!r}")
+
+
+def export(ref: str, work: Path) -> Path:
+    """``git archive <ref>`` of this repository, unpacked into ``work/<ref>``."""
+    target = work / ref.replace("/", "_")
+    target.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def converge(cluster: Cluster, opts: argparse.Namespace) -> None:
+    """Create ``--count`` Darkrooms and let this tree's reconciler make every one Ready."""
+    load = workload("darkroom", count=opts.count, pg_count=0)
+    connection = connect(ConnectionSettings(kubeconfig=cluster.kubeconfig), environ={})
+    cache = Cache(transport=connection.transport, settings=InformerSettings())
+    tracker = Tracker(load)
+    tracker.watch(cache)
+    operator = Reconciler(cluster, opts, ROOT, "converge")
+    try:
+        cache.start()
+        if not cache.wait_for_sync(60):
+            raise RuntimeError("bench informers did not sync")
+        operator.start()
+        operator.wait_ready(timeout_s=opts.timeout)
+        began = time.monotonic()
+        create_all(cluster.endpoint, load, opts.clients)
+        while not tracker.all_ready.wait(2.0):
+            operator.check_alive()
+            if time.monotonic() - began > opts.converge_timeout:
+                raise TimeoutError(f"only {tracker.ready_count()} of {opts.count} Ready after {opts.converge_timeout:g} s")
+        log(f"{opts.count:,} Darkrooms created and Ready in {time.monotonic() - began:.0f} s")
+        wait_until(lambda: operator.queue_depth() == 0, 300, "the converging reconciler's queue to drain", interval_s=0.5)
+    finally:
+        operator.stop()
+        cache.stop()
+        connection.close()
+
+
+def edited_names(count: int, edits: int, round_: int) -> list[str]:
+    """``edits`` Darkrooms spread over the whole set, different ones for each round."""
+    load = workload("darkroom", count=count, pg_count=0)
+    kind = load.kinds[0]
+    step = max(1, count // (edits * 2 + 1))
+    return [kind.name((round_ + 2 * k) * step % count) for k in range(edits)]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f}"
+
+
+def report(rows: list[Row], opts: argparse.Namespace, started: float, load_before: str, when: str, argv: list[str]) -> None:
+    servers = {"dev": "devcluster", "real": f"kube-apiserver {realcluster_version()} + etcd (realcluster)"}[opts.server]
+    load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nA spec edit during a storm, {when}; {servers}; {opts.count:,} Darkrooms")
+    print(f"machine: {machine_summary()}, Python {platform.python_version()}; load average at start {load_before}, at end {load_after}")
+    print(
+        f"command: nice -n 15 .venv/bin/python {' '.join(['bench/storm.py', *argv])}; {opts.workers} workers, resync every "
+        f"{opts.resync_s:g} s, {opts.edits} edits {opts.edit_gap:g} s apart; total {time.monotonic() - started:.0f} s"
+    )
+    print()
+    print(
+        "| reconciler | edits landed | edit → Deployment replicas p50 / p99 / max (ms) "
+        "| queue depth at the edits: min / median | /readyz after restart (s) |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        lat = r.latencies_s
+        cells = f"{ms(nearest_rank(lat, 50))} / {ms(nearest_rank(lat, 99))} / {ms(lat[-1])}" if lat else "none"
+        depths = sorted(r.depths)
+        print(f"| {r.label} | {r.landed}/{r.edits} | {cells} | {depths[0]:,} / {depths[len(depths) // 2]:,} | {r.ready_s:.1f} |")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Latency of spec edits while the reconciler works through a restart and resyncs.")
+    parser.add_argument("--count", type=int, default=10_000, help="Darkrooms (default 10,000)")
+    parser.add_argument("--server", choices=("dev", "real"), default="dev", help="API server (default dev)")
+    parser.add_argument("--edits", type=int, default=30, help="edits per reconciler (default 30)")
+    parser.add_argument("--edit-gap", type=float, default=1.0, help="seconds between edits (default 1)")
+    parser.add_argument("--resync-s", type=float, default=10.0, help="the reconcilers' resync period during the storm (default 10)")
+    parser.add_argument("--workers", type=int, default=4, help="reconcile workers (default 4)")
+    parser.add_argument("--ready-delay", type=float, default=0.5, help="Deployment / pod ready delay of the server (default 0.5)")
+    parser.add_argument("--clients", type=int, default=8, help="threads creating the Darkrooms (default 8)")
+    parser.add_argument("--baseline-ref", default="main", help="the git ref whose reconciler is 'before' (default main)")
+    parser.add_argument("--order", default="before,after", help="which reconcilers, in order (default before,after)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for /readyz, and for the edits to land (default 600)")
+    parser.add_argument("--converge-timeout", type=float, default=3600.0, help="seconds for every Darkroom to become Ready (default 3600)")
+    opts = parser.parse_args(argv)
+    opts.profile = opts.profile_server = opts.profile_idle = None  # reconcile.Ours reads these
+    return opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    opts = parse_args(argv)
+    exit_on_sigterm()
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="bench-storm-"))
+    rows: list[Row] = []
+    try:
+        products = {"before": export(opts.baseline_ref, work), "after": ROOT}
+        cluster = Cluster(opts.server, work / "server", ready_delay_s=opts.ready_delay).start()
+        try:
+            converge(cluster, opts)
+            connection = connect(ConnectionSettings(kubeconfig=cluster.kubeconfig), environ={})
+            cache = Cache(transport=connection.transport, settings=InformerSettings())
+            landed = Landed()
+            cache.add(DEPLOYMENTS, namespace=NAMESPACE).add_handler(on_add=landed.seen, on_update=lambda _old, new: landed.seen(new))
+            try:
+                cache.start()
+                if not cache.wait_for_sync(120):
+                    raise RuntimeError("the bench's Deployment informer did not sync")
+                for round_, label in enumerate(opts.order.split(",")):
+                    names = edited_names(opts.count, opts.edits, round_)
+                    reconciler = Reconciler(cluster, opts, products[label], label)
+                    log(f"{label}: restarting the reconciler, {opts.edits} edits")
+                    row = storm(cluster, reconciler, landed, names, opts)
+                    log(f"{label}: {row.landed}/{row.edits} landed, depths {row.depths}")
+                    rows.append(row)
+            finally:
+                cache.stop()
+                connection.close()
+        finally:
+            cluster.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report(rows, opts, started, load_before, when, argv)
+    return 0 if all(r.landed == r.edits for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
