@@ -53,6 +53,15 @@ def pythonpath(root: Path, *more: Path) -> str:
     return os.pathsep.join(str(p) for p in [*package_roots(root), *more])
 
 
+def export_ref(ref: str, work: Path) -> Path:
+    """``git archive <ref>`` of this repository unpacked into ``work/<ref>`` (a checkout to run "before" code from)."""
+    target = work / ref.replace("/", "_")
+    target.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))

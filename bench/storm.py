@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -46,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, exit_on_sigterm, log, machine_summary, nearest_rank, pythonpath, wait_until
+from common import ROOT, exit_on_sigterm, export_ref, log, machine_summary, nearest_rank, pythonpath, wait_until
 from reconcile import NAMESPACE, Cluster, Ours
 from servers import realcluster_version
 from workloads import BenchConn, Tracker, create_all, workload
@@ -141,15 +140,6 @@ def _patch(conn: BenchConn, name: str) -> None:
         raise RuntimeError(f"PATCH {name}: {status} {data[:300]!r}")
 
 
-def export(ref: str, work: Path) -> Path:
-    """``git archive <ref>`` of this repository, unpacked into ``work/<ref>``."""
-    target = work / ref.replace("/", "_")
-    target.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    return target
-
-
 def converge(cluster: Cluster, opts: argparse.Namespace) -> None:
     """Create ``--count`` Darkrooms and let this tree's reconciler make every one Ready."""
     load = workload("darkroom", count=opts.count, pg_count=0)
@@ -241,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-storm-"))
     rows: list[Row] = []
     try:
-        products = {"before": export(opts.baseline_ref, work), "after": ROOT}
+        products = {"before": export_ref(opts.baseline_ref, work), "after": ROOT}
         cluster = Cluster(opts.server, work / "server", ready_delay_s=opts.ready_delay).start()
         try:
             converge(cluster, opts)
