@@ -13,12 +13,14 @@ Method
 * Each product in turn (``--order``, default ``before,after``: ``before`` is the checkout of ``--baseline-ref``,
   default ``main``, exported with ``git archive``; ``after`` this working tree) is started as ``scale.py`` starts it
   (gunicorn, local mode, the admin kubeconfig) and left to settle ``--settle`` seconds. Then, while a thread reads
-  ``GET /darkrooms?limit=50`` back to back on one keep-alive connection (a failed or refused read reconnects and is
-  counted) and another samples the gunicorn tree's RSS every 20 ms, the API server is restarted: realcluster is
+  ``GET /darkrooms?limit=50`` on one keep-alive connection, 10 ms after each answer (a failed or refused read
+  reconnects and is counted) and another samples the gunicorn tree's RSS every 20 ms, the API server is restarted: realcluster is
   stopped (SIGTERM: kube-apiserver, the controllers and the embedded etcd) and started again on the same data dir
   and port — ``realcluster up`` runs kube-apiserver and etcd as one unit, so the one cannot restart without the
-  other — and devcluster the same way (its watch history does not survive, so every informer relists). The
-  product's informers retry meanwhile; the run waits until its ``darkroom_api_cache_relists`` has grown for
+  other — and devcluster the same way. Just before the stop a ConfigMap is created (a kind the product does not
+  watch), so the product's informers come back with a resourceVersion behind the new server's history (devcluster's
+  starts at its revision when it starts; kube-apiserver's watch cache at etcd's current revision) and relist. The
+  product's informers retry meanwhile; the run waits until its ``darkroom_api_cache_relists_total`` has grown for
   Darkrooms (the relist happened; if the watch resumes instead, the table says so after ``--relist-timeout`` s)
   and ``darkroom_api_cache_objects`` is ``--count`` again, then ``--settle`` seconds more.
 * Reported per product: RSS just before the restart (the median of the last second's samples), its peak from the
@@ -98,7 +100,7 @@ class Sampler:
                 self.reads.append((t0, time.monotonic() - t0))
             else:
                 self.failed.append(t0)
-                time.sleep(0.01)
+            time.sleep(0.01)  # a read every ~10 ms: often enough to see a stall, light enough to leave the API its CPU
         if conn is not None:
             conn.close()
 
@@ -118,6 +120,11 @@ class Row:
 
 def restart(server: ApiServer) -> float:
     """Stop the server and start it again on the same data dir and port; seconds until it answers again."""
+    conn = ScaleConn(server.endpoint)
+    try:  # a write the product does not watch: its informers' resourceVersion is then behind the new server's history
+        conn.expect(201, "POST", "/api/v1/namespaces/scale-00/configmaps", {"metadata": {"generateName": "before-restart-"}})
+    finally:
+        conn.close()
     stopped = time.monotonic()
     server.stop()
     if isinstance(server, RealServer):
@@ -142,7 +149,7 @@ def measure(server: ApiServer, root: Path, label: str, work: Path, opts: argpars
     product = Product(kubeconfig=server.kubeconfig, work=work, timeout_s=opts.ready_timeout, root=root)
     try:
         time.sleep(opts.settle)
-        relists0 = metric(product.port, "darkroom_api_cache_relists", "darkrooms")
+        relists0 = metric(product.port, "darkroom_api_cache_relists_total", "darkrooms")
         sampler = Sampler(product)
         threads = sampler.start()
         time.sleep(1.0)
@@ -153,7 +160,7 @@ def measure(server: ApiServer, root: Path, label: str, work: Path, opts: argpars
         try:
             wait_until(
                 lambda: (
-                    metric(product.port, "darkroom_api_cache_relists", "darkrooms") > relists0
+                    metric(product.port, "darkroom_api_cache_relists_total", "darkrooms") > relists0
                     and metric(product.port, "darkroom_api_cache_objects", "darkrooms") == opts.count
                 ),
                 opts.relist_timeout,
@@ -231,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{opts.count:,} Darkrooms created in {created:.0f} s")
             for label in opts.order.split(","):
                 row = measure(server, products[label], label, work, opts)
-                log(f"{label}: {row}")
+                log(f"{label}: RSS {mib(row.rss_before)} / {mib(row.rss_peak)} / {mib(row.rss_after)} MiB, {len(row.reads)} reads")
                 rows.append(row)
     finally:
         shutil.rmtree(work, ignore_errors=True)
