@@ -7,8 +7,8 @@ Never run by the test suite; run it with::
 
 Method
 ------
-* One API server (``--server dev|real``, default dev; ``servers.py``, via ``reconcile.py``'s :class:`Cluster`: CRDs,
-  the ``bench`` namespace, devcluster with ``--history-size 200000`` and ``--deployment-ready-delay``), ``--count``
+* One API server (``--server dev|real``, default dev; ``servers.py``: the product's CRDs, the ``bench`` namespace,
+  devcluster with ``--history-size 200000`` and ``--deployment-ready-delay``, no audit log), ``--count``
   Darkrooms created at once (``workloads.py``: two sub-domains of their own each) and converged by this tree's
   reconciler (every Darkroom Ready), which is then stopped.
 * Then each reconciler in turn (``--order``, default ``before,after``) is started on that cluster — ``before`` is the
@@ -36,36 +36,80 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, exit_on_sigterm, export_ref, log, machine_summary, nearest_rank, pythonpath, wait_until
-from reconcile import NAMESPACE, Cluster, Ours
-from servers import realcluster_version
-from workloads import BenchConn, Tracker, create_all, workload
+from common import (
+    ROOT,
+    exit_on_sigterm,
+    export_ref,
+    free_port,
+    install_crds,
+    log,
+    machine_summary,
+    nearest_rank,
+    pythonpath,
+    stop_process,
+    wait_until,
+)
+from servers import ApiServer, make_server, realcluster_version
+from workloads import NAMESPACE, BenchConn, Tracker, create_all, workload
 
 from cluster import DARKROOMS, DEPLOYMENTS, Cache, ConnectionSettings, InformerSettings, connect
 
 EDITED_REPLICAS = 2
 
 
-class Reconciler(Ours):
-    """Our reconciler from the checkout ``product`` (its packages first on ``PYTHONPATH``)."""
+class Reconciler:
+    """``python -m darkroom_operator`` of the checkout ``product`` (its packages first on ``PYTHONPATH``), as
+    ``reconcile.py`` runs ours; ready when its ``/readyz`` answers 200."""
 
-    def __init__(self, cluster: Cluster, opts: argparse.Namespace, product: Path, label: str) -> None:
-        super().__init__(cluster, opts, workload("darkroom", count=opts.count, pg_count=0))
-        self.product = product
-        self.label = f"darkroom-operator-{label}"
+    def __init__(self, server: ApiServer, opts: argparse.Namespace, product: Path, label: str, work: Path) -> None:
+        self.server, self.opts, self.product, self.label = server, opts, product, label
+        self.log_path = work / f"darkroom-operator-{label}.log"
+        self.health_port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
 
-    def command(self) -> tuple[list[str], dict[str, str]]:
-        cmd, env = super().command()
-        return cmd, {**env, "PYTHONPATH": pythonpath(self.product)}
+    def start(self) -> None:
+        cmd = [
+            sys.executable, "-m", "darkroom_operator", "--kubeconfig", str(self.server.kubeconfig), "--namespace", NAMESPACE,
+            "--workers", str(self.opts.workers), "--health-port", str(self.health_port), "--no-leader-election",
+        ]  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONPATH": pythonpath(self.product),
+            "DARKROOM_OPERATOR_RESYNC_S": str(self.opts.resync_s),
+            "DARKROOM_OPERATOR_LOG_LEVEL": "WARNING",
+        }
+        with self.log_path.open("ab") as out:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def check_alive(self) -> None:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{self.label} exited with {self.proc.returncode}: {self.log_path.read_text(errors='replace')[-3000:]}")
+
+    def _get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}{path}", timeout=5) as response:
+                return response.status, response.read().decode()
+        except OSError:
+            return 0, ""
+
+    def wait_ready(self, timeout_s: float) -> None:
+        def ready() -> bool:
+            self.check_alive()
+            return self._get("/readyz")[0] == 200
+
+        wait_until(ready, timeout_s, f"{self.label} to become ready", interval_s=0.1)
 
     def queue_depth(self) -> int:
         status, text = self._get("/metrics")
@@ -73,6 +117,11 @@ class Reconciler(Ours):
             if line.startswith('workqueue_depth{name="darkroom"}'):
                 return int(float(line.rsplit(" ", 1)[1]))
         return -1
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
 
 
 class Landed:
@@ -103,7 +152,7 @@ class Row:
     ready_s: float
 
 
-def storm(cluster: Cluster, reconciler: Reconciler, landed: Landed, names: list[str], opts: argparse.Namespace) -> Row:
+def storm(server: ApiServer, reconciler: Reconciler, landed: Landed, names: list[str], opts: argparse.Namespace) -> Row:
     """Start ``reconciler`` (the storm), edit ``names`` one every ``--edit-gap`` s, wait for the Deployments."""
     started = time.monotonic()
     reconciler.start()
@@ -112,7 +161,7 @@ def storm(cluster: Cluster, reconciler: Reconciler, landed: Landed, names: list[
         ready_s = time.monotonic() - started
         sent: dict[str, float] = {}
         depths: list[int] = []
-        conn = BenchConn(cluster.endpoint)
+        conn = BenchConn(server.endpoint)
         try:
             for k, name in enumerate(names):
                 depths.append(reconciler.queue_depth())
@@ -140,14 +189,14 @@ def _patch(conn: BenchConn, name: str) -> None:
         raise RuntimeError(f"PATCH {name}: {status} {data[:300]!r}")
 
 
-def converge(cluster: Cluster, opts: argparse.Namespace) -> None:
+def converge(server: ApiServer, opts: argparse.Namespace, work: Path) -> None:
     """Create ``--count`` Darkrooms and let this tree's reconciler make every one Ready."""
     load = workload("darkroom", count=opts.count, pg_count=0)
-    connection = connect(ConnectionSettings(kubeconfig=cluster.kubeconfig), environ={})
+    connection = connect(ConnectionSettings(kubeconfig=server.kubeconfig), environ={})
     cache = Cache(transport=connection.transport, settings=InformerSettings())
     tracker = Tracker(load)
     tracker.watch(cache)
-    operator = Reconciler(cluster, opts, ROOT, "converge")
+    operator = Reconciler(server, opts, ROOT, "converge", work)
     try:
         cache.start()
         if not cache.wait_for_sync(60):
@@ -155,7 +204,7 @@ def converge(cluster: Cluster, opts: argparse.Namespace) -> None:
         operator.start()
         operator.wait_ready(timeout_s=opts.timeout)
         began = time.monotonic()
-        create_all(cluster.endpoint, load, opts.clients)
+        create_all(server.endpoint, load, opts.clients)
         while not tracker.all_ready.wait(2.0):
             operator.check_alive()
             if time.monotonic() - began > opts.converge_timeout:
@@ -216,9 +265,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--order", default="before,after", help="which reconcilers, in order (default before,after)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for /readyz, and for the edits to land (default 600)")
     parser.add_argument("--converge-timeout", type=float, default=3600.0, help="seconds for every Darkroom to become Ready (default 3600)")
-    opts = parser.parse_args(argv)
-    opts.profile = opts.profile_server = opts.profile_idle = None  # reconcile.Ours reads these
-    return opts
+    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,10 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     try:
         products = {"before": export_ref(opts.baseline_ref, work), "after": ROOT}
-        cluster = Cluster(opts.server, work / "server", ready_delay_s=opts.ready_delay).start()
-        try:
-            converge(cluster, opts)
-            connection = connect(ConnectionSettings(kubeconfig=cluster.kubeconfig), environ={})
+        server = make_server(opts.server, work / "server", ready_delay_s=opts.ready_delay, dev_args=["--history-size", "200000"])
+        with server:
+            conn = BenchConn(server.endpoint)
+            install_crds(conn, namespace=NAMESPACE, probe_path=DARKROOMS.path(namespace=NAMESPACE))
+            conn.close()
+            converge(server, opts, work)
+            connection = connect(ConnectionSettings(kubeconfig=server.kubeconfig), environ={})
             cache = Cache(transport=connection.transport, settings=InformerSettings())
             landed = Landed()
             cache.add(DEPLOYMENTS, namespace=NAMESPACE).add_handler(on_add=landed.seen, on_update=lambda _old, new: landed.seen(new))
@@ -245,16 +295,14 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError("the bench's Deployment informer did not sync")
                 for round_, label in enumerate(opts.order.split(",")):
                     names = edited_names(opts.count, opts.edits, round_)
-                    reconciler = Reconciler(cluster, opts, products[label], label)
+                    reconciler = Reconciler(server, opts, products[label], label, work)
                     log(f"{label}: restarting the reconciler, {opts.edits} edits")
-                    row = storm(cluster, reconciler, landed, names, opts)
+                    row = storm(server, reconciler, landed, names, opts)
                     log(f"{label}: {row.landed}/{row.edits} landed, depths {row.depths}")
                     rows.append(row)
             finally:
                 cache.stop()
                 connection.close()
-        finally:
-            cluster.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report(rows, opts, started, load_before, when, argv)
