@@ -62,6 +62,17 @@ def export_ref(ref: str, work: Path) -> Path:
     return target
 
 
+def add_baseline_arguments(parser: Any, what: str) -> None:
+    """``--baseline-ref`` (whose ``what`` is "before", default main) and ``--order`` (default before,after)."""
+    parser.add_argument("--baseline-ref", default="main", help=f"the git ref whose {what} is 'before' (default main)")
+    parser.add_argument("--order", default="before,after", help=f"which {what}s, in order (default before,after)")
+
+
+def checkouts(opts: Any, work: Path) -> dict[str, Path]:
+    """``before``: ``opts.baseline_ref`` exported into ``work`` (:func:`export_ref`); ``after``: this checkout."""
+    return {"before": export_ref(opts.baseline_ref, work), "after": ROOT}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))

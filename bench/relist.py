@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import ROOT, exit_on_sigterm, export_ref, log, machine_summary, nearest_rank, wait_until
+from common import add_baseline_arguments, checkouts, exit_on_sigterm, log, machine_summary, nearest_rank, wait_until
 from scale import PAGE, Product, ScaleConn, populate, prepare
 from servers import ApiServer, RealServer, make_server, realcluster_version
 
@@ -210,13 +210,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="The API's memory and reads while its informers relist after an API server restart.")
     parser.add_argument("--count", type=int, default=10_000, help="Darkrooms (default 10,000)")
     parser.add_argument("--server", choices=("dev", "real"), default="real", help="API server (default real)")
-    parser.add_argument("--baseline-ref", default="main", help="the git ref whose product is 'before' (default main)")
-    parser.add_argument("--order", default="before,after", help="which products, in order (default before,after)")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds after start-up and after the relist (default 5)")
     parser.add_argument("--relist-timeout", type=float, default=120.0, help="seconds to wait for the relist (default 120)")
     parser.add_argument("--writers", type=int, default=4, help="writer processes creating Darkrooms (default 4)")
     parser.add_argument("--threads", type=int, default=4, help="threads per writer process (default 4)")
     parser.add_argument("--ready-timeout", type=float, default=900.0, help="seconds to wait for the product's /readyz (default 900)")
+    add_baseline_arguments(parser, "product")
     return parser.parse_args(argv)
 
 
@@ -230,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-relist-"))
     rows: list[Row] = []
     try:
-        products = {"before": export_ref(opts.baseline_ref, work), "after": ROOT}
+        products = checkouts(opts, work)
         server = make_server(opts.server, work / "server")
         with server:
             prepare(server)

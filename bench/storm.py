@@ -50,8 +50,9 @@ from typing import Any
 
 from common import (
     ROOT,
+    add_baseline_arguments,
+    checkouts,
     exit_on_sigterm,
-    export_ref,
     free_port,
     install_crds,
     log,
@@ -277,10 +278,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=4, help="reconcile workers (default 4)")
     parser.add_argument("--ready-delay", type=float, default=0.5, help="Deployment / pod ready delay of the server (default 0.5)")
     parser.add_argument("--clients", type=int, default=8, help="threads creating the Darkrooms (default 8)")
-    parser.add_argument("--baseline-ref", default="main", help="the git ref whose reconciler is 'before' (default main)")
-    parser.add_argument("--order", default="before,after", help="which reconcilers, in order (default before,after)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for /readyz, and for the edits to land (default 600)")
     parser.add_argument("--converge-timeout", type=float, default=3600.0, help="seconds for every Darkroom to become Ready (default 3600)")
+    add_baseline_arguments(parser, "reconciler")
     return parser.parse_args(argv)
 
 
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-storm-"))
     rows: list[Row] = []
     try:
-        products = {"before": export_ref(opts.baseline_ref, work), "after": ROOT}
+        products = checkouts(opts, work)
         server = make_server(opts.server, work / "server", ready_delay_s=opts.ready_delay, dev_args=["--history-size", "200000"])
         with server:
             conn = BenchConn(server.endpoint)
