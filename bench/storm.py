@@ -184,6 +184,8 @@ def storm(server: ApiServer, reconciler: Reconciler, landed: Landed, names: list
         with landed.lock:
             took = {name: landed.at[name] - sent[name] for name in names if name in landed.at}
         storming = sorted(took[name] for name, depth in zip(names, depths, strict=True) if name in took and depth >= STORMING)
+        each = [(depth, round(took.get(name, -1) * 1000)) for name, depth in zip(names, depths, strict=True)]
+        log(f"{reconciler.label}: (queue depth at the edit, ms) {each}")
         return Row(reconciler.label, sorted(took.values()), storming, depths, len(took), len(names), ready_s)
     finally:
         reconciler.stop()
@@ -314,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                     reconciler = Reconciler(server, opts, products[label], label, work)
                     log(f"{label}: restarting the reconciler, {opts.edits} edits")
                     row = storm(server, reconciler, landed, names, opts)
-                    log(f"{label}: {row.landed}/{row.edits} landed, depths {row.depths}")
+                    log(f"{label}: {row.landed}/{row.edits} landed")
                     rows.append(row)
             finally:
                 cache.stop()
