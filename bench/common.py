@@ -53,6 +53,26 @@ def pythonpath(root: Path, *more: Path) -> str:
     return os.pathsep.join(str(p) for p in [*package_roots(root), *more])
 
 
+def export_ref(ref: str, work: Path) -> Path:
+    """``git archive <ref>`` of this repository unpacked into ``work/<ref>`` (a checkout to run "before" code from)."""
+    target = work / ref.replace("/", "_")
+    target.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def add_baseline_arguments(parser: Any, what: str) -> None:
+    """``--baseline-ref`` (whose ``what`` is "before", default main) and ``--order`` (default before,after)."""
+    parser.add_argument("--baseline-ref", default="main", help=f"the git ref whose {what} is 'before' (default main)")
+    parser.add_argument("--order", default="before,after", help=f"which {what}s, in order (default before,after)")
+
+
+def checkouts(opts: Any, work: Path) -> dict[str, Path]:
+    """``before``: ``opts.baseline_ref`` exported into ``work`` (:func:`export_ref`); ``after``: this checkout."""
+    return {"before": export_ref(opts.baseline_ref, work), "after": ROOT}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))

@@ -296,14 +296,15 @@ class Collections:
 
 
 class Product:
-    """``gunicorn -c backend/server/gunicorn_conf.py backend.server.wsgi:app`` in the local mode; ``startup_s``: from
-    the process start to the first ``/readyz`` 200. ``gc_log``: where ``--gc-pauses`` records full collections."""
+    """``gunicorn -c backend/server/gunicorn_conf.py backend.server.wsgi:app`` in the local mode, of the checkout ``root``
+    (default this one); ``startup_s``: from the process start to the first ``/readyz`` 200. ``gc_log``: where
+    ``--gc-pauses`` records full collections."""
 
     def __init__(self, *, kubeconfig: Path, work: Path, timeout_s: float, gc_log: Path | None = None, root: Path = ROOT) -> None:
         self.port = free_port()
         self.log_path = work / f"gunicorn-{self.port}.log"
         self.gc_log = gc_log
-        more = [ROOT / "bench"]
+        more = [ROOT / "bench"]  # this checkout's bench helpers, whichever product ``root`` is
         if gc_log is not None:
             site = work / "gcsite"
             site.mkdir(exist_ok=True)

@@ -3,7 +3,10 @@
 :class:`Dispatcher` is owned by one :class:`cluster.informers.Informer`: the watch thread enqueues
 deltas and returns to reading at once, so a slow handler — or one that writes and then reads its own
 write through the cached client, which waits for this very informer — can never stall the cache.
-Handlers run one at a time in event order; an exception in a handler is logged, not propagated.
+Handlers run one at a time in event order; an exception in a handler is logged, not propagated. Adds of
+the initial list — the objects already cached when a handler subscribes (the replay), and the informer's
+first list — go to a handler's ``on_initial_add`` when it has one (client-go's ``isInInitialList``): a
+controller queues them at low priority.
 """
 
 from __future__ import annotations
@@ -23,15 +26,19 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Handler:
-    """Callbacks for one subscriber; any may be None. ``on_update`` gets (old, new)."""
+    """Callbacks for one subscriber; any may be None. ``on_update`` gets (old, new); ``on_initial_add`` gets the adds
+    of the initial list (None: ``on_add`` gets them too)."""
 
     on_add: Callable[[FrozenDict], Any] | None = None
     on_update: Callable[[FrozenDict, FrozenDict], Any] | None = None
     on_delete: Callable[[FrozenDict], Any] | None = None
+    on_initial_add: Callable[[FrozenDict], Any] | None = None
 
-    def deliver(self, delta: Delta) -> None:
+    def deliver(self, delta: Delta, *, initial: bool = False) -> None:
         kind, obj, previous = delta
-        if kind == "ADDED" and self.on_add is not None:
+        if kind == "ADDED" and initial and self.on_initial_add is not None:
+            self.on_initial_add(obj)
+        elif kind == "ADDED" and self.on_add is not None:
             self.on_add(obj)
         elif kind == "MODIFIED" and self.on_update is not None:
             self.on_update(previous if previous is not None else obj, obj)
@@ -56,14 +63,15 @@ class Dispatcher:
         with self._lock:
             self._handlers.append(handler)
             for obj in replay:
-                self._queue.put(((handler,), ("ADDED", obj, None)))
+                self._queue.put(((handler,), ("ADDED", obj, None), True))
 
-    def publish(self, deltas: Iterable[Delta]) -> None:
+    def publish(self, deltas: Iterable[Delta], *, initial: bool = False) -> None:
+        """Queue ``deltas`` for every handler; ``initial``: they are the informer's first list."""
         with self._lock:
             handlers = tuple(self._handlers)
             if handlers:
                 for delta in deltas:
-                    self._queue.put((handlers, delta))
+                    self._queue.put((handlers, delta, initial))
 
     def start(self) -> None:
         self._thread.start()
@@ -78,9 +86,9 @@ class Dispatcher:
             item = self._queue.get()
             if item is _STOP:
                 return
-            handlers, delta = item
+            handlers, delta, initial = item
             for handler in handlers:
                 try:
-                    handler.deliver(delta)
+                    handler.deliver(delta, initial=initial)
                 except Exception:
                     log.exception("informer handler failed on %s of %s", delta[0], delta[1].get("metadata", {}).get("name"))

@@ -7,7 +7,9 @@ Each watch carries a server-side ``timeoutSeconds`` and a client-side read timeo
 bookmark interval, so a connection that silently stopped delivering is noticed and re-opened. A
 watch that ends or breaks resumes from the last resourceVersion seen (events and bookmarks); 410
 Gone (history compacted) triggers a relist, whose differences from the cache become add / update /
-delete deltas, so nothing is lost and nothing phantom stays. Failures back off exponentially with
+delete deltas, so nothing is lost and nothing phantom stays. A relist keeps the cached object of every
+item whose resourceVersion did not change (after an API server restart, nearly all), so it holds one page
+and the changed objects beside the cache, never a second copy of it. Failures back off exponentially with
 jitter. Deltas go to handlers through a :class:`cluster.dispatching.Dispatcher`.
 
 An informer may be given a ``transform`` (client-go's ``SetTransform``): it receives each object as parsed (without
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster import errors
-from cluster.bodies import FrozenDict, freeze, strip_managed_fields
+from cluster.bodies import FrozenDict, freeze, object_key, resource_version, strip_managed_fields
 from cluster.dispatching import Dispatcher, Handler
 from cluster.indexers import IndexFunction
 from cluster.requesting import Stream, Transport
@@ -94,9 +96,11 @@ class Informer:
         on_add: Callable[[FrozenDict], Any] | None = None,
         on_update: Callable[[FrozenDict, FrozenDict], Any] | None = None,
         on_delete: Callable[[FrozenDict], Any] | None = None,
+        on_initial_add: Callable[[FrozenDict], Any] | None = None,
     ) -> None:
-        """Subscribe to changes. Added after sync, the handler first gets every cached object as an add."""
-        handler = Handler(on_add, on_update, on_delete)
+        """Subscribe to changes. Added after sync, the handler first gets every cached object as an add. The adds of
+        that replay and of the first list go to ``on_initial_add`` when given (:class:`~cluster.dispatching.Handler`)."""
+        handler = Handler(on_add, on_update, on_delete, on_initial_add)
         with self.store.changed:
             self._dispatcher.add(handler, replay=self.store.list() if self._synced.is_set() else ())
 
@@ -185,6 +189,10 @@ class Informer:
             if not token:
                 version = str(meta.get("resourceVersion", ""))
             for item in page.get("items") or ():
+                cached = self.store.get(object_key(item))
+                if cached is not None and resource_version(cached) == resource_version(item):
+                    objects.append(cached)  # a relist keeps what did not change: no second copy of the cache
+                    continue
                 # Items of built-in lists omit kind/apiVersion; the cache holds objects as a GET returns them.
                 item.setdefault("apiVersion", self.resource.api_version)
                 item.setdefault("kind", self.resource.kind)
@@ -199,7 +207,7 @@ class Informer:
         with self._lock:
             self._version = version
         deltas = self.store.replace(objects, version)
-        self._dispatcher.publish(deltas)
+        self._dispatcher.publish(deltas, initial=not self._synced.is_set())
         self._last_event_at = time.monotonic()
         self._synced.set()
 

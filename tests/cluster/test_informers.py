@@ -3,7 +3,8 @@
 Behaviours: ``wait_for_sync`` / ``has_synced`` after a paginated initial list (more objects than a
 page) that fills the store; creates, updates and deletes made by another client reach the cache and
 the add / update(old, new) / delete handlers in order; a handler added after sync first gets every
-cached object as an add; a failing handler does not stop delivery; label-selector queries (equality,
+cached object as an add — to its ``on_initial_add`` when it has one, as does a handler added before the
+first list, while later creates go to ``on_add``; a failing handler does not stop delivery; label-selector queries (equality,
 set-based, existence, mapping) and the namespace, owner-UID and label indexes; a label-selected
 informer holds only matching objects and drops objects that stop matching; cached objects carry
 kind/apiVersion and no managedFields; they cannot be mutated by a caller (dicts and lists), while
@@ -95,6 +96,32 @@ def test_late_handler_replay_and_failing_handler(
     informer.add_handler(on_add=lambda o: seen.append(o["metadata"]["name"]))
     core.create_namespaced_config_map(namespace, configmap("b", namespace))
     wait_for(lambda: [n for n in seen if n not in PUBLISHED_CONFIGMAPS] == ["a", "b"], message="replayed add then live add")
+
+
+def test_adds_of_the_initial_list_go_to_on_initial_add(
+    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient
+) -> None:
+    core = k8s.CoreV1Api(api_client)
+    core.create_namespaced_config_map(namespace, configmap("listed", namespace))
+    cache = make_cache(connection.transport)
+    informer = cache.add(CONFIGMAPS, namespace=namespace)
+    early: dict[str, list[str]] = {"initial": [], "live": []}
+    informer.add_handler(
+        on_add=lambda o: early["live"].append(o["metadata"]["name"]),
+        on_initial_add=lambda o: early["initial"].append(o["metadata"]["name"]),
+    )
+    assert cache.start().wait_for_sync(10)
+    late: dict[str, list[str]] = {"initial": [], "live": []}
+    informer.add_handler(
+        on_add=lambda o: late["live"].append(o["metadata"]["name"]), on_initial_add=lambda o: late["initial"].append(o["metadata"]["name"])
+    )
+    core.create_namespaced_config_map(namespace, configmap("created", namespace))
+
+    def ours(names: list[str]) -> list[str]:
+        return [n for n in names if n not in PUBLISHED_CONFIGMAPS]
+
+    wait_for(lambda: ours(late["live"]) == ["created"] and ours(early["live"]) == ["created"], message="the live add")
+    assert ours(early["initial"]) == ours(late["initial"]) == ["listed"]
 
 
 def test_selectors_and_indexes(connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient) -> None:

@@ -1,14 +1,15 @@
 """Informer recovery: dead connections, 410 Gone relists, API server restarts, clean shutdown.
 
 Behaviours: a watch connection that silently stops delivering (a proxy swallows its bytes without
-closing) is noticed by the read timeout and re-opened, and later changes arrive; when the informer
+closing) is noticed by the read timeout and re-opened from the last resourceVersion the cache had —
+no LIST request (the transport's requests are counted) — and later changes arrive; when the informer
 comes back after the server's history window has moved past its resourceVersion (410 Gone; tiny
 ``--history-size``) it relists, and the cache then equals the server's list exactly — objects
 deleted meanwhile are gone (with delete handlers called), new ones present, changed ones at their
-new version — and a list at a compacted version is ``Gone`` (devcluster only: forcing it needs its
-history knob); when the API server is stopped and restarted mid-watch the informer keeps retrying,
-reconnects and converges; stopping a cache (informers idle in
-a watch, or still failing to connect) leaves no threads behind.
+new version, unchanged ones the very objects cached before (no second copy) — and a list at a
+compacted version is ``Gone`` (devcluster only: forcing it needs its history knob); when the API
+server is stopped and restarted mid-watch the informer keeps retrying, reconnects and converges;
+stopping a cache (informers idle in a watch, or still failing to connect) leaves no threads behind.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from cluster import CONFIGMAPS, DARKROOMS, NAMESPACES, Cache, ConnectionSettings, Gone, InformerSettings, connect
+from cluster.bodies import version_at_least
 from cluster.connecting import Connection
 from cluster.informers import Informer
 from tests.support import PUBLISHED_CONFIGMAPS, ClusterProcess, DevclusterProcess, free_port, wait_for
@@ -47,10 +49,26 @@ def test_silently_dead_connection_is_detected(
 ) -> None:
     conn = connect(ConnectionSettings(kubeconfig=kubeconfig_for(kube, tmp_path / "kubeconfig", port=proxy.port)), environ={})
     try:
+        lists: list[str] = []  # the transport's plain requests (the informer's only one is its LIST)
+        watched_from: list[str] = []  # the resourceVersion of each watch it opened
+        request, stream = conn.transport.request, conn.transport.stream
+
+        def counted_request(method: str, path: str, **kwargs: Any) -> Any:
+            lists.append(f"{method} {path}")
+            return request(method, path, **kwargs)
+
+        def counted_stream(path: str, **kwargs: Any) -> Any:
+            watched_from.append(str(kwargs["query"]["resourceVersion"]))
+            return stream(path, **kwargs)
+
+        conn.transport.request = counted_request  # type: ignore[method-assign]
+        conn.transport.stream = counted_stream  # type: ignore[method-assign]
         cache = make_cache(conn.transport)
         informer = cache.add(CONFIGMAPS, namespace=namespace)
         assert cache.start().wait_for_sync(10)
         restarts = informer.watch_restarts
+        assert len(lists) == 1  # the first list
+        version = informer.store.progress
         assert proxy.silence() >= 1
         k8s.CoreV1Api(api_client).create_namespaced_config_map(namespace, {"metadata": {"name": "after-silence"}})
         wait_for(
@@ -58,6 +76,8 @@ def test_silently_dead_connection_is_detected(
         )
         assert informer.watch_restarts > restarts
         assert informer.relists == 0  # resumed from its resourceVersion: history still covers it
+        assert len(lists) == 1, lists  # and no LIST was sent
+        assert len(watched_from) >= 2 and all(version_at_least(v, version) for v in watched_from)  # each from where the cache was
     finally:
         cache.stop()
         conn.close()
@@ -78,6 +98,7 @@ def test_gone_relists_without_lost_or_phantom_objects(fresh_devcluster: Callable
         deleted: list[str] = []
         informer.add_handler(on_delete=lambda o: deleted.append(o["metadata"]["name"]))
         assert cache.start().wait_for_sync(10)
+        kept = informer.store.get("default/keep")
         assert proxy.silence() >= 1
         old_version = informer.store.progress
         core.delete_namespaced_config_map("drop-1", "default")
@@ -93,6 +114,7 @@ def test_gone_relists_without_lost_or_phantom_objects(fresh_devcluster: Callable
         assert sorted(deleted) == ["drop-1", "drop-2"]
         assert informer.store.get("default/change")["data"] == {"v": "1"}
         assert set(cache_state(informer)) == {"keep", "change", *(f"new-{i}" for i in range(8))}
+        assert informer.store.get("default/keep") is kept  # unchanged: the relist kept the cached object
     finally:
         cache.stop()
         conn.close()

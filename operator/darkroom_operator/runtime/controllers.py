@@ -40,7 +40,7 @@ from cluster.indexers import IndexFunction
 from darkroom_operator.runtime.metrics import Metrics
 from darkroom_operator.runtime.ratelimiting import ConnectionBackoff
 from darkroom_operator.runtime.reconciling import Reconciler, Result
-from darkroom_operator.runtime.workqueues import WorkQueue
+from darkroom_operator.runtime.workqueues import HIGH, LOW, WorkQueue
 from darkroom_operator.settings import OperatorSettings
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,13 @@ def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj["metadata"]
     namespace = meta.get("namespace")
     return f"{namespace}/{meta['name']}" if namespace else str(meta["name"])
+
+
+def primary_update_priority(old: Mapping[str, Any], new: Mapping[str, Any]) -> int:
+    """HIGH when a primary's update changed its spec (``metadata.generation``) or its deletion; LOW otherwise."""
+    before, after = old["metadata"], new["metadata"]
+    changed = before.get("generation") != after.get("generation") or before.get("deletionTimestamp") != after.get("deletionTimestamp")
+    return HIGH if changed else LOW
 
 
 def _group(api_version: str) -> str:
@@ -139,10 +146,10 @@ class Controller:
         metrics.watch_queue(self.queue)
         metrics.declare_controller(self.name)
 
-    def enqueue(self, keys: Iterable[str | None]) -> None:
+    def enqueue(self, keys: Iterable[str | None], priority: int = HIGH) -> None:
         for key in keys:
             if key:
-                self.queue.add(key)
+                self.queue.add(key, priority)
 
     def start(self) -> None:
         for i in range(self.settings.workers):
@@ -162,7 +169,7 @@ class Controller:
 
     def _work(self) -> None:
         while True:
-            key, shutdown = self.queue.get()
+            key, priority, shutdown = self.queue.get_with_priority()
             if shutdown or key is None:
                 return
             try:
@@ -170,12 +177,13 @@ class Controller:
                 if pause_s:
                     self._stopping.wait(pause_s)  # the server is away: wait with it, not per key
                 if not self._stopping.is_set():
-                    self.process(key)
+                    self.process(key, priority)
             finally:
                 self.queue.done(key)
 
-    def process(self, key: str) -> str:
-        """Reconcile ``key`` once and schedule what follows; the outcome (a ``result`` label value)."""
+    def process(self, key: str, priority: int = HIGH) -> str:
+        """Reconcile ``key`` once and schedule what follows (at ``priority``, the one it was queued at); the outcome
+        (a ``result`` label value)."""
         fields = {"controller": self.name, "key": key}
         started = time.monotonic()
         outcome = "success"
@@ -184,11 +192,11 @@ class Controller:
         except Unavailable as e:
             outcome = "unavailable"
             pause_s = self.backoff.failed()
-            self.queue.add(key)  # no per-key failure: the server, not the object, is the problem
+            self.queue.add(key, priority)  # no per-key failure: the server, not the object, is the problem
             log.warning("server unavailable, pausing", extra={**fields, "error": e.message, "pause_s": round(pause_s, 3)})
         except Conflict as e:
             outcome = "conflict"
-            delay_s = self.queue.add_rate_limited(key)
+            delay_s = self.queue.add_rate_limited(key, priority)
             log.debug("conflict, retrying", extra={**fields, "error": e.message, "retry_in_s": round(delay_s, 3)})
         except NotFound as e:
             if self.primary_informer.store.get(key) is None:
@@ -197,16 +205,16 @@ class Controller:
                 log.debug("object is gone", extra={**fields, "error": e.message})
             else:
                 outcome = "error"
-                self._retry(key, e, fields)
+                self._retry(key, priority, e, fields)
         except Exception as e:
             outcome = "error"
-            self._retry(key, e, fields)
+            self._retry(key, priority, e, fields)
         else:
             self.backoff.succeeded()
             self.queue.forget(key)
             if result.requeue_after_s is not None:
                 outcome = "requeue_after"
-                self.queue.add_after(key, result.requeue_after_s)
+                self.queue.add_after(key, result.requeue_after_s, priority)
             log.debug("reconciled", extra={**fields, "requeue_after_s": result.requeue_after_s})
         finally:
             elapsed_s = time.monotonic() - started
@@ -214,8 +222,8 @@ class Controller:
             self.metrics.reconcile_total.labels(self.name, outcome).inc()
         return outcome
 
-    def _retry(self, key: str, error: Exception, fields: dict[str, Any]) -> None:
-        delay_s = self.queue.add_rate_limited(key)
+    def _retry(self, key: str, priority: int, error: Exception, fields: dict[str, Any]) -> None:
+        delay_s = self.queue.add_rate_limited(key, priority)
         details: dict[str, Any] = {
             **fields,
             "error": error.message if isinstance(error, ClusterError) else str(error),
@@ -274,13 +282,15 @@ class Controllers:
         enqueue = controller.enqueue
         self.informers[r.primary].add_handler(
             on_add=lambda o: enqueue((object_key(o),)),
-            on_update=lambda old, new: enqueue((object_key(new),)),
+            on_initial_add=lambda o: enqueue((object_key(o),), LOW),
+            on_update=lambda old, new: enqueue((object_key(new),), primary_update_priority(old, new)),
             on_delete=lambda o: enqueue((object_key(o),)),
         )
         primary = r.primary
         for resource in r.owned:
             self.informers[resource].add_handler(
                 on_add=lambda o: enqueue((owner_key(o, primary),)),
+                on_initial_add=lambda o: enqueue((owner_key(o, primary),), LOW),
                 on_update=lambda old, new: enqueue({owner_key(old, primary), owner_key(new, primary)}),
                 on_delete=lambda o: enqueue((owner_key(o, primary),)),
             )
@@ -290,16 +300,17 @@ class Controllers:
             to_keys: Callable[..., list[str]] = watch.to_keys
             self.informers[watch.resource].add_handler(
                 on_add=lambda o, f=to_keys: enqueue(f(o)),  # type: ignore[misc]
+                on_initial_add=lambda o, f=to_keys: enqueue(f(o), LOW),  # type: ignore[misc]
                 on_update=lambda old, new, f=to_keys: enqueue({*f(old), *f(new)}),  # type: ignore[misc]
                 on_delete=lambda o, f=to_keys: enqueue(f(o)),  # type: ignore[misc]
             )
 
     def resync(self) -> int:
-        """Enqueue every cached primary object; how many keys."""
+        """Enqueue every cached primary object, at low priority; how many keys."""
         count = 0
         for controller in self.controllers:
             keys = [object_key(o) for o in controller.primary_informer.store.list()]
-            controller.enqueue(keys)
+            controller.enqueue(keys, LOW)
             count += len(keys)
         log.debug("resync", extra={"keys": count})
         return count

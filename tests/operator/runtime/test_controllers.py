@@ -5,7 +5,9 @@ controller ownerReference of the primary's kind, label-selected on managed-by; a
 through ``to_keys``) and nothing else; outcomes — success forgets, ``requeue_after_s`` reconciles
 again with no event, Conflict retries quietly (debug), an exception retries with an error log
 carrying the key and the error, NotFound of a deleted primary is dropped while NotFound with the
-primary present is retried; periodic resync; graceful stop lets an in-flight reconcile finish and
+primary present is retried; periodic resync; priorities — a spec edit made while the initial list or a
+resync of many Darkrooms waits is reconciled before the rest of that storm (order, not time), and which
+primary updates are low (status, metadata) or high (spec, deletion); graceful stop lets an in-flight reconcile finish and
 takes no new work, and reports a reconcile that outlives the timeout; conflicting informer
 declarations are refused.
 """
@@ -19,9 +21,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from darkroom_operator.runtime.controllers import Controllers, owner_key
+from darkroom_operator.runtime.controllers import Controllers, owner_key, primary_update_priority
 from darkroom_operator.runtime.metrics import Metrics
 from darkroom_operator.runtime.reconciling import Result, Watch
+from darkroom_operator.runtime.workqueues import HIGH, LOW
 from darkroom_operator.settings import OperatorSettings
 
 from cluster import (
@@ -91,11 +94,12 @@ def make_runtime(kube: ClusterProcess, crds_installed: None, namespace: str) -> 
     caches: list[Cache] = []
     runtimes: list[Runtime] = []
 
-    def make(**settings: Any) -> Runtime:
+    def make(script: dict[str, list[Any]] | None = None, **settings: Any) -> Runtime:
         cache = Cache(transport=connection.transport, settings=InformerSettings())
         caches.append(cache)
         operator_settings = OperatorSettings(namespace=namespace, leader_election=False, health_port=-1, **settings)
         reconciler = Scripted(namespace)
+        reconciler.script.update(script or {})
         metrics = Metrics()
         controllers = Controllers(reconcilers=[reconciler], cache=cache, settings=operator_settings, metrics=metrics)
         assert cache.start().wait_for_sync(30)
@@ -238,6 +242,83 @@ def test_resync_reconciles_every_cached_primary_again(make_runtime: Callable[...
     create_darkroom(client, namespace, "a")
     create_darkroom(client, namespace, "b")
     wait_for(lambda: rt.reconciler.count(f"{namespace}/a") >= 3 and rt.reconciler.count(f"{namespace}/b") >= 3, message="resyncs")
+
+
+# -- priorities ------------------------------------------------------------------------------
+
+STORM = 30
+
+
+class Gate:
+    """A reconcile step that holds the single worker until released, so the test can act while a storm waits."""
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def __call__(self) -> Result:
+        self.entered.set()
+        assert self.release.wait(60), "the gate was never released"
+        return Result()
+
+
+def storm_names() -> list[str]:
+    return [f"storm-{i:03}" for i in range(STORM)]
+
+
+def edit_spec(client: CachedClient, namespace: str, name: str) -> None:
+    client.patch(DARKROOMS, name, {"spec": {"replicas": 3}}, namespace=namespace)
+
+
+def assert_edit_goes_first(rt: Runtime, client: CachedClient, namespace: str, gate: Gate, *, already: int) -> None:
+    """With the worker held by ``gate`` and the rest of the storm waiting low, edit the storm's last Darkroom (the
+    last in the queue): its reconcile is the very next one, before the 28 others."""
+    queue = rt.controller.queue
+    edited = storm_names()[-1]
+    edit_spec(client, namespace, edited)
+    wait_for(lambda: queue.stats().depth_by_priority.get(HIGH) == 1, message="the edit queued at high priority")
+    assert queue.stats().depth_by_priority.get(LOW) == STORM - 2  # the held key and the edited one are not waiting low
+    gate.release.set()
+    wait_for(lambda: len(rt.reconciler.calls) >= already + STORM, message="the storm drained")
+    storm = rt.reconciler.calls[already:]
+    assert storm[:2] == [f"{namespace}/storm-000", f"{namespace}/{edited}"], storm[:5]
+    assert sorted(storm) == sorted(f"{namespace}/{n}" for n in storm_names())  # each once: the edit collapsed into its low add
+
+
+def test_a_spec_edit_during_the_initial_list_storm_is_reconciled_before_the_storm(
+    make_runtime: Callable[..., Runtime], client: CachedClient, namespace: str
+) -> None:
+    for name in storm_names():
+        create_darkroom(client, namespace, name)
+    gate = Gate()
+    rt = make_runtime(script={f"{namespace}/storm-000": [gate]}, workers=1)  # the initial list: storm-000 first (key order)
+    assert gate.entered.wait(30)
+    assert_edit_goes_first(rt, client, namespace, gate, already=0)
+
+
+def test_a_spec_edit_during_a_resync_storm_is_reconciled_before_the_storm(
+    make_runtime: Callable[..., Runtime], client: CachedClient, namespace: str
+) -> None:
+    rt = make_runtime(workers=1)
+    for name in storm_names():
+        create_darkroom(client, namespace, name)
+    wait_for(lambda: all(rt.reconciler.count(f"{namespace}/{n}") >= 1 for n in storm_names()), message="the Darkrooms reconciled once")
+    wait_for(lambda: len(rt.controller.queue) == 0, message="the queue drained")
+    already = len(rt.reconciler.calls)
+    gate = Gate()
+    rt.reconciler.script[f"{namespace}/storm-000"] = [gate]
+    assert rt.controllers.resync() == STORM
+    assert gate.entered.wait(30)
+    assert_edit_goes_first(rt, client, namespace, gate, already=already)
+
+
+def test_a_primary_update_is_high_only_when_its_spec_or_its_deletion_changed() -> None:
+    def darkroom(generation: int, **meta: Any) -> dict[str, Any]:
+        return {"metadata": {"name": "d", "generation": generation, **meta}, "status": {"readyReplicas": generation}}
+
+    assert primary_update_priority(darkroom(1), darkroom(2)) == HIGH
+    assert primary_update_priority(darkroom(1), darkroom(1, deletionTimestamp="2026-01-01T00:00:00Z")) == HIGH
+    assert primary_update_priority(darkroom(1), darkroom(1, labels={"a": "b"}, finalizers=["f"])) == LOW
+    assert primary_update_priority(darkroom(1), {**darkroom(1), "status": {"readyReplicas": 9}}) == LOW
 
 
 # -- shutdown --------------------------------------------------------------------------------

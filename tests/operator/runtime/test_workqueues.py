@@ -2,8 +2,11 @@
 
 Covers: repeated adds collapse; a key is never handed to two workers at once, and a key added while
 it is processed is queued again (once) after ``done``; ``add_after`` delays and the earliest time
-wins; the per-key exponential backoff (5 ms · 2^n, capped at 1000 s), the 10 qps / burst 100
-bucket and their maximum; ``forget`` and ``num_requeues``; ``shut_down`` and
+wins; priorities (controller-runtime's priority queue): the highest priority first and first in first out
+within one, a waiting low key raised by a high add (collapsed, behind the high keys already waiting), a key
+added during processing re-queued at the highest priority added meanwhile, a delayed key coming in at its
+``add_after`` priority, ``get_with_priority`` naming it; the per-key exponential backoff (5 ms · 2^n,
+capped at 1000 s), the 10 qps / burst 100 bucket and their maximum; ``forget`` and ``num_requeues``; ``shut_down`` and
 ``shut_down_with_drain``; stats for metrics. Time is an injected fake clock: nothing sleeps.
 """
 
@@ -19,7 +22,7 @@ from darkroom_operator.runtime.ratelimiting import (
     MaxOfRateLimiter,
     default_rate_limiter,
 )
-from darkroom_operator.runtime.workqueues import WorkQueue
+from darkroom_operator.runtime.workqueues import HIGH, LOW, WorkQueue
 
 
 class FakeClock:
@@ -145,6 +148,90 @@ def test_a_blocked_get_wakes_up_for_an_add(queue: WorkQueue) -> None:
     queue.add("ns/a")
     thread.join(10)
     assert results == [("ns/a", False)]
+
+
+# -- priorities ---------------------------------------------------------------------------------
+
+
+def drain(queue: WorkQueue) -> list[str]:
+    """Every key ready now, in the order workers would get them (each marked done at once)."""
+    keys = []
+    while (key := ready_now(queue)) is not None:
+        keys.append(key)
+        queue.done(key)
+    return keys
+
+
+def test_high_priority_keys_go_before_low_ones_first_in_first_out_within_each(queue: WorkQueue) -> None:
+    for i in range(5):
+        queue.add(f"ns/storm-{i}", LOW)
+    queue.add("ns/edit-1")  # HIGH is the default
+    queue.add("ns/storm-5", LOW)
+    queue.add("ns/edit-2", HIGH)
+    assert drain(queue) == ["ns/edit-1", "ns/edit-2", *(f"ns/storm-{i}" for i in range(6))]
+
+
+def test_a_waiting_low_key_is_raised_by_a_high_add_and_not_queued_twice(queue: WorkQueue) -> None:
+    for key in ("ns/a", "ns/b", "ns/c"):
+        queue.add(key, LOW)
+    queue.add("ns/first-edit", HIGH)
+    queue.add("ns/c", HIGH)  # raised: after the high key already waiting, before every low one
+    queue.add("ns/c", LOW)  # a later low add does not lower it
+    assert len(queue) == 4
+    assert queue.stats().adds_total == 4
+    assert queue.stats().depth_by_priority == {HIGH: 2, LOW: 2}
+    assert drain(queue) == ["ns/first-edit", "ns/c", "ns/a", "ns/b"]
+
+
+def test_get_with_priority_names_the_priority_the_key_was_queued_at(queue: WorkQueue) -> None:
+    queue.add("ns/low", LOW)
+    queue.add("ns/high")
+    assert queue.get_with_priority(timeout_s=0) == ("ns/high", HIGH, False)
+    assert queue.get_with_priority(timeout_s=0) == ("ns/low", LOW, False)
+
+
+def test_a_key_added_while_processing_comes_back_at_the_highest_priority_added(queue: WorkQueue) -> None:
+    queue.add("ns/busy", LOW)
+    assert ready_now(queue) == "ns/busy"
+    queue.add("ns/busy", LOW)
+    queue.add("ns/busy", HIGH)  # a spec edit during the reconcile
+    queue.add("ns/other", HIGH)
+    queue.add("ns/storm", LOW)
+    assert ready_now(queue) == "ns/other"
+    queue.done("ns/other")
+    assert ready_now(queue) == "ns/storm"  # the only key ready: ns/busy is still being processed
+    queue.done("ns/storm")
+    queue.done("ns/busy")
+    assert queue.get_with_priority(timeout_s=0) == ("ns/busy", HIGH, False)
+
+
+def test_a_key_processed_while_low_and_re_added_low_stays_low(queue: WorkQueue) -> None:
+    queue.add("ns/busy", LOW)
+    assert ready_now(queue) == "ns/busy"
+    queue.add("ns/busy", LOW)
+    queue.add("ns/edit", HIGH)
+    queue.done("ns/busy")
+    assert drain(queue) == ["ns/edit", "ns/busy"]
+
+
+def test_a_delayed_key_comes_in_at_its_priority_and_the_higher_of_two_wins(queue: WorkQueue, clock: FakeClock) -> None:
+    queue.add("ns/storm-1", LOW)
+    queue.add_after("ns/retry", 2.0, LOW)
+    queue.add_after("ns/retry", 5.0, HIGH)  # the earlier time and the higher priority
+    queue.add_after("ns/requeue", 1.0, HIGH)
+    clock.advance(2.5)
+    assert queue.get_with_priority(timeout_s=0) == ("ns/requeue", HIGH, False)
+    queue.done("ns/requeue")
+    assert queue.get_with_priority(timeout_s=0) == ("ns/retry", HIGH, False)
+    queue.done("ns/retry")
+    assert queue.get_with_priority(timeout_s=0) == ("ns/storm-1", LOW, False)
+
+
+def test_a_rate_limited_add_keeps_its_priority(queue: WorkQueue, clock: FakeClock) -> None:
+    queue.add("ns/storm", LOW)
+    queue.add_rate_limited("ns/failing", HIGH)
+    clock.advance(1.0)
+    assert drain(queue) == ["ns/failing", "ns/storm"]
 
 
 # -- delays -------------------------------------------------------------------------------------
