@@ -149,6 +149,20 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "real",
         (Run("--runs 3", "~10 min"), Run("--tasks 100 --runs 2 --watch-writes 50", "~1 min")),
     ),
+    Benchmark(
+        "storm",
+        "bench/storm.py",
+        "a person's spec edit while the reconciler works through a restart's initial list and resyncs: edit → applied",
+        "dev",
+        (Run("--count 1500 --resync-s 2", "~5 min"),),
+    ),
+    Benchmark(
+        "relist",
+        "bench/relist.py",
+        "the API's relist after an API server restart at 10,000 Darkrooms: its memory and a page of 50 during it",
+        "real",
+        (Run("", "~3 min"),),
+    ),
 )
 SERVERS = {"dev": "devcluster", "real": "the real control plane", "both": "devcluster and the real control plane"}
 
