@@ -52,10 +52,11 @@ Method
   status changes per second (new domains, no marker) to Darkrooms drawn at random from all ``--size``, for the
   whole of each measured run (the raw streams' and the tabs'), while the measured changes go on as above. Per
   run: the churn rate achieved (the writer is behind when it falls short of ``N``: each PATCH waits for its
-  answer), renders per change of any kind (the counter's increase over measured + churn changes), renders per
-  churn change of a row no tab shows (the increase less one per change of a shown row, over the churn
-  changes of rows not shown: 0 when such rows are never rendered), and each process kind's CPU per second
-  of the run (100% = one core). The tabs' change → DOM p50 and p99 are printed per tab.
+  answer), the changes the product published (``darkroom_api_watch_events_total``: its informer saw them;
+  on a busy machine it can lag behind the writers), renders per change of any kind (the counter's increase
+  over the published changes), renders per change of a row no tab shows (the increase less one per change of a
+  shown row, over the published changes less those of shown rows: 0 when such rows are never rendered), and
+  each process kind's CPU per second of the run (100% = one core). The tabs' change → DOM p50 and p99 are printed per tab.
 * Each run's figures; the table shows the median over ``--runs`` runs.
 * Render time: ``GET`` of the Darkrooms page over one keep-alive connection, sequentially,
   ``--renders`` times per variant after 3 discarded warm-ups; median and p95 of the round trip
@@ -97,6 +98,7 @@ TARGET_RENDERS = 1.0
 SHOWN = 50  # rows on the first page: the changes go to these, so every tab shows every change
 STREAM_MARKERS = 1_000_000  # the raw streams' markers: never one a tab waits for
 RENDERS_METRIC = 'darkroom_dashboard_row_renders_total{view="darkrooms"}'
+PUBLISHED_METRIC = 'darkroom_api_watch_events_total{kind="Darkroom",type="MODIFIED"}'
 MERGE_PATCH = "application/merge-patch+json"
 
 OBSERVER = """
@@ -201,10 +203,12 @@ class Mark:
     renders: float | None
     cpu: dict[str, float]
     churn: tuple[int, int]
+    published: float  # Darkroom modifications the product published (its informer saw)
 
 
 def mark(port: int, servers: dict[int, str], churn: Churn, extra: dict[str, float] | None = None) -> Mark:
-    return Mark(time.monotonic(), renders_so_far(port), cpu_by_kind(servers) | (extra or {}), churn.counts())
+    published = metric(port, PUBLISHED_METRIC, "darkroom_api_watch_events") or 0.0
+    return Mark(time.monotonic(), renders_so_far(port), cpu_by_kind(servers) | (extra or {}), churn.counts(), published)
 
 
 def churned(before: Mark, after: Mark, changes: int, shown_changes: int) -> Churned:
@@ -212,25 +216,33 @@ def churned(before: Mark, after: Mark, changes: int, shown_changes: int) -> Chur
     seconds = after.at - before.at
     made, shown = after.churn[0] - before.churn[0], after.churn[1] - before.churn[1]
     renders = (after.renders or 0.0) - (before.renders or 0.0)
-    unshown = made - shown
+    # Per change the product saw (published): on a busy machine its informer can lag behind the writers.
+    published = after.published - before.published
+    unshown = published - shown_changes - shown
     return Churned(
         seconds=seconds,
         changes=made,
         shown=shown,
-        renders_per_change=renders / (changes + made) if changes + made else 0.0,
-        unshown_renders=(renders - shown_changes - shown) / unshown if unshown else 0.0,
+        renders_per_change=renders / published if published else 0.0,
+        unshown_renders=(renders - shown_changes - shown) / unshown if unshown > 0 else 0.0,
         cpu_pct={kind: (after.cpu[kind] - before.cpu.get(kind, 0.0)) * 100.0 / seconds for kind in sorted(after.cpu)},
+        published=published,
     )
+
+
+def metric(port: int, sample: str, family: str) -> float | None:
+    """One sample of the product's ``/metrics`` (None: a product without the metric ``family``; 0: none yet)."""
+    with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    for line in text.splitlines():
+        if line.startswith(sample):
+            return float(line.rsplit(" ", 1)[1])
+    return None if family not in text else 0.0
 
 
 def renders_so_far(port: int) -> float | None:
     """The product's row render counter (None: a product without one)."""
-    with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    for line in text.splitlines():
-        if line.startswith(RENDERS_METRIC):
-            return float(line.rsplit(" ", 1)[1])
-    return None if "darkroom_dashboard_row_renders" not in text else 0.0
+    return metric(port, RENDERS_METRIC, "darkroom_dashboard_row_renders")
 
 
 @dataclass
@@ -252,9 +264,10 @@ class Churned:
     seconds: float
     changes: int  # churn changes made during the run
     shown: int  # of those, changes of a row the tabs show
-    renders_per_change: float  # the counter's increase over measured + churn changes
-    unshown_renders: float  # renders per churn change of a row no tab shows
+    renders_per_change: float  # the counter's increase per Darkroom change the product published (measured + churn)
+    unshown_renders: float  # renders per published change of a row no tab shows
     cpu_pct: dict[str, float]  # per process kind: CPU per second of the run, % of one core
+    published: float  # Darkroom modifications the product published during the run
 
     @property
     def rate(self) -> float:
@@ -585,7 +598,8 @@ def report(args: argparse.Namespace, streams: int, delivery: list[Run], runs: li
                 f" CPU ms/change {', '.join(f'{k} {v:.1f}' for k, v in run.cpu_ms.items())}"
                 + (
                     f"; churn {run.churn.changes} in {run.churn.seconds:.1f} s ({run.churn.shown} of shown rows),"
-                    f" renders/change {run.churn.renders_per_change:.2f}, per unshown change {run.churn.unshown_renders:.2f}"
+                    f" renders/change {run.churn.renders_per_change:.2f}, per unshown change {run.churn.unshown_renders:.2f},"
+                    f" modifications published {run.churn.published:.0f}"
                     if run.churn
                     else ""
                 )
@@ -597,10 +611,10 @@ def churn_tables(args: argparse.Namespace, streams: int, delivery: list[Run], ru
     """The churn figures (median over the runs) and each tab's change → DOM p50 / p99 (all runs' changes)."""
     print()
     print(
-        f"| under churn: {args.churn:g} status changes/s over all {args.size:,} | churn achieved | renders / change (any)"
-        " | renders / change of a row no tab shows | product CPU | chromium CPU | devcluster CPU |"
+        f"| under churn: {args.churn:g} status changes/s over all {args.size:,} | churn achieved | changes published"
+        " | renders / change (any) | renders / change of a row no tab shows | product CPU | chromium CPU | devcluster CPU |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for label, measured in ((f"{streams} raw SSE streams", delivery), (f"{args.tabs} {args.layout}", runs)):
         churns = [r.churn for r in measured if r.churn is not None]
         if not churns:
@@ -612,7 +626,8 @@ def churn_tables(args: argparse.Namespace, streams: int, delivery: list[Run], ru
             return f"{statistics.median(sum(v for k, v in c.cpu_pct.items() if k.startswith(prefix)) for c in churns):.0f}%"
 
         print(
-            f"| {label} | {rate:.0f}/s{behind} | {statistics.median(c.renders_per_change for c in churns):.2f}"
+            f"| {label} | {rate:.0f}/s{behind} | {statistics.median(c.published / c.seconds for c in churns):.0f}/s"
+            f" | {statistics.median(c.renders_per_change for c in churns):.2f}"
             f" | {statistics.median(c.unshown_renders for c in churns):.2f} | {cpu('product')} | {cpu('chromium')} | {cpu('devcluster')} |"
         )
     print()
