@@ -182,8 +182,12 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
     title = pages.service.title
     return (
-        liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly, warnings=True),
+        liverows.RowView(
+            "tasks", kind=title, template=LIST, var="t", item=pages.service.friendly, sorts=pages.service.kind.sorts, warnings=True
+        ),
         # a Task's Events there may lie in namespaces one person may list and another may not: no row fits every tab
-        liverows.RowView("combinedtasks", kind=title, template=COMBINED, var="t", item=pages.combined, personal=True),
+        liverows.RowView(
+            "combinedtasks", kind=title, template=COMBINED, var="t", item=pages.combined, sorts=pages.service.kind.sorts, personal=True
+        ),
         livedetail.DetailView("task", pages.service),
     )
