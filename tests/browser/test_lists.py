@@ -80,7 +80,7 @@ def test_sorting_is_kept_in_the_url(stack: Stack, page: Any) -> None:
 def test_a_change_of_the_sorted_value_reorders_the_list_live(stack: Stack, page: Any) -> None:
     for name, priority in (("order-a", 1), ("order-b", 2), ("order-c", 3)):
         make_task(stack, name, priority)
-    page.goto(f"/ui/tasks?namespace={stack.namespace}&sort=priority")
+    page.goto(f"/ui/tasks?namespace={stack.namespace}&q=order-&sort=priority")  # the module's other Tasks share the namespace
     page.locator("#live-indicator[data-state=live]").wait_for()
     wait_for(lambda: row_names(page) == ["order-a", "order-b", "order-c"], timeout_s=10, message="ascending priority")
     stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "order-c", {"spec": {"priority": 0}})
