@@ -63,6 +63,7 @@ from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event, Filters
 from backend.api.watch.streams import RESOURCES, Streams, open_stream
 from backend.core.ordering import Sort
+from backend.core.services import KindService
 from backend.dashboard import allowing, rendering, timeline
 from backend.dashboard.browsing import Filters as ListFilters
 from cluster import EVENTS, Cache, ClusterError, FrozenDict, Resource
@@ -90,6 +91,11 @@ class RowView:
     personal: bool = False
     #: a row carries its object's Warning count (:mod:`.timeline`): a Warning Event about it pushes the row again
     warnings: bool = False
+
+    @classmethod
+    def of(cls, name: str, service: KindService, template: str, var: str, **more: Any) -> RowView:
+        """The view of a kind's list: its kind, sort keys and (unless ``item`` is given) friendly objects."""
+        return cls(name, kind=service.title, template=template, var=var, **{"item": service.friendly, "sorts": service.kind.sorts, **more})
 
 
 ROWS_MAX = 1000  # rows one stream may name (a page shows 50)
