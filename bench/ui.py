@@ -140,13 +140,13 @@ def churn_writer(port: int, size: int, rate: float, stop: Any, made: Any, shown:
     connection; ``made`` and ``shown`` count the changes (and those of the shown rows). Paced on a schedule: a
     writer behind it sends at once (never sleeps) until it is on time again."""
     conn = apibench.Conn(port)
-    pick = random.Random(1)
-    start, n = time.monotonic(), 0
+    pick = random.Random()
+    start, n, run = time.monotonic(), 0, os.getpid()  # a process per run: its changes never repeat an earlier run's
     try:
         while not stop.is_set():
             index = pick.randrange(size)
             name = f"dr-{index:05}"
-            body = {"status": {"domains": [f"churn-{n}.{name}.example.com", f"cdn.{name}.example.com"]}}
+            body = {"status": {"domains": [f"churn-{run}-{n}.{name}.example.com", f"cdn.{name}.example.com"]}}
             code, data = conn.request("PATCH", f"{apibench.DARKROOMS_PATH}/{name}/status", json.dumps(body).encode(), MERGE_PATCH)
             if code != 200:
                 raise RuntimeError(f"churn PATCH {name}: {code} {data[:300]!r}")
