@@ -7,6 +7,7 @@ Never run by the test suite; run it with::
     .venv/bin/python bench/ui.py --gap 0.5 --renders 0 # 2 changes/s instead of 10
     .venv/bin/python bench/ui.py --tabs 5 --changes 20 --runs 1 --size 200 --renders 0
     .venv/bin/python bench/ui.py --product /tmp/main   # the same against another checkout (e.g. main, for a before/after)
+    .venv/bin/python bench/ui.py --size 10000 --churn 100 --renders 0   # under churn: 100 more status changes/s
 
 Method
 ------
@@ -47,6 +48,15 @@ Method
   run divided by the changes); a product without it (before) re-rendered the row once per tab that
   fetched it, so there the count is the row fetches the tabs made (``/ui/darkrooms/<ns>/<name>/row``),
   counted in each tab (its resource timing entries). Target: 1.
+* Churn (``--churn N``): a writer process (one keep-alive connection, bench/api.py's ``Conn``) makes ``N``
+  status changes per second (new domains, no marker) to Darkrooms drawn at random from all ``--size``, for the
+  whole of each measured run (the raw streams' and the tabs'), while the measured changes go on as above. Per
+  run: the churn rate achieved (the writer is behind when it falls short of ``N``: each PATCH waits for its
+  answer), the changes the product published (``darkroom_api_watch_events_total``: its informer saw them;
+  on a busy machine it can lag behind the writers), renders per change of any kind (the counter's increase
+  over the published changes), renders per change of a row no tab shows (the increase less one per change of a
+  shown row, over the published changes less those of shown rows: 0 when such rows are never rendered), and
+  each process kind's CPU per second of the run (100% = one core). The tabs' change → DOM p50 and p99 are printed per tab.
 * Each run's figures; the table shows the median over ``--runs`` runs.
 * Render time: ``GET`` of the Darkrooms page over one keep-alive connection, sequentially,
   ``--renders`` times per variant after 3 discarded warm-ups; median and p95 of the round trip
@@ -57,17 +67,24 @@ Method
 from __future__ import annotations
 
 import argparse
+import html
 import json
+import multiprocessing as mp
 import os
 import platform
+import random
+import re
 import statistics
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api as apibench
@@ -81,6 +98,8 @@ TARGET_RENDERS = 1.0
 SHOWN = 50  # rows on the first page: the changes go to these, so every tab shows every change
 STREAM_MARKERS = 1_000_000  # the raw streams' markers: never one a tab waits for
 RENDERS_METRIC = 'darkroom_dashboard_row_renders_total{view="darkrooms"}'
+PUBLISHED_METRIC = 'darkroom_api_watch_events_total{kind="Darkroom",type="MODIFIED"}'
+MERGE_PATCH = "application/merge-patch+json"
 
 OBSERVER = """
 () => {
@@ -110,20 +129,120 @@ def patch_status(port: int, name: str, marker: int) -> None:
         f"http://{HOST}:{port}{apibench.DARKROOMS_PATH}/{name}/status",
         data=body,
         method="PATCH",
-        headers={"Content-Type": "application/merge-patch+json"},
+        headers={"Content-Type": MERGE_PATCH},
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         response.read()
 
 
-def renders_so_far(port: int) -> float | None:
-    """The product's row render counter (None: a product without one)."""
+def churn_writer(port: int, size: int, rate: float, stop: Any, made: Any, shown: Any) -> None:
+    """Until ``stop``: ``rate`` status changes per second to random Darkrooms of all ``size`` over one keep-alive
+    connection; ``made`` and ``shown`` count the changes (and those of the shown rows). Paced on a schedule: a
+    writer behind it sends at once (never sleeps) until it is on time again."""
+    conn = apibench.Conn(port)
+    pick = random.Random()
+    start, n, run = time.monotonic(), 0, os.getpid()  # a process per run: its changes never repeat an earlier run's
+    try:
+        while not stop.is_set():
+            index = pick.randrange(size)
+            name = f"dr-{index:05}"
+            body = {"status": {"domains": [f"churn-{run}-{n}.{name}.example.com", f"cdn.{name}.example.com"]}}
+            code, data = conn.request("PATCH", f"{apibench.DARKROOMS_PATH}/{name}/status", json.dumps(body).encode(), MERGE_PATCH)
+            if code != 200:
+                raise RuntimeError(f"churn PATCH {name}: {code} {data[:300]!r}")
+            n += 1
+            with made.get_lock():
+                made.value += 1
+                if index < SHOWN:
+                    shown.value += 1
+            wait = start + n / rate - time.monotonic()
+            if wait > 0:
+                stop.wait(wait)
+    finally:
+        conn.close()
+
+
+class Churn:
+    """The churn writer process (``rate`` 0: none) and its counts."""
+
+    def __init__(self, port: int, size: int, rate: float) -> None:
+        self.port, self.size, self.rate = port, size, rate
+        ctx = mp.get_context("fork")
+        self._ctx = ctx
+        self.made, self.shown = ctx.Value("i", 0), ctx.Value("i", 0)
+        self._stop = ctx.Event()
+        self._proc: Any = None
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        if not self.rate:
+            yield
+            return
+        self._stop.clear()
+        self._proc = self._ctx.Process(target=churn_writer, args=(self.port, self.size, self.rate, self._stop, self.made, self.shown))
+        self._proc.start()
+        try:
+            time.sleep(1.0)  # on its pace before the run starts
+            yield
+        finally:
+            self._stop.set()
+            self._proc.join(10)
+            if self._proc.exitcode != 0:
+                raise RuntimeError(f"the churn writer failed (exit code {self._proc.exitcode}): see above")
+
+    def counts(self) -> tuple[int, int]:
+        with self.made.get_lock():
+            return self.made.value, self.shown.value
+
+
+@dataclass
+class Mark:
+    """The counters at one moment of a run: wall clock, renders, CPU per kind, churn counts."""
+
+    at: float
+    renders: float | None
+    cpu: dict[str, float]
+    churn: tuple[int, int]
+    published: float  # Darkroom modifications the product published (its informer saw)
+
+
+def mark(port: int, servers: dict[int, str], churn: Churn, extra: dict[str, float] | None = None) -> Mark:
+    published = metric(port, PUBLISHED_METRIC, "darkroom_api_watch_events") or 0.0
+    return Mark(time.monotonic(), renders_so_far(port), cpu_by_kind(servers) | (extra or {}), churn.counts(), published)
+
+
+def churned(before: Mark, after: Mark, changes: int, shown_changes: int) -> Churned:
+    """The churn figures between two marks; ``changes`` measured changes (``shown_changes`` of them of shown rows)."""
+    seconds = after.at - before.at
+    made, shown = after.churn[0] - before.churn[0], after.churn[1] - before.churn[1]
+    renders = (after.renders or 0.0) - (before.renders or 0.0)
+    # Per change the product saw (published): on a busy machine its informer can lag behind the writers.
+    published = after.published - before.published
+    unshown = published - shown_changes - shown
+    return Churned(
+        seconds=seconds,
+        changes=made,
+        shown=shown,
+        renders_per_change=renders / published if published else 0.0,
+        unshown_renders=(renders - shown_changes - shown) / unshown if unshown > 0 else 0.0,
+        cpu_pct={kind: (after.cpu[kind] - before.cpu.get(kind, 0.0)) * 100.0 / seconds for kind in sorted(after.cpu)},
+        published=published,
+    )
+
+
+def metric(port: int, sample: str, family: str) -> float | None:
+    """One sample of the product's ``/metrics`` (None: a product without the metric ``family``; 0: none yet)."""
     with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
     for line in text.splitlines():
-        if line.startswith(RENDERS_METRIC):
+        if line.startswith(sample):
             return float(line.rsplit(" ", 1)[1])
-    return None if "darkroom_dashboard_row_renders" not in text else 0.0
+    return None if family not in text else 0.0
+
+
+def renders_so_far(port: int) -> float | None:
+    """The product's row render counter (None: a product without one)."""
+    return metric(port, RENDERS_METRIC, "darkroom_dashboard_row_renders")
 
 
 @dataclass
@@ -134,6 +253,25 @@ class Run:
     fetches_per_change: float
     missing: int
     cpu_ms: dict[str, float] = field(default_factory=dict)  # per process kind: CPU ms per change
+    per_tab: list[list[float]] = field(default_factory=list)  # each tab's (or stream's) latencies, ascending
+    churn: Churned | None = None  # what the churn writer did during the run (--churn)
+
+
+@dataclass
+class Churned:
+    """The churn of one run: the writer's changes, the renders they and the measured changes caused, CPU per second."""
+
+    seconds: float
+    changes: int  # churn changes made during the run
+    shown: int  # of those, changes of a row the tabs show
+    renders_per_change: float  # the counter's increase per Darkroom change the product published (measured + churn)
+    unshown_renders: float  # renders per published change of a row no tab shows
+    cpu_pct: dict[str, float]  # per process kind: CPU per second of the run, % of one core
+    published: float  # Darkroom modifications the product published during the run
+
+    @property
+    def rate(self) -> float:
+        return self.changes / self.seconds if self.seconds else 0.0
 
 
 def send_changes(cluster: apibench.Cluster, first: int, changes: int, gap_s: float) -> dict[int, float]:
@@ -157,6 +295,7 @@ def summarize(sent: dict[int, float], seen: list[dict[str, float]], *, renders: 
         fetches_per_change=fetches,
         missing=len(seen) * len(sent) - len(every),
         cpu_ms=cpu_ms,
+        per_tab=per_tab,
     )
 
 
@@ -169,23 +308,35 @@ def delivered(raw: RawStreams, sent: dict[int, float]) -> bool:
 
 
 def stream_runs(
-    port: int, cluster: apibench.Cluster, servers: dict[int, str], *, streams: int, changes: int, runs: int, gap_s: float
+    port: int,
+    cluster: apibench.Cluster,
+    servers: dict[int, str],
+    churn: Churn,
+    *,
+    streams: int,
+    changes: int,
+    runs: int,
+    gap_s: float,
+    path: str,
 ) -> list[Run]:
-    """Server delivery: the same changes to ``streams`` raw SSE streams (ui_costs.RawStreams), no browser."""
+    """Server delivery: the same changes to ``streams`` raw SSE streams (ui_costs.RawStreams) on ``path``, no browser."""
     results = []
-    raw = RawStreams(HOST, port, f"/ui/live/darkrooms?namespace={apibench.NAMESPACE}", streams)
+    raw = RawStreams(HOST, port, path, streams)
     try:
         for run in range(runs):
             log(f"server delivery, run {run + 1}/{runs}: {changes} changes, {streams} raw SSE streams ...")
-            renders_before, cpu_before = renders_so_far(port), cpu_by_kind(servers)
-            sent = send_changes(cluster, STREAM_MARKERS + run * changes, changes, gap_s)
-            wait_until(partial(delivered, raw, sent), 30, "every stream to read every change")
-            renders_after, cpu_after = renders_so_far(port), cpu_by_kind(servers)
-            renders = (renders_after or 0.0) - (renders_before or 0.0)
+            with churn.running():
+                before = mark(port, servers, churn)
+                sent = send_changes(cluster, STREAM_MARKERS + run * changes, changes, gap_s)
+                wait_until(partial(delivered, raw, sent), 60, "every stream to read every change")
+                after = mark(port, servers, churn)
+            renders = (after.renders or 0.0) - (before.renders or 0.0)
             seen = [{str(m): t for m, t in stream.items()} for stream in raw.seen]
-            results.append(
-                summarize(sent, seen, renders=renders / changes, fetches=0.0, cpu_ms=cpu_per_change(cpu_before, cpu_after, changes))
-            )
+            result = summarize(sent, seen, renders=renders / changes, fetches=0.0, cpu_ms=cpu_per_change(before.cpu, after.cpu, changes))
+            if churn.rate:  # renders per change of any kind: the measured ones and the churn
+                result.churn = churned(before, after, changes, changes)
+                result.renders_per_change = result.churn.renders_per_change
+            results.append(result)
     finally:
         raw.close()
     return results
@@ -208,6 +359,7 @@ def live_runs(
     port: int,
     cluster: apibench.Cluster,
     servers: dict[int, str],
+    churn: Churn,
     *,
     tabs: int,
     layout: str,
@@ -239,20 +391,27 @@ def live_runs(
             idle = {kind: (after[kind] - before.get(kind, 0.0)) * 100.0 / idle_s for kind in sorted(after)}
         for run in range(runs):
             log(f"run {run + 1}/{runs}: {changes} changes, {tabs} tabs ...")
-            fetched_before, renders_before = row_fetches(browser, sessions), renders_so_far(port)
-            cpu_before = cpu_by_kind(servers) | main_threads(browser, sessions)
-            sent = send_changes(cluster, run * changes, changes, gap_s)
-            wanted = json.dumps([str(m) for m in sent])
-            deadline = time.monotonic() + 60
-            for session in sessions:
-                browser.wait_for(session, f"{wanted}.every((m) => m in window.__seen)", max(0.0, deadline - time.monotonic()))
-            cpu_after = cpu_by_kind(servers) | main_threads(browser, sessions)
-            seen = [browser.evaluate(session, "window.__seen") for session in sessions]
-            time.sleep(0.5)  # renders of the last changes are counted
-            renders_after = renders_so_far(port)
+            with churn.running():
+                fetched_before = row_fetches(browser, sessions)
+                start = mark(port, servers, churn, main_threads(browser, sessions))
+                sent = send_changes(cluster, run * changes, changes, gap_s)
+                wanted = json.dumps([str(m) for m in sent])
+                deadline = time.monotonic() + 60
+                for session in sessions:
+                    browser.wait_for(session, f"{wanted}.every((m) => m in window.__seen)", max(0.0, deadline - time.monotonic()))
+                end = mark(port, servers, churn, main_threads(browser, sessions))
+                seen = [browser.evaluate(session, "window.__seen") for session in sessions]
+                if not churn.rate:
+                    time.sleep(0.5)  # renders of the last changes are counted
+                    end.renders = renders_so_far(port)
             fetches = (row_fetches(browser, sessions) - fetched_before) / changes
+            renders_before, renders_after = start.renders, end.renders
             renders = (renders_after - renders_before) / changes if renders_after is not None and renders_before is not None else fetches
-            results.append(summarize(sent, seen, renders=renders, fetches=fetches, cpu_ms=cpu_per_change(cpu_before, cpu_after, changes)))
+            result = summarize(sent, seen, renders=renders, fetches=fetches, cpu_ms=cpu_per_change(start.cpu, end.cpu, changes))
+            if churn.rate:
+                result.churn = churned(start, end, changes, changes)
+                result.renders_per_change = result.churn.renders_per_change
+            results.append(result)
     finally:
         browser.close()
     return results, idle, visible
@@ -299,6 +458,9 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=10.0, help="seconds the open tabs idle first, for idle CPU (default 10; 0: skip)")
     parser.add_argument("--renders", type=int, default=30, help="timed GETs per page variant (default 30; 0: skip)")
     parser.add_argument("--product", type=Path, default=ROOT, help="the checkout whose product is served (default: this one)")
+    parser.add_argument(
+        "--churn", type=float, default=0.0, help="status changes per second to random Darkrooms of all --size during each run (default 0)"
+    )
     args = parser.parse_args()
     if not os.path.exists(CHROMIUM):
         print(f"chromium not found at {CHROMIUM} (apt-get install -y chromium, or set CHROMIUM)", file=sys.stderr)
@@ -319,13 +481,25 @@ def main() -> int:
                 "product", "backend.server.wsgi:app", kubeconfig=cluster.kubeconfig, data_dir=data_dir, root=args.product
             )
             servers = {server.proc.pid: "product (gunicorn)", cluster.proc.pid: "devcluster"}
+            churn = Churn(cluster.port, args.size, args.churn)
             delivery = []
             if streams:
-                delivery = stream_runs(server.port, cluster, servers, streams=streams, changes=args.changes, runs=args.runs, gap_s=args.gap)
+                delivery = stream_runs(
+                    server.port,
+                    cluster,
+                    servers,
+                    churn,
+                    streams=streams,
+                    changes=args.changes,
+                    runs=args.runs,
+                    gap_s=args.gap,
+                    path=f"/ui/live/darkrooms?{stream_query(server.port)}",
+                )
             runs, idle, visible = live_runs(
                 server.port,
                 cluster,
                 servers,
+                churn,
                 tabs=args.tabs,
                 layout=args.layout,
                 changes=args.changes,
@@ -347,6 +521,17 @@ def main() -> int:
         for label, times in renders:
             print(f"| {label} | {statistics.median(times) * 1000:.1f} ms | {nearest_rank(times, 95) * 1000:.1f} ms |")
     return 0 if verdict == "PASS" else 1
+
+
+def stream_query(port: int) -> str:
+    """The query of the live stream a tab of the first page opens (read from the page: what the product's tabs ask for)."""
+    with urllib.request.urlopen(f"http://{HOST}:{port}/?namespace={apibench.NAMESPACE}", timeout=30) as response:
+        page = response.read().decode()
+    found = re.search(r'sse-connect="/ui/live/darkrooms\?([^"]*)"', page)
+    if found is None:
+        raise RuntimeError("the Darkrooms page has no live stream")
+    query = html.unescape(found.group(1))
+    return "&".join(part for part in query.split("&") if not part.startswith("lastEventId="))
 
 
 def render_variants(port: int, size: int, renders: int) -> list[tuple[str, list[float]]]:
@@ -403,14 +588,54 @@ def report(args: argparse.Namespace, streams: int, delivery: list[Run], runs: li
         raw = f"{statistics.median(r.cpu_ms.get(kind, 0.0) for r in delivery):.1f} ms" if delivery else ""
         tabs = statistics.median(r.cpu_ms.get(kind, 0.0) for r in runs)
         print(f"| {kind} | {raw} | {tabs:.1f} ms | {tabs / args.tabs:.2f} ms | {idle.get(kind, 0.0):.1f}% |")
+    if args.churn:
+        churn_tables(args, streams, delivery, runs)
     for label, measured in (("server delivery", delivery), ("tabs", runs)):
         for number, run in enumerate(measured, 1):
             log(
                 f"{label} run {number}: renders/change {run.renders_per_change:.2f}, p50 {nearest_rank(run.latencies, 50) * 1000:.0f} ms,"
                 f" p99 {nearest_rank(run.latencies, 99) * 1000:.0f} ms, worst p99 {run.worst_tab_p99 * 1000:.0f} ms, missed {run.missing},"
                 f" CPU ms/change {', '.join(f'{k} {v:.1f}' for k, v in run.cpu_ms.items())}"
+                + (
+                    f"; churn {run.churn.changes} in {run.churn.seconds:.1f} s ({run.churn.shown} of shown rows),"
+                    f" renders/change {run.churn.renders_per_change:.2f}, per unshown change {run.churn.unshown_renders:.2f},"
+                    f" modifications published {run.churn.published:.0f}"
+                    if run.churn
+                    else ""
+                )
             )
     return verdict
+
+
+def churn_tables(args: argparse.Namespace, streams: int, delivery: list[Run], runs: list[Run]) -> None:
+    """The churn figures (median over the runs) and each tab's change → DOM p50 / p99 (all runs' changes)."""
+    print()
+    print(
+        f"| under churn: {args.churn:g} status changes/s over all {args.size:,} | churn achieved | changes published"
+        " | renders / change (any) | renders / change of a row no tab shows | product CPU | chromium CPU | devcluster CPU |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, measured in ((f"{streams} raw SSE streams", delivery), (f"{args.tabs} {args.layout}", runs)):
+        churns = [r.churn for r in measured if r.churn is not None]
+        if not churns:
+            continue
+        rate = statistics.median(c.rate for c in churns)
+        behind = " (writer behind)" if rate < 0.95 * args.churn else ""
+
+        def cpu(prefix: str, churns: list[Churned] = churns) -> str:
+            return f"{statistics.median(sum(v for k, v in c.cpu_pct.items() if k.startswith(prefix)) for c in churns):.0f}%"
+
+        print(
+            f"| {label} | {rate:.0f}/s{behind} | {statistics.median(c.published / c.seconds for c in churns):.0f}/s"
+            f" | {statistics.median(c.renders_per_change for c in churns):.2f}"
+            f" | {statistics.median(c.unshown_renders for c in churns):.2f} | {cpu('product')} | {cpu('chromium')} | {cpu('devcluster')} |"
+        )
+    print()
+    print(f"| tab ({len(runs)} runs x {args.changes} changes of shown rows) | p50 | p99 |")
+    print("|---|---:|---:|")
+    for tab in range(len(runs[0].per_tab) if runs else 0):
+        pooled = sorted(x for r in runs for x in r.per_tab[tab])
+        print(f"| {tab + 1} | {nearest_rank(pooled, 50) * 1000:.0f} ms | {nearest_rank(pooled, 99) * 1000:.0f} ms |")
 
 
 if __name__ == "__main__":

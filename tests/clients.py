@@ -43,6 +43,11 @@ class Darkrooms:
     def delete(self, name: str) -> None:
         self.api.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
 
+    def set_status(self, name: str, status: dict[str, Any]) -> dict[str, Any]:
+        """Merge ``status`` into the status subresource (as the reconciler writes it)."""
+        patched = as_dict(self.api.patch_namespaced_custom_object_status(GROUP, VERSION, self.namespace, PLURAL, name, {"status": status}))
+        return patched
+
 
 class SseStream:
     """A raw Server-Sent Events client over one http.client connection (no EventSource semantics added)."""

@@ -308,6 +308,6 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     yamledit.install(blueprint, pages.service, page=PAGE, saved_path=_saved_path)
     browsing.add_shortcuts(blueprint, "/", title="Darkrooms", trimmed=("/ui", "/ui/darkrooms"), by_namespace="/ui/darkrooms")
     return (
-        liverows.RowView("darkrooms", kind=pages.service.title, template=LIST, var="d", item=pages.service.friendly, warnings=True),
+        liverows.RowView.of("darkrooms", pages.service, LIST, "d", warnings=True),
         livedetail.DetailView("darkroom", pages.service),
     )

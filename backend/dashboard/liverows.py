@@ -1,7 +1,7 @@
 """Live list rows: each change rendered once on the server and pushed as HTML to every open list page.
 
 Installed by :mod:`backend.dashboard` with the :class:`RowView` of each live list (Darkrooms, Tasks, Tasks
-with events, Postgresqls: declared next to their pages). ``GET /ui/live/<view>?namespace=&q=&lastEventId=``
+with events, Postgresqls: declared next to their pages). ``GET /ui/live/<view>?namespace=&q=&sort=&rows=&lastEventId=``
 is a Server-Sent Events stream over the same broadcaster, caps and event loop as ``/watch``
 (:func:`backend.api.watch.streams.open_stream`); only its encoding differs. A list page's ``list`` block opens it
 with htmx-ext-sse (``sse-connect`` on the list section), so the page declares what it does with each event:
@@ -12,8 +12,8 @@ with htmx-ext-sse (``sse-connect`` on the list section), so the page declares wh
 - the same event for a *Warning* Event about a row's object, one of its children or a ReplicaSet or Pod under those,
   in the lists whose rows show the Warning count (:attr:`RowView.warnings`; the decision, and who gets the counts:
   :mod:`.timeline`).
-- ``event: members`` — an object was added or deleted: the list refreshes itself (``hx-trigger="sse:members"``),
-  as only the tab knows its page and sort order. In a list whose rows show what differs per person
+- ``event: members`` — an object was added or deleted, or a change moved one in the tab's sort order (below): the
+  list refreshes itself (``hx-trigger="sse:members"``), as only the tab knows its page. In a list whose rows show what differs per person
   (:attr:`RowView.personal`: a Task with its Events, which may lie in namespaces one person may list and another may
   not), a changed object is a ``members`` event too: each tab fetches its list again as its own person, as a row
   rendered once cannot be right for every tab.
@@ -25,6 +25,17 @@ render per view that has an open tab, whatever the number of tabs, and none when
 ``darkroom_dashboard_row_renders_total{view}`` in ``/metrics`` counts them. Each stream forwards only the
 events of its tab's filters (kind, namespace, name substring), so the filter lives here only.
 
+Only the rows a tab shows (:class:`Page`): a list section names them on its stream, ``rows=<ns>/<name>,...`` (its
+page; ``sort=`` its order: :func:`live_query`), and the stream forwards a change (a modification, or a Warning Event
+about a row's object) only of those rows — or, when the tab sorts by a value the change altered (a state, a Task's
+priority or deadline: the object's sort value before and after differ, :attr:`Event.previous`), ``members``, for any
+object of its filters: the change can move a row into, out of or within the page, and only a new list knows which.
+A change that leaves the sort value as it was cannot move a row (names, namespaces and ages never change; ties keep
+the cache's order), so a row the tab does not show stays off its page and is neither sent nor rendered: 10,000
+Darkrooms changing anywhere cost a tab of 50 rows only its rows' changes, and a row no open tab shows is never
+rendered. Additions and deletions are ``members`` for every tab of the filters (any may shift its page). Without
+``rows`` (another client) a stream forwards every change of its filters, as before.
+
 A row pushed to every tab cannot carry one browser's CSRF token: shared renders get ``shared=True``
 and leave the hidden field out (htmx sends the token as a header; pushed rows exist only with JavaScript).
 Nor one person's permissions: a shared render shows every action as allowed (:func:`.allowing.for_everyone`) and
@@ -34,10 +45,12 @@ each tab's ``static/dashboard.js`` disables what its list section says its perso
 from __future__ import annotations
 
 import logging
+import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import yaml
 from flask import Blueprint, Flask, Response, request
@@ -49,12 +62,16 @@ from backend.api.problems import Problem
 from backend.api.watch import watching
 from backend.api.watch.broadcasting import Event, Filters
 from backend.api.watch.streams import RESOURCES, Streams, open_stream
+from backend.core.ordering import Sort
+from backend.core.services import KindService
 from backend.dashboard import allowing, rendering, timeline
+from backend.dashboard.browsing import Filters as ListFilters
 from cluster import EVENTS, Cache, ClusterError, FrozenDict, Resource
 from cluster.acting import SELF
 
 log = logging.getLogger(__name__)
 MEMBERS = b"members"
+OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")  # a DNS subdomain: the names of our kinds
 GONE = b"<!-- deleted -->"
 
 
@@ -67,6 +84,7 @@ class RowView:
     template: str  # the list template; its block ``row`` renders one object
     var: str  # the row block's variable for the object
     item: Callable[[FrozenDict], Mapping[str, Any]]  # the object as the row shows it
+    sorts: Mapping[str, Sort]  # the list's sort keys (``?sort=``: the kind's)
     #: more resources a person must be able to list to get this view's rows
     requires: tuple[Resource, ...] = ()
     #: a row shows what differs per person (see the module docstring): a change refreshes each tab's list instead
@@ -74,23 +92,95 @@ class RowView:
     #: a row carries its object's Warning count (:mod:`.timeline`): a Warning Event about it pushes the row again
     warnings: bool = False
 
+    @classmethod
+    def of(cls, name: str, service: KindService, template: str, var: str, **more: Any) -> RowView:
+        """The view of a kind's list: its kind, sort keys and (unless ``item`` is given) friendly objects."""
+        return cls(name, kind=service.title, template=template, var=var, **{"item": service.friendly, "sorts": service.kind.sorts, **more})
+
+
+ROWS_MAX = 1000  # rows one stream may name (a page shows 50)
+
+
+@dataclass(frozen=True)
+class Page:
+    """What one tab shows: its rows (``rows``, ``namespace/name``; None: every row of its filters) and its order."""
+
+    rows: frozenset[str] | None = None
+    order: Sort | None = None  # the value the tab sorts by (None: the cache's order, namespace and name)
+
+    def shows(self, namespace: str, name: str) -> bool:
+        return self.rows is None or f"{namespace}/{name}" in self.rows
+
+    def moves(self, event: Event) -> bool:
+        """Whether the modification ``event`` can move its object in this tab's order: its sort value changed."""
+        if self.order is None or event.change != "MODIFIED" or event.source is None:
+            return False
+        return event.previous is None or self.order.value(event.previous) != self.order.value(event.source)
+
 
 @dataclass(frozen=True)
 class RowFilter:
-    """The events of one list stream: its filters' changes of the list's kind and, when ``owner`` is given, the Warning
-    Events about one of its objects (``owner``: that object, or None)."""
+    """The events of one list stream: its filters' changes of the list's kind (modifications: of the rows its page
+    shows, or those that move an object in its order) and, when ``owner`` is given, the Warning Events about one of the
+    rows it shows (``owner``: the object an Event is about, or None)."""
 
     filters: Filters
     owner: Callable[[Event], FrozenDict | None] | None = None
+    page: Page = Page()
 
     def match(self, event: Event) -> bool:
         if event.kind != EVENTS.kind or self.owner is None:
-            return self.filters.match(event)
+            if not self.filters.match(event):
+                return False
+            return event.change != "MODIFIED" or self.page.shows(event.namespace, event.name) or self.page.moves(event)
         found = self.owner(event)
         if found is None:
             return False
         name = str(found["metadata"].get("name") or "")
-        return self.filters.namespace in (None, event.namespace) and (not self.filters.q or self.filters.q in name)
+        in_filters = self.filters.namespace in (None, event.namespace) and (not self.filters.q or self.filters.q in name)
+        return in_filters and self.page.shows(event.namespace, name)
+
+
+def row_keys(items: Iterable[Mapping[str, Any]]) -> str:
+    """The ``rows`` of a list page's stream: ``namespace/name`` of each item (friendly objects, or stored ones)."""
+    keys = []
+    for item in items:
+        meta = item.get("metadata") or {}
+        keys.append(f"{item.get('namespace') or meta.get('namespace') or ''}/{item.get('name') or meta.get('name') or ''}")
+    return ",".join(keys)
+
+
+def live_query(filters: ListFilters, cursor: int | None, items: Iterable[Mapping[str, Any]]) -> str:
+    """The query of a list section's stream: its filters and sort, its resume point, and the rows its page shows."""
+    query = filters.query(page=None, lastEventId=cursor)
+    rows = urlencode({"rows": row_keys(items)})
+    return f"{query}&{rows}" if query else f"?{rows}"
+
+
+def _page(view: RowView) -> Page:
+    """This request's ``rows`` and ``sort`` for ``view`` (400 naming the parameter when either is not one)."""
+    errors: dict[str, list[str]] = {}
+    sort = (request.args.get("sort") or "").strip()
+    order = view.sorts.get(sort.removeprefix("-")) if sort else None
+    if sort and order is None:
+        errors["sort"] = [f"one of {', '.join(view.sorts)}, or one of them after -"]
+    rows = None
+    if "rows" in request.args:
+        given = [key for key in request.args["rows"].split(",") if key]
+        bad = [key for key in given if not _row_key(key)]
+        if len(given) > ROWS_MAX:
+            errors["rows"] = [f"at most {ROWS_MAX} rows"]
+        elif bad:
+            errors["rows"] = [f"each row namespace/name, comma-separated: not {bad[0][:300]!r}"]
+        rows = frozenset(given)
+    if errors:
+        raise Problem(400, "invalid live filters", errors=errors)
+    return Page(rows=rows, order=order)
+
+
+def _row_key(key: str) -> bool:
+    namespace, slash, name = key.partition("/")
+    return bool(slash) and watching.DNS_LABEL.match(namespace) is not None and OBJECT_NAME.match(name) is not None
 
 
 class Renders:
@@ -106,9 +196,10 @@ class Renders:
         """The object of ``view``'s kind whose row the Event ``event`` changes (its Warning count), else None."""
         return timeline.owner_of(event.source or FrozenDict(), RESOURCES[view.kind], self.cache) if view.warnings else None
 
-    def encode(self, view: RowView, event: Event, *, warnings: bool = True) -> bytes:
+    def encode(self, view: RowView, event: Event, *, warnings: bool = True, page: Page = Page()) -> bytes:
         """The frames of ``event`` for streams of ``view`` (b"": nothing for them); ``warnings``: the stream's person may
-        see the Warning counts (else rows without them, and nothing for an Event)."""
+        see the Warning counts (else rows without them, and nothing for an Event); ``page``: what the stream's tab shows
+        (a change that moves an object in its order is ``members``)."""
         head = b"id: %d\n" % event.id
         if event.kind == EVENTS.kind and warnings:
             owner = self.owner(view, event)
@@ -123,7 +214,7 @@ class Renders:
         row_event = f"{event.kind}/{event.namespace}/{event.name}".encode()
         if event.change == "DELETED":
             return head + b"event: %s\ndata: %s\n\n" % (row_event, GONE) + b"event: members\ndata: DELETED\n\n"
-        if view.personal:
+        if view.personal or page.moves(event):
             return head + b"event: members\ndata: MODIFIED\n\n"
         return self._shared(view, event, head, row_event, event.source or FrozenDict(), warnings=warnings)
 
@@ -174,14 +265,16 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
             "description": (
                 "``ready`` first; ``<Kind>/<namespace>/<name>``: the row of a changed object, or of one a Warning Event is"
                 " about (HTML; a comment once it is deleted);"
-                " ``members``: an object of the filters was added or deleted, or changed in a list whose rows differ per person"
-                " (refresh the list); ``reset``: changes were missed"
+                " ``members``: an object of the filters was added or deleted, or changed in a list whose rows differ per person,"
+                " or changed its value of the ``sort`` order (refresh the list); ``reset``: changes were missed"
                 " (refresh the list). Resume with ``Last-Event-ID`` or ``lastEventId``. The stream caps of ``/watch`` apply."
             ),
             "parameters": [
                 {"name": "view", "in": "path", "required": True, "schema": {"type": "string", "enum": list(views)}},
                 query("namespace", "Only this namespace."),
                 query("q", "A substring of the name."),
+                query("sort", "The list's order (a sort key, or one after -): a change of its value is ``members``."),
+                query("rows", "The rows the list shows (namespace/name, comma-separated): changes of other rows are not sent."),
                 query("lastEventId", "Resume after this event id."),
             ],
             "responses": {
@@ -189,7 +282,7 @@ def _operation(views: Mapping[str, RowView]) -> dict[str, Any]:
                     "description": "An endless event stream (ends when the server shuts down); each event is a ServerSentEvent.",
                     "content": {"text/event-stream": {"schema": {"allOf": [{"$ref": "#/components/schemas/ServerSentEvent"}, named]}}},
                 },
-                "400": problem("Invalid namespace."),
+                "400": problem("Invalid namespace, sort or rows."),
                 "404": problem("No such list."),
                 "503": problem("Too many open streams; try again after Retry-After seconds."),
             },
@@ -225,6 +318,7 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams)
         app_renders.append(Renders(app, counter, streams.access.cache))
 
     blueprint.record_once(setup)
+    blueprint.add_app_template_global(live_query, "live_query")
 
     def live(view: str) -> Response:
         found = by_name.get(view)
@@ -234,13 +328,14 @@ def install(blueprint: Blueprint, *, views: Sequence[RowView], streams: Streams)
         if namespace is not None and not watching.DNS_LABEL.match(namespace):
             raise Problem(400, "invalid live filters", errors={"namespace": ["must be a DNS label"]})
         q = (request.args.get("q") or "").strip().lower()[:253]
+        page = _page(found)
         renders = app_renders[0]
         warnings = found.warnings and _may_list_events(streams, namespace)
         owner = (lambda event: renders.owner(found, event)) if warnings else None
-        filters = RowFilter(Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q), owner)
+        filters = RowFilter(Filters(kinds=frozenset({found.kind}), namespace=namespace, q=q), owner, page)
         # an Event's row goes only to people who may list the rows' kind there too (and Events: the Event's own kind)
         requires = {found.kind: found.requires, EVENTS.kind: (RESOURCES[found.kind], *found.requires)}
-        encode: Callable[[Event], bytes] = lambda event: renders.encode(found, event, warnings=warnings)  # noqa: E731
+        encode: Callable[[Event], bytes] = lambda event: renders.encode(found, event, warnings=warnings, page=page)  # noqa: E731
         return open_stream(streams, filters, encode=encode, requires=requires)
 
     live.__doc__ = "Live rows of a dashboard list (Server-Sent Events of HTML).\n---\n" + yaml.safe_dump(

@@ -342,6 +342,6 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     bulk.install(blueprint, pages.service, BULK, endpoint="postgresql")
     browsing.add_shortcuts(blueprint, BASE, title="Databases", by_namespace=BASE)
     return (
-        liverows.RowView("postgresqls", kind=pages.service.title, template=LIST, var="p", item=pages.service.friendly, warnings=True),
+        liverows.RowView.of("postgresqls", pages.service, LIST, "p", warnings=True),
         livedetail.DetailView("postgresql", pages.service),
     )

@@ -180,10 +180,9 @@ def install(blueprint: Blueprint, services: Services) -> tuple[liverows.RowView 
     yamledit.install(blueprint, pages.service, page=PAGE, saved_path=_saved_path)
     browsing.add_shortcuts(blueprint, "/ui/tasks", title="Tasks", by_namespace="/ui/tasks")
     browsing.add_shortcuts(blueprint, "/ui/combinedtasks", title="Tasks with events", by_namespace="/ui/combinedtasks")
-    title = pages.service.title
     return (
-        liverows.RowView("tasks", kind=title, template=LIST, var="t", item=pages.service.friendly, warnings=True),
+        liverows.RowView.of("tasks", pages.service, LIST, "t", warnings=True),
         # a Task's Events there may lie in namespaces one person may list and another may not: no row fits every tab
-        liverows.RowView("combinedtasks", kind=title, template=COMBINED, var="t", item=pages.combined, personal=True),
+        liverows.RowView.of("combinedtasks", pages.service, COMBINED, "t", item=pages.combined, personal=True),
         livedetail.DetailView("task", pages.service),
     )

@@ -8,7 +8,8 @@ delete flow; a row pushed while its menu is open waits until the menu closes; co
 state badge changes; the Age column ticks in the browser without a request, each age written only when its text
 changes, pushed rows included, none while the tab is hidden (all caught up when it is shown); a live refresh
 for the old filter that answers after the user filtered never brings the old rows back; a change of a Task
-reaches two open tabs without either of them making a request, rendered once on the server for both
+reaches two open tabs without either of them making a request, and a change of the value a list is sorted by puts
+the list in its new order at once, rendered once on the server for both
 (``darkroom_dashboard_row_renders_total`` follows the Task changes, not the tabs); Tasks made and
 deleted elsewhere appear and disappear live; the Darkroom list shows source-type icons (CSS masks) and the cache
 time in words. Screenshots: the sorted list with an open menu and the delete dialog, desktop and phone, light and dark; the lists
@@ -74,6 +75,17 @@ def test_sorting_is_kept_in_the_url(stack: Stack, page: Any) -> None:
     page.get_by_label("Name contains").fill("sort-")  # a filter keeps the order
     page.wait_for_url(re.compile(r"q=sort-"))
     assert "sort=-priority" in page.url and row_names(page) == ["sort-a", "sort-b", "sort-c"]
+
+
+def test_a_change_of_the_sorted_value_reorders_the_list_live(stack: Stack, page: Any) -> None:
+    for name, priority in (("order-a", 1), ("order-b", 2), ("order-c", 3)):
+        make_task(stack, name, priority)
+    page.goto(f"/ui/tasks?namespace={stack.namespace}&q=order-&sort=priority")  # the module's other Tasks share the namespace
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    wait_for(lambda: row_names(page) == ["order-a", "order-b", "order-c"], timeout_s=10, message="ascending priority")
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, "order-c", {"spec": {"priority": 0}})
+    wait_for(lambda: row_names(page) == ["order-c", "order-a", "order-b"], timeout_s=10, message="the list in its new order")
+    assert "sort=priority" in page.url
 
 
 def test_row_menu_from_the_keyboard_and_delete(stack: Stack, page: Any) -> None:

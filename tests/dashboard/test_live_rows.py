@@ -7,13 +7,16 @@ replaces the row with a comment and is a ``members`` event too; with three tabs 
 once (``darkroom_dashboard_row_renders_total`` in /metrics) and with none open it is not rendered at all;
 each stream forwards only its filters (namespace, name substring) — events it skips still move its resume
 point; a resume point replays the rows missed, an unknown one answers ``reset``; bad filters are 400, an
-unknown view 404; the ``/watch`` stream caps count these streams too (503 + Retry-After); a Task change
+unknown view 404; the ``/watch`` stream caps count these streams too (503 + Retry-After); a stream that names its
+page's rows (``rows=``) gets only those rows' changes — a row no tab shows is never rendered — and, sorted by a value
+a change altered (a state), ``members`` for any object of its filters (bad ``rows`` or ``sort``: 400 naming it); a Task change
 is rendered once for the Tasks list (a table row) and never for the combined view, whose cards show Events each
 person may or may not list: its tabs get a ``members`` refresh (each renders its list as its own person).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -117,6 +120,64 @@ def test_bad_requests_and_stream_caps(make_app: Callable[..., Flask], serve: Cal
     refused = sse(url, "/watch")  # the same caps for /watch and the dashboard's streams
     assert refused.status == 503 and refused.headers["Retry-After"] == "7"
     first.close()
+
+
+READY = {
+    "readyReplicas": 1,
+    "observedGeneration": 1,
+    "conditions": [
+        {"type": "Ready", "status": "True", "lastTransitionTime": "2025-01-01T00:00:00Z", "reason": "Available", "message": "ok"}
+    ],
+}
+
+
+def test_a_tab_gets_only_the_rows_it_shows(
+    make_app: Callable[..., Flask], serve_front: Callable[[Flask], str], sse: Callable[..., SseStream], darkrooms: Darkrooms
+) -> None:
+    app = make_app()
+    url = serve_front(app)
+    ns = darkrooms.namespace
+    api = sse(url, f"/watch?namespace={ns}")
+    darkrooms.create("shown")
+    darkrooms.create("hidden")
+    api.until(lambda b: b.get("event") == "darkroom" and b["data"]["type"] == "ADDED" and b["data"]["name"] == "hidden")
+    by_name = open_live(sse, url, f"namespace={ns}&rows={ns}/shown")  # the list's order (namespace, name)
+    by_state = open_live(sse, url, f"namespace={ns}&sort=state&rows={ns}/shown")
+
+    darkrooms.set_status("hidden", {"domains": ["one.example.com"]})  # its state stays Reconciling
+    darkrooms.set_status("shown", {"domains": ["two.example.com"]})
+    for tab in (by_name, by_state):
+        seen = tab.until(named(f"Darkroom/{ns}/shown"))
+        assert "two.example.com" in seen[-1]["data"]
+        assert not [b for b in seen if "hidden" in str(b.get("event")) or b.get("event") == "members"], seen
+    assert renders(app) == 1  # the change of the row no tab shows was never rendered
+
+    darkrooms.set_status("hidden", READY)  # Reconciling → Ready: it may move onto a page sorted by state
+    darkrooms.set_status("shown", {"domains": ["three.example.com"]})
+    moved = by_state.until(named("members"))
+    assert moved[-1]["data"] == "MODIFIED" and not [b for b in moved if "hidden" in str(b.get("event"))]
+    by_state.until(named(f"Darkroom/{ns}/shown"))
+    seen = by_name.until(named(f"Darkroom/{ns}/shown"))  # sorted by name, a state cannot move a row: nothing
+    assert not [b for b in seen if "hidden" in str(b.get("event")) or b.get("event") == "members"], seen
+    assert renders(app) == 2
+
+    darkrooms.set_status("shown", READY)
+    resorted = by_state.until(named("members"))  # a shown row's state changed: the list refreshes (it may move)
+    assert not [b for b in resorted if str(b.get("event")).startswith("Darkroom/")]
+    darkrooms.delete("hidden")  # a deletion of a row not shown still refreshes every tab: the page may shift
+    for tab in (by_name, by_state):
+        tab.until(lambda b: named("members")(b) and b["data"] == "DELETED")
+
+
+def test_bad_rows_and_sort_are_400_naming_them(
+    make_app: Callable[..., Flask], serve: Callable[[Flask], str], sse: Callable[..., SseStream]
+) -> None:
+    url = serve(make_app())
+    for query, field in (("rows=no-slash", "rows"), ("rows=ns/Not_A_Name", "rows"), ("sort=size", "sort"), ("sort=-", "sort")):
+        refused = sse(url, f"/ui/live/darkrooms?{query}")
+        assert refused.status == 400, query
+        assert list(json.loads(refused.response.read())["errors"]) == [field], query
+    open_live(sse, url, "rows=&sort=-state").close()  # an empty page; a descending sort
 
 
 def test_tasks_and_the_combined_view_get_their_own_rows(

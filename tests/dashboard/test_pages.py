@@ -13,6 +13,7 @@ import gc
 import re
 import warnings
 from typing import Any
+from urllib.parse import parse_qs
 
 from flask import Flask
 
@@ -186,7 +187,7 @@ def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -
     """The list's live URL carries the stream position taken before the page read the cache, so a change
     made while the page loads is replayed when the live connection opens."""
     html = http.get(f"/?namespace={namespace}").get_data(as_text=True)
-    match = re.search(r'sse-connect="/ui/live/darkrooms\?namespace=[^"]*lastEventId=(\d+)"', html)
+    match = re.search(r'sse-connect="/ui/live/darkrooms\?namespace=[^"]*lastEventId=(\d+)[&"]', html)
     assert match, html[:2000]
     stream = http.get(f"/ui/live/darkrooms?namespace={namespace}&lastEventId={match.group(1)}", buffered=False)
     try:
@@ -194,6 +195,27 @@ def test_live_connection_resumes_from_the_render(http: Client, namespace: str) -
         assert "event: reset" not in first  # a known, recent position: no reload needed
     finally:
         stream.close()
+
+
+def test_the_live_connection_names_the_rows_of_its_page_and_its_sort(http: Client, custom: Any, namespace: str) -> None:
+    """The list's live URL names the rows its page shows (its stream sends only theirs: backend/dashboard/liverows.py)
+    and its sort order; an empty page names none."""
+    for i in range(52):
+        make_task(custom, namespace, f"task-{i:03d}")
+    wait_for(lambda: "52 Tasks" in http.get(f"/ui/tasks?namespace={namespace}").get_data(as_text=True), timeout_s=10)
+
+    def live(query: str) -> dict[str, list[str]]:
+        html = http.get(f"/ui/tasks?{query}").get_data(as_text=True)
+        match = re.search(r'sse-connect="/ui/live/tasks\?([^"]*)"', html)
+        assert match, html[:2000]
+        return parse_qs(match.group(1).replace("&amp;", "&"), keep_blank_values=True)
+
+    first = live(f"namespace={namespace}&sort=-name")
+    assert first["sort"] == ["-name"] and first["namespace"] == [namespace]
+    assert first["rows"][0].split(",") == [f"{namespace}/task-{i:03d}" for i in range(51, 1, -1)]
+    second = live(f"namespace={namespace}&sort=-name&page=2")
+    assert second["rows"] == [f"{namespace}/task-001,{namespace}/task-000"] and "page" not in second
+    assert live(f"namespace={namespace}&q=nothing-matches")["rows"] == [""]
 
 
 def test_an_object_someone_else_made_is_not_shown_as_a_child(http: Client, custom: Any, namespace: str, api_client: Any) -> None:

@@ -38,6 +38,7 @@ class Event:
     name: str = ""
     change: str = ""  # ADDED, MODIFIED or DELETED
     source: FrozenDict | None = None  # the object as the informer saw it: other encodings are made from it on demand
+    previous: FrozenDict | None = None  # a MODIFIED object as it was before (what a change altered: the dashboard's sort orders)
     encodings: dict[str, bytes] = field(default_factory=dict, compare=False)  # those encodings, made once (see Subscription.encode)
 
 
@@ -71,7 +72,15 @@ class Broadcaster:
         return self._closed
 
     def publish(
-        self, *, kind: str, namespace: str, data: Mapping[str, Any], name: str = "", change: str = "", source: FrozenDict | None = None
+        self,
+        *,
+        kind: str,
+        namespace: str,
+        data: Mapping[str, Any],
+        name: str = "",
+        change: str = "",
+        source: FrozenDict | None = None,
+        previous: FrozenDict | None = None,
     ) -> Event | None:
         payload = orjson.dumps(data)
         with self._cond:
@@ -79,7 +88,7 @@ class Broadcaster:
                 return None
             self._last_id += 1
             frame = sse.event_frame(self._last_id, kind, payload)
-            event = Event(self._last_id, kind, namespace, frame, name=name, change=change, source=source)
+            event = Event(self._last_id, kind, namespace, frame, name=name, change=change, source=source, previous=previous)
             self._events.append(event)
             self._cond.notify_all()
             listeners = self._listeners
@@ -183,7 +192,7 @@ def publish_changes(broadcaster: Broadcaster, service: KindService, *, cache: Ca
     if informer is None:
         return
 
-    def publish(change: str, obj: FrozenDict) -> None:
+    def publish(change: str, obj: FrozenDict, previous: FrozenDict | None = None) -> None:
         if broadcaster.closed:
             return
         meta = obj.get("metadata") or {}
@@ -196,7 +205,13 @@ def publish_changes(broadcaster: Broadcaster, service: KindService, *, cache: Ca
             "object": service.converted(obj),
         }
         published = broadcaster.publish(
-            kind=kind.title, namespace=meta.get("namespace") or "", data=data, name=meta.get("name") or "", change=change, source=obj
+            kind=kind.title,
+            namespace=meta.get("namespace") or "",
+            data=data,
+            name=meta.get("name") or "",
+            change=change,
+            source=obj,
+            previous=previous,
         )
         if published is not None and counter is not None:
             counter.labels(kind.title, change).inc()
@@ -212,7 +227,7 @@ def publish_related(broadcaster: Broadcaster, resource: Resource, *, cache: Cach
     if informer is None:
         return
 
-    def publish(change: str, obj: FrozenDict) -> None:
+    def publish(change: str, obj: FrozenDict, previous: FrozenDict | None = None) -> None:
         if broadcaster.closed:
             return
         meta = obj.get("metadata") or {}
@@ -223,8 +238,9 @@ def publish_related(broadcaster: Broadcaster, resource: Resource, *, cache: Cach
     _subscribe(informer, publish)
 
 
-def _subscribe(informer: Informer, publish: Callable[[str, FrozenDict], None]) -> None:
-    """Call ``publish(change, object)`` for every change the informer sees from now on."""
+def _subscribe(informer: Informer, publish: Callable[[str, FrozenDict, FrozenDict | None], None]) -> None:
+    """Call ``publish(change, object, previous)`` for every change the informer sees from now on (``previous``: a modified
+    object as it was, else None)."""
     # Added after the cache synced, a handler first gets every cached object as an add: those are not changes.
     replayed: set[tuple[str, str]] = set()
 
@@ -234,7 +250,7 @@ def _subscribe(informer: Informer, publish: Callable[[str, FrozenDict], None]) -
         if key in replayed:
             replayed.discard(key)
             return
-        publish("ADDED", obj)
+        publish("ADDED", obj, None)
 
     with informer.store.changed:  # the store's (reentrant) lock: the replay is exactly this snapshot
         if informer.has_synced:
@@ -243,6 +259,6 @@ def _subscribe(informer: Informer, publish: Callable[[str, FrozenDict], None]) -
                 replayed.add((str(meta.get("uid")), str(meta.get("resourceVersion"))))
         informer.add_handler(
             on_add=on_add,
-            on_update=lambda old, new: publish("MODIFIED", new),
-            on_delete=lambda obj: publish("DELETED", obj),
+            on_update=lambda old, new: publish("MODIFIED", new, old),
+            on_delete=lambda obj: publish("DELETED", obj, None),
         )
