@@ -26,9 +26,10 @@ render per view that has an open tab, whatever the number of tabs, and none when
 events of its tab's filters (kind, namespace, name substring), so the filter lives here only.
 
 Only the rows a tab shows (:class:`Page`): a list section names them on its stream, ``rows=<ns>/<name>,...`` (its
-page; ``sort=`` its order: :func:`live_query`), and the stream forwards a change (a modification, or a Warning Event
-about a row's object) only of those rows — or, when the tab sorts by a value the change altered (a state, a Task's
-priority or deadline: the object's sort value before and after differ, :attr:`Event.previous`), ``members``, for any
+page, unless the names are too long for a URL: :data:`ROWS_QUERY_MAX`; ``sort=`` its order: :func:`live_query`), and
+the stream forwards a change (a modification, or a Warning Event about a row's object) only of those rows — or, when
+the tab sorts by a value the change altered (a state, a Task's priority or deadline: the object's sort value before
+and after differ, :attr:`Event.previous`), ``members``, for any
 object of its filters: the change can move a row into, out of or within the page, and only a new list knows which.
 A change that leaves the sort value as it was cannot move a row (names, namespaces and ages never change; ties keep
 the cache's order), so a row the tab does not show stays off its page and is neither sent nor rendered: 10,000
@@ -99,6 +100,10 @@ class RowView:
 
 
 ROWS_MAX = 1000  # rows one stream may name (a page shows 50)
+# The longest ``rows`` a list section puts in its stream's URL (encoded). Proxies refuse long request lines (nginx: 8 KB
+# by default), so a page of long names leaves ``rows`` out and its stream forwards every change of its filters, as
+# without rows: more frames for that tab, never a stream that cannot connect.
+ROWS_QUERY_MAX = 4000
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,8 @@ def live_query(filters: ListFilters, cursor: int | None, items: Iterable[Mapping
     """The query of a list section's stream: its filters and sort, its resume point, and the rows its page shows."""
     query = filters.query(page=None, lastEventId=cursor)
     rows = urlencode({"rows": row_keys(items)})
+    if len(rows) > ROWS_QUERY_MAX:
+        return query
     return f"{query}&{rows}" if query else f"?{rows}"
 
 

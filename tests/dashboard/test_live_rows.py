@@ -205,3 +205,22 @@ def test_tasks_and_the_combined_view_get_their_own_rows(
     assert row.startswith("<tr") and ">7<" in row and "Mark finished" in row and "csrf_token" not in row
     assert not [block for block in refresh if str(block.get("event", "")).startswith("Task/")]
     assert renders(app, "tasks") == 1 and renders(app, "combinedtasks") == 0
+
+
+def test_a_page_of_names_too_long_for_a_url_leaves_its_rows_out() -> None:
+    """A list section names its page's rows on its stream, unless that would make a request line proxies refuse: then
+    the stream goes without ``rows`` (every change of its filters), never with a URL that cannot connect."""
+    from urllib.parse import parse_qs
+
+    from backend.dashboard.browsing import Filters
+    from backend.dashboard.liverows import ROWS_QUERY_MAX, live_query
+
+    filters = Filters(namespace="team", q="", page=2, sort="state")
+    short = [{"namespace": "team", "name": f"dr-{i}"} for i in range(50)]
+    query = parse_qs(live_query(filters, 7, short).removeprefix("?"))
+    assert query["rows"] == [",".join(f"team/dr-{i}" for i in range(50))]
+    assert query["namespace"] == ["team"] and query["sort"] == ["state"] and query["lastEventId"] == ["7"]
+    long = [{"namespace": "team", "name": f"{i:03}-" + "x" * 240} for i in range(50)]
+    url = live_query(filters, 7, long)
+    assert "rows=" not in url and len(url) < ROWS_QUERY_MAX
+    assert parse_qs(url.removeprefix("?")) == {"namespace": ["team"], "sort": ["state"], "lastEventId": ["7"]}
