@@ -2,8 +2,9 @@
 
 :class:`Watched` is a page plus what its console said: the conftest's ``pages``/``new_page`` fixtures make them and
 fail the test at its end on any console error, page error, CSP violation or dialog it did not :meth:`~Watched.expect`.
-:func:`shot` saves a screenshot to test-output/screenshots/ (``BROWSER_SCREENSHOTS``: another directory; ``off``:
-none, as under .ci/run).
+:func:`page_width` measures the page's width once its stylesheets apply, :func:`assert_fits` checks that it needs no
+sideways scrolling. :func:`shot` saves a screenshot to test-output/screenshots/ (``BROWSER_SCREENSHOTS``: another
+directory; ``off``: none, as under .ci/run).
 """
 
 from __future__ import annotations
@@ -35,6 +36,20 @@ class Watched:
 
     def unexpected(self) -> list[str]:
         return [p for p in self.problems if not any(pattern.search(p) for pattern in self.expected)]
+
+
+def page_width(page: Any) -> int:
+    """How wide the page's content is, in CSS pixels (``scrollWidth``; wider than the window means sideways scrolling),
+    measured once the page has loaded. Measured earlier, right after a navigation whose HTML has arrived but whose
+    stylesheet has not, the layout is the unstyled one: a ``pre`` with a 91-character line made a 390 px page 720 px wide."""
+    page.wait_for_load_state("load")
+    return int(page.evaluate("document.documentElement.scrollWidth"))
+
+
+def assert_fits(page: Any, label: str = "") -> None:
+    """Nothing of the page is wider than the window (no sideways scrolling)."""
+    wide, window = page_width(page), int(page.evaluate("window.innerWidth"))
+    assert wide <= window, f"{label + ': ' if label else ''}the page is {wide}px wide in a {window}px window"
 
 
 def shot(page: Any, name: str, *, full_page: bool = True) -> Path | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.support import wait_for
 
@@ -59,7 +59,7 @@ def test_keyboard_only_bulk_delete(stack: Stack, new_page: Callable[..., Watched
     wait_for(lambda: alpha.locator("td.num").inner_text() == "7", timeout_s=15, message="the row was never pushed")
     assert alpha.locator("input[data-bulk-item]").is_checked()
     assert page.locator("[data-bulk-count]").inner_text() == "2 selected"
-    assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
+    assert_fits(page)
     shot(page, f"bulk-selected-{size}-{scheme}")
 
     tab_to(page, "Delete…", back=True)
@@ -88,5 +88,5 @@ def test_keyboard_only_bulk_delete(stack: Stack, new_page: Callable[..., Watched
     assert left == ["gamma"]
     page.locator(f"tr[sse-swap='Task/{namespace}/alpha']").wait_for(state="detached")
     assert bar.is_hidden()  # the deleted rows dropped out of the selection
-    assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
+    assert_fits(page)
     shot(page, f"bulk-results-{size}-{scheme}")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 
 SIZES = {"laptop": {"width": 1366, "height": 768}, "phone": {"width": 390, "height": 844}}
@@ -36,7 +36,7 @@ def test_an_unknown_url_is_a_page_with_the_way_back(stack: Stack, new_page: Call
         assert answer is not None and answer.status == 404 and answer.headers["content-type"].startswith("text/html")
         assert page.get_by_role("heading", level=1).inner_text() == "Not Found"
         assert '"status"' not in page.locator("main").inner_text()  # no problem+json shown
-        assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        assert_fits(page)
         button = page.get_by_role("link", name=f"Back to the {heading}")
         _on_screen(page, ".error-back a", viewport["width"], viewport["height"])
         shot(page, f"error-{size}-{path.strip('/').replace('/', '-')[:40]}")

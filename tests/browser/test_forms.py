@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
@@ -128,8 +128,7 @@ def test_side_by_side_fields_line_up_and_the_width_is_used(stack: Stack, new_pag
     page.get_by_label("Replicas", exact=True).fill("500")
     page.get_by_role("button", name="Create Darkroom").click()
     page.locator(".error-summary").wait_for()
-    width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= page.evaluate("window.innerWidth"), f"the page is {width}px wide"
+    assert_fits(page)
     rows = (("f-source-bucket", "f-source-region", "f-source-endpoint"), ("f-version", "f-replicas", "f-cacheTime"))
     for row in rows:
         labels = [top(page, f"label[for={fid}]") for fid in row]
@@ -144,7 +143,7 @@ def test_side_by_side_fields_line_up_and_the_width_is_used(stack: Stack, new_pag
         assert form["width"] >= 900, form
     shot(page, f"darkroom-form-errors-{size}-{scheme}")
     page.goto(f"/ui/tasks/new?namespace={stack.namespace}")
-    assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("window.innerWidth")
+    assert_fits(page)
     shot(page, f"task-form-{size}-{scheme}")
 
 

@@ -28,7 +28,7 @@ from playwright.sync_api import Error as PlaywrightError
 from prometheus_client import CollectorRegistry
 
 from backend.api import operations
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.support import wait_for
 
@@ -379,7 +379,7 @@ def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched]) -> Non
         page.get_by_role("button", name="Actions for shot-1").click()
         page.locator("[popover]:popover-open").wait_for()
         shot(page, f"list-tasks-sorted-{width}-{scheme}")
-        assert page.evaluate("document.documentElement.scrollWidth") <= width  # the table scrolls in its box, not the page
+        assert_fits(page)  # the table scrolls in its box, not the page
         page.locator("[popover]:popover-open").get_by_role("button", name="Delete…").click()
         dialog = page.locator("dialog#row-delete-dialog")
         dialog.wait_for()
@@ -391,4 +391,4 @@ def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched]) -> Non
         page.goto(f"/?namespace={stack.namespace}")
         page.locator("#live-indicator[data-state=live]").wait_for()
         shot(page, f"list-darkrooms-{width}-{scheme}")
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert_fits(page)

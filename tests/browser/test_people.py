@@ -25,7 +25,7 @@ import pytest
 import requests
 
 from backend.identity.cookies import SESSION_COOKIE
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.identityfixtures import TEAM_A, TEAM_B, Panel, Teams
 from tests.support import wait_for
 
@@ -110,11 +110,6 @@ def sign_in(page: Any, panel: Panel, person: str, path: str = "/") -> None:
 
 def screen(page: Any, name: str) -> None:
     shot(page, f"people-{name}")
-
-
-def fits(page: Any, width: int, label: str) -> None:
-    wide = page.evaluate("document.documentElement.scrollWidth")
-    assert wide <= width, f"{label}: the page is {wide}px wide in a {width}px window"
 
 
 def refused(control: Any) -> str:
@@ -345,11 +340,11 @@ def test_login_list_and_refusals_fit_every_screen(
     page = browse(viewport=size, color_scheme=scheme).page
     label = f"{size['width']}-{scheme}"
     page.goto("/login")
-    fits(page, size["width"], f"login {label}")
+    assert_fits(page, f"login {label}")
     screen(page, f"login-{label}")
     sign_in(page, panel, "bob")
     page.wait_for_selector("#live-indicator[data-state=live]")
-    fits(page, size["width"], f"bob's Darkrooms {label}")
+    assert_fits(page, f"bob's Darkrooms {label}")
     header = page.locator("header.topbar").bounding_box()
     # on a phone, who is signed in takes a row of their own under the navigation (test_phone: every item in sight)
     assert header is not None and header["height"] <= (88 if size is PHONE else 80), f"{label}: header {header}"
@@ -362,5 +357,5 @@ def test_login_list_and_refusals_fit_every_screen(
     screen(page, f"bob-row-menu-refused-{label}")
     page.keyboard.press("Escape")
     page.goto(f"/ui/darkrooms/{TEAM_A}/{objects.darkroom(TEAM_A)}")
-    fits(page, size["width"], f"a refused action {label}")
+    assert_fits(page, f"a refused action {label}")
     screen(page, f"bob-detail-refused-{label}")

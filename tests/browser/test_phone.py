@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.support import wait_for
 
@@ -69,8 +69,7 @@ def objects(stack: Stack) -> Stack:
 
 
 def check(page: Any, label: str) -> None:
-    width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= PHONE["width"], f"{label}: the page is {width}px wide"
+    assert_fits(page, label)
     header = page.evaluate(
         "(() => { const h = document.querySelector('header.topbar').getBoundingClientRect();"
         " const tops = [...document.querySelectorAll('header nav li')].map((li) => Math.round(li.getBoundingClientRect().top));"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.browser.test_live_details import darkroom
 from tests.support import wait_for
@@ -57,8 +57,7 @@ def test_the_logs_page_streams_and_fits(with_pod: tuple[str, str], new_page: Cal
     expect(lines).to_contain_text("image: ", timeout=LINE_S)
     expect(page.locator("#log-lines .log-pod").first).to_have_text(pod)
     expect(page.locator("#log-status")).to_have_text("Following")
-    width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= SIZES[size]["width"], f"the page is {width}px wide"
+    assert_fits(page)
     shot(page, f"logs-{size}-{scheme}")
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.support import as_dict, wait_for
 
@@ -46,12 +46,6 @@ def parameter(page: Any, index: int, name: str, value: str) -> None:
 def stored_password(stack: Stack, name: str) -> str:
     secret = stack.core().read_namespaced_secret(f"{name}-credentials", stack.namespace)
     return base64.b64decode(secret.data["password"]).decode()
-
-
-def no_horizontal_overflow(page: Any) -> None:
-    width = page.evaluate("document.documentElement.scrollWidth")
-    viewport = page.evaluate("window.innerWidth")
-    assert width <= viewport, f"the page is {width}px wide in a {viewport}px viewport"
 
 
 def test_create_watch_ready_show_password_edit_delete(stack: Stack, new_page: Callable[..., Watched]) -> None:
@@ -164,7 +158,7 @@ def test_pages_at_desktop_and_phone_width_light_and_dark(
     page.goto(f"/ui/postgresqls?namespace={stack.namespace}")
     page.wait_for_selector("#live-indicator[data-state=live]")
     row(page, ready_database).wait_for()
-    no_horizontal_overflow(page)
+    assert_fits(page)
     shot(page, f"postgresqls-list-{suffix}")
 
     page.goto(f"/ui/postgresqls/new?namespace={stack.namespace}")
@@ -173,19 +167,19 @@ def test_pages_at_desktop_and_phone_width_light_and_dark(
     parameter(page, 1, "log_statement", "everything")
     page.get_by_role("button", name="Create database").click()
     page.locator(".error-summary").wait_for()
-    no_horizontal_overflow(page)
+    assert_fits(page)
     shot(page, f"postgresql-form-errors-{suffix}")
 
     page.goto(stack.when_shown(f"/ui/postgresqls/{stack.namespace}/{ready_database}"))
     page.locator("#postgresql-live .status-line[data-state=Ready]").wait_for(timeout=30_000)
     page.get_by_role("button", name="Show password").click()
     page.locator("#pg-password-value").wait_for()
-    no_horizontal_overflow(page)
+    assert_fits(page)
     shot(page, f"postgresql-detail-{suffix}")
 
     page.get_by_text("Delete…").click()  # the confirmation fits the screen
     confirm = page.get_by_role("button", name=f"Yes, delete {ready_database}")
     box = confirm.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"]
-    no_horizontal_overflow(page)
+    assert_fits(page)
     shot(page, f"postgresql-delete-confirm-{suffix}")

@@ -12,22 +12,16 @@ width (nothing scrolls sideways). Screenshots: ``tree-*.png``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.browser.test_live_details import LIVE_S, POSTGRESQLS, SIZES, assert_not_reloaded, make, open_live
 
 DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
 COMBINATIONS = [("1366", "light"), ("1366", "dark"), ("390", "light"), ("390", "dark")]
-
-
-def fits(page: Any, size: str) -> None:
-    """Nothing of the page is wider than the window (no sideways scrolling)."""
-    assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
 
 
 @pytest.mark.parametrize(("size", "scheme"), COMBINATIONS)
@@ -44,7 +38,7 @@ def test_a_pods_node_follows_its_status_without_a_reload(stack: Stack, new_page:
     expect(line.get_by_role("link", name=f"YAML of Pod {pod.get_attribute('data-name')}")).to_be_visible()
     endpoints = tree.locator(f"li[data-kind=Service][data-name='{name}'] li[data-kind=EndpointSlice]")
     expect(endpoints).to_have_attribute("data-state", "ready", timeout=LIVE_S)  # the Service's slice: its Pod's endpoint
-    fits(page, size)
+    assert_fits(page)
     shot(page, f"tree-darkroom-{size}-{scheme}")
 
     crashing = {
@@ -67,7 +61,7 @@ def test_a_pods_node_follows_its_status_without_a_reload(stack: Stack, new_page:
     expect(changed.locator("> .node-line .badge")).to_have_text("CrashLoopBackOff")
     expect(changed.locator("> .node-line")).to_contain_text("3 restarts")
     assert_not_reloaded(page)
-    fits(page, size)
+    assert_fits(page)
     shot(page, f"tree-darkroom-crashing-{size}-{scheme}")
 
 
@@ -80,12 +74,12 @@ def test_a_postgresqls_tree_is_statefulset_pod_and_claim(stack: Stack, new_page:
         f"#postgresql-children li[data-kind=StatefulSet] li[data-kind=Pod] li[data-kind=PersistentVolumeClaim][data-name='data-{name}-0']"
     )
     expect(claim).to_be_visible(timeout=LIVE_S)
-    fits(page, size)
+    assert_fits(page)
     shot(page, f"tree-postgresql-{size}-{scheme}")
     claim.locator("> .node-line").get_by_role("link", name=f"YAML of PersistentVolumeClaim data-{name}-0").click()
     expect(page.get_by_role("heading", level=1)).to_have_text(f"PersistentVolumeClaim data-{name}-0")
     expect(page.locator("pre.yaml")).to_contain_text("kind: PersistentVolumeClaim")
-    fits(page, size)
+    assert_fits(page)
     shot(page, f"tree-yaml-{size}-{scheme}")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.pages import Watched, shot
+from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.support import wait_for
 
@@ -74,7 +74,7 @@ def test_review_and_apply_with_the_keyboard_only(stack: Stack, new_page: Any, si
     page.get_by_role("link", name="Edit YAML").focus()
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/yaml$"))
-    assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("window.innerWidth")
+    assert_fits(page)
     shot(page, f"yaml-edit-open-{size}-{scheme}")
 
     tab_to(page, "yaml-text")
@@ -92,7 +92,7 @@ def test_review_and_apply_with_the_keyboard_only(stack: Stack, new_page: Any, si
     expect(diff).to_contain_text("changed")
     expect(diff).to_contain_text("3")
     assert focused_id(page) == "yaml-review"
-    assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("window.innerWidth")
+    assert_fits(page)
     shot(page, f"yaml-edit-reviewed-{size}-{scheme}")
     assert replicas(stack, name) == 1  # a review writes nothing
 
