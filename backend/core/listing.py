@@ -44,8 +44,8 @@ class ListQuery:
     limit: int | None
     after: str | int | None
     fields: FieldSelector = EVERYTHING
-    q: str = ""  # a substring of the name (backend.core.ordering.named)
-    sort: str = ""  # "" (namespace, name), "<key>" or "-<key>" of the kind's sorts (backend.core.ordering.ordered)
+    q: str = ""  # a substring of the name (cluster.orders.named, applied by the cache)
+    sort: str = ""  # "" (namespace, name), "<key>" or "-<key>" of the kind's sorts (backend.core.ordering.order_of)
 
 
 def encode_token(after: str | int) -> str:

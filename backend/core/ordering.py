@@ -1,22 +1,23 @@
-"""The orders and the name filter of a list, one definition for the JSON API's ``?sort=&q=`` and the dashboard's lists.
+"""The orders of a list, one definition for the JSON API's ``?sort=`` and the dashboard's columns.
 
 A kind's :class:`Sort` keys (:attr:`backend.core.kinds.base.Kind.sorts`, built by :func:`sorts`): name, namespace,
 state (its word, as the dashboard shows it), age, and the kind's own (a Task's priority and deadline: :data:`TASK_SORTS`).
 ``<key>`` sorts ascending, ``-<key>`` descending; ties keep the cache's namespace/name order; an object without a
-value comes last when ascending. "Age" ascending is youngest first, as the column reads. ``q`` keeps the objects
-whose name contains it (case-insensitive: names are lowercase). Applied by :meth:`backend.core.services.KindService.list`.
+value comes last both ways. "Age" ascending is youngest first, as the column reads. A sort is a
+:class:`cluster.orders.Order` (:func:`order_of`): the cache keeps each order asked for up to date as objects change, so
+a sorted list costs no sort. Applied by :meth:`backend.core.services.KindService.list`, which hands the cache the name
+filter ``q`` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
+from cluster.orders import Order
 from kinds.states import State
-
-Obj = TypeVar("Obj", bound=Mapping[str, Any])
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -36,13 +37,6 @@ class Sort:
 
     value: Callable[[Mapping[str, Any]], Any]
     largest_first: bool = False  # ascending shows the largest value first (Age: the youngest, i.e. the latest timestamp)
-
-    def order(self, objects: Sequence[Obj], *, descending: bool) -> list[Obj]:
-        def key(obj: Obj) -> tuple[bool, Any]:
-            value = self.value(obj)
-            return (value is None) != (descending != self.largest_first), value if value is not None else 0
-
-        return sorted(objects, key=key, reverse=descending != self.largest_first)
 
 
 def _created(obj: Mapping[str, Any]) -> datetime | None:
@@ -75,15 +69,9 @@ def sorts(*, state: Callable[[Mapping[str, Any]], State], extra: Mapping[str, So
 TASK_SORTS = {"priority": Sort(_spec_number("priority")), "deadline": Sort(_spec_time("deadline"))}
 
 
-def named(objects: Sequence[Obj], q: str) -> Sequence[Obj]:
-    """The objects whose name contains ``q`` (all of them for an empty ``q``)."""
-    if not q:
-        return objects
-    needle = q.lower()
-    return [obj for obj in objects if needle in obj["metadata"]["name"]]
-
-
-def ordered(objects: Sequence[Obj], sort: str, keys: Mapping[str, Sort]) -> Sequence[Obj]:
-    """``objects`` in the order ``sort`` (``<key>``, ``-<key>`` or empty: as they are) asks for among ``keys``."""
-    found = keys.get(sort.removeprefix("-"))
-    return objects if found is None else found.order(objects, descending=sort.startswith("-"))
+def order_of(sort: str, keys: Mapping[str, Sort]) -> Order | None:
+    """The order ``sort`` (``<key>`` or ``-<key>``) asks for among ``keys``; None for none (empty: the cache's
+    namespace/name order)."""
+    name = sort.removeprefix("-")
+    found = keys.get(name)
+    return None if found is None else Order(name, found.value, reverse=sort.startswith("-") != found.largest_first)

@@ -127,16 +127,17 @@ class KindService:
 
     def list(self, query: listing.ListQuery) -> builtins.list[FrozenDict]:
         """The objects a collection query selects, from the cache (a namespace this API does not serve: none): its
-        namespace and label selector as the cache answers them, then its field selector, name filter and order."""
+        namespace, label selector, name filter (names are lowercase: ``q`` matches whatever its case) and order as the
+        cache answers them, then its field selector."""
         served_namespace = self.settings.namespace
         if served_namespace and query.namespace not in (None, served_namespace):
             return []
         namespace = query.namespace or served_namespace
-        objects = self.client.list(self.resource, namespace=namespace, label_selector=query.label_selector)
-        if not query.fields.empty:
-            objects = [obj for obj in objects if query.fields.matches(obj)]
-        selected = ordering.ordered(ordering.named(objects, query.q), query.sort, self.kind.sorts)
-        return selected if isinstance(selected, builtins.list) else builtins.list(selected)  # unchanged: the cache's own list
+        order = ordering.order_of(query.sort, self.kind.sorts)
+        objects = self.client.list(
+            self.resource, namespace=namespace, label_selector=query.label_selector, order=order, name_contains=query.q.lower()
+        )
+        return objects if query.fields.empty else [obj for obj in objects if query.fields.matches(obj)]
 
     def fetch(self, namespace: str, name: str, *, fresh: bool = False) -> Mapping[str, Any]:
         """The object from the cache (``fresh``: from the API server); :class:`~backend.core.errors.NotFound` when absent

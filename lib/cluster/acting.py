@@ -37,6 +37,7 @@ from cluster.attributes import ResourceAttributes
 from cluster.bodies import FrozenDict
 from cluster.clients import CachedClient, PatchType
 from cluster.identities import OWN, Credentials, Impersonation, User
+from cluster.orders import Order
 from cluster.resources import PODS, Resource
 from cluster.reviewing import AccessReviewer
 
@@ -119,17 +120,23 @@ class ActingClient:
     # -- reads ----------------------------------------------------------------------------------
 
     def list(
-        self, resource: Resource, *, namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        order: Order | None = None,
+        name_contains: str = "",
     ) -> builtins.list[FrozenDict]:
-        """The objects the actor may list (see the module docstring), sorted by namespace/name."""
+        """The objects the actor may list (see the module docstring; ``name_contains``: only those whose name contains
+        it), sorted by namespace/name or in ``order``."""
+        chosen: dict[str, Any] = {"label_selector": label_selector, "order": order, "name_contains": name_contains}
         if not self.client.served_from_cache(resource, namespace):
-            return self._sent(
-                lambda: self.client.list(resource, namespace=namespace, label_selector=label_selector, credentials=self._creds)
-            )
+            return self._sent(lambda: self.client.list(resource, namespace=namespace, credentials=self._creds, **chosen))
         if namespace or not resource.namespaced:
             self.require("list", resource, namespace=namespace)
-            return self.client.list(resource, namespace=namespace, label_selector=label_selector)
-        return self._visible(resource, self.client.list(resource, label_selector=label_selector))
+            return self.client.list(resource, namespace=namespace, **chosen)
+        return self._visible(resource, self.client.list(resource, **chosen))
 
     def get(self, resource: Resource, name: str, *, namespace: str | None = None, fresh: bool = False) -> FrozenDict:
         if fresh or not self.client.served_from_cache(resource, namespace):

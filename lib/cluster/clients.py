@@ -19,11 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from cluster import errors
-from cluster.bodies import FrozenDict, freeze, strip_managed_fields, version_at_least
+from cluster.bodies import FrozenDict, freeze, object_key, strip_managed_fields, version_at_least
 from cluster.caches import Cache
 from cluster.consistency import Expectations
 from cluster.identities import OWN, Credentials
 from cluster.informers import Informer
+from cluster.orders import Order, arrange, name_has
 from cluster.requesting import QueryValue, Transport
 from cluster.resources import Resource
 from cluster.selectors import parse
@@ -101,20 +102,27 @@ class CachedClient:
         namespace: str | None = None,
         label_selector: str | Mapping[str, str] | None = None,
         credentials: Credentials = OWN,
+        order: Order | None = None,
+        name_contains: str = "",
     ) -> list[FrozenDict]:
-        """Objects of a namespace (None: all namespaces), optionally label-selected, sorted by namespace/name."""
+        """Objects of a namespace (None: all namespaces), optionally label-selected and only those whose name contains
+        ``name_contains``, sorted by namespace/name or in ``order`` (:mod:`cluster.orders`: the store keeps the order's
+        rows; a list from the API server is filtered and sorted here)."""
         namespace = namespace if resource.namespaced else None
         selector = parse(label_selector)
         informer = self._informer(resource, namespace)
         if informer is None:
             query: dict[str, QueryValue] = {"labelSelector": label_selector if isinstance(label_selector, str) else (str(selector) or None)}
             page = self.transport.request("GET", resource.path(namespace=namespace), query=query, credentials=credentials)
-            return [
+            listed = [
                 freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **i}))
                 for i in page.get("items") or ()
             ]
+            if name_contains:
+                listed = [obj for obj in listed if name_has(object_key(obj), name_contains)]
+            return listed if order is None else arrange(listed, order)
         self._expectations.settle(informer, namespace=namespace)
-        return informer.store.list(namespace=namespace, selector=selector)
+        return informer.store.list(namespace=namespace, selector=selector, order=order, name_contains=name_contains)
 
     def lookup(self, resource: Resource, name: str, *, namespace: str | None = None, credentials: Credentials = OWN) -> FrozenDict | None:
         """The object named ``name`` as the API server has it now, or None — through a list with a

@@ -2,7 +2,9 @@
 
 Written only by its informer (:mod:`cluster.informers`); read by the cached client and by anyone
 holding the informer. Objects are :func:`cluster.bodies.freeze`-d before they go in, so readers get
-shared references with no copying. ``progress`` is the newest resourceVersion the informer has
+shared references with no copying. A list in an :class:`cluster.orders.Order` (a sort) comes from that order's rows,
+kept up to date here on every change once the order was first asked for (:class:`cluster.orders.SortedRows`).
+``progress`` is the newest resourceVersion the informer has
 applied (from lists, events and bookmarks); together with the :attr:`Store.changed` condition it is
 what read-your-writes waits on.
 """
@@ -18,9 +20,11 @@ from typing import Any
 from cluster import indexers
 from cluster.bodies import FrozenDict, object_key, resource_version
 from cluster.indexers import IndexFunction
+from cluster.orders import Order, SortedRows, named
 from cluster.selectors import LabelSelector
 
 Delta = tuple[str, FrozenDict, FrozenDict | None]  # (ADDED|MODIFIED|DELETED, object, previous)
+RESORT_MAX_CHANGES = 1_000  # a relist changing more objects drops the orders' rows (each insertion moves the whole row list)
 
 
 class Store:
@@ -33,6 +37,7 @@ class Store:
         self._functions: dict[str, IndexFunction] = {indexers.NAMESPACE: indexers.by_namespace, **(index_functions or {})}
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._functions}
         self._order: list[str] | None = None  # every key, sorted: kept until a key comes or goes (a change keeps it)
+        self._sorted: dict[str, SortedRows] = {}  # by order name: the orders lists were asked in, kept up to date
         self.progress = ""
 
     # -- writes (the informer) -------------------------------------------------------------
@@ -61,16 +66,19 @@ class Store:
             if event_type == "DELETED":
                 if previous is not None:
                     self._unindex(key, previous)
+                    self._unsort(key, previous)
                     del self._objects[key]
                     self._order = None
                 delta: Delta | None = ("DELETED", obj, previous) if previous is not None else None
             else:
                 if previous is not None:
                     self._unindex(key, previous)
+                    self._unsort(key, previous)
                 else:
                     self._order = None
                 self._objects[key] = obj
                 self._index(key, obj)
+                self._sort(key, obj)
                 delta = ("ADDED" if previous is None else "MODIFIED", obj, previous)
             self._advance(resource_version(obj))
             return delta
@@ -95,9 +103,31 @@ class Store:
                 self._objects[key] = obj
                 self._index(key, obj)
                 deltas.append(("ADDED" if existing is None else "MODIFIED", obj, existing))
+            self._resort(deltas)
             self.progress = version
             self.changed.notify_all()
         return deltas
+
+    def _resort(self, deltas: list[Delta]) -> None:
+        """Bring the orders' rows up to date after a relist: change by change when few changed (a relist that found
+        the cache current, most often), else made again, by one sort each, when next asked for."""
+        if len(deltas) > RESORT_MAX_CHANGES:
+            self._sorted.clear()
+            return
+        for event_type, obj, previous in deltas:
+            key = object_key(obj)
+            if event_type != "ADDED" and previous is not None:
+                self._unsort(key, previous)
+            if event_type != "DELETED":
+                self._sort(key, obj)
+
+    def _sort(self, key: str, obj: FrozenDict) -> None:
+        for rows in self._sorted.values():
+            rows.add(key, obj)
+
+    def _unsort(self, key: str, obj: FrozenDict) -> None:
+        for rows in self._sorted.values():
+            rows.remove(key, obj)
 
     def advance(self, version: str) -> None:
         """Record progress without a change (a bookmark)."""
@@ -117,17 +147,28 @@ class Store:
     def get(self, key: str) -> FrozenDict | None:
         return self._objects.get(key)
 
-    def list(self, *, namespace: str | None = None, selector: LabelSelector | None = None) -> list[FrozenDict]:
-        """Objects (in a namespace, matching a selector), sorted by key like the API server's lists. Every object's list
-        reuses the key order until a key comes or goes: status changes (most events) cost no sort."""
+    def list(
+        self, *, namespace: str | None = None, selector: LabelSelector | None = None, order: Order | None = None, name_contains: str = ""
+    ) -> list[FrozenDict]:
+        """Objects (in a namespace, whose name contains ``name_contains``, matching a selector), sorted by key like the API
+        server's lists, or in ``order``. Every object's list reuses the key order until a key comes or goes: status
+        changes (most events) cost no sort; an order's rows are made at its first list and kept up to date from then on.
+        The name filter looks at the keys, not the objects (at 100,000 objects: 5 ms instead of 75)."""
         with self._lock:
             objects = self._objects
-            if namespace is None:
-                if self._order is None:
-                    self._order = sorted(objects)
-                found = [objects[k] for k in self._order]
+            if order is not None:
+                rows = self._sorted.get(order.name)
+                if rows is None:
+                    rows = self._sorted[order.name] = SortedRows(order.value, objects)
+                found = rows.objects(order.reverse, namespace=namespace, name_contains=name_contains)
             else:
-                found = [objects[k] for k in sorted(self._indices[indexers.NAMESPACE].get(namespace, ()))]
+                if namespace is not None:
+                    keys = sorted(self._indices[indexers.NAMESPACE].get(namespace, ()))
+                else:
+                    if self._order is None:
+                        self._order = sorted(objects)
+                    keys = self._order
+                found = [objects[k] for k in (named(keys, name_contains) if name_contains else keys)]
         if selector is None or selector.empty:
             return found
         return [obj for obj in found if selector.matches(obj["metadata"].get("labels"))]

@@ -1,0 +1,148 @@
+"""Sorted lists of the informer store (:mod:`cluster.orders`): the order's rule, kept through every kind of change.
+
+The rule (one definition for the JSON API's ``?sort=`` and the dashboard's columns): by value, ascending or descending;
+ties in key (namespace/name) order both ways; objects without a value last, in key order. Checked against a reference
+written from the rule (a plain sort of the whole list, which the store no longer does) after adds, value changes,
+changes that keep the value, deletes, a relist that changes a few objects and one that changes many; a namespace's
+list; :func:`cluster.orders.arrange` (a list no store keeps); and a value that changed although its object did not.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from cluster.bodies import FrozenDict, freeze, object_key
+from cluster.orders import Order, arrange
+from cluster.stores import RESORT_MAX_CHANGES, Store
+
+
+def obj(namespace: str, name: str, version: int, rank: int | None) -> FrozenDict:
+    spec = {} if rank is None else {"rank": rank}
+    frozen = freeze({"metadata": {"namespace": namespace, "name": name, "resourceVersion": str(version)}, "spec": spec})
+    assert isinstance(frozen, FrozenDict)
+    return frozen
+
+
+def rank(o: Mapping[str, Any]) -> int | None:
+    found: int | None = o["spec"].get("rank")
+    return found
+
+
+BY_RANK = Order("rank", rank)
+BY_RANK_DESCENDING = Order("rank", rank, reverse=True)
+
+
+def reference(objects: list[FrozenDict], reverse: bool) -> list[str]:
+    """The rule, written out: valued objects by value (ties by key), then the ones without, by key."""
+    valued = sorted((o for o in objects if rank(o) is not None), key=lambda o: (-rank(o) if reverse else rank(o), object_key(o)))  # type: ignore[operator]
+    missing = sorted((o for o in objects if rank(o) is None), key=object_key)
+    return [object_key(o) for o in valued + missing]
+
+
+def listed(store: Store, order: Order, namespace: str | None = None) -> list[str]:
+    return [object_key(o) for o in store.list(order=order, namespace=namespace)]
+
+
+def check(store: Store) -> None:
+    everything = store.list()
+    for order in (BY_RANK, BY_RANK_DESCENDING):
+        assert listed(store, order) == reference(everything, order.reverse)
+        for namespace in ("ns-0", "ns-1", "ns-10"):
+            theirs = [o for o in everything if o["metadata"]["namespace"] == namespace]
+            assert listed(store, order, namespace) == reference(theirs, order.reverse)
+
+
+def random_rank(rng: random.Random) -> int | None:
+    return None if rng.random() < 0.15 else rng.randrange(6)  # few values: long runs of ties
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_stores_order_follows_adds_changes_and_deletes(seed: int) -> None:
+    rng = random.Random(seed)
+    store = Store()
+    version = 0
+    for n in range(40):  # before the order was first asked for: made by one sort
+        version += 1
+        store.apply("ADDED", obj(f"ns-{n % 11}", f"o-{n:03}", version, random_rank(rng)))
+    check(store)
+    for _ in range(300):  # after: kept up to date change by change
+        version += 1
+        present = store.list()
+        step = rng.random()
+        if step < 0.3 or not present:
+            store.apply("ADDED", obj(f"ns-{rng.randrange(12)}", f"o-{rng.randrange(1000):03}", version, random_rank(rng)))
+        elif step < 0.6:
+            old = rng.choice(present)
+            store.apply("MODIFIED", obj(old["metadata"]["namespace"], old["metadata"]["name"], version, random_rank(rng)))
+        elif step < 0.8:  # a change that keeps the value (a status change): the object's new body is listed
+            old = rng.choice(present)
+            changed = obj(old["metadata"]["namespace"], old["metadata"]["name"], version, rank(old))
+            store.apply("MODIFIED", changed)
+            assert any(o is changed for o in store.list(order=BY_RANK))
+        else:
+            store.apply("DELETED", rng.choice(present))
+        check(store)
+
+
+@pytest.mark.parametrize("changed", [3, RESORT_MAX_CHANGES + 1])
+def test_a_relist_keeps_the_order_whether_few_or_many_objects_changed(changed: int) -> None:
+    rng = random.Random(changed)
+    store = Store()
+    objects = [obj(f"ns-{n % 7}", f"o-{n:04}", n, random_rank(rng)) for n in range(RESORT_MAX_CHANGES + 50)]
+    store.replace(objects, "1")
+    check(store)
+    fresh = list(objects)
+    for at in rng.sample(range(len(fresh)), changed):
+        old = fresh[at]
+        fresh[at] = obj(old["metadata"]["namespace"], old["metadata"]["name"], 10_000 + at, random_rank(rng))
+    gone = fresh.pop(rng.randrange(len(fresh)))
+    fresh.append(obj("ns-1", "o-new", 20_000, 3))
+    store.replace(fresh, "2")
+    check(store)
+    assert object_key(gone) not in listed(store, BY_RANK) and "ns-1/o-new" in listed(store, BY_RANK)
+
+
+def test_arrange_sorts_a_list_no_store_keeps_by_the_same_rule() -> None:
+    rng = random.Random(7)
+    objects = [obj(f"ns-{n % 3}", f"o-{n:03}", n, random_rank(rng)) for n in range(80)]
+    rng.shuffle(objects)
+    for order in (BY_RANK, BY_RANK_DESCENDING):
+        assert [object_key(o) for o in arrange(objects, order)] == reference(objects, order.reverse)
+
+
+def test_a_value_that_changed_without_its_object_is_still_moved_when_the_object_changes() -> None:
+    """A value function that is not a function of the object alone (against the module's rule) loses no row: the
+    object's row is found by its key and replaced, never left behind as a second row."""
+    bonus = {"ns-0/b": 0}
+    order = Order("bonus", lambda o: rank(o) + bonus.get(object_key(o), 0))  # type: ignore[operator]
+    store = Store()
+    for n, name in enumerate("abc"):
+        store.apply("ADDED", obj("ns-0", name, n, n))
+    assert listed(store, order) == ["ns-0/a", "ns-0/b", "ns-0/c"]
+    bonus["ns-0/b"] = 10  # b's row still says 1
+    store.apply("MODIFIED", obj("ns-0", "b", 9, 1))
+    assert listed(store, order) == ["ns-0/a", "ns-0/c", "ns-0/b"]
+    store.apply("DELETED", obj("ns-0", "b", 10, 1))
+    assert listed(store, order) == ["ns-0/a", "ns-0/c"]
+
+
+def test_the_name_filter_looks_at_names_only_in_key_order_and_in_an_order() -> None:
+    """``name_contains`` keeps objects whose name contains it: a namespace that contains it does not count."""
+    store = Store()
+    for n, (namespace, name) in enumerate([("web", "web-a"), ("web", "db-b"), ("api", "web-c"), ("api", "db-d"), ("web", "x-web")]):
+        store.apply("ADDED", obj(namespace, name, n, n))
+    expected = ["api/web-c", "web/web-a", "web/x-web"]
+    assert [object_key(o) for o in store.list(name_contains="web")] == expected
+    assert listed_named(store, BY_RANK, "web") == ["web/web-a", "api/web-c", "web/x-web"]
+    assert listed_named(store, BY_RANK_DESCENDING, "web") == ["web/x-web", "api/web-c", "web/web-a"]
+    assert [object_key(o) for o in store.list(name_contains="web", namespace="web")] == ["web/web-a", "web/x-web"]
+    assert listed_named(store, BY_RANK, "db", namespace="api") == ["api/db-d"]
+    assert store.list(name_contains="nothing") == []
+
+
+def listed_named(store: Store, order: Order, part: str, namespace: str | None = None) -> list[str]:
+    return [object_key(o) for o in store.list(order=order, name_contains=part, namespace=namespace)]
