@@ -15,7 +15,7 @@ argument says otherwise (:mod:`cluster.identities`): requests made for a person 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from cluster import errors
@@ -23,8 +23,9 @@ from cluster.bodies import FrozenDict, freeze, object_key, strip_managed_fields,
 from cluster.caches import Cache
 from cluster.consistency import Expectations
 from cluster.identities import OWN, Credentials
+from cluster.indexers import NAMESPACE
 from cluster.informers import Informer
-from cluster.orders import Order, arrange, name_has
+from cluster.orders import Order, arrange, chosen
 from cluster.requesting import QueryValue, Transport
 from cluster.resources import Resource
 from cluster.selectors import parse
@@ -104,10 +105,11 @@ class CachedClient:
         credentials: Credentials = OWN,
         order: Order | None = None,
         name_contains: str = "",
+        namespaces: Collection[str] | None = None,
     ) -> list[FrozenDict]:
-        """Objects of a namespace (None: all namespaces), optionally label-selected and only those whose name contains
-        ``name_contains``, sorted by namespace/name or in ``order`` (:mod:`cluster.orders`: the store keeps the order's
-        rows; a list from the API server is filtered and sorted here)."""
+        """Objects of a namespace (None: all namespaces; ``namespaces``: only theirs), optionally label-selected and only
+        those whose name contains ``name_contains``, sorted by namespace/name or in ``order`` (:mod:`cluster.orders`:
+        the store keeps the order's rows; a list from the API server is filtered and sorted here)."""
         namespace = namespace if resource.namespaced else None
         selector = parse(label_selector)
         informer = self._informer(resource, namespace)
@@ -118,11 +120,12 @@ class CachedClient:
                 freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **i}))
                 for i in page.get("items") or ()
             ]
-            if name_contains:
-                listed = [obj for obj in listed if name_has(object_key(obj), name_contains)]
+            if name_contains or namespaces is not None:
+                wanted = set(chosen([object_key(obj) for obj in listed], namespaces=namespaces, name_contains=name_contains))
+                listed = [obj for obj in listed if object_key(obj) in wanted]
             return listed if order is None else arrange(listed, order)
         self._expectations.settle(informer, namespace=namespace)
-        return informer.store.list(namespace=namespace, selector=selector, order=order, name_contains=name_contains)
+        return informer.store.list(namespace=namespace, namespaces=namespaces, selector=selector, order=order, name_contains=name_contains)
 
     def lookup(self, resource: Resource, name: str, *, namespace: str | None = None, credentials: Credentials = OWN) -> FrozenDict | None:
         """The object named ``name`` as the API server has it now, or None — through a list with a
@@ -168,6 +171,13 @@ class CachedClient:
         key = f"{namespace}/{name}" if namespace else name
         self._expectations.settle(informer, key=key)
         return informer.store.get(key)
+
+    def namespaces_holding(self, resource: Resource) -> builtins.list[str]:
+        """The namespaces that have cached objects of ``resource`` (its store's namespace index), sorted."""
+        informer = self.cache.informer(resource)
+        if informer is None:
+            raise KeyError(f"the cache has no informer for {resource}")
+        return informer.store.index_values(NAMESPACE)
 
     def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[FrozenDict]:
         """Cached objects filed under ``value`` in the informer's index ``index`` (e.g. owner UID)."""

@@ -18,7 +18,7 @@ through its previous version's value; a value that changed anyway is found by a 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, TypeVar
@@ -85,15 +85,18 @@ class SortedRows:
                 del self.rows[at]
                 return
 
-    def objects(self, reverse: bool, *, namespace: str | None = None, name_contains: str = "") -> list[Any]:
-        """Every object in this order (``namespace``: only that namespace's; ``name_contains``: only those whose name
-        contains it)."""
+    def objects(
+        self, reverse: bool, *, namespace: str | None = None, namespaces: Collection[str] | None = None, name_contains: str = ""
+    ) -> list[Any]:
+        """Every object in this order (``namespace``: only that namespace's; ``namespaces``, ``name_contains``: see
+        :func:`chosen`)."""
         rows: Sequence[Row] = self.rows
         if namespace is not None:
             prefix = namespace + "/"
             rows = [r for r in rows if r[2].startswith(prefix)]
-        if name_contains:
-            rows = [r for r in rows if name_contains in r[2] and name_has(r[2], name_contains)]  # the key first: most fail there
+        if namespaces is not None or name_contains:
+            wanted = set(chosen([r[2] for r in rows], namespaces=namespaces, name_contains=name_contains))
+            rows = [r for r in rows if r[2] in wanted]
         return in_order(rows, reverse)
 
 
@@ -102,6 +105,10 @@ def name_has(key: str, part: str) -> bool:
     return part in key.rpartition("/")[2]
 
 
-def named(keys: Iterable[str], name_contains: str) -> list[str]:
-    """The keys whose name contains ``name_contains`` (the whole key first: most fail there, without a split)."""
-    return [k for k in keys if name_contains in k and name_has(k, name_contains)]
+def chosen(keys: list[str], *, namespaces: Collection[str] | None = None, name_contains: str = "") -> list[str]:
+    """The ``keys`` (``namespace/name``) in one of ``namespaces`` (None: any) whose name contains ``name_contains``."""
+    if namespaces is not None:
+        keys = [k for k in keys if k.partition("/")[0] in namespaces]
+    if name_contains:
+        keys = [k for k in keys if name_contains in k and name_has(k, name_contains)]  # the whole key first: most fail there
+    return keys

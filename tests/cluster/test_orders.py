@@ -146,3 +146,13 @@ def test_the_name_filter_looks_at_names_only_in_key_order_and_in_an_order() -> N
 
 def listed_named(store: Store, order: Order, part: str, namespace: str | None = None) -> list[str]:
     return [object_key(o) for o in store.list(order=order, name_contains=part, namespace=namespace)]
+
+
+def test_a_list_among_namespaces_keeps_only_theirs_in_key_order_and_in_an_order() -> None:
+    store = Store()
+    for n, (namespace, name) in enumerate([("a", "x"), ("a-b", "y"), ("b", "z"), ("a", "w"), ("c", "v")]):
+        store.apply("ADDED", obj(namespace, name, n, 5 - n))
+    assert [object_key(o) for o in store.list(namespaces={"a", "a-b"})] == ["a-b/y", "a/w", "a/x"]  # the keys' order, as etcd's
+    assert [object_key(o) for o in store.list(order=BY_RANK, namespaces={"a", "c"})] == ["c/v", "a/w", "a/x"]
+    assert [object_key(o) for o in store.list(order=BY_RANK, namespaces={"a"}, name_contains="x")] == ["a/x"]
+    assert store.list(namespaces=set()) == []
