@@ -44,6 +44,8 @@ Method
   Running for a while (:func:`wait_for_pods`). "bytes per cached Darkroom" then counts a Darkroom with its children.
 * ``--baseline DIR``: before the product, another checkout's (``git archive main | tar -x -C DIR``) is started the same
   way on the same cluster for its start-up and RSS (at 0 and at each count); the table shows both.
+* ``--browser``: after the reads, a person's walk through the dashboard in chromium (:mod:`scale_browser`): first
+  page, next page, a name filter, State sorted both ways, each checked, with its time and the bytes it received.
 * Targets (the scale issue's): every read p99 <= 100 ms, a page of 50 p99 <= 50 ms; <= 2 KiB of API memory per
   cached Darkroom. Each figure is printed with PASS or MISS where a target applies.
 """
@@ -90,6 +92,7 @@ from common import (
 )
 from darkroom_operator import darkroomchildren
 from darkroom_operator.settings import OperatorSettings
+from scale_browser import Step, browse
 from servers import ApiServer, choose_servers, make_server, realcluster_version
 
 from kinds import darkrooms as darkroom_kind
@@ -615,6 +618,7 @@ class Row:
     collections: Collections | None
     settled_s: float = 0.0  # --children: waiting for the Pods after the writes
     baseline: Baseline | None = None
+    walk: tuple[list[Step], int] | None = None  # --browser: the steps, and the walk's largest response (bytes)
 
 
 @dataclass
@@ -678,6 +682,9 @@ def run_server(kind: str, work: Path, counts: list[int], args: argparse.Namespac
                 w50, w99, wn = watch_delivery(product.port, server, count, changes=args.changes, gap_s=args.change_gap)
                 log(f"  /watch delivery: p50 {w50:.1f} ms, p99 {w99:.1f} ms ({wn}/{args.changes} events)")
                 cpu = tree_cpu_seconds(product.proc.pid) - cpu0
+                walk: tuple[list[Step], int] | None = browse(product.port, name_of(pick(7, count))) if args.browser else None
+                for s in walk[0] if walk else ():
+                    log(f"  browser: {s.label}: {s.ms:.0f} ms, {s.received / 1024:.1f} KiB, {s.rows} rows {s.problem or 'ok'}")
                 rows.append(
                     Row(
                         count,
@@ -694,6 +701,7 @@ def run_server(kind: str, work: Path, counts: list[int], args: argparse.Namespac
                         collections,
                         settled,
                         baseline,
+                        walk,
                     )
                 )
             except Exception:
@@ -750,6 +758,12 @@ def table(kind: str, base_rss: int, base_startup: float, rows: list[Row], change
         )
         + f" | p99 <= {TARGET_READ_P99_MS:g} |"
     )
+    walks = [r.walk for r in rows if r.walk is not None]
+    if len(walks) == len(rows):
+        for index, first_step in enumerate(walks[0][0]):
+            cells = [f"{w[0][index].ms:,.0f} / {w[0][index].received / 1024:,.1f} {verdict(w[0][index].ok)}" for w in walks]
+            lines.append(f"| browser (`--browser`): {first_step.label}, ms / KiB received | " + " | ".join(cells) + " | checked rows |")
+        lines.append("| browser: the largest response of the walk (KiB) | " + " | ".join(f"{w[1] / 1024:,.1f}" for w in walks) + " | |")
     lines.append("| API CPU during the reads and writes above (s) | " + " | ".join(f"{r.cpu_s:.1f}" for r in rows) + " | |")
     if all(r.collections is not None for r in rows):
         cells = [f"{c.count} / {c.total_ms:,.0f} / {c.longest_ms:,.0f}" for r in rows if (c := r.collections) is not None]
@@ -781,6 +795,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="each Darkroom with its Deployment, Service and Ingress (and what the cluster makes of them)",
     )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout's product, started too for its start-up and RSS")
+    parser.add_argument("--browser", action="store_true", help="a person's walk through the dashboard in chromium at each count")
     parser.add_argument("--ready-timeout", type=float, default=900.0, help="seconds to wait for the product's /readyz (default 900)")
     return parser.parse_args(argv)
 
