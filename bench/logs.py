@@ -44,10 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import HOST, Conn, install_crds, log, machine_summary, nearest_rank, stop_process, wait_until
-from servers import ApiServer, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
 from streams import Server as ProductServer
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import ClusterProcess
 
 NAMESPACE = "bench"
 NAME = "busy"
@@ -177,7 +178,7 @@ class Results:
 def bench_server(kind: str, opts: argparse.Namespace, work: Path) -> Results:
     results = Results(kind)
     began = time.monotonic()
-    server: ApiServer = make_server(kind, work / kind, ready_delay_s=0.3)
+    server: ClusterProcess = make_server(kind, work / kind, ready_delay_s=0.3)
     with server:
         conn = BenchConn(server.endpoint, timeout_s=30)
         install_crds(conn, namespace=NAMESPACE, probe_path=f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/{NAMESPACE}/darkrooms")

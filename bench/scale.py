@@ -90,10 +90,11 @@ from common import (
 )
 from darkroom_operator import darkroomchildren
 from darkroom_operator.settings import OperatorSettings
-from servers import ApiServer, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
 
 from kinds import darkrooms as darkroom_kind
 from kinds.names import MANAGED_BY_LABEL
+from tests.clusters import ClusterProcess
 
 NAMESPACES = 50
 PAGE = 50
@@ -164,7 +165,7 @@ def status(name: str, message: str = "all replicas serve") -> dict[str, Any]:
 # -- the cluster ----------------------------------------------------------------------------------
 
 
-def prepare(server: ApiServer) -> None:
+def prepare(server: ClusterProcess) -> None:
     """The CRDs and the :data:`NAMESPACES` namespaces."""
     conn = ScaleConn(server.endpoint)
     try:
@@ -201,7 +202,7 @@ def writer_process(endpoint: Endpoint, indexes: list[int], threads: int, results
     results.put(errors)
 
 
-def populate(server: ApiServer, start: int, stop: int, *, writers: int, threads: int, with_children: bool = False) -> float:
+def populate(server: ClusterProcess, start: int, stop: int, *, writers: int, threads: int, with_children: bool = False) -> float:
     """Darkrooms ``start`` .. ``stop - 1``; the seconds it took."""
     began = time.monotonic()
     ctx = mp.get_context("fork")
@@ -222,7 +223,7 @@ def populate(server: ApiServer, start: int, stop: int, *, writers: int, threads:
     return time.monotonic() - began
 
 
-def running_pods(server: ApiServer) -> int:
+def running_pods(server: ClusterProcess) -> int:
     """The Running Pods the API would cache (labelled by the reconciler's builders), counted page by page."""
     conn, token, running = ScaleConn(server.endpoint), "", 0
     try:
@@ -237,7 +238,7 @@ def running_pods(server: ApiServer) -> int:
         conn.close()
 
 
-def wait_for_pods(server: ApiServer, count: int, timeout_s: float) -> float:
+def wait_for_pods(server: ClusterProcess, count: int, timeout_s: float) -> float:
     """Wait until the Pods of the first ``count`` Darkrooms all run, then 5 s more (their last status writes and
     Events); the seconds it took."""
     began, wanted = time.monotonic(), pods_of(count)
@@ -563,7 +564,7 @@ class Stream:
         self.sock.close()
 
 
-def watch_delivery(port: int, server: ApiServer, count: int, *, changes: int, gap_s: float) -> tuple[float, float, int]:
+def watch_delivery(port: int, server: ClusterProcess, count: int, *, changes: int, gap_s: float) -> tuple[float, float, int]:
     """p50, p99 (ms) of write return → event received over ``changes`` status writes, and how many arrived."""
     namespace = namespace_of(3)
     stream = Stream(port, namespace)

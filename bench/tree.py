@@ -61,9 +61,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api import Gunicorn, tree_cpu_seconds
 from common import HOST, Conn, Endpoint, exit_on_sigterm, install_crds, log, machine_summary, nearest_rank, stop_process, wait_until
-from servers import ApiServer, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import ClusterProcess
 
 NAMESPACE = "bench"
 NAME = "web"
@@ -297,7 +298,7 @@ class Result:
 
 
 def bench_server(kind: str, work: Path, args: argparse.Namespace) -> Result:
-    server: ApiServer = make_server(kind, work, ready_delay_s=args.ready_delay)
+    server: ClusterProcess = make_server(kind, work, ready_delay_s=args.ready_delay)
     product: Gunicorn | None = None
     log(f"[{kind}] starting the API server ...")
     server.start()
@@ -342,7 +343,7 @@ def bench_server(kind: str, work: Path, args: argparse.Namespace) -> Result:
             stop_process(product.proc)
         if args.keep:
             log(f"[{kind}] kept: {work}")
-        server.stop()
+        server.close()
 
 
 def ms(seconds: float) -> str:
