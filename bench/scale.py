@@ -95,6 +95,7 @@ from servers import choose_servers, make_server, realcluster_version
 from kinds import darkrooms as darkroom_kind
 from kinds.names import MANAGED_BY_LABEL
 from tests.clusters import ClusterProcess
+from tests.sseframes import FrameSplitter
 
 NAMESPACES = 50
 PAGE = 50
@@ -104,7 +105,6 @@ TARGET_BYTES_PER_DARKROOM = 2048.0
 SORT_KEYS = ("name", "namespace", "state", "age")
 ROW = re.compile(r'sse-swap="Darkroom/([^/"]+)/([^"]+)"')
 Check = Callable[[int, bytes], "str | None"]  # the k-th response's body → what is wrong with it, or None
-CHANGE = re.compile(rb'"namespace":"([^"]*)","name":"([^"]*)","resourceVersion":"([^"]*)"')
 
 
 class ScaleConn(Conn):
@@ -533,7 +533,7 @@ class Stream:
         return thread
 
     def _read(self) -> None:
-        buf = b""
+        frames = FrameSplitter(http_head=True)
         self.sock.settimeout(0.5)
         try:
             while not self.stop.is_set():
@@ -545,15 +545,12 @@ class Stream:
                 if not chunk:
                     self.error = "the stream ended"
                     return
-                buf += chunk
-                end = buf.rfind(b"\n\n")
-                if end < 0:
-                    continue
-                portion, buf = buf[: end + 2], buf[end + 2 :]
-                if b"event: ready" in portion:
-                    self.ready.set()
-                for namespace, name, version in CHANGE.findall(portion):
-                    self.arrived.setdefault(f"{namespace.decode()}/{name.decode()}@{version.decode()}", now)
+                for frame in frames.feed(chunk):
+                    if frame.event == "ready":
+                        self.ready.set()
+                    elif frame.event == "darkroom" and frame.data is not None:
+                        change = orjson.loads(frame.data)
+                        self.arrived.setdefault(f"{change['namespace']}/{change['name']}@{change['resourceVersion']}", now)
         except OSError as e:
             self.error = repr(e)
 
