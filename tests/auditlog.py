@@ -2,11 +2,13 @@
 
 devcluster writes one JSON line per resource request (no authentication: no user); kube-apiserver (realcluster) writes
 audit Events, at level Metadata or more, taken here at stage ResponseComplete — a watch at ResponseStarted, since it
-completes only when it ends. Non-resource requests (``/healthz``, discovery) are left out.
+completes only when it ends; with whom the user impersonated, if anyone. Non-resource requests (``/healthz``,
+discovery) are left out.
 
-:func:`read_audit_log` reads a whole file (the tests); :class:`AuditLog` reads one incrementally (:meth:`AuditLog.poll`,
-the benchmarks, which also ask it for windows of writes and watches by User-Agent). Used by tests/ and devcluster/tests
-and by bench/ (bench/common.py puts the repository root on ``sys.path``); imports nothing of the tests'.
+:func:`read_audit_log` reads a whole file, or what follows a byte (the tests); :class:`AuditLog` reads one
+incrementally (:meth:`AuditLog.poll`: the benchmarks, which also ask it for windows of writes and watches by
+User-Agent). Used by tests/ (the RBAC tests' ``tests/deploy/audit.py`` builds on it), devcluster/tests and bench/
+(bench/common.py puts the repository root on ``sys.path``); imports nothing of the tests'.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class AuditRecord:
     user_agent: str
     user: str
     dry_run: bool = False
+    impersonated_user: str | None = None  # kube-apiserver: the user ``user`` impersonated (authorized as them)
+    impersonated_groups: tuple[str, ...] = ()
 
 
 def kube_record(entry: dict[str, Any]) -> AuditRecord | None:
@@ -46,6 +50,7 @@ def kube_record(entry: dict[str, Any]) -> AuditRecord | None:
     if ref is None or stage != ("ResponseStarted" if verb == "watch" else "ResponseComplete"):
         return None
     uri = entry.get("requestURI", "")
+    impersonated = entry.get("impersonatedUser")
     return AuditRecord(
         verb=verb,
         api_group=ref.get("apiGroup", ""),
@@ -57,6 +62,8 @@ def kube_record(entry: dict[str, Any]) -> AuditRecord | None:
         user_agent=entry.get("userAgent", ""),
         user=(entry.get("user") or {}).get("username", ""),
         dry_run="dryRun=" in uri and "All" in parse_qs(urlsplit(uri).query).get("dryRun", []),
+        impersonated_user=impersonated.get("username", "") if impersonated else None,
+        impersonated_groups=tuple(impersonated.get("groups") or ()) if impersonated else (),
     )
 
 
@@ -86,10 +93,11 @@ def audit_record(entry: dict[str, Any]) -> AuditRecord | None:
 class AuditLog:
     """Reads a ``--audit-log`` file of either server incrementally (:meth:`poll`) into :attr:`records`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, since: int = 0) -> None:
+        """``since``: the byte of the file to start at (e.g. its size at some point: only what came after)."""
         self.path = path
         self.records: list[AuditRecord] = []
-        self._offset = 0
+        self._offset = since
         self._partial = b""
 
     def poll(self) -> int:
@@ -128,8 +136,9 @@ class AuditLog:
         return Counter(r.user_agent[:40] for r in self.records)
 
 
-def read_audit_log(path: Path) -> list[AuditRecord]:
-    """Every record of a ``--audit-log`` file (none if it does not exist)."""
-    log = AuditLog(path)
+def read_audit_log(path: Path, since: int = 0) -> list[AuditRecord]:
+    """Every record of a ``--audit-log`` file (after byte ``since``; none if it does not exist). A line still being
+    written is left out."""
+    log = AuditLog(path, since)
     log.poll()
     return log.records

@@ -5,7 +5,8 @@ Behaviours: a frame's fields, data lines and comments are read as the SSE format
 dropped, data lines joined, the last value of a field kept, ``\\r\\n`` line ends accepted); a byte stream is cut into
 its frames whatever its chunks, an HTTP response head kept apart and blank frames left out. An audit log of either
 server gives one record per request (kube-apiserver's at ResponseComplete, a watch at ResponseStarted; dry runs
-marked; non-resource requests left out), read whole or incrementally, where a line still being written waits.
+marked; whom a request's user impersonated; non-resource requests left out), read whole, from a byte on or
+incrementally, where a line still being written waits.
 """
 
 from __future__ import annotations
@@ -85,6 +86,18 @@ def test_either_servers_audit_log_gives_one_record_per_resource_request(tmp_path
         AuditRecord("patch", "apps", "deployments", "", "a", "d", 200, "op", ""),
     ]
     assert read_audit_log(tmp_path / "missing.jsonl") == []
+
+
+def test_a_kube_record_says_whom_its_user_impersonated(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    event = _kube_event("ResponseComplete", "create") | {"impersonatedUser": {"username": "bob", "groups": ["team"]}}
+    path.write_text(json.dumps(_kube_event("ResponseComplete", "get")) + "\n" + json.dumps(event) + "\n")
+
+    first, second = read_audit_log(path)
+
+    assert (first.impersonated_user, first.impersonated_groups) == (None, ())
+    assert (second.user, second.impersonated_user, second.impersonated_groups) == ("alice", "bob", ("team",))
+    assert read_audit_log(path, since=len(path.read_bytes().split(b"\n")[0]) + 1) == [second]
 
 
 def test_an_audit_log_is_read_incrementally_and_a_line_being_written_waits(tmp_path: Path) -> None:
