@@ -61,13 +61,13 @@ from common import (
     merged_latencies,
     pythonpath,
     ready_status,
-    start_devcluster,
     stop_process,
 )
 from common import Conn as BaseConn
 from common import nearest_rank as percentile
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import DevclusterProcess
 
 NAMESPACE = "bench"
 DARKROOMS_PATH = f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/{NAMESPACE}/darkrooms"
@@ -114,12 +114,12 @@ class Conn(BaseConn):
 
 
 class Cluster:
+    """A started devcluster in ``data_dir`` (``tests/clusters.py``), with the CRDs and Darkrooms the benchmark needs."""
+
     def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.port = free_port()
-        self.log_path = data_dir / "devcluster.log"
-        self.proc = start_devcluster(port=self.port, data_dir=data_dir, log_path=self.log_path, timeout_s=60.0)
-        self.kubeconfig = data_dir / "kubeconfig"
+        self.server = DevclusterProcess(data_dir, log_level="WARNING").start(timeout_s=60.0)
+        assert self.server.proc is not None
+        self.port, self.proc, self.kubeconfig = self.server.port, self.server.proc, self.server.kubeconfig
 
     def install(self) -> None:
         conn = Conn(self.port)

@@ -41,7 +41,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -51,19 +50,13 @@ from pathlib import Path
 from typing import Any, cast
 
 import yaml
-from common import HOST, ROOT, free_port, ready_status, stop_process
+from common import HOST, ROOT, ready_status
 from common import quantile as percentile
-from common import start_devcluster as start_server
 
 sys.path.insert(0, str(ROOT / "lib"))  # this checkout's cluster/ (and kinds/)
 
 from cluster import DARKROOMS, Cache, CachedClient, ClientSettings, ConnectionSettings, InformerSettings, connect
-
-
-def start_devcluster(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    log_path = data_dir / "devcluster.log"
-    return start_server(port=port, data_dir=data_dir, log_path=log_path, kubeconfig=data_dir / "kubeconfig"), port
+from tests.clusters import DevclusterProcess
 
 
 def call(
@@ -154,8 +147,8 @@ def main() -> int:
     list_size = args.list_size or (200 if args.quick else 1000)
     writes = args.writes or (100 if args.quick else 500)
     data_dir = Path(tempfile.mkdtemp(prefix="bench-cache-"))
-    proc, port = start_devcluster(data_dir)
-    kubeconfig = data_dir / "kubeconfig"
+    cluster = DevclusterProcess(data_dir, log_level="WARNING").start()
+    port, kubeconfig = cluster.port, cluster.kubeconfig
     try:
         conn = http.client.HTTPConnection(HOST, port)
         for path in sorted((ROOT / "crds").glob("*.yaml")):
@@ -234,7 +227,7 @@ def main() -> int:
         from_send = [(seen[rv] - sent[rv]) * 1000 for rv in sent if rv in seen]
         connection.close()
     finally:
-        stop_process(proc, timeout_s=15)
+        cluster.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
     cached_ms = statistics.median(cached_times) * 1000

@@ -71,7 +71,9 @@ from common import (
     stop_process,
     wait_until,
 )
-from servers import RealServer, choose_servers, realcluster_version
+from servers import choose_servers, realcluster_version
+
+from tests.clusters import RealclusterProcess
 
 NAMESPACE = "bench"
 SYSTEM_NAMESPACE = "darkroom-system"
@@ -114,11 +116,11 @@ def install_aggregator_rbac(conn: Conn) -> None:
             conn.expect(201, "POST", PATHS[doc["kind"]].format(ns=namespace), doc)
 
 
-def aggregator_kubeconfig(conn: Conn, cluster: RealServer, path: Path) -> Path:
+def aggregator_kubeconfig(conn: Conn, cluster: RealclusterProcess, path: Path) -> Path:
     """A kubeconfig with a TokenRequest token of the aggregated server's ServiceAccount (as in a pod)."""
     request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 4 * 3600}}
     token = conn.expect(201, "POST", f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/serviceaccounts/{ACCOUNT}/token", request)["status"]["token"]
-    server = {"server": f"https://127.0.0.1:{cluster.port}", "certificate-authority": str(cluster.data_dir / "pki" / "ca.crt")}
+    server = {"server": f"https://127.0.0.1:{cluster.port}", "certificate-authority": str(cluster.ca_path)}
     path.write_text(
         yaml.safe_dump(
             {
@@ -331,13 +333,13 @@ def watch_latencies(aggregator: Endpoint, cluster: Endpoint, tasks: list[dict[st
 def measure(opts: argparse.Namespace, work: Path) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {"ours": [], "seed": [], "ratio": [], "p50": [], "p99": []}
     (work / "real").mkdir()
-    with RealServer(work / "real") as cluster:
+    with RealclusterProcess(work / "real") as cluster:
         assert cluster.endpoint is not None
         admin = Conn(cluster.endpoint)
         install_crds(admin, namespace=NAMESPACE, probe_path=TASKS)
         install_aggregator_rbac(admin)
         kubeconfig = aggregator_kubeconfig(admin, cluster, work / "aggregator.kubeconfig")
-        proc, aggregator = start_aggregator(kubeconfig, work, cluster.admin_token())
+        proc, aggregator = start_aggregator(kubeconfig, work, cluster.token())
         try:
             tasks = populate(cluster.endpoint, opts)
             table_conn = TableConn(aggregator)

@@ -1,38 +1,38 @@
 """Helpers shared by the benchmark scripts in bench/ (api, cache, reconcile, ui) and devcluster/bench/apiserver.py.
 
-Owns what every script needs around the thing it measures: a free 127.0.0.1 port, a devcluster
-subprocess (start, wait for ``/readyz``, stop) with the product's CRDs installed, a minimal
+Owns what every script needs around the thing it measures: installing the product's CRDs, a minimal
 keep-alive raw-socket HTTP/1.1 client (``Conn``; plain HTTP for devcluster, TLS with a bearer token
-for the real control plane, both described by an ``Endpoint``), polling waits, per-process CPU
-time, percentiles and the machine part of a report's header line. The real control plane itself
-(realcluster) and the audit logs of both servers are in ``servers.py``. The scripts run as ``python bench/<name>.py``, so
-``bench/`` is on ``sys.path`` and they import this as ``from common import ...``. Never imported by
-the product or the tests.
+for the real control plane, both described by an ``Endpoint``), polling waits, stopping a process,
+percentiles and the machine part of a report's header line. The scripts run as ``python bench/<name>.py``, so
+``bench/`` is on ``sys.path`` and they import this as ``from common import ...``; this puts the repository root on
+``sys.path`` too, for what the benchmarks share with the tests: the API server processes (``tests/clusters.py``, with
+``Endpoint``, ``free_port``, ``cpu_seconds``, re-exported here), their audit logs (``tests/auditlog.py``) and SSE
+frames (``tests/sseframes.py``). Which servers a script runs, and where, is ``servers.py``. Never imported by the
+product or the tests.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import math
 import os
 import signal
-import socket
-import ssl
 import subprocess
 import sys
 import time
 from array import array
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # the repository root: the tests' cluster processes
+
+from tests.clusters import HOST, ROOT, Endpoint, cpu_seconds, free_port
+
+__all__ = ["HOST", "ROOT", "Endpoint", "cpu_seconds", "free_port"]  # used from here by the scripts; defined once there
 JSON = "application/json"
 CRDS_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -73,12 +73,6 @@ def checkouts(opts: Any, work: Path) -> dict[str, Path]:
     return {"before": export_ref(opts.baseline_ref, work), "after": ROOT}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
 def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.05) -> Any:
     """Poll ``predicate`` until it returns something truthy (returned); TimeoutError after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
@@ -89,15 +83,6 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, interv
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout_s:g} s waiting for {what}")
         time.sleep(interval_s)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds process ``pid`` has used so far (from /proc; 0 where unavailable)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def exit_on_sigterm() -> None:
@@ -119,43 +104,6 @@ def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = 20.0, sig: in
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
-
-
-@functools.cache
-def tls_context(ca_file: str) -> ssl.SSLContext:
-    """A client context trusting only ``ca_file``, HTTP/1.1 by ALPN (one per process and CA file)."""
-    context = ssl.create_default_context(cafile=ca_file)
-    context.set_alpn_protocols(["http/1.1"])
-    return context
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where an API server listens and how to reach it: plain HTTP (devcluster), or TLS verified
-    against ``ca_file`` with a bearer ``token`` (the real control plane). Picklable: worker
-    processes build their own TLS context from the file."""
-
-    port: int
-    ca_file: str = ""
-    token: str = ""
-    host: str = HOST
-
-    def connect(self, timeout_s: float) -> socket.socket:
-        """A connected socket (TCP_NODELAY), TLS-wrapped (handshake done) when ``ca_file`` is set."""
-        sock = socket.create_connection((self.host, self.port), timeout=timeout_s)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if not self.ca_file:
-            return sock
-        try:
-            return tls_context(self.ca_file).wrap_socket(sock, server_hostname=self.host)
-        except BaseException:
-            sock.close()
-            raise
-
-    def headers(self, user_agent: str) -> bytes:
-        """The request headers every request carries (Host, User-Agent, Accept, Authorization)."""
-        auth = f"Authorization: Bearer {self.token}\r\n" if self.token else ""
-        return f"Host: {self.host}:{self.port}\r\nUser-Agent: {user_agent}\r\nAccept: application/json\r\n{auth}".encode()
 
 
 def as_endpoint(target: int | Endpoint) -> Endpoint:
@@ -267,36 +215,6 @@ def merged_latencies(outs: Iterable[dict[str, Any]], key: str = "lat") -> list[f
         latencies.extend(a)
     latencies.sort()
     return latencies
-
-
-def start_devcluster(
-    *, port: int, data_dir: Path, log_path: Path, extra_args: Sequence[str] = (), kubeconfig: Path | None = None, timeout_s: float = 30.0
-) -> subprocess.Popen[bytes]:
-    """``python -m devcluster serve`` on ``port`` (log level WARNING, output to ``log_path``), once it answers
-    ``/readyz`` (and ``kubeconfig``, if given, exists). Stopped again if it does not become ready."""
-    cmd = [sys.executable, "-m", "devcluster", "serve", "--host", HOST, "--port", str(port), "--data-dir", str(data_dir)]
-    cmd += [*extra_args, "--log-level", "WARNING"]
-    with log_path.open("ab") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-
-    def ready() -> bool:
-        if proc.poll() is not None:
-            raise RuntimeError(f"devcluster exited with {proc.returncode}: {log_path.read_text(errors='replace')[-3000:]}")
-        try:
-            conn = Conn(port, timeout_s=1.0)
-            try:
-                return conn.request("GET", "/readyz")[0] == 200 and (kubeconfig is None or kubeconfig.exists())
-            finally:
-                conn.close()
-        except OSError:
-            return False
-
-    try:
-        wait_until(ready, timeout_s, "devcluster /readyz")
-    except BaseException:
-        stop_process(proc)
-        raise
-    return proc
 
 
 def install_crds(conn: Conn, *, namespace: str, probe_path: str, timeout_s: float = 30.0) -> None:

@@ -73,7 +73,9 @@ from common import Conn, Endpoint, exit_on_sigterm, join_processes, log, machine
 from identity_streams import StreamRun
 from panels import Panel, Reviews, reviews_now
 from people import World, prepare
-from servers import RealServer, choose_servers, realcluster_version
+from servers import choose_servers, realcluster_version
+
+from tests.clusters import RealclusterProcess
 
 TARGET_ADDED_P99_MS = 2.0
 TARGET_STREAM_RATIO = 1.10
@@ -210,7 +212,7 @@ class GetRow:
     reviews: Reviews  # sent and answered from the caches during this identity's runs alone
 
 
-def measure_gets(cluster: RealServer, world: World, work: Path, args: argparse.Namespace) -> list[GetRow]:
+def measure_gets(cluster: RealclusterProcess, world: World, work: Path, args: argparse.Namespace) -> list[GetRow]:
     env = {"DARKROOM_API_REVIEW_CACHE_TTL_S": str(args.review_ttl)} if args.review_ttl is not None else {}
     shared = Panel("local", kubeconfig=world.api_kubeconfig, work=work, env=env)
     login = Panel("login", kubeconfig=world.api_kubeconfig, work=work, env=env)
@@ -372,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     started = datetime.datetime.now(datetime.UTC)
     work = Path(tempfile.mkdtemp(prefix="bench-identity-"))
-    cluster = RealServer(work)
+    cluster = RealclusterProcess(work / "realcluster")
     get_rows: list[GetRow] = []
     streams: dict[str, list[StreamRun]] = {}
     try:
@@ -392,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             streams = identity_streams.run_all(args.configs.split(","), args.runs, cluster=cluster, world=world, work=work, opts=opts)
     finally:
-        cluster.stop()
+        cluster.close()
         if args.keep:
             log(f"kept {work} (logs of the cluster and of every panel)")
         else:

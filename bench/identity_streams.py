@@ -40,10 +40,10 @@ import orjson
 from common import Conn, join_processes, log, nearest_rank, stop_process, wait_until
 from panels import Panel, Reviews, reviews_now
 from people import World, darkrooms_path
-from servers import RealServer
 from sseclients import Received, StreamSpec, change_key, swarm
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import RealclusterProcess
 
 CONFIGS = ("people", "person", "shared")
 PROCESSES = 4
@@ -100,7 +100,7 @@ def specs_for(config: str, world: World, streams: int) -> tuple[list[StreamSpec]
 class Writer:
     """Changes Darkrooms as the reconciler (status, server-side apply) and people (a spec field) would."""
 
-    def __init__(self, cluster: RealServer, world: World) -> None:
+    def __init__(self, cluster: RealclusterProcess, world: World) -> None:
         self.conn = Conn(cluster.endpoint)
         self.world = world
         self.replicas: dict[tuple[str, str], int] = {}
@@ -222,7 +222,7 @@ class Options:
     profile: Path | None = None  # py-spy of the API worker during the measured changes, into this directory
 
 
-def measure(config: str, *, cluster: RealServer, world: World, work: Path, opts: Options) -> StreamRun:
+def measure(config: str, *, cluster: RealclusterProcess, world: World, work: Path, opts: Options) -> StreamRun:
     """One configuration on a fresh panel (module docstring)."""
     specs, allowed = specs_for(config, world, opts.streams)
     panel = Panel("local" if config == "shared" else "login", kubeconfig=world.api_kubeconfig, work=work, env=opts.env)

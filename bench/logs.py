@@ -44,18 +44,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import HOST, Conn, install_crds, log, machine_summary, nearest_rank, stop_process, wait_until
-from servers import ApiServer, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
 from streams import Server as ProductServer
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import ClusterProcess
+from tests.sseframes import FrameSplitter
 
 NAMESPACE = "bench"
 NAME = "busy"
 RATE_ANNOTATION = "simulation.example.com/log-lines-per-second"
 MANAGED = {"app.kubernetes.io/managed-by": "darkroom-operator"}
 TARGET_S = 1.0
-FIRST_LINE = re.compile(rb'<div class="log-line"><span class="log-pod">')  # a pod's line (a note has log-note)
-SKIPPED = re.compile(rb"(\d+) lines? skipped")
+FIRST_LINE = re.compile(r'<div class="log-line"><span class="log-pod">')  # a pod's line (a note has log-note)
+SKIPPED = re.compile(r"(\d+) lines? skipped")
 
 
 class BenchConn(Conn):
@@ -135,24 +137,27 @@ def stream(port: int, path: str, *, until_done: bool, timeout_s: float = 60) -> 
     with the lines received and said skipped on the way."""
     sock = BenchConn(port, timeout_s=timeout_s).sock
     result = Streamed()
-    data = b""
+    frames = FrameSplitter(http_head=True)
+    tail = b""
     try:
         began = time.perf_counter()
         sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n".encode())
         while True:
             chunk = sock.recv(1 << 20)
             if not chunk:
-                raise RuntimeError(f"the stream closed early: {data[-500:]!r}")
-            data += chunk
-            if result.first_line_s != result.first_line_s and FIRST_LINE.search(data):
-                result.first_line_s = time.perf_counter() - began
-                if not until_done:
+                raise RuntimeError(f"the stream closed early: {tail!r}")
+            tail = (tail + chunk)[-500:]
+            for frame in frames.feed(chunk):
+                text = frame.data or ""
+                result.lines += len(FIRST_LINE.findall(text))
+                result.skipped += sum(int(n) for n in SKIPPED.findall(text))
+                if result.lines and result.first_line_s != result.first_line_s:
+                    result.first_line_s = time.perf_counter() - began
+                    if not until_done:
+                        return result
+                if until_done and frame.event == "done":
+                    result.done_s = time.perf_counter() - began
                     return result
-            if until_done and b"event: done" in data:
-                result.done_s = time.perf_counter() - began
-                result.lines = len(FIRST_LINE.findall(data))
-                result.skipped = sum(int(n) for n in SKIPPED.findall(data))
-                return result
             if time.perf_counter() - began > timeout_s:
                 raise RuntimeError(f"no {'done' if until_done else 'first line'} within {timeout_s} s")
     finally:
@@ -177,7 +182,7 @@ class Results:
 def bench_server(kind: str, opts: argparse.Namespace, work: Path) -> Results:
     results = Results(kind)
     began = time.monotonic()
-    server: ApiServer = make_server(kind, work / kind, ready_delay_s=0.3)
+    server: ClusterProcess = make_server(kind, work / kind, ready_delay_s=0.3)
     with server:
         conn = BenchConn(server.endpoint, timeout_s=30)
         install_crds(conn, namespace=NAMESPACE, probe_path=f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/{NAMESPACE}/darkrooms")

@@ -20,7 +20,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # the repository root: where realcluster is built
+
+from tests.clusters import REALCLUSTER_BIN, ROOT
+
 README = ROOT / "bench" / "README.md"
 TABLE_START = "<!-- bench/menu.py: table start (written by `bench/menu.py --write-readme`) -->"
 TABLE_END = "<!-- bench/menu.py: table end -->"
@@ -174,13 +177,12 @@ def command(benchmark: Benchmark, run: Run) -> str:
 def readiness() -> list[str]:
     """What the benchmarks need beside this venv, and whether it is here."""
     go_peer = ROOT / "bench" / "peers" / "go-darkroom" / "bin" / "go-darkroom"
-    realcluster = ROOT / "realcluster" / "bin" / "realcluster"
     py_spy = (Path(sys.executable).parent / "py-spy").exists() or shutil.which("py-spy") is not None
     return [
         f"kopf (the kopf peer): {'installed' if _importable('kopf') else 'missing: make bench installs requirements/bench.txt'}",
         f"py-spy (reconcile.py --profile): {'installed' if py_spy else 'missing: make bench installs requirements/bench.txt'}",
         f"the Go peer: {'built' if go_peer.exists() else 'not built (scripts/build_go_peer.sh; reconcile.py leaves it out)'}",
-        f"realcluster: {'built' if realcluster.exists() else 'not built (scripts/build_realcluster.sh): devcluster only'}",
+        f"realcluster: {'built' if REALCLUSTER_BIN.exists() else 'not built (scripts/build_realcluster.sh): devcluster only'}",
     ]
 
 

@@ -1,6 +1,6 @@
 """How the dashboard's namespace pickers cost as namespaces grow: ``python bench/namespaces.py [--counts 100,2000,20000]``.
 
-For each count, a fresh devcluster (``common.start_devcluster``, the product's CRDs) gets that many namespaces
+For each count, a fresh devcluster (``tests/clusters.py``'s ``DevclusterProcess``, the product's CRDs) gets that many namespaces
 (``ns-00000``…) and one Darkroom; the dashboard (``backend.app.create_app`` over its own informers, in this process,
 served through Flask's test client: the server's work without a network) renders, ``--runs`` times each after a
 warm-up render:
@@ -24,7 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Conn, free_port, install_crds, log, machine_summary, nearest_rank, start_devcluster, stop_process, wait_until
+from common import Conn, install_crds, log, machine_summary, nearest_rank, wait_until
+
+from tests.clusters import DevclusterProcess
 
 PATHS = {"list": "/", "form": "/ui/darkrooms/new", "suggest": "/ui/namespaces?namespace=ns-0001"}
 
@@ -85,22 +87,20 @@ def main() -> None:
     os.environ.setdefault("DARKROOM_API_LOG_LEVEL", "WARNING")
     rows = []
     for count in (int(c) for c in args.counts.split(",")):
-        with tempfile.TemporaryDirectory(prefix="bench-namespaces-") as work:
-            port, data = free_port(), Path(work) / "data"
-            kubeconfig = data / "kubeconfig"
-            proc = start_devcluster(port=port, data_dir=data, log_path=Path(work) / "devcluster.log", kubeconfig=kubeconfig)
-            try:
-                started = time.perf_counter()
-                populate(port, count)
-                log(f"{count} namespaces created in {time.perf_counter() - started:.1f} s")
-                for picker, limit in (("typeahead", 500), ("select", 10**9)):
-                    for name, (size, p50, p99) in measure(kubeconfig, count, limit, args.runs).items():
-                        if name == "suggest" and picker == "select":
-                            continue  # the select never asks
-                        rows.append((count, picker, name, size, p50, p99))
-                        log(f"{count} {picker} {name}: {size} B, p50 {p50:.1f} ms, p99 {p99:.1f} ms")
-            finally:
-                stop_process(proc)
+        with (
+            tempfile.TemporaryDirectory(prefix="bench-namespaces-") as work,
+            DevclusterProcess(Path(work) / "data", log_level="WARNING") as cluster,
+        ):
+            port, kubeconfig = cluster.port, cluster.kubeconfig
+            started = time.perf_counter()
+            populate(port, count)
+            log(f"{count} namespaces created in {time.perf_counter() - started:.1f} s")
+            for picker, limit in (("typeahead", 500), ("select", 10**9)):
+                for name, (size, p50, p99) in measure(kubeconfig, count, limit, args.runs).items():
+                    if name == "suggest" and picker == "select":
+                        continue  # the select never asks
+                    rows.append((count, picker, name, size, p50, p99))
+                    log(f"{count} {picker} {name}: {size} B, p50 {p50:.1f} ms, p99 {p99:.1f} ms")
     print(f"# bench/namespaces.py --counts {args.counts} --runs {args.runs}; {machine_summary()}")
     print(f"{'namespaces':>10} {'picker':<10} {'page':<8} {'bytes':>9} {'p50 ms':>8} {'p99 ms':>8}")
     for count, picker, name, size, p50, p99 in rows:

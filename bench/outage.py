@@ -38,45 +38,17 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import ROOT, Conn, free_port, log, machine_summary, pythonpath, start_devcluster, stop_process, wait_until
+from common import ROOT, Conn, free_port, log, machine_summary, pythonpath, stop_process, wait_until
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import DevclusterProcess
 
 NAMESPACE = "bench"
 DARKROOMS = f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/bench/darkrooms"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-class Server:
-    """A devcluster that can be killed and restarted on the same port and data dir."""
-
-    def __init__(self, work: Path) -> None:
-        self.port, self.data, self.log = free_port(), work / "data", work / "devcluster.log"
-        self.kubeconfig = self.data / "kubeconfig"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> float:
-        self.proc = start_devcluster(
-            port=self.port,
-            data_dir=self.data,
-            log_path=self.log,
-            extra_args=["--deployment-ready-delay", "0.5"],
-            kubeconfig=self.kubeconfig,
-        )
-        return time.monotonic()
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        stop_process(self.proc, sig=9)
-        self.proc = None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
-            self.proc = None
-
-
-def install(server: Server) -> None:
+def install(server: DevclusterProcess) -> None:
     import yaml
 
     conn = Conn(server.port)
@@ -89,7 +61,7 @@ def install(server: Server) -> None:
         conn.close()
 
 
-def create(server: Server, count: int, clients: int = 8) -> None:
+def create(server: DevclusterProcess, count: int, clients: int = 8) -> None:
     def worker(indexes: range) -> None:
         conn = Conn(server.port)
         try:
@@ -113,7 +85,7 @@ def create(server: Server, count: int, clients: int = 8) -> None:
         t.join()
 
 
-def converged(server: Server, count: int) -> int:
+def converged(server: DevclusterProcess, count: int) -> int:
     """How many Darkrooms are Ready with their generation observed (0 while the server is away)."""
     try:
         conn = Conn(server.port, timeout_s=10)
@@ -138,7 +110,7 @@ def converged(server: Server, count: int) -> int:
 class Reconciler:
     """``python -m darkroom_operator`` from ``source`` (the working tree, or a baseline checkout)."""
 
-    def __init__(self, source: Path, server: Server, work: Path) -> None:
+    def __init__(self, source: Path, server: DevclusterProcess, work: Path) -> None:
         self.source, self.server, self.work = source, server, work
         self.health = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -180,7 +152,7 @@ class Result:
 
 def run(label: str, source: Path, opts: argparse.Namespace, *, outage: bool) -> Result:
     work = Path(tempfile.mkdtemp(prefix="bench-outage-"))
-    server = Server(work)
+    server = DevclusterProcess(work / "data", ready_delay_s=0.5, log_level="WARNING")
     reconciler = Reconciler(source, server, work)
     try:
         server.start()
@@ -193,7 +165,8 @@ def run(label: str, source: Path, opts: argparse.Namespace, *, outage: bool) -> 
             time.sleep(opts.outage_after)  # mid-way through converging: reconciles that need writes fail
             server.kill()
             time.sleep(opts.outage)
-            returned = server.start()
+            server.start()
+            returned = time.monotonic()
         total = converged(server, opts.count)
         while total < opts.count:
             time.sleep(0.25)
@@ -203,7 +176,7 @@ def run(label: str, source: Path, opts: argparse.Namespace, *, outage: bool) -> 
         return Result(label, done - returned, done - started, retries)
     finally:
         reconciler.stop()
-        server.stop()
+        server.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

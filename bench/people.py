@@ -5,9 +5,9 @@
 - the product's CRDs and the user roles of ``deploy/base/rbac-users.yaml`` (our kinds aggregated into the
   built-in ``view``/``edit``/``admin`` by kube-controller-manager), ``--namespaces`` namespaces ``team-NN``
   with ``--per-namespace`` Darkrooms each (a realistic status, as ``bench/api.py`` writes them);
-- the API's ServiceAccount ``darkroom-system/darkroom-api`` with what the API needs in the login mode and
-  nothing more — list/watch of our kinds, Events and Namespaces for the shared cache, ``create`` of
-  TokenReviews and SubjectAccessReviews, the session Secrets of its namespace — and a kubeconfig with a
+- the API's ServiceAccount ``darkroom-system/darkroom-api`` with what the deployed API may do and nothing more —
+  the rules of ``deploy/base/rbac-api.yaml``'s ClusterRole (list/watch for the shared cache, ``create`` of
+  TokenReviews and SubjectAccessReviews), the session Secrets of its namespace — and a kubeconfig with a
   TokenRequest token of it (the API runs as in a pod: never as the admin);
 - the people, ServiceAccounts of namespace ``bench-people`` with TokenRequest tokens: ``person-NNN`` (100) each
   allowed to list Darkrooms in a different half of the namespaces through a RoleBinding of the built-in
@@ -44,14 +44,18 @@ WRITERS = 8
 
 # What the API's ServiceAccount may do in the login mode: the shared cache (list/watch), who is calling
 # (TokenReview) and what they may read of the cache (SubjectAccessReview). Writes are made as each person.
-API_RULES = [
-    {"apiGroups": ["deployments.example.com"], "resources": ["darkrooms"], "verbs": ["list", "watch"]},
-    {"apiGroups": ["example.example.com"], "resources": ["tasks"], "verbs": ["list", "watch"]},
-    {"apiGroups": ["database.db.example.com"], "resources": ["postgresqls"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": ["list", "watch"]},
-    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
-    {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
-]
+
+
+def deployed_api_rules() -> list[dict[str, Any]]:
+    """The rules of the API's ClusterRole as deployed (deploy/base/rbac-api.yaml): the benchmark's API may do what the
+    deployed one may, and no more (a list of its own here fell behind when the API's cache grew a kind)."""
+    for doc in yaml.safe_load_all((ROOT / "deploy" / "base" / "rbac-api.yaml").read_text()):
+        if doc and doc["kind"] == "ClusterRole" and doc["metadata"]["name"] == "darkroom-api":
+            rules: list[dict[str, Any]] = doc["rules"]
+            return rules
+    raise LookupError("deploy/base/rbac-api.yaml has no ClusterRole darkroom-api")
+
+
 SESSION_RULES = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "get", "list", "watch", "update", "delete"]}]
 
 
@@ -134,7 +138,7 @@ def api_account(conn: Conn, endpoint: Endpoint, work: Path) -> Path:
         conn,
         [
             (f"/api/v1/namespaces/{SYSTEM}/serviceaccounts", sa),
-            (f"{RBAC}/clusterroles", {"metadata": {"name": "bench-darkroom-api"}, "rules": API_RULES}),
+            (f"{RBAC}/clusterroles", {"metadata": {"name": "bench-darkroom-api"}, "rules": deployed_api_rules()}),
             (
                 f"{RBAC}/clusterrolebindings",
                 {

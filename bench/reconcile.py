@@ -125,9 +125,12 @@ from pathlib import Path
 from common import ROOT, Endpoint, cpu_seconds, exit_on_sigterm, free_port, install_crds, log, machine_summary, stop_process, wait_until
 from common import quantile as percentile
 from reconcile_results import Results, RunResult, tables
-from servers import ApiServer, AuditLog, AuditRecord, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
 from workloads import NAMESPACE, WORKLOADS, Tracker, Workload, create_all, workload
 from workloads import BenchConn as Conn
+
+from tests.auditlog import AuditLog, AuditRecord
+from tests.clusters import ClusterProcess
 
 sys.path.insert(0, str(ROOT / "lib"))  # this checkout's cluster/ (and kinds/)
 
@@ -179,9 +182,11 @@ class Cluster:
 
     def __init__(self, kind: str, work: Path, *, ready_delay_s: float) -> None:
         self.dir = work
-        self.server: ApiServer = make_server(kind, work, ready_delay_s=ready_delay_s, audit=True, dev_args=["--history-size", "200000"])
-        assert self.server.audit_path is not None
-        self.audit = AuditLog(self.server.audit_path)
+        self.server: ClusterProcess = make_server(
+            kind, work, ready_delay_s=ready_delay_s, audit=True, dev_args=["--history-size", "200000"]
+        )
+        assert self.server.audit_log is not None
+        self.audit = AuditLog(self.server.audit_log)
 
     @property
     def kind(self) -> str:
@@ -202,7 +207,7 @@ class Cluster:
             install_crds(conn, namespace=NAMESPACE, probe_path=DARKROOMS.path(namespace=NAMESPACE), timeout_s=30)
             conn.close()
         except BaseException:
-            self.server.stop()
+            self.server.close()
             raise
         return self
 
@@ -213,7 +218,7 @@ class Cluster:
         return self.server.controllers_cpu_seconds()
 
     def stop(self) -> None:
-        self.server.stop()
+        self.server.close()
 
 
 # --------------------------------------------------------------------------------------------

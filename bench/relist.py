@@ -45,7 +45,9 @@ from pathlib import Path
 
 from common import add_baseline_arguments, checkouts, exit_on_sigterm, log, machine_summary, nearest_rank, wait_until
 from scale import PAGE, Product, ScaleConn, populate, prepare
-from servers import ApiServer, RealServer, make_server, realcluster_version
+from servers import make_server, realcluster_version
+
+from tests.clusters import ClusterProcess
 
 
 def metric(port: int, name: str, resource_part: str) -> float:
@@ -118,7 +120,7 @@ class Row:
     relisted: bool
 
 
-def restart(server: ApiServer) -> float:
+def restart(server: ClusterProcess) -> float:
     """Stop the server and start it again on the same data dir and port; seconds until it answers again."""
     conn = ScaleConn(server.endpoint)
     try:  # a write the product does not watch: its informers' resourceVersion is then behind the new server's history
@@ -127,14 +129,12 @@ def restart(server: ApiServer) -> float:
         conn.close()
     stopped = time.monotonic()
     server.stop()
-    if isinstance(server, RealServer):
-        server.kubeconfig.unlink(missing_ok=True)  # its start waits for the kubeconfig ``up`` writes once it is ready
-    server.start()
+    server.start()  # realcluster's waits for the kubeconfig ``up`` writes once it is ready again
     wait_until(lambda: _answers(server), 300, "the API server to answer again", interval_s=0.1)
     return time.monotonic() - stopped
 
 
-def _answers(server: ApiServer) -> bool:
+def _answers(server: ClusterProcess) -> bool:
     try:
         conn = ScaleConn(server.endpoint, timeout_s=5)
         try:
@@ -145,7 +145,7 @@ def _answers(server: ApiServer) -> bool:
         return False
 
 
-def measure(server: ApiServer, root: Path, label: str, work: Path, opts: argparse.Namespace) -> Row:
+def measure(server: ClusterProcess, root: Path, label: str, work: Path, opts: argparse.Namespace) -> Row:
     product = Product(kubeconfig=server.kubeconfig, work=work, timeout_s=opts.ready_timeout, root=root)
     try:
         time.sleep(opts.settle)

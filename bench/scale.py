@@ -93,10 +93,12 @@ from common import (
 from darkroom_operator import darkroomchildren
 from darkroom_operator.settings import OperatorSettings
 from scale_browser import Step, browse
-from servers import ApiServer, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
 
 from kinds import darkrooms as darkroom_kind
 from kinds.names import MANAGED_BY_LABEL
+from tests.clusters import ClusterProcess
+from tests.sseframes import FrameSplitter
 
 NAMESPACES = 50
 PAGE = 50
@@ -106,7 +108,6 @@ TARGET_BYTES_PER_DARKROOM = 2048.0
 SORT_KEYS = ("name", "namespace", "state", "age")
 ROW = re.compile(r'sse-swap="Darkroom/([^/"]+)/([^"]+)"')
 Check = Callable[[int, bytes], "str | None"]  # the k-th response's body → what is wrong with it, or None
-CHANGE = re.compile(rb'"namespace":"([^"]*)","name":"([^"]*)","resourceVersion":"([^"]*)"')
 
 
 class ScaleConn(Conn):
@@ -167,7 +168,7 @@ def status(name: str, message: str = "all replicas serve") -> dict[str, Any]:
 # -- the cluster ----------------------------------------------------------------------------------
 
 
-def prepare(server: ApiServer) -> None:
+def prepare(server: ClusterProcess) -> None:
     """The CRDs and the :data:`NAMESPACES` namespaces."""
     conn = ScaleConn(server.endpoint)
     try:
@@ -204,7 +205,7 @@ def writer_process(endpoint: Endpoint, indexes: list[int], threads: int, results
     results.put(errors)
 
 
-def populate(server: ApiServer, start: int, stop: int, *, writers: int, threads: int, with_children: bool = False) -> float:
+def populate(server: ClusterProcess, start: int, stop: int, *, writers: int, threads: int, with_children: bool = False) -> float:
     """Darkrooms ``start`` .. ``stop - 1``; the seconds it took."""
     began = time.monotonic()
     ctx = mp.get_context("fork")
@@ -225,7 +226,7 @@ def populate(server: ApiServer, start: int, stop: int, *, writers: int, threads:
     return time.monotonic() - began
 
 
-def running_pods(server: ApiServer) -> int:
+def running_pods(server: ClusterProcess) -> int:
     """The Running Pods the API would cache (labelled by the reconciler's builders), counted page by page."""
     conn, token, running = ScaleConn(server.endpoint), "", 0
     try:
@@ -240,7 +241,7 @@ def running_pods(server: ApiServer) -> int:
         conn.close()
 
 
-def wait_for_pods(server: ApiServer, count: int, timeout_s: float) -> float:
+def wait_for_pods(server: ClusterProcess, count: int, timeout_s: float) -> float:
     """Wait until the Pods of the first ``count`` Darkrooms all run, then 5 s more (their last status writes and
     Events); the seconds it took."""
     began, wanted = time.monotonic(), pods_of(count)
@@ -535,7 +536,7 @@ class Stream:
         return thread
 
     def _read(self) -> None:
-        buf = b""
+        frames = FrameSplitter(http_head=True)
         self.sock.settimeout(0.5)
         try:
             while not self.stop.is_set():
@@ -547,15 +548,12 @@ class Stream:
                 if not chunk:
                     self.error = "the stream ended"
                     return
-                buf += chunk
-                end = buf.rfind(b"\n\n")
-                if end < 0:
-                    continue
-                portion, buf = buf[: end + 2], buf[end + 2 :]
-                if b"event: ready" in portion:
-                    self.ready.set()
-                for namespace, name, version in CHANGE.findall(portion):
-                    self.arrived.setdefault(f"{namespace.decode()}/{name.decode()}@{version.decode()}", now)
+                for frame in frames.feed(chunk):
+                    if frame.event == "ready":
+                        self.ready.set()
+                    elif frame.event == "darkroom" and frame.data is not None:
+                        change = orjson.loads(frame.data)
+                        self.arrived.setdefault(f"{change['namespace']}/{change['name']}@{change['resourceVersion']}", now)
         except OSError as e:
             self.error = repr(e)
 
@@ -566,7 +564,7 @@ class Stream:
         self.sock.close()
 
 
-def watch_delivery(port: int, server: ApiServer, count: int, *, changes: int, gap_s: float) -> tuple[float, float, int]:
+def watch_delivery(port: int, server: ClusterProcess, count: int, *, changes: int, gap_s: float) -> tuple[float, float, int]:
     """p50, p99 (ms) of write return → event received over ``changes`` status writes, and how many arrived."""
     namespace = namespace_of(3)
     stream = Stream(port, namespace)

@@ -62,10 +62,11 @@ from common import (
     stop_process,
     wait_until,
 )
-from servers import ApiServer, make_server, realcluster_version
+from servers import make_server, realcluster_version
 from workloads import NAMESPACE, BenchConn, Tracker, create_all, workload
 
 from cluster import DARKROOMS, DEPLOYMENTS, Cache, ConnectionSettings, InformerSettings, connect
+from tests.clusters import ClusterProcess
 
 EDITED_REPLICAS = 2
 
@@ -74,7 +75,7 @@ class Reconciler:
     """``python -m darkroom_operator`` of the checkout ``product`` (its packages first on ``PYTHONPATH``), as
     ``reconcile.py`` runs ours; ready when its ``/readyz`` answers 200."""
 
-    def __init__(self, server: ApiServer, opts: argparse.Namespace, product: Path, label: str, work: Path) -> None:
+    def __init__(self, server: ClusterProcess, opts: argparse.Namespace, product: Path, label: str, work: Path) -> None:
         self.server, self.opts, self.product, self.label = server, opts, product, label
         self.log_path = work / f"darkroom-operator-{label}.log"
         self.health_port = free_port()
@@ -158,7 +159,7 @@ class Row:
     ready_s: float
 
 
-def storm(server: ApiServer, reconciler: Reconciler, landed: Landed, names: list[str], opts: argparse.Namespace) -> Row:
+def storm(server: ClusterProcess, reconciler: Reconciler, landed: Landed, names: list[str], opts: argparse.Namespace) -> Row:
     """Start ``reconciler`` (the storm), edit ``names`` one every ``--edit-gap`` s, wait for the Deployments."""
     started = time.monotonic()
     reconciler.start()
@@ -198,7 +199,7 @@ def _patch(conn: BenchConn, name: str) -> None:
         raise RuntimeError(f"PATCH {name}: {status} {data[:300]!r}")
 
 
-def converge(server: ApiServer, opts: argparse.Namespace, work: Path) -> None:
+def converge(server: ClusterProcess, opts: argparse.Namespace, work: Path) -> None:
     """Create ``--count`` Darkrooms and let this tree's reconciler make every one Ready."""
     load = workload("darkroom", count=opts.count, pg_count=0)
     connection = connect(ConnectionSettings(kubeconfig=server.kubeconfig), environ={})

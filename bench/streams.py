@@ -64,11 +64,11 @@ from common import (
     nearest_rank,
     pythonpath,
     ready_status,
-    start_devcluster,
     stop_process,
 )
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import DevclusterProcess
 
 NAMESPACE = "bench"
 DARKROOMS = f"/apis/{darkroom_kind.GROUP_VERSION}/namespaces/{NAMESPACE}/darkrooms"
@@ -399,9 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     header = f"machine: {machine_summary()}, Python {platform.python_version()}, load average before: {load}"
     data_dir = Path(tempfile.mkdtemp(prefix="bench-streams-"))
-    cluster_port = free_port()
-    kubeconfig = data_dir / "kubeconfig"
-    cluster_proc = start_devcluster(port=cluster_port, data_dir=data_dir, log_path=data_dir / "devcluster.log", kubeconfig=kubeconfig)
+    cluster = DevclusterProcess(data_dir, log_level="WARNING").start()
+    cluster_port, kubeconfig = cluster.port, cluster.kubeconfig
     try:
         conn = BenchConn(cluster_port)
         install_crds(conn, namespace=NAMESPACE, probe_path=DARKROOMS)
@@ -427,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"  {name} loaded={loaded} run {i + 1}: {run}")
         results = {key: median(measured) for key, measured in runs.items()}
     finally:
-        stop_process(cluster_proc)
+        cluster.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
     print(f"\nServing under stream load: GET /darkrooms ({args.clients} clients) and /healthz - {datetime.date.today().isoformat()}")

@@ -61,9 +61,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api import Gunicorn, tree_cpu_seconds
 from common import HOST, Conn, Endpoint, exit_on_sigterm, install_crds, log, machine_summary, nearest_rank, stop_process, wait_until
-from servers import ApiServer, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import ClusterProcess
+from tests.sseframes import FrameSplitter
 
 NAMESPACE = "bench"
 NAME = "web"
@@ -163,18 +165,18 @@ class Stream:
             raise RuntimeError(f"no `ready` on {STREAM} within 30 s")
 
     def _read(self) -> None:
-        reader = self._sock.makefile("rb")
+        frames = FrameSplitter(http_head=True)
         with contextlib.suppress(OSError, ValueError):
-            for line in reader:
-                if not line.startswith(b"event: "):
-                    continue
+            while chunk := self._sock.recv(1 << 16):
                 now = time.monotonic()
-                name = line[7:].strip().decode()
-                with self.arrived:
-                    self.frames.append((now, name))
-                    self.arrived.notify_all()
-                if name == "ready":
-                    self.ready.set()
+                for frame in frames.feed(chunk):
+                    if frame.event is None:
+                        continue
+                    with self.arrived:
+                        self.frames.append((now, frame.event))
+                        self.arrived.notify_all()
+                    if frame.event == "ready":
+                        self.ready.set()
 
     def next_children(self, after: float, seen: int, timeout_s: float) -> tuple[float, int] | None:
         """The time and index of the first ``children`` frame read at or after ``after`` with index ≥ ``seen``."""
@@ -297,7 +299,7 @@ class Result:
 
 
 def bench_server(kind: str, work: Path, args: argparse.Namespace) -> Result:
-    server: ApiServer = make_server(kind, work, ready_delay_s=args.ready_delay)
+    server: ClusterProcess = make_server(kind, work, ready_delay_s=args.ready_delay)
     product: Gunicorn | None = None
     log(f"[{kind}] starting the API server ...")
     server.start()
@@ -342,7 +344,7 @@ def bench_server(kind: str, work: Path, args: argparse.Namespace) -> Result:
             stop_process(product.proc)
         if args.keep:
             log(f"[{kind}] kept: {work}")
-        server.stop()
+        server.close()
 
 
 def ms(seconds: float) -> str:

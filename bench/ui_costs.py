@@ -4,11 +4,11 @@ Called by bench/ui.py only.
 
 * :class:`RawStreams` — ``count`` raw Server-Sent Events connections to the product's live list stream
   (``/ui/live/darkrooms?namespace=bench``: exactly what a list tab opens), each read by its own thread with a
-  plain socket (no browser, no HTTP library: a line is timestamped the moment it is read). The first time
-  a stream reads a row frame carrying ``marker-<n>.`` it records the wall clock (``time.time()``, the clock
-  bench/ui.py notes before each PATCH). So "server delivery" = the API server's write, the watch event to
-  the product's informer, the one render, and the frame written to every stream — everything a tab gets
-  before the browser does anything.
+  plain socket (no browser, no HTTP library: a frame is timestamped the moment it is read; frames cut and parsed
+  by ``tests/sseframes.py``). The first time a stream reads a row frame carrying ``marker-<n>.`` it records the
+  wall clock (``time.time()``, the clock bench/ui.py notes before each PATCH). So "server delivery" = the API
+  server's write, the watch event to the product's informer, the one render, and the frame written to every
+  stream — everything a tab gets before the browser does anything.
 * :func:`cpu_by_kind` — user+system CPU seconds so far of the processes that share the machine during a
   live run, from /proc: chromium by process type (``renderer``, ``gpu-process`` (the display compositor;
   software with --disable-gpu), ``NetworkService``, ``browser``, others), the product
@@ -28,7 +28,9 @@ from pathlib import Path
 
 from common import cpu_seconds
 
-MARKER = re.compile(rb"marker-(\d+)\.")
+from tests.sseframes import FrameSplitter
+
+MARKER = re.compile(r"marker-(\d+)\.")
 
 
 class RawStreams:
@@ -47,18 +49,19 @@ class RawStreams:
         sock = socket.create_connection((host, port), timeout=120)
         self._sockets.append(sock)
         sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n".encode())
-        reader = sock.makefile("rb")
+        frames = FrameSplitter(http_head=True)
         seen = self.seen[i]
         ready = False
         with contextlib.suppress(OSError, ValueError):
-            for line in reader:
+            while chunk := sock.recv(1 << 16):
                 now = time.time() * 1000.0
-                if not ready and line.startswith(b"event: ready"):
-                    ready = True
-                    self._ready.wait(60)
-                else:  # a data line (or, in a chunked body, a chunk's size line: no marker there)
-                    for match in MARKER.finditer(line):
-                        seen.setdefault(int(match[1]), now)
+                for frame in frames.feed(chunk):
+                    if not ready and frame.event == "ready":
+                        ready = True
+                        self._ready.wait(60)
+                    elif frame.data is not None:
+                        for match in MARKER.finditer(frame.data):
+                            seen.setdefault(int(match[1]), now)
 
     def close(self) -> None:
         for sock in self._sockets:

@@ -2,7 +2,8 @@
 
 :class:`Darkrooms` writes Darkroom objects straight to the API server, not through the app under test (the conftest's
 ``darkrooms`` fixture is one in the test's namespace); :class:`SseStream` is a raw Server-Sent Events client over one
-http.client connection (the conftest's ``sse`` opens them and closes them at teardown).
+http.client connection (the conftest's ``sse`` opens them and closes them at teardown), its frames parsed by
+``sseframes.py`` (shared with the identity tests' ``EventStream`` and the benchmarks' readers).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tests.sseframes import parse_frame
 from tests.support import as_dict
 
 GROUP, VERSION, PLURAL = "deployments.example.com", "v1", "darkrooms"
@@ -76,31 +78,25 @@ class SseStream:
         self.headers = self.response.headers
 
     def next(self) -> dict[str, Any] | None:
-        """The next block (``event``, ``id``, ``data`` decoded as JSON, ``comments``); None at end of stream."""
+        """The next block (its fields — ``event``, ``id``, ... —, ``data`` decoded as JSON, ``comments``); None at end of
+        stream. Frames are parsed by ``tests/sseframes.py``."""
         import json
 
-        block: dict[str, Any] = {"comments": []}
-        data: list[str] = []
+        lines: list[str] = []
         while True:
             raw = self.response.readline()
             if not raw:
                 return None
             line = raw.decode().rstrip("\n")
-            if line == "":
-                if data:
-                    block["data"] = json.loads("\n".join(data)) if self.json_data else "\n".join(data)
-                if len(block) > 1 or block["comments"]:
-                    return block
+            if line:
+                lines.append(line)
                 continue
-            if line.startswith(":"):
-                block["comments"].append(line[1:].strip())
-                continue
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                data.append(value)
-            else:
-                block[field] = value
+            frame, lines = parse_frame(lines), []
+            if frame:
+                block: dict[str, Any] = {"comments": list(frame.comments), **frame.fields}
+                if frame.data is not None:
+                    block["data"] = json.loads(frame.data) if self.json_data else frame.data
+                return block
 
     def until(self, predicate: Callable[[dict[str, Any]], bool], *, limit: int = 200) -> list[dict[str, Any]]:
         """Blocks up to and including the first one matching ``predicate``."""

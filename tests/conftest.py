@@ -46,8 +46,9 @@ from backend.server.logs import RequestHandler
 from backend.server.workers import header_deadline
 from backend.settings import ApiSettings
 from tests.clients import Darkrooms, SseStream
+from tests.clusters import ClusterProcess, free_port
 from tests.identity.logins import SECRET_KEY, Person, login_settings, person_of
-from tests.support import ClusterProcess, free_port, wait_for
+from tests.support import wait_for
 
 
 @pytest.fixture(scope="session")

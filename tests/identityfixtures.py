@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
+from tests.clusters import ROOT, RealclusterProcess, free_port
 from tests.identityprovider import PANEL_CLIENT_ID
-from tests.support import ROOT, RealclusterProcess, free_port, install_crds
+from tests.support import install_crds
 
 if TYPE_CHECKING:
     from flask import Flask

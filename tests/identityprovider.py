@@ -74,7 +74,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from tests.support import ROOT, free_ports
+from tests.clusters import ROOT, free_ports
 
 HYDRA_BIN = ROOT / "realcluster" / "bin" / "hydra"
 DEFAULT_SCOPES = ("openid", "profile", "email", "groups", "offline_access")

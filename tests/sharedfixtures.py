@@ -35,13 +35,11 @@ people and panels as metadata).
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -50,17 +48,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support import (
-    ROOT,
-    ClusterKind,
-    ClusterProcess,
-    DevclusterProcess,
-    Kubectl,
-    RealclusterProcess,
-    free_port,
-    install_crds,
-    wait_for,
-)
+from tests.clusters import ClusterKind, ClusterProcess, DevclusterProcess, RealclusterProcess, free_port, run_build
+from tests.support import Kubectl, install_crds, wait_for
 
 if TYPE_CHECKING:
     from xdist.workermanage import WorkerController
@@ -106,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     kinds: list[ClusterKind] = ["dev", "real"] if choice == "both" else [choice]
     config.stash[_LEFT_OUT] = ""
     if "real" in kinds:
-        build = _build("build_realcluster.sh")
+        build = run_build("build_realcluster.sh")
         if build.returncode == 3 and not in_ci() and choice == "both":
             kinds.remove("real")
             config.stash[_LEFT_OUT] = "real control plane left out: no Go toolchain (under CI=true this fails)"
@@ -129,16 +118,6 @@ def pytest_configure_node(node: WorkerController) -> None:
     node.workerinput[_WORKER_KINDS] = list(kinds)
     node.workerinput[_WORKER_LEFT_OUT] = config.stash[_LEFT_OUT]
     node.workerinput[_WORKER_IDP_LEFT_OUT] = config.stash[_IDP_LEFT_OUT]
-
-
-def _build(script: str) -> subprocess.CompletedProcess[str]:
-    """Run scripts/<script> (a Go build into realcluster/bin/) holding realcluster/bin/.build.lock: several pytest processes
-    started at once (lanes in parallel, two terminals) build one after the other; the later ones find it up to date."""
-    lock_path = ROOT / "realcluster" / "bin" / ".build.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with lock_path.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return subprocess.run([str(ROOT / "scripts" / script)], stderr=subprocess.PIPE, text=True)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -187,18 +166,17 @@ def fresh_kube(kube: ClusterProcess, tmp_path: Path) -> Iterator[Callable[..., C
     """Factory for private clusters of the test's kind (for restarts and kills); all stopped at teardown.
 
     ``fresh_kube(audit_log=None)``: only what both kinds offer — an ``--audit-log`` file (read it with
-    :func:`support.read_audit_log`).
+    :func:`tests.auditlog.read_audit_log`).
     """
     started: list[ClusterProcess] = []
 
     def make(*, audit_log: Path | None = None) -> ClusterProcess:
         data_dir = tmp_path / f"{kube.kind}{len(started)}"
-        extra = ["--audit-log", str(audit_log)] if audit_log is not None else []
         cluster: ClusterProcess
         if kube.kind == "dev":
-            cluster = DevclusterProcess(data_dir, extra_args=[*SESSION_ARGS, *extra])
+            cluster = DevclusterProcess(data_dir, extra_args=[*SESSION_ARGS], audit_log=audit_log)
         else:
-            cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, *extra])
+            cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS], audit_log=audit_log)
         started.append(cluster.start())
         return cluster
 
@@ -302,7 +280,7 @@ def _build_identity_provider(kinds: list[ClusterKind], real_left_out: str) -> st
     identity tests need both. Returns why they are left out ('' when they run)."""
     if "real" not in kinds:
         return f"identity provider tests left out: they need the real control plane ({real_left_out or '--cluster=real|both'})"
-    build = _build("build_hydra.sh")
+    build = run_build("build_hydra.sh")
     if build.returncode == 3 and not in_ci():
         return f"identity provider tests left out: {build.stderr.strip()} (under CI=true this fails)"
     if build.returncode != 0:
@@ -387,8 +365,11 @@ def oidc_realcluster(
     )
     policy = data_dir / "audit-policy.yaml"
     policy.write_text(OIDC_AUDIT_POLICY)
-    audit = ["--audit-log", str(data_dir / "audit.log"), "--audit-policy-file", str(policy)]
-    cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS, "--authentication-config", str(config), *audit]).start()
+    cluster = RealclusterProcess(
+        data_dir,
+        extra_args=[*REAL_SESSION_ARGS, "--authentication-config", str(config), "--audit-policy-file", str(policy)],
+        audit_log=data_dir / "audit.log",
+    ).start()
     try:
         alice = identity_provider.users["alice"]
         token = identity_provider.authorization_code_tokens(kube_oidc_clients.standard, alice.username, alice.password).id_token

@@ -89,7 +89,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from common import JSON, Endpoint, exit_on_sigterm, join_processes, log, machine_summary, merged_latencies
 from common import Conn as BaseConn
 from common import nearest_rank as percentile
-from servers import ApiServer, RealServer, choose_servers, make_server, realcluster_version
+from servers import choose_servers, make_server, realcluster_version
+
+from tests.clusters import ClusterProcess, RealclusterProcess
 
 MAX_OPS_PER_CLIENT = 2_000_000  # hard bound on any client loop, whatever the duration
 MAX_WATCH_WRITES = 1_000_000
@@ -123,7 +125,7 @@ def machine_busy() -> float:
 
 
 @contextlib.contextmanager
-def fresh_server(kind: str) -> Iterator[ApiServer]:
+def fresh_server(kind: str) -> Iterator[ClusterProcess]:
     """A started server of ``kind`` in a temporary dir, stopped and removed afterwards."""
     work = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-server-"))
     try:
@@ -235,7 +237,7 @@ class RunResult:
 class CpuMeter:
     """The server's (and its controllers') CPU seconds per wall second from construction to :meth:`read`."""
 
-    def __init__(self, server: ApiServer) -> None:
+    def __init__(self, server: ClusterProcess) -> None:
         self.server = server
         self.cpu0, self.controllers0 = server.cpu_seconds(), server.controllers_cpu_seconds()
         self.wall0 = time.perf_counter()
@@ -246,7 +248,7 @@ class CpuMeter:
         return cpu, (self.server.controllers_cpu_seconds() - self.controllers0) / wall
 
 
-def run_clients(job: Job, clients: int, server: ApiServer) -> RunResult:
+def run_clients(job: Job, clients: int, server: ClusterProcess) -> RunResult:
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(clients + 1)  # the clients and this process, which samples the server's CPU time
     results = ctx.Queue()
@@ -510,7 +512,7 @@ def _watch_writes(conn: Conn, ns: str, duration_s: float, rate: float) -> tuple[
 
 
 def watch_run(
-    server: ApiServer, run: int, opts: argparse.Namespace, conn: Conn, duration_s: float, rate: float
+    server: ClusterProcess, run: int, opts: argparse.Namespace, conn: Conn, duration_s: float, rate: float
 ) -> tuple[RunResult, RunResult]:
     """One watch run (writes for ``duration_s`` at ``rate``/s, 0 = back to back): latencies from ack and from send."""
     ns = f"bench-watch-{run}"
@@ -587,7 +589,7 @@ def watch_scenario(kind: str, opts: argparse.Namespace, rate: float) -> tuple[li
                     f"from send p50 {send.p50_ms:.2f} ms p99 {send.p99_ms:.2f} ms"
                 )
         conn.close()
-        if any(r.resumes for r in runs) and isinstance(server, RealServer):
+        if any(r.resumes for r in runs) and isinstance(server, RealclusterProcess):
             closes = server.component_log("kube-apiserver").read_text(errors="replace").count(UNRESPONSIVE)
             log(f"  {kind}: kube-apiserver logged {closes} '{UNRESPONSIVE}' (watch cache watchers that fell behind), warm-up included")
         return runs, sends

@@ -49,9 +49,10 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from common import Conn, cpu_seconds, exit_on_sigterm, log, machine_summary
 from scale import NAMESPACES, populate, prepare
-from servers import ApiServer, make_server
+from servers import make_server
 
 from kinds import darkrooms as darkroom_kind
+from tests.clusters import ClusterProcess
 
 PAGE = 500  # client-go's informers (the product's) list 500 at a time
 LIST_PATH = f"/apis/{darkroom_kind.GROUP_VERSION}/darkrooms"
@@ -78,7 +79,7 @@ class Listed:
     server_cpu_s: float
 
 
-def full_list(server: ApiServer, count: int) -> Listed:
+def full_list(server: ClusterProcess, count: int) -> Listed:
     """One paginated LIST of every Darkroom, checked: each once, every page at the first page's resourceVersion."""
     assert server.proc is not None
     conn = ListConn(server.endpoint)

@@ -16,7 +16,8 @@ from typing import Any
 import requests
 import yaml
 
-from tests.support import Kubectl, RealclusterProcess
+from tests.clusters import RealclusterProcess
+from tests.support import Kubectl
 
 GROUP_PATH = "/apis/search.task.example.example.com/v1"
 SYSTEM_NAMESPACE = "darkroom-system"

@@ -24,7 +24,8 @@ import pytest
 import requests
 import yaml
 
-from tests.support import ROOT, Kubectl, RealclusterProcess, free_port, install_crds
+from tests.clusters import ROOT, RealclusterProcess, free_port
+from tests.support import Kubectl, install_crds
 
 from .aggregated_server import SYSTEM_NAMESPACE, Aggregator, service_account_kubeconfig
 

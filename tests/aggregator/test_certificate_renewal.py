@@ -23,7 +23,7 @@ import requests
 from cryptography import x509
 
 from aggregator import certificates
-from tests.support import ROOT, free_port
+from tests.clusters import ROOT, free_port
 
 from .aggregated_server import GROUP_PATH, Aggregator
 

@@ -40,7 +40,8 @@ from cryptography import x509
 
 from aggregator.certificates import self_signed
 from kinds.tasks import TASK_UID_LABEL
-from tests.support import ROOT, DevclusterProcess, Kubectl, free_port, install_crds, wait_for
+from tests.clusters import ROOT, DevclusterProcess, free_port
+from tests.support import Kubectl, install_crds, wait_for
 
 from .objects import wait_for_watch_row
 

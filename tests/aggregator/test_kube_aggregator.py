@@ -29,7 +29,8 @@ import pytest
 import yaml
 
 from aggregator.certificates import self_signed
-from tests.support import ROOT, Kubectl, wait_for
+from tests.clusters import ROOT
+from tests.support import Kubectl, wait_for
 
 from .aggregated_server import SYSTEM_NAMESPACE, Aggregator, service_account_kubeconfig
 from .objects import add_event, create_task, token_kubeconfig, wait_for_events, wait_for_watch_row

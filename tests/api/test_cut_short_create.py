@@ -21,8 +21,9 @@ from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as CREDENTIALS_PENDING
+from tests.clusters import ClusterProcess
 from tests.faultproxy import FaultProxy
-from tests.support import ClusterProcess, as_dict
+from tests.support import as_dict
 
 from .payloads import SENTINEL_ACCESS, SENTINEL_SECRET, s3
 from .test_darkroom_credentials import GROUP, PLURAL, VERSION, secret_data

@@ -20,7 +20,8 @@ from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from cluster.attributes import ResourceAttributes
 from cluster.identities import User
-from tests.support import DevclusterProcess, wait_for
+from tests.clusters import DevclusterProcess
+from tests.support import wait_for
 
 
 def sample(text: str, name: str, **labels: str) -> float | None:

@@ -34,7 +34,7 @@ from schemathesis.specs.openapi.checks import (
 
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
-from tests.support import DevclusterProcess
+from tests.clusters import DevclusterProcess
 
 pytestmark = pytest.mark.fuzz  # its own lane (tests/lanes.py): long, and a devcluster of its own
 
@@ -56,7 +56,7 @@ EXCLUDED_CHECKS = [positive_data_acceptance]
 def fuzz_access(fresh_devcluster: Callable[..., DevclusterProcess]) -> Iterator[ClusterAccess]:
     import sys
 
-    from tests.support import ROOT
+    from tests.clusters import ROOT
 
     sys.path.insert(0, str(ROOT / "scripts"))
     from run_api import install_crds

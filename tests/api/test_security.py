@@ -52,8 +52,9 @@ from backend.identity.authenticating import SESSION_ID
 from backend.identity.cookies import SESSION_COOKIE
 from backend.identity.sessions import DATA_KEY, ENDS_AT, SECRET_TYPE, Login, secret_name
 from backend.settings import ApiSettings, UnsafeSettings
+from tests.clusters import ClusterProcess
 from tests.identity.logins import Person, login_settings, set_cookie, signed_cookie
-from tests.support import ClusterProcess, wait_for
+from tests.support import wait_for
 
 ALLOWED = "https://dashboard.example.com"
 WRONG = "wrong-token-Sentinel-8f2c1d9e7a6b"

@@ -38,8 +38,8 @@ from backend.server.logs import RequestHandler
 from backend.settings import ApiSettings
 from tests.browser.pages import Watched
 from tests.browser.stack import Stack, serve
+from tests.clusters import ClusterProcess, free_port
 from tests.operator.operator_process import OperatorProcess
-from tests.support import ClusterProcess, free_port
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

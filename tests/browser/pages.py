@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support import ROOT
+from tests.clusters import ROOT
 
 SCREENSHOTS_SETTING = os.environ.get("BROWSER_SCREENSHOTS") or str(ROOT / "test-output" / "screenshots")
 SCREENSHOTS = None if SCREENSHOTS_SETTING == "off" else Path(SCREENSHOTS_SETTING)  # where shot() saves (None: nowhere)

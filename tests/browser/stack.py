@@ -19,8 +19,9 @@ from werkzeug.serving import make_server
 from backend.api.watch import watching
 from backend.server import shutdown as serving
 from backend.server.logs import RequestHandler
+from tests.clusters import ClusterProcess, RealclusterProcess, free_port
 from tests.operator.operator_process import OperatorProcess
-from tests.support import ClusterProcess, RealclusterProcess, free_port, wait_for
+from tests.support import wait_for
 
 
 @dataclass

@@ -14,7 +14,7 @@ import pytest
 
 from cluster import Cache, ConnectionSettings, InformerSettings, Transport, connect
 from cluster.connecting import Connection
-from tests.support import ClusterProcess
+from tests.clusters import ClusterProcess
 
 from .network import TcpProxy
 

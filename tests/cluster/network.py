@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support import ClusterProcess
+from tests.clusters import ClusterProcess
 
 
 class TcpProxy:

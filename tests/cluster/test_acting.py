@@ -33,7 +33,8 @@ from cluster.attributes import ResourceAttributes
 from cluster.connecting import Connection
 from cluster.identities import BearerToken, Credentials, Impersonation, User
 from cluster.reviewing import AccessReviewer, SelfAccessReviewer, TokenReviewer
-from tests.support import RealclusterProcess, wait_for
+from tests.clusters import RealclusterProcess
+from tests.support import wait_for
 
 pytestmark = pytest.mark.usefixtures("realcluster_required")
 

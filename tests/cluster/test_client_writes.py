@@ -35,7 +35,7 @@ from cluster import (
     Unavailable,
 )
 from cluster.connecting import Connection
-from tests.support import ClusterProcess, free_port
+from tests.clusters import ClusterProcess, free_port
 
 
 def darkroom(name: str, namespace: str, **spec: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cluster import ConnectionSettings, NoCluster, Unavailable, connect
-from tests.support import ClusterProcess, free_port
+from tests.clusters import ClusterProcess, free_port
 
 from .network import kubeconfig_for
 

@@ -31,7 +31,7 @@ from cluster import (
 )
 from cluster.bodies import version_at_least
 from cluster.connecting import Connection
-from tests.support import ClusterProcess
+from tests.clusters import ClusterProcess
 
 from .network import TcpProxy, kubeconfig_for
 

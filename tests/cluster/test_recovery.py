@@ -27,7 +27,8 @@ from cluster import CONFIGMAPS, DARKROOMS, NAMESPACES, Cache, ConnectionSettings
 from cluster.bodies import version_at_least
 from cluster.connecting import Connection
 from cluster.informers import Informer
-from tests.support import PUBLISHED_CONFIGMAPS, ClusterProcess, DevclusterProcess, free_port, wait_for
+from tests.clusters import ClusterProcess, DevclusterProcess, free_port
+from tests.support import PUBLISHED_CONFIGMAPS, wait_for
 
 from .network import TcpProxy, kubeconfig_for
 

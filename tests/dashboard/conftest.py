@@ -19,8 +19,9 @@ import pytest
 from flask import Flask
 
 from backend.app import create_app
+from tests.clusters import RealclusterProcess
 from tests.identity.logins import login_settings
-from tests.support import RealclusterProcess, install_crds
+from tests.support import install_crds
 
 from .clients import Client, Deleter
 from .read_rules import READ_RULES

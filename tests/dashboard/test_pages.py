@@ -22,9 +22,10 @@ from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.identity.cookies import SESSION_COOKIE
 from cluster import EVENTS
+from tests.clusters import ClusterProcess
 from tests.dashboard.clients import TOKEN_META, Client
 from tests.identity.logins import login_settings, person_of
-from tests.support import ClusterProcess, wait_for
+from tests.support import wait_for
 
 DARKROOMS = ("deployments.example.com", "v1")
 TASKS = ("example.example.com", "v1")

@@ -33,9 +33,10 @@ import pytest
 import yaml
 from flask import Flask
 
+from tests.clusters import RealclusterProcess
 from tests.dashboard.clients import Client
 from tests.dashboard.read_rules import POD_RULES, READ_RULES
-from tests.support import RealclusterProcess, install_crds, wait_for
+from tests.support import install_crds, wait_for
 
 PG = ("database.db.example.com", "v1")
 PASSWORD = "integration-Password-sentinel-31"

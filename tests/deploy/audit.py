@@ -4,8 +4,9 @@ With per-person identity one process's requests carry several identities: the AP
 made as its ServiceAccount, a person's requests with the person's own token (the audit ``user`` is then the
 person) or with the ServiceAccount impersonating them (``user`` the ServiceAccount, ``impersonatedUser`` the
 person, authorized as the person). :func:`entries` reads them (realcluster's log: level Metadata, stage
-ResponseComplete; a watch once it started); :class:`Refusals` follows a log for 403s of one account's *own*
-requests (a refused impersonation is one: kube-apiserver refuses it before it sets ``impersonatedUser``).
+ResponseComplete; a watch once it started; the records are ``tests/auditlog.py``'s); :class:`Refusals` follows a log
+for 403s of one account's *own* requests (a refused impersonation is one: kube-apiserver refuses it before it sets
+``impersonatedUser``).
 :func:`impersonations` turns impersonated requests into the ``impersonate`` requests RBAC checked for them.
 Used by tests/deploy/test_rbac_real.py and tests/deploy/test_rbac_audit.py.
 """
@@ -16,6 +17,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.auditlog import AuditRecord, kube_record, read_audit_log
 
 from .manifests import NAMESPACE, Request
 
@@ -47,38 +50,9 @@ class Entry:
         return self.impersonated_user or self.user
 
 
-def _entry(raw: dict[str, Any]) -> Entry | None:
-    ref = raw.get("objectRef")
-    stage = raw.get("stage")
-    if ref is None or stage not in ("ResponseComplete", "ResponseStarted"):
-        return None
-    if (stage == "ResponseStarted") != (raw["verb"] == "watch"):
-        return None  # a watch is recorded once it started; everything else once complete
-    impersonated = raw.get("impersonatedUser")
-    request = Request(
-        verb=raw["verb"],
-        api_group=ref.get("apiGroup", ""),
-        resource=ref.get("resource", ""),
-        subresource=ref.get("subresource", ""),
-        namespace=ref.get("namespace", ""),
-        name=ref.get("name", ""),
-    )
-    return Entry(
-        request=request,
-        code=int((raw.get("responseStatus") or {}).get("code", 0)),
-        user=(raw.get("user") or {}).get("username", ""),
-        impersonated_user=impersonated.get("username", "") if impersonated else None,
-        impersonated_groups=tuple(impersonated.get("groups") or ()) if impersonated else (),
-    )
-
-
-def parse(lines: list[bytes]) -> list[Entry]:
-    found = []
-    for line in lines:
-        entry = _entry(json.loads(line))
-        if entry is not None:
-            found.append(entry)
-    return found
+def _entry(record: AuditRecord) -> Entry:
+    request = Request(record.verb, record.api_group, record.resource, record.subresource, record.namespace, record.name)
+    return Entry(request, record.code, record.user, record.impersonated_user, record.impersonated_groups)
 
 
 def _complete_lines(path: Path, since: int) -> list[bytes]:
@@ -98,7 +72,7 @@ def log_size(path: Path) -> int:
 
 def entries(path: Path, since: int = 0) -> list[Entry]:
     """The log's resource requests after byte ``since`` (non-resource ones, /healthz or discovery, left out)."""
-    return parse(_complete_lines(path, since))
+    return [_entry(record) for record in read_audit_log(path, since)]
 
 
 def impersonations(entry: Entry) -> list[Request]:
@@ -118,8 +92,8 @@ def _own_refusal(raw: dict[str, Any], user: str) -> str | None:
         return None
     if raw.get("stage") not in ("ResponseComplete", "ResponseStarted") or (raw.get("responseStatus") or {}).get("code") != 403:
         return None
-    entry = _entry(raw)
-    return str(entry.request) if entry is not None else f"{raw.get('verb')} {raw.get('requestURI')}"
+    record = kube_record(raw)
+    return str(_entry(record).request) if record is not None else f"{raw.get('verb')} {raw.get('requestURI')}"
 
 
 class Refusals:

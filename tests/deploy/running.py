@@ -25,7 +25,8 @@ from typing import Any
 import requests
 import yaml
 
-from tests.support import ROOT, ClusterProcess, Kubectl
+from tests.clusters import ROOT, ClusterProcess
+from tests.support import Kubectl
 
 from .manifests import NAMESPACE, env_of, one
 

@@ -31,7 +31,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support import Kubectl, RealclusterProcess, install_crds
+from tests.clusters import RealclusterProcess
+from tests.support import Kubectl, install_crds
 
 from .manifests import (
     AGGREGATOR_SA,

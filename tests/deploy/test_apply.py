@@ -33,7 +33,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support import ROOT, DevclusterProcess, Kubectl, wait_for
+from tests.clusters import ROOT, DevclusterProcess
+from tests.support import Kubectl, wait_for
 
 from .manifests import NAMESPACE, SESSIONS_NAMESPACE, of_kind, render, rendered_yaml
 

@@ -31,7 +31,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support import Kubectl, RealclusterProcess
+from tests.clusters import RealclusterProcess
+from tests.support import Kubectl
 
 from .manifests import DEPLOY, NAMESPACE, ROOT, SESSIONS_NAMESPACE, ident, script
 

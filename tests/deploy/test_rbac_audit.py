@@ -47,7 +47,8 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tests.support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, free_ports, wait_for
+from tests.clusters import ROOT, RealclusterProcess, free_port, free_ports
+from tests.support import Kubectl, as_dict, wait_for
 
 from .audit import AUTHENTICATED, Entry, account, entries, impersonations, log_size
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, Grants, Request, grants, one, render, render_with_components

@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from tests.support import ROOT, Kubectl, RealclusterProcess, as_dict, free_port, wait_for
+from tests.clusters import ROOT, RealclusterProcess, free_port
+from tests.support import Kubectl, as_dict, wait_for
 
 from .audit import Refusals, account, entries, log_size, refused
 from .manifests import API_SA, NAMESPACE, OPERATOR_SA, SESSIONS_NAMESPACE, one, render, render_with_components

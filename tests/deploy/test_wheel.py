@@ -23,7 +23,7 @@ import shutil
 
 import pytest
 
-from tests.support import DevclusterProcess
+from tests.clusters import DevclusterProcess
 
 from . import wheels
 from .manifests import ROOT

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from tests.support import ROOT
+from tests.clusters import ROOT
 
 from .test_make_venv import dry_run, installed_locks
 

@@ -15,7 +15,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.support import ROOT
+from tests.clusters import ROOT
 
 
 def dry_run(target: str, venv: Path, *variables: str) -> str:

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from backend.settings import SHARED_TOKEN_GONE
-from tests.support import GC_TIMEOUT_S, ROOT, ClusterProcess, DevclusterProcess, Kubectl, free_port, free_ports, wait_for
+from tests.clusters import ROOT, ClusterProcess, DevclusterProcess, free_port, free_ports
+from tests.support import GC_TIMEOUT_S, Kubectl, wait_for
 
 
 def _start(data_dir: Path, port: int, api_port: int, log_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

@@ -24,7 +24,7 @@ from flask import Flask
 
 from backend.identity.cookies import SESSION_COOKIE
 from backend.settings import ApiSettings
-from tests.support import ClusterProcess
+from tests.clusters import ClusterProcess
 
 SECRET_KEY = "a-signing-key-the-replicas-share"
 DEVCLUSTER_USER = "kubernetes-admin"

@@ -30,8 +30,9 @@ from backend.app import create_app
 from backend.identity.cookies import SESSION_COOKIE
 from backend.server.shutdown import shutdown
 from backend.settings import ApiSettings
+from tests.clusters import RealclusterProcess
 from tests.identity.logins import Person, login_settings, service_account_token
-from tests.support import RealclusterProcess, install_crds, wait_for
+from tests.support import install_crds, wait_for
 
 pytestmark = pytest.mark.usefixtures("realcluster_required")
 

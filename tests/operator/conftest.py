@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ClusterProcess, install_crds
+from tests.clusters import ClusterProcess
+from tests.support import install_crds
 
 from .operator_process import OperatorProcess, RunOperator
 

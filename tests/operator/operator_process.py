@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support import ROOT
+from tests.clusters import ROOT
 
 STARTUP_LINE = re.compile(r"darkroom-operator: health on (http://[\w.\-\[\]:]+)")
 

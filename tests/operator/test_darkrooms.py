@@ -30,7 +30,8 @@ from darkroom_operator.runtime.owning import ChildConflict
 from darkroom_operator.settings import OperatorSettings
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Invalid
-from tests.support import GC_TIMEOUT_S, UNREADY_ANNOTATION, ClusterProcess, Kubectl, wait_for
+from tests.clusters import ClusterProcess
+from tests.support import GC_TIMEOUT_S, UNREADY_ANNOTATION, Kubectl, wait_for
 
 from .harness import CHILD_KINDS, Harness
 

@@ -23,7 +23,9 @@ import pytest
 from darkroom_operator.runtime.conditions import find
 
 from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, EVENTS, INGRESSES, NAMESPACES, POSTGRESQLS, SECRETS, SERVICES, TASKS
-from tests.support import GC_TIMEOUT_S, UNREADY_ANNOTATION, AuditRecord, ClusterProcess, install_crds, read_audit_log, wait_for
+from tests.auditlog import AuditRecord, read_audit_log
+from tests.clusters import ClusterProcess
+from tests.support import GC_TIMEOUT_S, UNREADY_ANNOTATION, install_crds, wait_for
 
 from .harness import CHILD_KINDS, User, reconciles
 from .operator_process import OperatorProcess, RunOperator

@@ -31,7 +31,8 @@ from darkroom_operator.runtime.conditions import find
 
 from cluster import CONFIGMAPS, EVENTS, PERSISTENTVOLUMECLAIMS, POSTGRESQLS, SECRETS, SERVICES, STATEFULSETS, Invalid, NotFound
 from kinds import postgresqls as kind
-from tests.support import GC_TIMEOUT_S, ClusterProcess, Kubectl, wait_for
+from tests.clusters import ClusterProcess
+from tests.support import GC_TIMEOUT_S, Kubectl, wait_for
 
 from .harness import User, reconciles
 from .operator_process import RunOperator

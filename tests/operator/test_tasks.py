@@ -24,7 +24,8 @@ from darkroom_operator.runtime.conditions import find
 from cluster import EVENTS, NAMESPACES, TASKS, CachedClient, NotFound
 from kinds.tasks import DEADLINE_LABEL, FINALIZER, PRIORITY_LABEL, TASK_UID_LABEL
 from kinds.tasks import state as task_state
-from tests.support import ClusterProcess, wait_for
+from tests.clusters import ClusterProcess
+from tests.support import wait_for
 
 from .harness import Harness, User, reconciles
 from .operator_process import RunOperator

@@ -25,8 +25,9 @@ from darkroom_operator.unfinished import REMOVED_REASON
 from cluster import DARKROOMS, DEPLOYMENTS, EVENTS, POSTGRESQLS, SECRETS, STATEFULSETS
 from kinds.darkrooms import CREDENTIALS_PENDING_ANNOTATION as MARK
 from kinds.postgresqls import PASSWORD_PENDING_ANNOTATION, password_secret_name
+from tests.clusters import ClusterProcess
 from tests.faultproxy import FaultProxy
-from tests.support import GC_TIMEOUT_S, ClusterProcess, wait_for
+from tests.support import GC_TIMEOUT_S, wait_for
 
 from .harness import Harness, User
 from .operator_process import RunOperator

@@ -43,7 +43,9 @@ from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
 from kinds import darkrooms, postgresqls, tasks
-from tests.support import ROOT, ClusterProcess, as_dict, install_crds, read_audit_log, wait_for
+from tests.auditlog import read_audit_log
+from tests.clusters import ROOT, ClusterProcess
+from tests.support import as_dict, install_crds, wait_for
 
 from .harness import reconciles
 from .operator_process import RunOperator

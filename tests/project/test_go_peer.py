@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support import ROOT
+from tests.clusters import ROOT
 
 MODULE = ROOT / "bench" / "peers" / "go-darkroom"
 SCRIPT = ROOT / "scripts" / "build_go_peer.sh"

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from tests import lanes
-from tests.support import ROOT
+from tests.clusters import ROOT
 
 
 def test_a_folder_of_its_own_names_the_lane_else_the_fixtures_a_test_uses_do() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.clusters import ROOT
 
 
 def copy_tree(tmp_path: Path) -> Path:

@@ -29,8 +29,9 @@ from pathlib import Path
 import pytest
 
 from tests.clients import SseStream
+from tests.clusters import ROOT, ClusterProcess, free_port
 from tests.identity.logins import Person
-from tests.support import ROOT, ClusterProcess, free_port, wait_for
+from tests.support import wait_for
 
 
 def gunicorn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import DevclusterProcess, wait_for
+from tests.clusters import DevclusterProcess
+from tests.support import wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 

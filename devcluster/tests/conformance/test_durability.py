@@ -22,7 +22,8 @@ from typing import Any
 
 from kubernetes import client, config, watch
 
-from tests.support import ClusterProcess, wait_for
+from tests.clusters import ClusterProcess
+from tests.support import wait_for
 
 WRITERS = 4
 

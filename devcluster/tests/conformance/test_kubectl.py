@@ -37,7 +37,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from tests.support import ROOT, Kubectl, wait_for
+from tests.clusters import ROOT
+from tests.support import Kubectl, wait_for
 
 # devcluster's own conformance suite; tests/fidelity holds it against kube
 pytestmark = [pytest.mark.devcluster_only, pytest.mark.kubectl]

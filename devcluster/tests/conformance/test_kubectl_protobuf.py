@@ -32,7 +32,8 @@ from typing import Any
 
 import pytest
 
-from tests.support import DevclusterProcess, Kubectl
+from tests.clusters import DevclusterProcess
+from tests.support import Kubectl
 
 # devcluster's own conformance suite; tests/fidelity holds it against kube
 pytestmark = [pytest.mark.devcluster_only, pytest.mark.kubectl]

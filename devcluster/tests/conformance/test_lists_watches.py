@@ -45,7 +45,8 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.dynamic import DynamicClient
 
-from tests.support import DevclusterProcess, wait_for
+from tests.clusters import DevclusterProcess
+from tests.support import wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 

@@ -31,7 +31,8 @@ import urllib3
 import yaml
 from kubernetes import client, config
 
-from tests.support import ROOT, DevclusterProcess, as_dict, wait_for
+from tests.clusters import ROOT, DevclusterProcess
+from tests.support import as_dict, wait_for
 
 pytestmark = pytest.mark.devcluster_only  # devcluster's own conformance suite; tests/fidelity holds it against kube
 

@@ -21,8 +21,8 @@ import pytest
 from fidelity import differences
 from fidelity.session import Report, Servers
 from fidelity.wire import Endpoint
+from tests.clusters import REALCLUSTER_BIN
 from tests.lanes import summary_section
-from tests.support import REALCLUSTER_BIN
 
 _REPORT = pytest.StashKey[Report]()
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import requests
 
-from tests.support import RealclusterProcess, wait_for
+from tests.clusters import RealclusterProcess
+from tests.support import wait_for
 
 from .kinds_and_bodies import Kind, unique
 

@@ -1,8 +1,9 @@
 """A reader of one Server-Sent Events stream for the identity tests (helpers, no tests, no fixtures).
 
 :class:`EventStream` reads one SSE response (``/watch`` or a dashboard live list) in a thread, keeping every
-:class:`Frame` (heartbeats too) and the last ``id`` seen (the stream's cursor); the conftest's ``open_streams``
-opens them and closes every one at teardown.
+:class:`Frame` (heartbeats too) and the last ``id`` seen (the stream's cursor); the frames are cut and parsed by
+``tests/sseframes.py`` (shared with ``tests/clients.py``'s ``SseStream`` and the benchmarks' readers). The conftest's
+``open_streams`` opens them and closes every one at teardown.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import requests
 
+from tests import sseframes
 from tests.support import wait_for
 
 
@@ -54,34 +56,21 @@ class EventStream:
             self.ended.set()
 
     def _read(self) -> None:
-        buffer = b""
+        splitter = sseframes.FrameSplitter()
         try:
             for chunk in self.response.iter_content(chunk_size=None):
-                buffer += chunk
-                while b"\n\n" in buffer:
-                    raw, buffer = buffer.split(b"\n\n", 1)
-                    self._take(raw.decode())
+                for frame in splitter.feed(chunk):
+                    self._take(frame)
         except (requests.RequestException, OSError, ValueError, AttributeError):
             pass  # closed by close(), or the server ended the stream
         finally:
             self.ended.set()
 
-    def _take(self, raw: str) -> None:
-        frame_id: int | None = None
-        event, data = "message", []
-        for line in raw.split("\n"):
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "id":
-                frame_id = int(value)
-            elif name == "event":
-                event = value
-            elif name == "data":
-                data.append(value)
-            elif name == "" and value.strip() == "heartbeat":
-                event = "heartbeat"
+    def _take(self, parsed: sseframes.Frame) -> None:
+        frame_id = int(parsed.id) if parsed.id is not None else None
+        event = parsed.event or ("heartbeat" if "heartbeat" in parsed.comments else "message")
         with self._lock:
-            self.frames.append(Frame(frame_id, event, "\n".join(data)))
+            self.frames.append(Frame(frame_id, event, parsed.data or ""))
             if frame_id is not None:
                 self.last_id = max(self.last_id, frame_id)
 

@@ -39,6 +39,7 @@ import pytest
 import requests
 import yaml
 
+from tests.clusters import RealclusterProcess
 from tests.identityprovider import (
     SHORT_LIVED_S,
     USERS,
@@ -52,7 +53,6 @@ from tests.identityprovider import (
     verify_jwt,
     whoami,
 )
-from tests.support import RealclusterProcess
 
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"  # realcluster's --service-account-issuer
 

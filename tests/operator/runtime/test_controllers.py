@@ -41,7 +41,8 @@ from cluster import (
     Resource,
     connect,
 )
-from tests.support import ClusterProcess, wait_for
+from tests.clusters import ClusterProcess
+from tests.support import wait_for
 
 FOR_LABEL = "test.example.com/for"
 MANAGED = {"app.kubernetes.io/managed-by": "darkroom-operator"}

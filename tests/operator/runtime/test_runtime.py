@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
+from tests.clusters import ROOT, ClusterProcess, DevclusterProcess
 from tests.operator.operator_process import OperatorProcess
-from tests.support import ROOT, ClusterProcess, DevclusterProcess, wait_for
+from tests.support import wait_for
 
 pytestmark = pytest.mark.slow
 
