@@ -77,11 +77,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "scale",
         "bench/scale.py",
-        "the API and dashboard at 1,000 and 10,000 Darkrooms: start-up, memory, p50/p99 of every read, /watch delivery",
+        "the API and dashboard at 1,000 to 100,000 Darkrooms: start-up, memory, p50/p99 of every read, /watch delivery, a browser walk",
         "both",
         (
             Run("--counts 1000,10000 --server both", "~3 min"),
             Run("--counts 10000 --server dev --gc-pauses", "~1 min"),
+            Run("--counts 1000,10000,100000 --server real --gc-pauses --browser", "~11 min"),
             Run("--counts 100000 --server dev --ascending-only", "~17 min"),
         ),
     ),

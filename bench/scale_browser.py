@@ -106,6 +106,9 @@ def browse(port: int, unique_name: str) -> tuple[list[Step], int]:
             def timed(selector: str, value: str | None = None) -> Callable[[], float]:
                 return lambda: float(page.evaluate(TIMED, [selector, value]))
 
+            def sorted_as(wanted: list[str], sort: str) -> Callable[[list[str]], str]:
+                return lambda n: "" if n == wanted and f"sort={sort}" in page.url else "not the API's page in that order"
+
             def opened() -> float:
                 page.goto(base + "/")
                 return float(page.evaluate(LOADED))
@@ -125,12 +128,7 @@ def browse(port: int, unique_name: str) -> tuple[list[Step], int]:
             page.goto(base + "/")
             page.locator(ROWS).first.wait_for()
             for sort, label in (("state", "sorted by State"), ("-state", "sorted by State, descending")):
-                wanted = _api_page(base, page, sort)
-                step(
-                    f"{label} (the header)",
-                    timed("#darkroom-list th.state a"),
-                    lambda n, wanted=wanted, sort=sort: "" if n == wanted and f"sort={sort}" in page.url else "not the API's",
-                )
+                step(f"{label} (the header)", timed("#darkroom-list th.state a"), sorted_as(_api_page(base, page, sort), sort))
         finally:
             browser.close()
     return steps, max((size for _, size in received), default=0)
