@@ -177,7 +177,10 @@ func up(o options) error {
 				return err
 			}
 		}
-		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+o.auditLog, "--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxbackup=0")
+		// One file for the whole run: kube-apiserver rotates its audit log at 100 MB by default (renaming it), which
+		// readers that follow the file by its offset cannot follow — and a benchmark of 10,000 objects writes more.
+		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+o.auditLog, "--audit-log-format=json", "--audit-log-mode=blocking",
+			"--audit-log-maxbackup=0", "--audit-log-maxsize=1000000")
 	}
 	apiserver, err := startChild("kube-apiserver", logs, args, died)
 	if err != nil {

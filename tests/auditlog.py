@@ -14,6 +14,7 @@ User-Agent). Used by tests/ (the RBAC tests' ``tests/deploy/audit.py`` builds on
 from __future__ import annotations
 
 import contextlib
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,10 +100,18 @@ class AuditLog:
         self.records: list[AuditRecord] = []
         self._offset = since
         self._partial = b""
+        self._inode: int | None = None
 
     def poll(self) -> int:
-        """Parse the lines appended since the last call; returns the number of records so far."""
+        """Parse the lines appended since the last call; returns the number of records so far.
+
+        A file that was replaced or cut (rotated: realcluster asks kube-apiserver for one file per run) is an error
+        naming it, not records parsed from the middle of a line."""
         with contextlib.suppress(FileNotFoundError), self.path.open("rb") as f:
+            stat = os.fstat(f.fileno())
+            if (self._inode is not None and stat.st_ino != self._inode) or stat.st_size < self._offset:
+                raise RuntimeError(f"{self.path} was rotated or truncated after {self._offset} bytes: its records cannot be followed")
+            self._inode = stat.st_ino
             f.seek(self._offset)
             data = f.read()
             self._offset += len(data)

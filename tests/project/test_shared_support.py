@@ -6,7 +6,8 @@ dropped, data lines joined, the last value of a field kept, ``\\r\\n`` line ends
 its frames whatever its chunks, an HTTP response head kept apart and blank frames left out. An audit log of either
 server gives one record per request (kube-apiserver's at ResponseComplete, a watch at ResponseStarted; dry runs
 marked; whom a request's user impersonated; non-resource requests left out), read whole, from a byte on or
-incrementally, where a line still being written waits.
+incrementally, where a line still being written waits; a log rotated or cut under the reader is an error naming
+it, never records parsed from the middle of a line.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from tests.auditlog import AuditLog, AuditRecord, read_audit_log
 from tests.sseframes import Frame, FrameSplitter, parse_frame
@@ -113,3 +116,22 @@ def test_an_audit_log_is_read_incrementally_and_a_line_being_written_waits(tmp_p
     assert log.poll() == 2
     assert [r.name for r in log.writes(("ours",), 0)] == ["c", "c"]
     assert log.writes(("theirs",), 0) == []
+
+
+def test_a_rotated_audit_log_is_an_error_naming_it_not_records_from_the_middle_of_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    line = json.dumps({"verb": "create", "resource": "configmaps", "namespace": "a", "name": "c", "code": 201, "userAgent": "ours/1"})
+    path.write_text(line + "\n" + line + "\n")
+    log = AuditLog(path)
+    assert log.poll() == 2
+
+    path.rename(tmp_path / "audit-rotated.jsonl")  # as kube-apiserver rotates its log: rename, then a new file
+    path.write_text((line + "\n") * 3)
+    with pytest.raises(RuntimeError, match="rotated or truncated"):
+        log.poll()
+
+    cut = AuditLog(tmp_path / "audit-rotated.jsonl")
+    assert cut.poll() == 2
+    (tmp_path / "audit-rotated.jsonl").write_text(line[:10])
+    with pytest.raises(RuntimeError, match=r"audit-rotated\.jsonl"):
+        cut.poll()
