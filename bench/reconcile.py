@@ -101,7 +101,10 @@ Method
   (``reconcile_results.py``). ``postgresql`` has no baseline.
 * Where the time goes: ``--profile DIR`` attaches ``py-spy record`` (in .venv) to the operator, and
   with ``--profile-server`` to devcluster (not to the real server: it is Go), from ready until all
-  objects are Ready (collapsed stacks; add ``--profile-idle`` for waiting threads); not to the Go peer.
+  objects are Ready (collapsed stacks; add ``--profile-idle`` for waiting threads, or ``--profile-gil`` for only
+  the thread holding the GIL: on a busy machine py-spy otherwise counts threads waiting for the GIL after a socket
+  call as running, and the HTTP client's ``send`` and connection checks then look like a third of the CPU); not to
+  the Go peer.
 """
 
 from __future__ import annotations
@@ -549,6 +552,8 @@ def start_profilers(operator: Operator, opts: argparse.Namespace, work: Path) ->
         cmd = [py_spy, "record", "--pid", str(pid), "--rate", "100", "--format", "raw", "--output", str(out), "--threads"]
         if opts.profile_idle:
             cmd.append("--idle")
+        if opts.profile_gil:
+            cmd.append("--gil")
         with (work / f"py-spy-{label}.log").open("ab") as log_file:
             procs.append(subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT))
         log(f"    profiling {label} (pid {pid}) into {out}")
@@ -660,6 +665,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs (logs, audit logs)")
     parser.add_argument("--profile", metavar="DIR", help="py-spy record each operator from ready to all Ready into DIR (collapsed stacks)")
     parser.add_argument("--profile-idle", action="store_true", help="with --profile: include idle (waiting) stacks")
+    parser.add_argument("--profile-gil", action="store_true", help="with --profile: only the thread holding the GIL (py-spy --gil)")
     parser.add_argument("--profile-server", action="store_true", help="with --profile: profile devcluster too (not the real server)")
     opts = parser.parse_args(argv)
     opts.go_optional = opts.operators is None  # the default: leave go out (with a note) when it cannot be built
@@ -674,6 +680,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     opts.loads = {k: workload(k, count=opts.count, pg_count=opts.pg_count) for k in dict.fromkeys(keys)}
     if opts.runs < 1 or opts.workers < 1 or opts.clients < 1 or opts.resync_s <= 0:
         parser.error("--runs, --workers, --clients must be >= 1 and --resync-s > 0")
+    if (opts.profile_idle or opts.profile_gil or opts.profile_server) and not opts.profile:
+        parser.error("--profile-idle, --profile-gil and --profile-server need --profile DIR")
+    if opts.profile_idle and opts.profile_gil:
+        parser.error("--profile-idle and --profile-gil contradict each other (every waiting thread, or only the GIL's holder): choose one")
     return opts
 
 

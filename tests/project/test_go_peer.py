@@ -74,3 +74,42 @@ def test_the_benchmark_refuses_an_unknown_operator(reconcile: ModuleType, capsys
     with pytest.raises(SystemExit):
         reconcile.parse_args(["--operators", "ours,rust"])
     assert "choose from ['go', 'kopf', 'ours']" in capsys.readouterr().err
+
+
+def test_the_profile_flags_need_profile_and_exclude_each_other(reconcile: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    for alone in ("--profile-idle", "--profile-gil", "--profile-server"):
+        with pytest.raises(SystemExit):
+            reconcile.parse_args([alone])
+        assert "need --profile DIR" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        reconcile.parse_args(["--profile", "out", "--profile-idle", "--profile-gil"])
+    assert "--profile-idle and --profile-gil contradict each other" in capsys.readouterr().err
+    assert reconcile.parse_args(["--profile", "out", "--profile-gil"]).profile_gil
+
+
+PROFILE_MODES = [("--profile-gil", "--gil", "--idle"), ("--profile-idle", "--idle", "--gil"), (None, None, "--gil")]
+
+
+@pytest.mark.parametrize(("flag", "expected", "absent"), PROFILE_MODES)
+def test_py_spy_records_the_operator_with_the_chosen_mode(
+    reconcile: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: os.PathLike[str], flag: str | None, expected: str | None, absent: str
+) -> None:
+    opts = reconcile.parse_args(["--profile", str(tmp_path), *([flag] if flag else [])])
+    started: list[list[str]] = []
+
+    class Recorded:
+        def __init__(self, cmd: list[str], **_: object) -> None:
+            started.append(cmd)
+
+    monkeypatch.setattr(reconcile.subprocess, "Popen", Recorded)
+    monkeypatch.setattr(reconcile.time, "sleep", lambda _s: None)
+    operator = type("Ours", (), {"label": "darkroom-operator", "pid": 4242, "cluster": type("Cluster", (), {"kind": "real"})()})()
+    work = reconcile.Path(tmp_path) / "run1-real-darkroom-ours"
+    work.mkdir()
+    procs = reconcile.start_profilers(operator, opts, work)
+    assert len(procs) == 1 and len(started) == 1
+    cmd = started[0]
+    assert cmd[1:5] == ["record", "--pid", "4242", "--rate"], cmd
+    assert absent not in cmd
+    if expected:
+        assert expected in cmd
