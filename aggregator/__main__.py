@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import sys
 
+from envsettings.startup import skip_kubernetes_validate
+
+if __name__ == "__main__":
+    skip_kubernetes_validate()  # before the official client's package is imported (below)
+
 from aggregator.serving import run
 from aggregator.settings import from_args
 

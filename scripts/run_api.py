@@ -580,4 +580,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from envsettings.startup import skip_kubernetes_validate
+
+    skip_kubernetes_validate()  # installing the CRDs imports the official client's package
     sys.exit(main())

@@ -35,8 +35,14 @@ import os
 import socket
 from typing import Any
 
-from backend.server import shutdown
-from backend.settings import ENV_PREFIX, ApiSettings
+from envsettings.startup import skip_kubernetes_validate
+
+# This module is gunicorn's configuration, loaded by its master only, before the imports below bring in the official
+# client's package; the worker forks inherit the master's modules.
+skip_kubernetes_validate()
+
+from backend.server import shutdown  # noqa: E402
+from backend.settings import ENV_PREFIX, ApiSettings  # noqa: E402
 
 _settings = ApiSettings.from_environ(os.environ).check()
 

@@ -11,7 +11,8 @@ to parse it::
 (what docs/reference/configuration.md is generated from). A leaf package: it imports nothing else of ours
 (the standard library only). Backend, the reconciler and the aggregator are independent and all sit above
 ``cluster/``, whose job is Kubernetes access, not process configuration; so the one helper they may all import is a
-leaf of its own.
+leaf of its own. Beside it, :mod:`envsettings.startup`: what each of those programs does first, before it imports the
+official client.
 
 Parsing, by the field's type (``X | None`` is optional ``X``):
 

@@ -22,13 +22,12 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-if __name__ == "__main__":
-    # The official client's package imports its dynamic client, which imports kubernetes_validate whenever that is
-    # installed (the dev toolchain has it for tests; the image does not): ~1 s of CPU at every start, compiling
-    # grammars for a validator the operator never calls. Hidden from this process only, not from tests importing us.
-    sys.modules.setdefault("kubernetes_validate", None)  # type: ignore[arg-type]  # None: "import" raises ImportError
-
 import envsettings
+from envsettings.startup import skip_kubernetes_validate
+
+if __name__ == "__main__":
+    skip_kubernetes_validate()  # before the official client's package is imported (below)
+
 from cluster import (
     LEASES,
     AlreadyExists,

@@ -59,15 +59,29 @@ def stamp(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def contains(live: Any, desired: Any) -> bool:
-    """Whether ``live`` already holds every field of ``desired`` with the same value (rule 1 above)."""
+    """Whether ``live`` already holds every field of ``desired`` with the same value (rule 1 above).
+
+    Runs on every child of every reconcile: the exact types JSON gives (and the cache's dicts) are tested first, without
+    the ``Mapping`` ABC's instance check; other mappings and sequences take the general path, by the same rule."""
+    kind = type(desired)
+    if kind is str or kind is int or kind is float or desired is None:
+        return not isinstance(live, bool) and bool(live == desired)
+    if isinstance(desired, dict) and isinstance(live, dict):
+        for key, value in desired.items():  # noqa: SIM110  (loops: all() over a generator costs a frame per element)
+            if key not in live or not contains(live[key], value):
+                return False
+        return True
+    if isinstance(desired, list | tuple):
+        if not isinstance(live, list | tuple) or len(live) != len(desired):
+            return False
+        for have, want in zip(live, desired, strict=True):  # noqa: SIM110  (as above)
+            if not contains(have, want):
+                return False
+        return True
     if isinstance(desired, Mapping):
         if not isinstance(live, Mapping):
             return False
         return all(key in live and contains(live[key], value) for key, value in desired.items())
-    if isinstance(desired, list | tuple):
-        if not isinstance(live, list | tuple) or len(live) != len(desired):
-            return False
-        return all(contains(have, want) for have, want in zip(live, desired, strict=True))
     if isinstance(desired, bool) or isinstance(live, bool):
         return type(desired) is type(live) and desired == live
     return bool(live == desired)

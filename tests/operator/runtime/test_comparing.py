@@ -11,11 +11,14 @@ deterministic and independent of key order; differences() names the paths for lo
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from darkroom_operator import darkroomchildren
 from darkroom_operator.runtime.comparing import APPLIED_DIGEST, contains, differences, digest, overlay, stamp, up_to_date
 from darkroom_operator.settings import OperatorSettings
+
+from cluster.bodies import freeze
 
 
 def darkroom_body(source: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
@@ -50,6 +53,18 @@ def test_scalars() -> None:
     assert contains(False, False)
     assert not contains(None, "x")
     assert contains("3000", "3000") and not contains(3000, "3000")
+
+
+def test_the_cache_s_frozen_objects_and_other_mappings_follow_the_same_rule() -> None:
+    live = freeze({"a": {"b": [1, {"c": True}], "d": None}, "e": "x"})
+    assert contains(live, {"a": {"b": [1, {"c": True}], "d": None}})
+    assert not contains(live, {"a": {"b": [1, {"c": 1}]}})  # True is not 1
+    assert not contains(live, {"a": {"b": [True, {"c": True}]}})  # nor 1 True
+    assert not contains(live, {"a": {"d": 0}})
+    assert contains(MappingProxyType({"a": 1, "b": 2}), {"a": 1})  # a mapping that is no dict, either side
+    assert contains({"a": {"b": 1}}, MappingProxyType({"a": MappingProxyType({"b": 1})}))
+    assert not contains(MappingProxyType({"a": 1}), {"a": 2})
+    assert not contains(["a"], {"a": 1}) and not contains({"a": 1}, "a") and not contains(None, {"a": 1})
 
 
 def test_digest_is_stable_and_order_independent() -> None:
