@@ -57,7 +57,7 @@ FOLDER_LANES: dict[str, str] = {
 # Elsewhere a test's lane is the first of these whose fixtures it uses (directly or through the fixtures it uses), else unit.
 FIXTURE_LANES: tuple[tuple[str, frozenset[str]], ...] = (
     ("identity", frozenset({"identity_provider", "oidc_realcluster"})),
-    ("cluster", frozenset({"kube", "realcluster", "devcluster", "fresh_devcluster"})),
+    ("cluster", frozenset({"kube", "realcluster", "devcluster", "fresh_devcluster", "fresh_cluster"})),
 )
 LANE_NAMES = ("unit", "cluster", "identity", "browser", "deploy", "fuzz", "devcluster")
 # Tests kept together on one worker, by path prefix: the identity lane's suites, whose session fixtures (Hydra, a control
@@ -78,9 +78,7 @@ SECONDS_PER_UNIT = {
     "tests/e2e/test_run_api.py": 80.0,
     "whole:identity": 120.0,
     "whole:fidelity": 40.0,
-    "tests/api/test_schemathesis.py[dev]": 60.0,
-    "tests/api/test_schemathesis.py[real]": 90.0,
-    "tests/api/test_schemathesis.py": 60.0,
+    "tests/api/test_schemathesis.py": 200.0,  # one generation of cases, sent to both kinds
     "tests/dashboard/test_live_rows.py[real]": 30.0,
     "tests/dashboard/test_live_rows.py[dev]": 25.0,
     "tests/aggregator/test_devcluster.py": 16.0,

@@ -15,10 +15,13 @@ code never branches on the kind, and tests do so only through the fixtures here.
 Which kinds run: ``--cluster=dev|real|both`` or the ``TEST_CLUSTER`` variable (default ``both``).
 Without a Go toolchain the real half cannot be built: under ``CI=true`` that fails the session;
 elsewhere it is left out with a one-line reason in the header. Tests of devcluster itself carry
-``@pytest.mark.devcluster_only`` and run on devcluster alone.
+``@pytest.mark.devcluster_only`` and run on devcluster alone. A test drawn at several looks (widths, colour schemes)
+carries ``@pytest.mark.pairwise_with_kinds(argnames, looks)``: each look runs on one kind, every width and every scheme
+on both (:func:`pairwise_with_kinds`), not every look on every kind.
 
 ``devcluster``/``realcluster`` (session) are the two shared servers; ``fresh_kube`` starts private
-ones of the test's kind (for restarts and kills), ``fresh_devcluster`` private devclusters.
+ones of the test's kind (for restarts and kills), ``fresh_cluster`` of a kind named (``cluster_kinds``: the kinds this
+run selected), ``fresh_devcluster`` private devclusters.
 ``kubectl`` runs the kubectl on PATH with a private discovery cache; ``namespace`` gives each test its
 own namespace.
 
@@ -85,6 +88,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "devcluster_only(reason): a test of devcluster itself, or one that needs a devcluster-only knob")
+    config.addinivalue_line(
+        "markers",
+        "pairwise_with_kinds(argnames, values): parametrize argnames with values, each value set on one cluster kind so that"
+        " every value of every argname meets every kind (pairwise_with_kinds in tests/sharedfixtures.py)",
+    )
     worker_input = getattr(config, "workerinput", None)
     if worker_input is not None:  # an xdist worker: the controller built (or left out) the clusters once for all workers
         config.stash[_KINDS] = tuple(worker_input[_WORKER_KINDS])
@@ -136,7 +144,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     kinds = metafunc.config.stash[_KINDS]
     if metafunc.definition.get_closest_marker("devcluster_only") is not None:
         kinds = ("dev",)
-    metafunc.parametrize("kube", list(kinds), indirect=True, scope="session")
+    pairwise = metafunc.definition.get_closest_marker("pairwise_with_kinds")
+    if pairwise is None:
+        metafunc.parametrize("kube", list(kinds), indirect=True, scope="session")
+        return
+    argnames, values = pairwise.args
+    argnames = [argnames] if isinstance(argnames, str) else list(argnames)
+    values = [value if len(argnames) > 1 else (value,) for value in values]
+    combinations = [(kind, *value) for kind, value in pairwise_with_kinds(kinds, values)]
+    metafunc.parametrize(["kube", *argnames], combinations, indirect=["kube"], scope="session")
+
+
+def pairwise_with_kinds(kinds: tuple[str, ...], values: list[tuple[object, ...]]) -> list[tuple[str, tuple[object, ...]]]:
+    """Each of ``values`` (a test's looks: width, colour scheme) on one of ``kinds``, chosen so that every kind meets every
+    single value of every position — pairwise coverage of (kind, width, scheme) instead of their full product.
+
+    A look is drawn by the same templates and stylesheet on either cluster kind; what the kind changes (the objects'
+    states, the events, the timing) meets each width and each scheme at least once. With one kind, every value runs on
+    it. Greedy, in order: each value set goes to the kind that gains the most (kind, value) pairs not yet met, ties to
+    the kind with the fewest value sets so far; a pair still missing at the end (more kinds than value sets) adds a run.
+    """
+    met: dict[str, set[tuple[int, object]]] = {kind: set() for kind in kinds}
+    chosen: list[tuple[str, tuple[object, ...]]] = []
+    for value in values:
+        pairs = set(enumerate(value))
+        kind = max(kinds, key=lambda k: (len(pairs - met[k]), -sum(1 for c, _ in chosen if c == k)))
+        met[kind] |= pairs
+        chosen.append((kind, value))
+    every = {pair for value in values for pair in enumerate(value)}
+    for kind in kinds:
+        while missing := every - met[kind]:
+            pair = min(missing, key=repr)
+            value = next(v for v in values if pair in set(enumerate(v)))
+            chosen.append((kind, value))
+            met[kind] |= set(enumerate(value))
+    return sorted(chosen, key=lambda c: (kinds.index(c[0]), values.index(c[1])))
 
 
 @pytest.fixture(scope="session")
@@ -161,19 +203,25 @@ def realcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Realcluste
         cluster.stop()
 
 
-@pytest.fixture
-def fresh_kube(kube: ClusterProcess, tmp_path: Path) -> Iterator[Callable[..., ClusterProcess]]:
-    """Factory for private clusters of the test's kind (for restarts and kills); all stopped at teardown.
+@pytest.fixture(scope="session")
+def cluster_kinds(request: pytest.FixtureRequest) -> tuple[ClusterKind, ...]:
+    """The cluster kinds this run selected (``--cluster``, less a real control plane left out): what ``kube`` is
+    parametrized with, for a test that drives every kind in one body."""
+    kinds: tuple[ClusterKind, ...] = request.config.stash[_KINDS]
+    return kinds
 
-    ``fresh_kube(audit_log=None)``: only what both kinds offer — an ``--audit-log`` file (read it with
-    :func:`tests.auditlog.read_audit_log`).
-    """
+
+@pytest.fixture
+def fresh_cluster(tmp_path: Path) -> Iterator[Callable[..., ClusterProcess]]:
+    """Factory for private clusters of a given kind, ``fresh_cluster("dev"|"real", audit_log=None)``, started with the
+    session clusters' arguments; all stopped at teardown. ``audit_log``: only what both kinds offer, an ``--audit-log``
+    file (read it with :func:`tests.auditlog.read_audit_log`)."""
     started: list[ClusterProcess] = []
 
-    def make(*, audit_log: Path | None = None) -> ClusterProcess:
-        data_dir = tmp_path / f"{kube.kind}{len(started)}"
+    def make(kind: ClusterKind, *, audit_log: Path | None = None) -> ClusterProcess:
+        data_dir = tmp_path / f"{kind}{len(started)}"
         cluster: ClusterProcess
-        if kube.kind == "dev":
+        if kind == "dev":
             cluster = DevclusterProcess(data_dir, extra_args=[*SESSION_ARGS], audit_log=audit_log)
         else:
             cluster = RealclusterProcess(data_dir, extra_args=[*REAL_SESSION_ARGS], audit_log=audit_log)
@@ -184,6 +232,19 @@ def fresh_kube(kube: ClusterProcess, tmp_path: Path) -> Iterator[Callable[..., C
     for cluster in started:
         if cluster.proc is not None:
             cluster.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def fresh_kube(kube: ClusterProcess, fresh_cluster: Callable[..., ClusterProcess]) -> Callable[..., ClusterProcess]:
+    """Factory for private clusters of the test's kind (for restarts and kills); all stopped at teardown.
+
+    ``fresh_kube(audit_log=None)``: as :func:`fresh_cluster` of ``kube``'s kind.
+    """
+
+    def make(*, audit_log: Path | None = None) -> ClusterProcess:
+        return fresh_cluster(kube.kind, audit_log=audit_log)
+
+    return make
 
 
 @pytest.fixture(scope="session")

@@ -1,19 +1,25 @@
 """Property-based fuzzing of the whole API from its own OpenAPI document (schemathesis + hypothesis).
 
-Drives the real app in-process over WSGI against a private devcluster with the CRDs installed (the
-fuzzer creates, changes and deletes objects freely, so it must not share the session cluster).
+Drives the real app in-process over WSGI, one app per cluster kind of the run (``--cluster``: devcluster and the real
+control plane), each on a private cluster of its kind with the CRDs installed (the fuzzer creates, changes and deletes
+objects freely, so it must not share the session clusters). Each generated case is sent to every kind's app and each
+answer checked on its own: generating the cases (hypothesis, schemathesis) is most of the fuzzer's CPU and does not
+depend on the cluster, so it is paid once, not once per kind. Every kind must answer each case with the same status
+(the same requests in the same order: devcluster, the local default, answers as the real control plane does).
 Every documented operation gets positive cases (valid by the schema) and negative cases (violating it);
 every response is checked by schemathesis' default checks: no 5xx, documented status codes, content types
 and headers, responses conforming to their schemas (CONFORMANCE), invalid input rejected with 4xx; all but
 "valid input accepted" (see EXCLUDED_CHECKS). The endless event streams (``/watch``, ``/ui/live/...``) are
 read for STREAM_READ_S each (heartbeats every 0.1 s let schemathesis stop on time), and each event read is
 checked against the document's ``ServerSentEvent``. At least 1,000 cases run in total; derandomized, so a
-failure reproduces.
+failure reproduces; a failure names the kind that answered.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,11 +38,14 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from backend.api.watch import watching
+from backend.app import create_app
 from backend.core.access import ClusterAccess
 from backend.settings import ApiSettings
-from tests.clusters import DevclusterProcess
+from tests.clusters import ClusterKind, ClusterProcess
+from tests.support import install_crds
 
-pytestmark = pytest.mark.fuzz  # its own lane (tests/lanes.py): long, and a devcluster of its own
+pytestmark = pytest.mark.fuzz  # its own lane (tests/lanes.py): long, and clusters of its own
 
 MIN_CASES = 1_000
 EXAMPLES = {GenerationMode.POSITIVE: 50, GenerationMode.NEGATIVE: 25}
@@ -53,24 +62,30 @@ EXCLUDED_CHECKS = [positive_data_acceptance]
 
 
 @pytest.fixture
-def fuzz_access(fresh_devcluster: Callable[..., DevclusterProcess]) -> Iterator[ClusterAccess]:
-    import sys
+def fuzz_apps(cluster_kinds: tuple[ClusterKind, ...], fresh_cluster: Callable[..., ClusterProcess]) -> Iterator[dict[str, Flask]]:
+    """Kind → the app on a private cluster of that kind (CRDs installed, its informers synced), for every kind selected."""
+    apps: dict[str, Flask] = {}
+    accesses: list[ClusterAccess] = []
+    try:
+        for kind in cluster_kinds:
+            cluster = fresh_cluster(kind)
+            install_crds(Path(cluster.kubeconfig))
+            settings = ApiSettings(kubeconfig=Path(cluster.kubeconfig), sse_heartbeat_s=0.1)
+            access = ClusterAccess.start(settings, environ={})
+            accesses.append(access)
+            assert access.synced, kind
+            apps[kind] = create_app(settings, access=access)
+            apps[kind].config["TESTING"] = True
+        yield apps
+    finally:
+        for app in apps.values():
+            watching.close(app)
+        for access in accesses:
+            access.stop()
 
-    from tests.clusters import ROOT
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from run_api import install_crds
-
-    cluster = fresh_devcluster()
-    install_crds(str(cluster.kubeconfig))
-    access = ClusterAccess.start(ApiSettings(kubeconfig=cluster.kubeconfig), environ={})
-    assert access.synced
-    yield access
-    access.stop()
-
-
-def fuzz(operation: Any, mode: GenerationMode, examples: int) -> int:
-    """Run one operation in one mode; the number of cases it executed."""
+def fuzz(operation: Any, mode: GenerationMode, examples: int, apps: dict[str, Flask]) -> int:
+    """Run one operation in one mode, each case against every app of ``apps``; the number of cases it executed."""
     executed = 0
     stream = {"timeout": STREAM_READ_S} if operation.path in STREAMS else {}
 
@@ -86,7 +101,15 @@ def fuzz(operation: Any, mode: GenerationMode, examples: int) -> int:
     def run(case: Any) -> None:
         nonlocal executed
         executed += 1
-        case.call_and_validate(excluded_checks=EXCLUDED_CHECKS, **stream)
+        statuses: dict[str, int] = {}
+        for kind, app in apps.items():
+            try:
+                statuses[kind] = case.call_and_validate(app=app, excluded_checks=EXCLUDED_CHECKS, **stream).status_code
+            except (Exception, BaseExceptionGroup) as e:
+                e.add_note(f"answered by the app on {kind}")
+                raise
+        # the same request in the same sequence: devcluster must answer as the real control plane does
+        assert len(set(statuses.values())) == 1, f"{case.method} {case.formatted_path} {case.query}: statuses by kind {statuses}"
 
     run()
     return executed
@@ -97,10 +120,11 @@ def test_the_conformance_checks_run() -> None:
     assert set(CONFORMANCE) <= set(CHECKS.get_all()) - set(EXCLUDED_CHECKS)
 
 
-@pytest.mark.timeout(1200)  # some 2,600 cases: minutes on a loaded machine (the suite's 300 s would fire inside a case)
-def test_fuzz_every_operation(make_app: Callable[..., Flask], fuzz_access: ClusterAccess) -> None:
-    app = make_app(access=fuzz_access, sse_heartbeat_s=0.1)
-    schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
+@pytest.mark.timeout(1200)  # some 3,800 cases, each on every kind: minutes on a loaded machine (the suite's 300 s would fire inside a case)
+def test_fuzz_every_operation(fuzz_apps: dict[str, Flask]) -> None:
+    documents = {kind: app.test_client().get("/openapi.json").get_json() for kind, app in fuzz_apps.items()}
+    assert len({json.dumps(document, sort_keys=True) for document in documents.values()}) == 1, "one document on every kind"
+    schema = schemathesis.openapi.from_wsgi("/openapi.json", next(iter(fuzz_apps.values())))
     results = list(schema.get_all_operations())
     assert not [result.err() for result in results if isinstance(result, Err)]
     operations = [result.ok() for result in results if isinstance(result, Ok)]
@@ -111,12 +135,12 @@ def test_fuzz_every_operation(make_app: Callable[..., Flask], fuzz_access: Clust
         for mode, examples in (STREAM_EXAMPLES if operation.path in STREAMS else EXAMPLES).items():
             label = f"{operation.method.upper()} {operation.path} ({mode})"
             try:
-                counts[label] = fuzz(operation, mode, examples)
+                counts[label] = fuzz(operation, mode, examples, fuzz_apps)
             except Unsatisfiable:
                 assert mode is GenerationMode.NEGATIVE, label
                 counts[label] = 0  # nothing in this operation's schema can be violated (e.g. only free-form strings)
             except (Exception, BaseExceptionGroup) as e:  # collect every failure, then report them together
-                failures[label] = f"{type(e).__name__}: {e}"
+                failures[label] = "\n".join([f"{type(e).__name__}: {e}", *getattr(e, "__notes__", ())])
     report = "\n\n".join(f"{label}:\n{failure}" for label, failure in failures.items())
     assert not failures, f"{report}\n\ncases run: {sum(counts.values())} {counts}"
     assert sum(counts.values()) >= MIN_CASES, counts

@@ -30,8 +30,7 @@ def tab_to(page: Any, label: str, *, back: bool = False) -> None:
     raise AssertionError(f"Tab never reached {label!r}")
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("size", ["wide", "phone"])
+@pytest.mark.pairwise_with_kinds(("size", "scheme"), [(size, scheme) for size in ("wide", "phone") for scheme in ("light", "dark")])
 def test_keyboard_only_bulk_delete(stack: Stack, new_page: Callable[..., Watched], size: str, scheme: str) -> None:
     namespace = stack.new_namespace()
     custom = stack.custom()

@@ -119,7 +119,7 @@ def test_an_edit_reports_every_problem_at_once(stack: Stack, page: Any) -> None:
     assert stored["spec"]["source"]["type"] == "WebFolder" and stored["metadata"]["generation"] == 1
 
 
-@pytest.mark.parametrize(("size", "scheme"), [("desktop", "light"), ("desktop", "dark"), ("phone", "light"), ("phone", "dark")])
+@pytest.mark.pairwise_with_kinds(("size", "scheme"), [("desktop", "light"), ("desktop", "dark"), ("phone", "light"), ("phone", "dark")])
 def test_side_by_side_fields_line_up_and_the_width_is_used(stack: Stack, new_page: Callable[..., Watched], size: str, scheme: str) -> None:
     page = new_page(viewport=PHONE if size == "phone" else DESKTOP, color_scheme=scheme).page
     page.goto(f"/ui/darkrooms/new?namespace={stack.namespace}")

@@ -45,8 +45,7 @@ def with_pod(stack: Stack) -> tuple[str, str]:
     return f"/ui/darkrooms/{stack.namespace}/logged/logs", pod
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.pairwise_with_kinds(("size", "scheme"), [(size, scheme) for size in SIZES for scheme in ("light", "dark")])
 def test_the_logs_page_streams_and_fits(with_pod: tuple[str, str], new_page: Callable[..., Watched], size: str, scheme: str) -> None:
     path, pod = with_pod
     page = new_page(viewport=SIZES[size], color_scheme=scheme).page

@@ -145,10 +145,7 @@ def ready_database(stack: Stack) -> str:
     return str(body["metadata"]["name"])
 
 
-@pytest.mark.parametrize(
-    ("size", "scheme"),
-    [("desktop", "light"), ("desktop", "dark"), ("phone", "light"), ("phone", "dark")],
-)
+@pytest.mark.pairwise_with_kinds(("size", "scheme"), [("desktop", "light"), ("desktop", "dark"), ("phone", "light"), ("phone", "dark")])
 def test_pages_at_desktop_and_phone_width_light_and_dark(
     stack: Stack, new_page: Callable[..., Watched], ready_database: str, size: str, scheme: str
 ) -> None:

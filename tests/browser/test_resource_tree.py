@@ -24,7 +24,7 @@ DARKROOMS = ("deployments.example.com", "v1alpha1", "darkrooms")
 COMBINATIONS = [("1366", "light"), ("1366", "dark"), ("390", "light"), ("390", "dark")]
 
 
-@pytest.mark.parametrize(("size", "scheme"), COMBINATIONS)
+@pytest.mark.pairwise_with_kinds(("size", "scheme"), COMBINATIONS)
 def test_a_pods_node_follows_its_status_without_a_reload(stack: Stack, new_page: Callable[..., Watched], size: str, scheme: str) -> None:
     name = f"tree-{size}-{scheme}"
     spec = {"replicas": 1, "source": {"type": "WebFolder", "baseUrl": "https://x.example"}, "subDomains": [f"{name}-img"]}

@@ -64,7 +64,7 @@ def replicas(stack: Stack, name: str) -> int:
     return int(stack.custom().get_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, name)["spec"]["replicas"])
 
 
-@pytest.mark.parametrize(("size", "scheme"), [(size, scheme) for size in SIZES for scheme in ("light", "dark")])
+@pytest.mark.pairwise_with_kinds(("size", "scheme"), [(size, scheme) for size in SIZES for scheme in ("light", "dark")])
 def test_review_and_apply_with_the_keyboard_only(stack: Stack, new_page: Any, size: str, scheme: str) -> None:
     watched: Watched = new_page(viewport=SIZES[size], color_scheme=scheme)
     page = watched.page

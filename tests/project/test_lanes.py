@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tests import lanes
 from tests.clusters import ROOT
+from tests.sharedfixtures import pairwise_with_kinds
 
 
 def test_a_folder_of_its_own_names_the_lane_else_the_fixtures_a_test_uses_do() -> None:
@@ -49,7 +50,7 @@ def test_a_module_on_one_cluster_kind_is_a_unit_and_the_identity_lane_and_the_fi
 
 
 def test_units_go_out_longest_first_and_a_worker_keeps_to_its_cluster_kind() -> None:
-    fuzz = ["tests/api/test_schemathesis.py::test_fuzz[real]"]
+    fuzz = ["tests/api/test_schemathesis.py::test_fuzz_every_operation"]
     units = [f"tests/libs/test_{n}.py::test_a" for n in range(100)]
     assert lanes.estimated_seconds(fuzz) > lanes.estimated_seconds(units)
     queue = [
@@ -148,3 +149,15 @@ def test_dash_m_selects_lanes_and_a_module_marker_overrides_what_the_tests_use(t
     assert "ran in main" in result.stdout  # the summary section of a serial run
     result, ran = run_project(tmp_path / "none", "-m", "deploy")
     assert (result.returncode, ran) == (5, {})  # no test of the lane: pytest's "no tests ran", a failure for make
+
+
+def test_looks_are_spread_pairwise_over_the_cluster_kinds() -> None:
+    looks = [(size, scheme) for size in ("wide", "phone") for scheme in ("light", "dark")]
+    runs = pairwise_with_kinds(("dev", "real"), looks)
+    assert len(runs) == 4 and sorted(look for _, look in runs) == sorted(looks)  # every look once
+    for kind in ("dev", "real"):  # every kind meets every width and every scheme
+        assert {look[0] for k, look in runs if k == kind} == {"wide", "phone"}
+        assert {look[1] for k, look in runs if k == kind} == {"light", "dark"}
+    assert pairwise_with_kinds(("dev",), looks) == [("dev", look) for look in looks]  # one kind: all of them
+    # two looks that cannot cover both kinds' pairs once each: each kind gets both
+    assert pairwise_with_kinds(("dev", "real"), [("a",), ("b",)]) == [("dev", ("a",)), ("dev", ("b",)), ("real", ("a",)), ("real", ("b",))]
