@@ -45,7 +45,7 @@ import shutil
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -155,7 +155,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(["kube", *argnames], combinations, indirect=["kube"], scope="session")
 
 
-def pairwise_with_kinds(kinds: tuple[str, ...], values: list[tuple[object, ...]]) -> list[tuple[str, tuple[object, ...]]]:
+def pairwise_with_kinds(kinds: tuple[str, ...], values: Sequence[tuple[object, ...]]) -> list[tuple[str, tuple[object, ...]]]:
     """Each of ``values`` (a test's looks: width, colour scheme) on one of ``kinds``, chosen so that every kind meets every
     single value of every position — pairwise coverage of (kind, width, scheme) instead of their full product.
 
