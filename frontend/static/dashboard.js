@@ -28,6 +28,11 @@
 // 9. A detail page's resource tree (_tree.html) keeps the folds the user opened or closed across its live refreshes:
 //    each <details data-key> the user set otherwise than the server's default (data-folded) is set so again in the
 //    tree that replaces it (the server cannot know; a tab's choice, kept for the tab's life only).
+// 10. A click on a list's sort header or pager while a live refresh of that list is on its way waits behind the refresh
+//    (hx-sync: every request for the list is one queue, _macros.html live_refresh). Those links are inside the section
+//    the refresh replaces, and htmx drops a waiting request whose element left the page: the click would be lost. So
+//    that refresh's answer is not swapped in; the person's request runs next and draws the list anew, newer than the
+//    refresh (no request is aborted: htmx logs every abort as a console error).
 (function () {
   "use strict";
 
@@ -59,6 +64,31 @@
     if (evt.detail.isError && evt.detail.elt.closest("[data-swap-errors]") && type.indexOf("text/html") === 0) {
       evt.detail.shouldSwap = true;
       evt.detail.isError = false;
+    }
+  });
+
+  // -- a click waiting behind a live refresh is not dropped with the list it was made in -----------
+  // {refresh: the .live-refresh element whose request runs, xhr: that request, clicked: a link of its list waits}
+  var refreshing = null;
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    if (evt.detail.elt.classList.contains("live-refresh")) {
+      refreshing = { refresh: evt.detail.elt, xhr: evt.detail.xhr, clicked: false };
+    }
+  });
+  document.addEventListener("htmx:confirm", function (evt) {
+    var list = refreshing && refreshing.refresh.isConnected && document.querySelector(refreshing.refresh.getAttribute("hx-target"));
+    if (list && evt.detail.elt !== refreshing.refresh && list.contains(evt.detail.elt)) {
+      refreshing.clicked = true;
+    }
+  });
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    if (refreshing && evt.detail.xhr === refreshing.xhr && refreshing.clicked) {
+      evt.detail.shouldSwap = false;
+    }
+  });
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    if (refreshing && evt.detail.xhr === refreshing.xhr) {
+      refreshing = null;
     }
   });
 

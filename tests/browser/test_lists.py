@@ -24,10 +24,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from playwright.sync_api import Error as PlaywrightError
 from prometheus_client import CollectorRegistry
 
 from backend.api import operations
+from backend.dashboard.browsing import PAGE_SIZE
 from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
 from tests.support import wait_for
@@ -37,10 +39,10 @@ DR = ("deployments.example.com", "v1", "darkrooms")
 FOCUSED = "document.activeElement.getAttribute('aria-label')"
 
 
-def make_task(stack: Stack, name: str, priority: int, deadline: str = "2031-01-01T00:00:00Z") -> None:
+def make_task(stack: Stack, name: str, priority: int, deadline: str = "2031-01-01T00:00:00Z", *, namespace: str = "") -> None:
     spec = {"priority": priority, "deadline": deadline}
     body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Task", "metadata": {"name": name}, "spec": spec}
-    stack.custom().create_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, body)
+    stack.custom().create_namespaced_custom_object(GROUP, VERSION, namespace or stack.namespace, PLURAL, body)
 
 
 def row_names(page: Any) -> list[str]:
@@ -392,3 +394,46 @@ def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched]) -> Non
         page.locator("#live-indicator[data-state=live]").wait_for()
         shot(page, f"list-darkrooms-{width}-{scheme}")
         assert_fits(page)
+
+
+@pytest.mark.parametrize("control", ["sort header", "pager"])
+def test_a_click_during_a_live_refresh_is_never_lost(stack: Stack, page: Any, control: str) -> None:
+    """A sort header or the pager is inside the list a refresh replaces: clicked while a refresh is on its way, the
+    person's request waits behind it (hx-sync), and is not dropped with the old list when the refresh answers
+    (dashboard.js keeps the list in place for it)."""
+    namespace = stack.new_namespace()  # no reconciler there: only the Task made below asks for a refresh
+    for i in range(PAGE_SIZE + 1):
+        make_task(stack, f"click-{i:02}", 1 if i == PAGE_SIZE else 5, namespace=namespace)  # the last name sorts first
+    page.goto(f"/ui/tasks?namespace={namespace}")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    wait_for(lambda: len(row_names(page)) == PAGE_SIZE, timeout_s=10, message="a full page")
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        if route.request.headers.get("x-dashboard-refresh") == "live":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r"/ui/tasks\?"), hold)
+    make_task(stack, "a-click-new", 9, namespace=namespace)  # on this page (by name): the list asks for a refresh, held here
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)  # lets Playwright deliver the route
+    assert held, "no refresh on its way"
+    if control == "sort header":
+        page.locator("th", has=page.get_by_role("link", name=re.compile("^Priority"))).get_by_role("link").click()
+        expected = re.compile(r"sort=priority")
+    else:
+        page.get_by_role("link", name=re.compile("Next")).click()
+        expected = re.compile(r"page=2")
+    for route in held:  # the refresh answers now, with the click waiting behind it
+        route.continue_()
+    page.unroute(re.compile(r"/ui/tasks\?"))
+    page.wait_for_url(expected, timeout=10_000)
+    if control == "sort header":
+        wait_for(lambda: row_names(page)[:2] == [f"click-{PAGE_SIZE}", "click-00"], timeout_s=10, message="ascending priority")
+    else:
+        wait_for(lambda: row_names(page) == [f"click-{PAGE_SIZE - 1}", f"click-{PAGE_SIZE}"], timeout_s=10, message="page 2")
+    assert expected.search(page.url)
