@@ -32,6 +32,8 @@ from backend.api import operations
 from backend.dashboard.browsing import PAGE_SIZE
 from tests.browser.pages import Watched, assert_fits, shot
 from tests.browser.stack import Stack
+from tests.browser.test_live_details import LIVE_S, darkroom, record_event
+from tests.browser.test_postgresqls import PG
 from tests.support import wait_for
 
 GROUP, VERSION, PLURAL = "example.example.com", "v1", "tasks"
@@ -437,3 +439,73 @@ def test_a_click_during_a_live_refresh_is_never_lost(stack: Stack, page: Any, co
     else:
         wait_for(lambda: row_names(page) == [f"click-{PAGE_SIZE - 1}", f"click-{PAGE_SIZE}"], timeout_s=10, message="page 2")
     assert expected.search(page.url)
+
+
+# the focused control's name (its aria-label or text), "" when the focus fell back to the page
+FOCUSED_CONTROL = (
+    "((el) => el && el !== document.body ? el.getAttribute('aria-label') || el.textContent.trim() : '')(document.activeElement)"
+)
+
+
+@pytest.mark.parametrize("control", ["name link", "Mark finished", "menu button, after Escape"])
+def test_a_pushed_row_gives_the_keyboard_focus_back_to_the_same_control(stack: Stack, page: Any, control: str) -> None:
+    """A keyboard user on a row's control keeps the focus when a change replaces the row: htmx gives it back to the
+    control of the same id in the new row. On the menu's button, the row waits while its menu is open; Escape closes
+    the menu, focus goes back to the button, the waiting row comes in and the focus stays on its button."""
+    name = f"focus-{control.split()[0].lower()}"
+    make_task(stack, name, 2)
+    make_task(stack, f"{name}-other", 1)
+    page.goto(f"/ui/tasks?namespace={stack.namespace}&q={name}")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    row = page.locator("tr", has=page.get_by_role("link", name=name, exact=True))
+    other = page.locator("tr", has=page.get_by_role("link", name=f"{name}-other", exact=True))
+    if control == "name link":
+        focused = row.get_by_role("link", name=name, exact=True)
+    elif control == "Mark finished":
+        focused = row.get_by_role("button", name=f"Mark finished {name}")
+    else:
+        focused = row.get_by_role("button", name=f"Actions for {name}")
+    focused.focus()
+    expected = page.evaluate(FOCUSED_CONTROL)
+    assert name in expected, expected
+    if control.startswith("menu"):
+        page.keyboard.press("Enter")
+        page.locator("[popover]:popover-open").wait_for()
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, name, {"spec": {"priority": 7}})
+    stack.custom().patch_namespaced_custom_object(GROUP, VERSION, stack.namespace, PLURAL, f"{name}-other", {"spec": {"priority": 6}})
+    wait_for(lambda: other.locator("td.num").inner_text().strip() == "6", timeout_s=10, message="the rows are pushed")
+    if control.startswith("menu"):
+        assert row.locator("td.num").inner_text().strip() == "2"  # held while the menu is open
+        page.keyboard.press("Escape")
+    wait_for(lambda: row.locator("td.num").inner_text().strip() == "7", timeout_s=10, message="the focused row is pushed")
+    in_new_row = "document.activeElement.isConnected && document.activeElement.closest('tr').querySelector('td.num').textContent.trim()"
+    assert page.evaluate(FOCUSED_CONTROL) == expected
+    assert page.evaluate(in_new_row) == "7"
+
+
+LIVE_ROW_CONTROLS_WITHOUT_ID = """
+[...document.querySelectorAll('[sse-swap]')].flatMap((row) => [...row.querySelectorAll(
+    'a, button, input:not([type=hidden]), select, textarea, summary, [tabindex]')]
+  .filter((control) => !control.closest('[popover]') && !control.id)
+  .map((control) => row.getAttribute('sse-swap') + ': ' + control.outerHTML.slice(0, 120)))
+"""
+
+
+def test_every_control_of_a_live_row_has_an_id(stack: Stack, page: Any) -> None:
+    """What the focus test above relies on, for every list's rows, whatever they hold: a Darkroom with its domains and a
+    Warning badge, a Task with its Mark finished, a Postgresql; and a Task card of the combined view. Controls inside a
+    row's menu are left out: no push replaces a row while its menu is open."""
+    created = darkroom(stack, "ids-darkroom")
+    record_event(stack, {"kind": "Darkroom", "apiVersion": "/".join(DR[:2]), "name": "ids-darkroom", "uid": created["metadata"]["uid"]},
+                 "the origin answers 503", type="Warning")  # fmt: skip
+    make_task(stack, "ids-task", 3)
+    body = {"apiVersion": f"{PG[0]}/{PG[1]}", "kind": "Postgresql", "metadata": {"name": "ids-db"}, "spec": {"version": "16"}}
+    stack.custom().create_namespaced_custom_object(*PG[:2], stack.namespace, PG[2], body)
+    page.goto(f"/?namespace={stack.namespace}&q=ids-darkroom")
+    row = page.locator("tr", has=page.get_by_role("link", name="ids-darkroom", exact=True))
+    wait_for(lambda: row.locator("a.domain").count() and row.locator(".warning-count").count(), timeout_s=LIVE_S / 1000,
+             message="the Darkroom's row with its domain and its Warning badge")  # fmt: skip
+    for path in ("/?q=ids-", "/ui/tasks?q=ids-", "/ui/postgresqls?q=ids-", "/ui/combinedtasks"):
+        page.goto(f"{path}&namespace={stack.namespace}" if "?" in path else f"{path}?namespace={stack.namespace}")
+        assert page.locator("[sse-swap]").count() >= 1, path
+        assert page.evaluate(LIVE_ROW_CONTROLS_WITHOUT_ID) == [], path
