@@ -148,9 +148,13 @@ class Conn:
             buf += chunk
             end = buf.find(b"\r\n\r\n")
         headers = bytes(buf[:end]).lower()
+        status = int(headers[9:12])
+        if status in (204, 304):  # never a body (RFC 9112, 6.3), and gunicorn sends no Content-Length with them
+            del buf[: end + 4]
+            return status, b""
         at = headers.find(b"\r\ncontent-length:")
         if at < 0:
-            return int(headers[9:12]), self._chunked(headers, end + 4)
+            return status, self._chunked(headers, end + 4)
         eol = headers.find(b"\r\n", at + 2)
         total = end + 4 + int(headers[at + 17 : eol if eol > 0 else len(headers)])
         while len(buf) < total:
@@ -160,7 +164,7 @@ class Conn:
             buf += chunk
         data = bytes(buf[end + 4 : total])
         del buf[:total]
-        return int(headers[9:12]), data
+        return status, data
 
     def _chunked(self, headers: bytes, start: int) -> bytes:
         """The body of a ``Transfer-Encoding: chunked`` response whose headers end at ``start`` in the buffer."""
@@ -186,11 +190,11 @@ class Conn:
             del buf[: eol + 4 + size]
 
     def expect(self, status: int, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        """Send ``body`` as JSON; the parsed JSON answer, RuntimeError unless the status is ``status``."""
+        """Send ``body`` as JSON; the parsed JSON answer ({} for an empty one), RuntimeError unless the status is ``status``."""
         code, data = self.request(method, path, None if body is None else json.dumps(body).encode())
         if code != status:
             raise RuntimeError(f"{method} {path}: expected {status}, got {code}: {data[:500]!r}")
-        parsed: dict[str, Any] = json.loads(data)
+        parsed: dict[str, Any] = json.loads(data) if data else {}
         return parsed
 
     def close(self) -> None:

@@ -155,7 +155,7 @@ class ClusterAccess:
         connection.api_client.user_agent = "darkroom-control-panel-api/0.1.0"
         cache = Cache(transport=connection.transport, settings=InformerSettings())
         for kind in KINDS:
-            cache.add(kind.resource, namespace=settings.namespace)
+            cache.add(kind.resource, namespace=settings.namespace, indexers=kind.indexers)
         cache.add(EVENTS, namespace=settings.namespace, indexers=EVENT_INDEXERS)
         cache.add(NAMESPACES)
         for child in (*CHILDREN, *GRANDCHILDREN):

@@ -105,14 +105,7 @@ class SortedRows:
         if namespace is None and namespaces is None and not name_contains:
             return in_order(self.rows, self.held, reverse)
         prefix = "" if namespace is None else namespace + "/"
-        keys = list(map(_KEY, self.rows))
-        at = [  # one pass over the keys, the cheap tests first (most keys fail the name's)
-            i
-            for i, k in enumerate(keys)
-            if k.startswith(prefix)
-            and (not name_contains or (name_contains in k and name_has(k, name_contains)))
-            and (namespaces is None or k.partition("/")[0] in namespaces)
-        ]
+        at = positions(list(map(_KEY, self.rows)), prefix=prefix, namespaces=namespaces, name_contains=name_contains)
         return in_order([self.rows[i] for i in at], [self.held[i] for i in at], reverse)
 
 
@@ -121,10 +114,21 @@ def name_has(key: str, part: str) -> bool:
     return part in key.rpartition("/")[2]
 
 
+def positions(keys: Sequence[str], *, prefix: str = "", namespaces: Collection[str] | None = None, name_contains: str = "") -> list[int]:
+    """Where the ``keys`` (``namespace/name``) are that start with ``prefix``, lie in one of ``namespaces`` (None: any) and
+    whose name contains ``name_contains``: one pass, the cheap tests first (most keys fail the name's, and the whole key
+    is tested before its name is cut out)."""
+    return [
+        i
+        for i, k in enumerate(keys)
+        if k.startswith(prefix)
+        and (not name_contains or (name_contains in k and name_has(k, name_contains)))
+        and (namespaces is None or k.partition("/")[0] in namespaces)
+    ]
+
+
 def chosen(keys: list[str], *, namespaces: Collection[str] | None = None, name_contains: str = "") -> list[str]:
     """The ``keys`` (``namespace/name``) in one of ``namespaces`` (None: any) whose name contains ``name_contains``."""
-    if namespaces is not None:
-        keys = [k for k in keys if k.partition("/")[0] in namespaces]
-    if name_contains:
-        keys = [k for k in keys if name_contains in k and name_has(k, name_contains)]  # the whole key first: most fail there
-    return keys
+    if namespaces is None and not name_contains:
+        return keys
+    return [keys[i] for i in positions(keys, namespaces=namespaces, name_contains=name_contains)]

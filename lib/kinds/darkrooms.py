@@ -281,8 +281,12 @@ def domain_url(domain: str, *, tls: bool) -> str:
 # replica and in the API. A Darkroom being deleted claims nothing.
 
 
+SUBDOMAIN_INDEX = "subdomain"  # the informer index of Darkrooms by the sub-domains they claim (its function: claims)
+
+
 def claims(darkroom: Mapping[str, Any]) -> list[str]:
-    """The sub-domains a stored Darkroom asks for (none while it is being deleted)."""
+    """The sub-domains a stored Darkroom asks for (none while it is being deleted); also the indexer of
+    :data:`SUBDOMAIN_INDEX`, through which the reconciler and the API find who asks for a sub-domain without a scan."""
     if darkroom["metadata"].get("deletionTimestamp"):
         return []
     return [str(s) for s in (darkroom.get("spec") or {}).get("subDomains") or ()]

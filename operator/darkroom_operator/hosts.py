@@ -4,7 +4,7 @@ one Darkroom and its rivals (pure, no I/O).
 Used by :mod:`darkroom_operator.darkrooms`. The rule itself — what a claim is, how old it is, who holds a
 sub-domain — lives in :mod:`kinds.darkrooms` (:func:`~kinds.darkrooms.claims`, :func:`~kinds.darkrooms.holder`),
 so the API names the same holder when it refuses a sub-domain. The Darkroom informer indexes sub-domains
-(:data:`SUBDOMAIN_INDEX`) so finding rivals costs one index read per sub-domain, not a scan.
+(:data:`kinds.darkrooms.SUBDOMAIN_INDEX`) so finding rivals costs one index read per sub-domain, not a scan.
 """
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kinds.darkrooms import claims, holder
+from kinds.darkrooms import SUBDOMAIN_INDEX, claims, holder
 
-SUBDOMAIN_INDEX = "subdomain"
+__all__ = ["SUBDOMAIN_INDEX", "key", "lost", "message", "subdomains"]
 
-
-def subdomains(darkroom: Mapping[str, Any]) -> list[str]:
-    """The indexer: a Darkroom's requested sub-domains (none while it is being deleted)."""
-    return claims(darkroom)
+subdomains = claims  # a Darkroom's requested sub-domains (none while it is being deleted), and the index's function
 
 
 def key(darkroom: Mapping[str, Any]) -> str:

@@ -8,8 +8,10 @@ is placed or gone in the next list; a label selector filters that order.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from cluster.bodies import FrozenDict, freeze
+from cluster.indexers import NAMESPACE
 from cluster.selectors import parse
 from cluster.stores import Store
 
@@ -50,3 +52,80 @@ def test_lists_are_in_key_order_through_adds_changes_deletes_and_relists() -> No
 
     selector = parse("team=3")
     assert keys(store.list(selector=selector)) == [k for k in keys(store.list()) if k.endswith("3")]
+
+
+def test_an_index_files_each_object_under_its_values_through_changes_deletes_and_relists() -> None:
+    """``by_index`` and ``index_values`` agree with the objects themselves after every step of a random history, with
+    values filing one object, several, none any more, and one object filing a value twice (a list with a repeat)."""
+
+    def teams(o: Any) -> list[str]:
+        return [v for k, v in sorted(o["metadata"]["labels"].items()) if k.startswith("team")]
+
+    def expected(objects: dict[str, FrozenDict]) -> dict[str, list[str]]:
+        filed: dict[str, set[str]] = {}
+        for key, o in objects.items():
+            for team in teams(o):
+                filed.setdefault(team, set()).add(key)
+        return {team: sorted(found) for team, found in filed.items()}
+
+    store = Store(index_functions={"team": teams})
+    alive: dict[str, FrozenDict] = {}
+    pick = random.Random(11)
+    for version in range(1, 600):
+        name = f"o-{pick.randrange(12)}"
+        labels = {f"team{i}": f"t{pick.randrange(4)}" for i in range(pick.randrange(3))}  # 0-2 values, maybe equal
+        body = obj("ns", name, version, **labels)
+        if pick.random() < 0.25 and f"ns/{name}" in alive:
+            store.apply("DELETED", alive.pop(f"ns/{name}"))
+        elif pick.random() < 0.05:
+            kept = pick.sample(sorted(alive), k=len(alive) // 2)
+            alive = {k: alive[k] if pick.random() < 0.5 else obj("ns", k[3:], version, team0="t9") for k in kept}
+            store.replace(alive.values(), str(version))
+        else:
+            store.apply("MODIFIED" if f"ns/{name}" in alive else "ADDED", body)
+            alive[f"ns/{name}"] = body
+        want = expected(alive)
+        assert store.index_values("team") == sorted(want), version
+        for team in ("t0", "t1", "t2", "t3", "t9"):
+            assert keys(store.by_index("team", team)) == want.get(team, []), (version, team)
+
+
+def test_lists_by_namespace_and_name_agree_with_the_objects_through_a_random_history() -> None:
+    """Every list (all, one namespace, several, a name filter) equals the objects sorted by key after each step, with
+    namespaces whose names are prefixes of one another's ("a", "a-b", "a1", "ab"): a namespace's keys are neighbours."""
+    namespaces = ("a", "a-b", "a1", "ab", "b")
+    store = Store()
+    alive: dict[str, FrozenDict] = {}
+    pick = random.Random(5)
+    for version in range(1, 500):
+        namespace, name = pick.choice(namespaces), f"o-{pick.randrange(8)}"
+        key = f"{namespace}/{name}"
+        if pick.random() < 0.3 and key in alive:
+            store.apply("DELETED", alive.pop(key))
+        elif pick.random() < 0.04:
+            kept = pick.sample(sorted(alive), k=len(alive) // 2)
+            alive = {k: alive[k] if pick.random() < 0.5 else obj(k.split("/")[0], k.split("/")[1], version) for k in kept}
+            store.replace(alive.values(), str(version))
+        else:
+            event = "MODIFIED" if key in alive else "ADDED"
+            alive[key] = obj(namespace, name, version)
+            store.apply(event, alive[key])
+        every = sorted(alive)
+        assert keys(store.list()) == every and store.list() == [alive[k] for k in every], version
+        for ns in (*namespaces, "a-", "zz"):
+            assert keys(store.list(namespace=ns)) == [k for k in every if k.split("/")[0] == ns], (version, ns)
+            assert keys(store.by_index(NAMESPACE, ns)) == keys(store.list(namespace=ns))
+        assert store.index_values(NAMESPACE) == sorted({k.split("/")[0] for k in every})
+        assert keys(store.list(namespaces={"a", "ab"})) == [k for k in every if k.split("/")[0] in ("a", "ab")]
+        assert keys(store.list(name_contains="o-1")) == [k for k in every if "o-1" in k.split("/")[1]]
+        assert keys(store.list(namespace="a", name_contains="2")) == [k for k in every if k.startswith("a/") and "2" in k[2:]]
+
+
+def test_cluster_scoped_objects_are_the_namespace_index_s_empty_namespace() -> None:
+    store = Store()
+    for version, name in enumerate(("b", "a", "c")):
+        store.apply("ADDED", freeze({"metadata": {"name": name, "resourceVersion": str(version)}}))
+    store.apply("DELETED", freeze({"metadata": {"name": "c", "resourceVersion": "9"}}))
+    assert [o["metadata"]["name"] for o in store.list()] == ["a", "b"]
+    assert [o["metadata"]["name"] for o in store.by_index(NAMESPACE, "")] == ["a", "b"]
+    assert store.index_values(NAMESPACE) == [""]

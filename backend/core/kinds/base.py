@@ -21,6 +21,7 @@ from backend.settings import ApiSettings
 from cluster import Resource, thaw
 from cluster.acting import ActingClient
 from cluster.fieldselectors import METADATA, Value
+from cluster.indexers import IndexFunction
 from kinds.states import ConditionMeaning, State
 
 
@@ -44,6 +45,8 @@ class Kind:
     sorts: ClassVar[Mapping[str, Sort]]  # its lists' sort keys (``?sort=``: backend.core.ordering.sorts)
     # The field labels ``?fieldSelector=`` accepts, as kube does for the kind: metadata's, and the CRD's selectableFields.
     selectable_fields: ClassVar[Mapping[str, Value]] = METADATA
+    # The indexes of the kind's informer (name → function), for what the kind's hooks look up among all its objects.
+    indexers: ClassVar[Mapping[str, IndexFunction]] = {}
 
     # The schemas the OpenAPI document names for this kind are the ones that validate: one lookup, no drift.
     @property

@@ -26,7 +26,7 @@ reconciler's (its Ingress serves the domains over TLS: link them with
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from backend.core import credentials, errors, ordering
@@ -131,6 +131,17 @@ def _served_by(client: ActingClient, sub: str, holder: Mapping[str, Any]) -> str
     return f'sub-domain "{sub}" is already served by another Darkroom (in a namespace you cannot see)'
 
 
+def _asking(client: ActingClient, subs: list[str]) -> dict[str, Sequence[Mapping[str, Any]]]:
+    """The Darkrooms of the whole cluster that ask for each of ``subs``: from the cache's sub-domain index when the cache
+    holds every namespace's (a look-up per sub-domain: a scan of 100,000 cached Darkrooms took ~0.2 s per sub-domain,
+    holding the worker), else from one list read from the API server (an API confined to one namespace)."""
+    cache = client.client
+    if cache.served_from_cache(DARKROOMS, None):
+        return {sub: cache.by_index(DARKROOMS, kind.SUBDOMAIN_INDEX, sub) for sub in subs}
+    everyone = cache.list(DARKROOMS)
+    return {sub: [d for d in everyone if sub in kind.claims(d)] for sub in subs}
+
+
 class DarkroomKind(Kind):
     resource = DARKROOMS
     title = "Darkroom"
@@ -141,6 +152,7 @@ class DarkroomKind(Kind):
     conditions = kind.CONDITIONS
     renames = RENAMES
     unfinished_mark = CREDENTIALS_PENDING
+    indexers = {kind.SUBDOMAIN_INDEX: kind.claims}
 
     def to_friendly(self, obj: Mapping[str, Any], *, settings: ApiSettings | None) -> dict[str, Any]:
         return to_friendly(obj)
@@ -178,9 +190,10 @@ class DarkroomKind(Kind):
             return {}
         meta = (existing or {}).get("metadata") or friendly
         me = (meta.get("namespace"), meta.get("name"))
-        others = [d for d in client.client.list(DARKROOMS) if (d["metadata"]["namespace"], d["metadata"]["name"]) != me]
+        asking = _asking(client, [sub for _, sub in added])
         found: dict[str, list[str]] = {}
         for index, sub in added:
+            others = [d for d in asking[sub] if (d["metadata"]["namespace"], d["metadata"]["name"]) != me]
             held_by = kind.holder(sub, others)
             if held_by is not None:
                 found[f"subDomains.{index}"] = [_served_by(client, sub, held_by)]
