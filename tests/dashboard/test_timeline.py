@@ -106,7 +106,10 @@ def test_postgresql_and_task_pages_show_the_same_timeline(http: Client, custom: 
 
 
 def badge(html: str, detail: str) -> str | None:
-    link = rf'<a class="badge badge-warn warning-count" href="{re.escape(detail)}\?events=Warning#\w+-events" aria-label="([^"]+)"'
+    link = (
+        rf'<a class="badge badge-warn warning-count" id="row-warnings-[0-9a-f-]+" href="{re.escape(detail)}\?events=Warning#\w+-events"'
+        r' aria-label="([^"]+)"'
+    )
     found = re.search(link, html)
     return found.group(1) if found else None
 
