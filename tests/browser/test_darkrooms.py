@@ -67,8 +67,11 @@ def test_create_through_the_form_row_appears_and_turns_ready_without_reload(stac
     created = row(watcher, "gallery")
     created.wait_for()
     wait_for(lambda: created.get_attribute("data-state") == "Ready", timeout_s=30, message="the row never turned Ready")
-    assert "Ready" in created.locator(".badge").inner_text()
-    assert "tone-good" in (created.locator(".badge").get_attribute("class") or "")
+    # The state badge, not the Warning count beside it: on a busy control plane a healthy create may draw a passing
+    # Warning about it or a child (a retried request, a pod not yet schedulable), which the row rightly counts.
+    state = created.locator(".badge[data-state]")
+    assert "Ready" in state.inner_text()
+    assert "tone-good" in (state.get_attribute("class") or "")
     seen = watcher.evaluate("window.__seenStates")
     assert "Failed" not in seen, f"a healthy create showed as failed on its way to Ready: {seen}"
     assert "gallery-img." in created.locator(".domains").inner_text()
@@ -199,7 +202,7 @@ def test_scaled_to_zero_is_grey_not_failed(stack: Stack, page: Any) -> None:
     page.goto(f"/?namespace={stack.namespace}")
     resting = row(page, "resting")
     wait_for(lambda: resting.get_attribute("data-state") == "ScaledToZero", timeout_s=30, message="the row never said Scaled to 0")
-    badge = resting.locator(".badge")
+    badge = resting.locator(".badge[data-state]")
     assert badge.inner_text().strip() == "Scaled to 0"
     assert "tone-idle" in (badge.get_attribute("class") or "")
     page.goto(stack.when_shown(f"/ui/darkrooms/{stack.namespace}/resting"))
