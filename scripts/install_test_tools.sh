@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system tools the test suite drives when they are missing: docker-compose (Debian's
-# package; tests/deploy/test_compose.py runs `docker-compose config -q`) and chromium (Debian's
-# package at /usr/bin/chromium; tests/browser drive it with Playwright). Called by `make test`.
+# package; tests/deploy/test_compose.py runs `docker-compose config -q`) and chromium's headless shell (Debian's
+# package chromium-headless-shell at /usr/bin/chromium-headless-shell; tests/browser drive it with Playwright).
+# Called by `make test`.
 # Idempotent and instant when everything is present; needs root (or sudo) only to install.
 set -euo pipefail
 
 missing=()
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
-[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -373,29 +373,36 @@ def test_live_row_once_for_two_tabs_then_add_and_delete(stack: Stack, new_page: 
     assert not any("/row" in url for seen in requests for url in seen)
 
 
-def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched]) -> None:
+LOOKS = {"desktop": (1280, 800), "phone": (390, 844)}
+
+
+@pytest.mark.pairwise_with_kinds(("size", "scheme"), [(size, scheme) for size in LOOKS for scheme in ("light", "dark")])
+def test_list_screenshots(stack: Stack, new_page: Callable[..., Watched], size: str, scheme: str) -> None:
+    # A namespace of its own (no reconciler there): the module's other tests count the rows of the stack's namespace,
+    # and the looks of one kind run in any order among them.
+    namespace = stack.new_namespace()
     for i, priority in enumerate((3, 7, 1)):
-        make_task(stack, f"shot-{i}", priority)
-    for width, height, scheme in ((1280, 800, "light"), (1280, 800, "dark"), (390, 844, "light"), (390, 844, "dark")):
-        page = new_page(viewport={"width": width, "height": height}, color_scheme=scheme).page
-        page.goto(f"/ui/tasks?namespace={stack.namespace}&sort=-priority")
-        page.locator("#live-indicator[data-state=live]").wait_for()
-        page.get_by_role("button", name="Actions for shot-1").click()
-        page.locator("[popover]:popover-open").wait_for()
-        shot(page, f"list-tasks-sorted-{width}-{scheme}")
-        assert_fits(page)  # the table scrolls in its box, not the page
-        page.locator("[popover]:popover-open").get_by_role("button", name="Delete…").click()
-        dialog = page.locator("dialog#row-delete-dialog")
-        dialog.wait_for()
-        box = dialog.bounding_box()
-        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
-        shot(page, f"list-tasks-delete-dialog-{width}-{scheme}")
-        page.keyboard.press("Escape")
-        dialog.wait_for(state="hidden")
-        page.goto(f"/?namespace={stack.namespace}")
-        page.locator("#live-indicator[data-state=live]").wait_for()
-        shot(page, f"list-darkrooms-{width}-{scheme}")
-        assert_fits(page)
+        make_task(stack, f"shot-{i}", priority, namespace=namespace)
+    width, height = LOOKS[size]
+    page = new_page(viewport={"width": width, "height": height}, color_scheme=scheme).page
+    page.goto(f"/ui/tasks?namespace={namespace}&sort=-priority")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    page.get_by_role("button", name="Actions for shot-1").click()
+    page.locator("[popover]:popover-open").wait_for()
+    shot(page, f"list-tasks-sorted-{width}-{scheme}")
+    assert_fits(page)  # the table scrolls in its box, not the page
+    page.locator("[popover]:popover-open").get_by_role("button", name="Delete…").click()
+    dialog = page.locator("dialog#row-delete-dialog")
+    dialog.wait_for()
+    box = dialog.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+    shot(page, f"list-tasks-delete-dialog-{width}-{scheme}")
+    page.keyboard.press("Escape")
+    dialog.wait_for(state="hidden")
+    page.goto(f"/?namespace={stack.namespace}")
+    page.locator("#live-indicator[data-state=live]").wait_for()
+    shot(page, f"list-darkrooms-{width}-{scheme}")
+    assert_fits(page)
 
 
 @pytest.mark.parametrize("control", ["sort header", "pager"])
