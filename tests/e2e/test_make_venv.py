@@ -5,7 +5,8 @@ devcluster and nothing of the toolchain (requirements/devcluster.txt holds no py
 says what it installs, then runs scripts/run_api.py with PORT and DEVCLUSTER_PORT passed on; `make test`
 installs the dev lock; a venv `make api` made gets the toolchain from the next `make test`; a venv `make
 test` made serves `make api` without installing anything; `make cluster` listens on DEVCLUSTER_PORT.
-Every install is hash-checked from a lock, with no dependency resolution.
+Every install is hash-checked from a lock, with no dependency resolution: pip installs the runtime lock; uv installs the
+toolchain's (it is pinned there, and pip installs it first from that pin with its hashes).
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ def dry_run(target: str, venv: Path, *variables: str) -> str:
 
 
 def installed_locks(plan: str) -> list[str]:
-    """The lock files the plan's pip installs read (``-r FILE``), in order."""
+    """The lock files the plan's installs (pip or uv) read (``-r requirements/FILE``), in order."""
     locks = []
     for line in plan.splitlines():
         if "pip install" in line:
             assert "--require-hashes" in line and "--no-deps" in line, line
-            locks += re.findall(r"-r (\S+)", line)
+            locks += re.findall(r"-r (requirements/\S+)", line)
     return locks
 
 
@@ -67,6 +68,23 @@ def test_make_test_installs_the_toolchain_even_where_make_api_made_the_venv(tmp_
     assert installed_locks(plan) == ["requirements/build.txt", "requirements/dev.txt"]
     stamps = re.search(r"touch (\S+/\.installed-dev-\w+) (\S+/\.installed-api-\w+)", plan)
     assert stamps is not None and stamps.group(2) == api_stamp.group(1)
+
+
+def test_uv_installs_the_toolchain_from_its_own_hashed_pin_and_make_api_stays_with_pip(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (line,) = [line for line in dry_run("test", venv).splitlines() if "pip install" in line]
+    bootstrap, pip, lock, editable = line.removeprefix("SECONDS=0; ").split(" && ")[:4]
+    pin = venv / "uv-requirement.txt"
+    assert pip == f"{venv}/bin/python -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r {pin}"
+    assert lock.startswith(f"{venv}/bin/uv pip install --python {venv}/bin/python") and "--compile-bytecode" in lock
+    assert lock.endswith("-r requirements/build.txt -r requirements/dev.txt")
+    assert editable.startswith(f"{venv}/bin/uv pip install") and editable.endswith("-e lib/shared -e devcluster -e .")
+    extracted = subprocess.run(["bash", "-c", bootstrap.removesuffix(f" > {pin}")], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    pinned = [part.strip(" \\") for part in extracted.stdout.splitlines()]
+    assert re.fullmatch(r"uv==[\d.]+", pinned[0]), extracted.stdout  # the version dev.txt locks, with every hash it has
+    assert len(pinned) > 2 and all(re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", part) for part in pinned[1:]), extracted.stdout
+    api = dry_run("api", venv)
+    assert "bin/uv" not in api and "uv-requirement" not in api  # the runtime lock holds no uv: pip installs it
 
 
 def test_a_venv_make_test_made_serves_make_api_as_it_is(tmp_path: Path) -> None:
