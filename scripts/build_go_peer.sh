@@ -9,9 +9,11 @@
 # seconds; the first (cold) one a minute or two. Up to date when the binary is newer than go.mod, go.sum, every
 # .go file and this script.
 # Prints the binary's path on stdout (callers run it from there).
+# A fresh checkout takes the binary built before from the same inputs, when there is one (scripts/go_binary_cache.sh).
 # Exit codes: 0 built/up to date, 3 no Go toolchain (the caller decides whether that is fatal), 1 failed.
 set -uo pipefail
 
+. "$(dirname "$0")/go_binary_cache.sh"
 cd "$(dirname "$0")/../bench/peers/go-darkroom"
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 BIN=bin/go-darkroom
@@ -24,6 +26,12 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 if [ -x "$BIN" ] && [ -z "$(find go.mod go.sum ./*.go ../../../scripts/build_go_peer.sh -newer "$BIN" -print -quit)" ]; then
+    echo "$PWD/$BIN"
+    exit 0
+fi
+
+KEY=$(go_cache_key go.mod go.sum ./*.go)
+if go_cache_restore go-darkroom "$KEY" "$BIN"; then
     echo "$PWD/$BIN"
     exit 0
 fi
@@ -45,5 +53,6 @@ go mod verify >>"$LOG" 2>&1 || fail "verify modules" "GOTOOLCHAIN=local go mod v
 nice -n 15 go build -trimpath -ldflags "-s -w" -o "$BIN.tmp" . >>"$LOG" 2>&1 ||
     fail "compile" "GOTOOLCHAIN=local go build -o $BIN ."
 mv "$BIN.tmp" "$BIN"
+go_cache_keep go-darkroom "$KEY" "$BIN"
 echo "build_go_peer: built bench/peers/go-darkroom/$BIN in $(( $(date +%s) - started )) s" >&2
 echo "$PWD/$BIN"

@@ -7,9 +7,11 @@
 # (under `nice -n 15`: the machine's cores are shared with the tests). The Go build cache makes a warm build take
 # seconds; the first (cold) one a few minutes. Up to date when the binary is newer than go.mod, go.sum and this script.
 # Prints the binary's path on stdout (callers run it from there).
+# A fresh checkout takes the binary built before from the same inputs, when there is one (scripts/go_binary_cache.sh).
 # Exit codes: 0 built/up to date, 3 no Go toolchain (the caller decides whether that is fatal), 1 failed.
 set -uo pipefail
 
+. "$(dirname "$0")/go_binary_cache.sh"
 cd "$(dirname "$0")/../tools/helm"
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 BIN=bin/helm
@@ -22,6 +24,12 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 if [ -x "$BIN" ] && [ -z "$(find go.mod go.sum ../../scripts/build_helm.sh -newer "$BIN" -print -quit)" ]; then
+    echo "$PWD/$BIN"
+    exit 0
+fi
+
+KEY=$(go_cache_key go.mod go.sum)
+if go_cache_restore helm "$KEY" "$BIN"; then
     echo "$PWD/$BIN"
     exit 0
 fi
@@ -51,5 +59,6 @@ done
 nice -n 15 go build -trimpath -ldflags "$LDFLAGS" -o "$BIN.tmp" helm.sh/helm/v3/cmd/helm >>"$LOG" 2>&1 ||
     fail "compile" "GOTOOLCHAIN=local go build -o $BIN helm.sh/helm/v3/cmd/helm"
 mv "$BIN.tmp" "$BIN"
+go_cache_keep helm "$KEY" "$BIN"
 echo "build_helm: built tools/helm/$BIN in $(( $(date +%s) - started )) s" >&2
 echo "$PWD/$BIN"

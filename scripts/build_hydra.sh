@@ -6,9 +6,11 @@
 # the modules (Go module proxy), build. realcluster/oidc/ is its own Go module (Hydra's dependencies stay out of
 # realcluster's). The Go build cache makes a warm build take seconds; the first (cold) one takes minutes.
 # Up to date when the binary is newer than every source file.
+# A fresh checkout takes the binary built before from the same inputs, when there is one (scripts/go_binary_cache.sh).
 # Exit codes: 0 built/up to date, 3 no Go toolchain or no C compiler (the caller decides whether that is fatal), 1 failed.
 set -uo pipefail
 
+. "$(dirname "$0")/go_binary_cache.sh"
 cd "$(dirname "$0")/../realcluster/oidc"
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=1
 BIN=../bin/hydra
@@ -25,6 +27,11 @@ if ! command -v "${CC:-gcc}" >/dev/null 2>&1; then
 fi
 
 if [ -x "$BIN" ] && [ -z "$(find . -newer "$BIN" \( -name '*.go' -o -name go.mod -o -name go.sum \) -print -quit)" ]; then
+    exit 0
+fi
+
+KEY=$(go_cache_key $(find . \( -name '*.go' -o -name go.mod -o -name go.sum \)))
+if go_cache_restore hydra "$KEY" "$BIN"; then
     exit 0
 fi
 
@@ -46,4 +53,5 @@ LDFLAGS="-s -w -X github.com/ory/hydra/v2/driver/config.Version=$HYDRA_VERSION"
 go build -tags sqlite -trimpath -ldflags "$LDFLAGS" -o "$BIN.tmp" github.com/ory/hydra/v2 >>"$LOG" 2>&1 ||
     fail "compile" "GOTOOLCHAIN=local go build -tags sqlite -o ../bin/hydra github.com/ory/hydra/v2"
 mv "$BIN.tmp" "$BIN"
+go_cache_keep hydra "$KEY" "$BIN"
 echo "build_hydra: built realcluster/bin/hydra in $(( $(date +%s) - started )) s" >&2

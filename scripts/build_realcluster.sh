@@ -5,9 +5,11 @@
 # Steps, each named when it fails with the command to retry: find Go, download the modules (Go module
 # proxy), build. The Go build cache makes a warm build take seconds; the first (cold) one compiles
 # Kubernetes and takes minutes. Up to date when the binary is newer than every source file.
+# A fresh checkout takes the binary built before from the same inputs, when there is one (scripts/go_binary_cache.sh).
 # Exit codes: 0 built/up to date, 3 no Go toolchain (the caller decides whether that is fatal), 1 failed.
 set -uo pipefail
 
+. "$(dirname "$0")/go_binary_cache.sh"
 cd "$(dirname "$0")/../realcluster"
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 KUBE_VERSION=v1.37.2
@@ -21,6 +23,11 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 if [ -x "$BIN" ] && [ -z "$(find . -newer "$BIN" \( -name '*.go' -o -name go.mod -o -name go.sum \) -not -path './bin/*' -not -path './oidc/*' -print -quit)" ]; then
+    exit 0
+fi
+
+KEY=$(go_cache_key $(find . \( -name '*.go' -o -name go.mod -o -name go.sum \) -not -path './bin/*' -not -path './oidc/*'))
+if go_cache_restore realcluster "$KEY" "$BIN"; then
     exit 0
 fi
 
@@ -40,4 +47,5 @@ go mod verify >>"$LOG" 2>&1 || fail "verify modules" "GOTOOLCHAIN=local go mod v
 LDFLAGS="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
 go build -trimpath -ldflags "$LDFLAGS" -o "$BIN.tmp" . >>"$LOG" 2>&1 || fail "compile" "GOTOOLCHAIN=local go build -o $BIN ."
 mv "$BIN.tmp" "$BIN"
+go_cache_keep realcluster "$KEY" "$BIN"
 echo "build_realcluster: built $BIN in $(( $(date +%s) - started )) s" >&2

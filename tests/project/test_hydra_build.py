@@ -21,7 +21,8 @@ from tests.clusters import ROOT
 
 def copy_tree(tmp_path: Path) -> Path:
     (tmp_path / "scripts").mkdir()
-    shutil.copy2(ROOT / "scripts" / "build_hydra.sh", tmp_path / "scripts" / "build_hydra.sh")
+    for script in ("build_hydra.sh", "go_binary_cache.sh"):
+        shutil.copy2(ROOT / "scripts" / script, tmp_path / "scripts" / script)
     shutil.copytree(ROOT / "realcluster" / "oidc", tmp_path / "realcluster" / "oidc")
     return tmp_path / "scripts" / "build_hydra.sh"
 

@@ -20,7 +20,8 @@ from tests.clusters import ROOT
 
 def copy_tree(tmp_path: Path) -> Path:
     (tmp_path / "scripts").mkdir()
-    shutil.copy2(ROOT / "scripts" / "build_realcluster.sh", tmp_path / "scripts" / "build_realcluster.sh")
+    for script in ("build_realcluster.sh", "go_binary_cache.sh"):
+        shutil.copy2(ROOT / "scripts" / script, tmp_path / "scripts" / script)
     shutil.copytree(ROOT / "realcluster", tmp_path / "realcluster", ignore=shutil.ignore_patterns("bin"))
     return tmp_path / "scripts" / "build_realcluster.sh"
 
