@@ -166,6 +166,12 @@ DOMAIN_LINES = """
 })
 """
 HUGE_LABEL = "photographsofthewholesummerholidayinthemountainsandlakes"  # one word: wider than a phone
+# The text, other than white space, beside the domain links in the elements that hold them.
+TEXT_BESIDE_DOMAINS = """
+() => [...new Set([...document.querySelectorAll('a.domain')].map((a) => a.parentElement))]
+  .map((holder) => [...holder.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent.trim()).join(''))
+  .filter((text) => text)
+"""
 
 
 def test_domain_links_break_at_dots_and_hyphens_on_a_phone(objects: Stack, new_page: Callable[..., Watched]) -> None:
@@ -188,6 +194,9 @@ def test_domain_links_break_at_dots_and_hyphens_on_a_phone(objects: Stack, new_p
             assert link["title"] == link["text"], link
             assert link["left"] >= 0 and link["right"] <= PHONE["width"], f"{path}: {link['text']!r} is outside the screen ({link})"
         assert any(link["breaks"] for link in found), f"{path}: no domain needed to wrap: {found}"  # the test tests something
+        # One domain per line, no separators: a link that wraps fills the line, and a comma after it sat alone on the next.
+        between = page.evaluate(TEXT_BESIDE_DOMAINS)
+        assert between == [], f"{path}: text beside the domain links: {between}"
         if name == "huge-label":  # a word longer than the line: cut, the whole name in the title
             assert any(link["cut"] and HUGE_LABEL[:50] in link["title"] for link in found), found
         shot(page, f"phone-domains-{name or 'list'}")
