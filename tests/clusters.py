@@ -45,6 +45,7 @@ ClusterKind = Literal["dev", "real"]
 CLUSTER_KINDS: tuple[ClusterKind, ...] = ("dev", "real")
 # realcluster's components, each a child process of ``realcluster up`` (it re-executes itself per component)
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+COMPONENTS_S = 15.0  # how long a started realcluster's components may take to show as its children
 
 
 def free_port() -> int:
@@ -351,8 +352,16 @@ class RealclusterProcess(_ServerProcess):
         self._popen([*argv, *self.extra_args], "realcluster.log")
         self._wait_ready(self.kubeconfig.exists, timeout_s, "realcluster", interval_s=0.1)
         assert self.proc is not None
-        self.children = child_pids(self.proc.pid)
-        missing = set(COMPONENTS) - set(self.children)
+        # On a restart over kept data realcluster is usable at once, so its kubeconfig can come while the controller
+        # manager and the scheduler it has just started are still in exec (a 139 MB binary on a busy machine): their
+        # /proc cmdline reads empty for that moment. Look again until each component is there, or for COMPONENTS_S.
+        deadline = time.monotonic() + COMPONENTS_S
+        while True:
+            self.children = child_pids(self.proc.pid)
+            missing = set(COMPONENTS) - set(self.children)
+            if not missing or time.monotonic() > deadline or self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
         if missing:
             self.close()
             raise RuntimeError(f"realcluster's {sorted(missing)} not found among its children {self.children}")
