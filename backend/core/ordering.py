@@ -11,6 +11,7 @@ filter ``q`` too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,8 +40,20 @@ class Sort:
     largest_first: bool = False  # ascending shows the largest value first (Age: the youngest, i.e. the latest timestamp)
 
 
-def _created(obj: Mapping[str, Any]) -> datetime | None:
-    return parse_time(obj["metadata"].get("creationTimestamp"))
+# How the API server writes metadata.creationTimestamp (RFC 3339, UTC, whole seconds): such text sorts as the time does.
+_SERVER_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_SERVER_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _created(obj: Mapping[str, Any]) -> str | None:
+    """When ``obj`` was created, as text in the server's form: the body's own string when it is in that form (a kept
+    order then holds no object of its own per row), else the time it names rewritten in that form (to the second);
+    None when absent or not a time."""
+    found = obj["metadata"].get("creationTimestamp")
+    if isinstance(found, str) and _SERVER_TIME.fullmatch(found):
+        return found
+    parsed = parse_time(found)
+    return None if parsed is None else parsed.astimezone(UTC).strftime(_SERVER_TIME_FORMAT)
 
 
 def _spec_time(field: str) -> Callable[[Mapping[str, Any]], datetime | None]:

@@ -109,8 +109,8 @@ class Store:
             else:
                 at = bisect.bisect_left(self._keys, key)
                 if previous is not None:
+                    key = self._keys[at]  # the stored key: the orders' rows share it rather than hold a copy each
                     self._unindex(key, previous)
-                    self._unsort(key, previous)
                     self._held[at] = obj
                 else:
                     self._keys.insert(at, key)
@@ -119,7 +119,7 @@ class Store:
                     self._namespaces[namespace] = self._namespaces.get(namespace, 0) + 1
                 self._objects[key] = obj
                 self._index(key, obj)
-                self._sort(key, obj)
+                self._sort(key, obj, previous)
                 delta = ("ADDED" if previous is None else "MODIFIED", obj, previous)
             self._advance(resource_version(obj))
             return delta
@@ -162,14 +162,21 @@ class Store:
             return
         for event_type, obj, previous in deltas:
             key = object_key(obj)
-            if event_type != "ADDED" and previous is not None:
-                self._unsort(key, previous)
             if event_type != "DELETED":
-                self._sort(key, obj)
+                key = self._keys[bisect.bisect_left(self._keys, key)]  # the stored key, shared (as in apply)
+            if event_type == "DELETED":
+                if previous is not None:
+                    self._unsort(key, previous)
+            else:
+                self._sort(key, obj, previous)
 
-    def _sort(self, key: str, obj: FrozenDict) -> None:
+    def _sort(self, key: str, obj: FrozenDict, previous: FrozenDict | None = None) -> None:
+        """Give ``key`` the row of ``obj`` in every kept order: a new row, or ``previous``'s replaced."""
         for rows in self._sorted.values():
-            rows.add(key, obj)
+            if previous is None:
+                rows.add(key, obj)
+            else:
+                rows.change(key, previous, obj)
 
     def _unsort(self, key: str, obj: FrozenDict) -> None:
         for rows in self._sorted.values():
@@ -211,7 +218,7 @@ class Store:
             if order is not None:
                 rows = self._sorted.get(order.name)
                 if rows is None:
-                    rows = self._sorted[order.name] = SortedRows(order.value, self._objects)
+                    rows = self._sorted[order.name] = SortedRows(order.value, self._keys, self._held)
                 found = rows.objects(order.reverse, namespace=namespace, namespaces=namespaces, name_contains=name_contains)
             else:
                 found = self._chosen(namespace, namespaces, name_contains)

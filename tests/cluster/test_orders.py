@@ -4,7 +4,9 @@ The rule (one definition for the JSON API's ``?sort=`` and the dashboard's colum
 ties in key (namespace/name) order both ways; objects without a value last, in key order. Checked against a reference
 written from the rule (a plain sort of the whole list, which the store no longer does) after adds, value changes,
 changes that keep the value, deletes, a relist that changes a few objects and one that changes many; a namespace's
-list; :func:`cluster.orders.arrange` (a list no store keeps); and a value that changed although its object did not.
+list; :func:`cluster.orders.arrange` (a list no store keeps); and a value that changed although its object did not. The
+values spread over few values (long runs of ties, as states) and over many (few ties, as names): a descending list puts
+the runs back in key order one way or the other (:func:`cluster.orders.descending`), checked alone against a sort.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 from cluster.bodies import FrozenDict, freeze, object_key
-from cluster.orders import Order, arrange
+from cluster.orders import Order, arrange, descending
 from cluster.stores import RESORT_MAX_CHANGES, Store
 
 
@@ -56,28 +58,29 @@ def check(store: Store) -> None:
             assert listed(store, order, namespace) == reference(theirs, order.reverse)
 
 
-def random_rank(rng: random.Random) -> int | None:
-    return None if rng.random() < 0.15 else rng.randrange(6)  # few values: long runs of ties
+def random_rank(rng: random.Random, spread: int = 6) -> int | None:
+    return None if rng.random() < 0.15 else rng.randrange(spread)  # 6 values: long runs of ties; 1,000: few ties
 
 
+@pytest.mark.parametrize("spread", [6, 1000])
 @pytest.mark.parametrize("seed", range(4))
-def test_a_stores_order_follows_adds_changes_and_deletes(seed: int) -> None:
+def test_a_stores_order_follows_adds_changes_and_deletes(seed: int, spread: int) -> None:
     rng = random.Random(seed)
     store = Store()
     version = 0
     for n in range(40):  # before the order was first asked for: made by one sort
         version += 1
-        store.apply("ADDED", obj(f"ns-{n % 11}", f"o-{n:03}", version, random_rank(rng)))
+        store.apply("ADDED", obj(f"ns-{n % 11}", f"o-{n:03}", version, random_rank(rng, spread)))
     check(store)
     for _ in range(300):  # after: kept up to date change by change
         version += 1
         present = store.list()
         step = rng.random()
         if step < 0.3 or not present:
-            store.apply("ADDED", obj(f"ns-{rng.randrange(12)}", f"o-{rng.randrange(1000):03}", version, random_rank(rng)))
+            store.apply("ADDED", obj(f"ns-{rng.randrange(12)}", f"o-{rng.randrange(1000):03}", version, random_rank(rng, spread)))
         elif step < 0.6:
             old = rng.choice(present)
-            store.apply("MODIFIED", obj(old["metadata"]["namespace"], old["metadata"]["name"], version, random_rank(rng)))
+            store.apply("MODIFIED", obj(old["metadata"]["namespace"], old["metadata"]["name"], version, random_rank(rng, spread)))
         elif step < 0.8:  # a change that keeps the value (a status change): the object's new body is listed
             old = rng.choice(present)
             changed = obj(old["metadata"]["namespace"], old["metadata"]["name"], version, rank(old))
@@ -156,3 +159,16 @@ def test_a_list_among_namespaces_keeps_only_theirs_in_key_order_and_in_an_order(
     assert [object_key(o) for o in store.list(order=BY_RANK, namespaces={"a", "c"})] == ["c/v", "a/w", "a/x"]
     assert [object_key(o) for o in store.list(order=BY_RANK, namespaces={"a"}, name_contains="x")] == ["a/x"]
     assert store.list(namespaces=set()) == []
+
+
+@pytest.mark.parametrize("spread", [1, 2, 5, 50, 10_000])
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 200])
+def test_descending_keeps_ties_in_key_order_however_many_there_are(count: int, spread: int) -> None:
+    """Every mix of runs: all equal, a few long runs, as many ties as not, hardly any; the ends of the list included."""
+    rng = random.Random(count * 31 + spread)
+    rows = sorted((rng.randrange(spread), f"k-{n:04}") for n in range(count))  # ascending by value, ties by key
+    values, keys = [v for v, _ in rows], [k for _, k in rows]
+    expected = [k for _, k in sorted(rows, key=lambda row: (-row[0], row[1]))]
+    assert descending(values, keys) == expected
+    unvalued = ["z-0", "z-1"]  # rows without a value follow: only the first ``count`` are turned
+    assert descending([*values, None, None], [*keys, *unvalued], count) == expected
