@@ -75,6 +75,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         (Run("", "~2.5 min"),),
     ),
     Benchmark(
+        "orders",
+        "bench/orders.py",
+        "the cache's kept sort orders at 100,000 Darkrooms: memory per order, a list each way, a watch event; main vs this tree",
+        "none",
+        (Run("", "~1.5 min"), Run("--count 10000 --runs 5", "~1 min")),
+    ),
+    Benchmark(
         "scale",
         "bench/scale.py",
         "the API and dashboard at 1,000 to 100,000 Darkrooms: start-up, memory, p50/p99 of every read, /watch delivery, a browser walk",
@@ -168,7 +175,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         (Run("", "~3 min"),),
     ),
 )
-SERVERS = {"dev": "devcluster", "real": "the real control plane", "both": "devcluster and the real control plane"}
+SERVERS = {
+    "dev": "devcluster",
+    "real": "the real control plane",
+    "both": "devcluster and the real control plane",
+    "none": "none (in one process)",
+}
 
 
 def command(benchmark: Benchmark, run: Run) -> str:
