@@ -10,12 +10,15 @@ Method
 * No API server: one :class:`cluster.stores.Store` in a fresh process per run, with the API's Darkroom indexes
   (:attr:`backend.core.kinds.darkrooms.DarkroomKind.indexers`), filled with ``--count`` frozen Darkrooms as kube-apiserver
   serves them (``scale.py``'s bodies: 50 namespaces, labels, a Ready status; plus a uid, a resourceVersion, a
-  creationTimestamp ~200 to a second and a condition time of their own), one ``ADDED`` each.
+  creationTimestamp ~200 to a second and a condition time of their own), one ``ADDED`` each, made as the checkout's
+  informer makes them (``share_labels`` before ``freeze`` where it has one).
 * Then the dashboard's four orders (:attr:`~backend.core.kinds.darkrooms.DarkroomKind.sorts`: name, namespace, state,
   age), each made by its first list. Its memory is what that first list leaves allocated (``tracemalloc``, the list
   itself dropped), per object; the store's, the process's RSS after a full collection, before and after the fill.
   Each list, ascending and descending (``?sort=<key>``, ``?sort=-<key>``; "age" ascending is youngest first, so it is
   the rows' descending list), is timed 7 times (median).
+* A label selector (``team=team-3``, every seventh Darkroom) over the whole store, in key order and by age, 7 times each
+  (median).
 * With the four orders kept: 200 ``ADDED`` events (new Darkrooms), 200 ``MODIFIED`` events that change a status
   message only (every order's value unchanged) and 200 that turn a Darkroom's Ready condition False (its state
   changes), each timed around ``Store.apply`` (median, µs).
@@ -46,6 +49,7 @@ from common import add_baseline_arguments, checkouts, log, machine_summary
 
 HERE = Path(__file__).resolve().parent
 SORTS = ("name", "namespace", "state", "age")
+SELECTOR = "team=team-3"  # every seventh Darkroom (scale.py's labels)
 EVENTS = 200
 LISTS = 7
 
@@ -82,13 +86,16 @@ def measure(count: int) -> dict[str, float]:
     """One run in this process (the checkout's modules on ``PYTHONPATH``): the figures of the table, by name."""
     from backend.core import ordering
     from backend.core.kinds.darkrooms import DarkroomKind
+    from cluster import bodies
     from cluster.bodies import freeze
+    from cluster.selectors import parse
     from cluster.stores import Store
 
+    stored = getattr(bodies, "share_labels", lambda obj: obj)  # what the informer does before freezing, where it exists
     store = Store(index_functions=DarkroomKind.indexers)
     before = rss()
     for i in range(count):
-        store.apply("ADDED", freeze(body(i)))
+        store.apply("ADDED", freeze(stored(body(i))))
     found: dict[str, float] = {"store": (rss() - before) / count}
     for key in SORTS:
         ascending, descending = (ordering.order_of(sort, DarkroomKind.sorts) for sort in (key, "-" + key))
@@ -104,6 +111,15 @@ def measure(count: int) -> dict[str, float]:
                 times.append(time.perf_counter() - started)
             assert len(listed) == count
             found[f"{label}{key} list"] = statistics.median(times) * 1000
+    selector = parse(SELECTOR)
+    for key, order in (("", None), ("age", ordering.order_of("age", DarkroomKind.sorts))):
+        times = []
+        for _ in range(LISTS):
+            started = time.perf_counter()
+            listed = store.list(order=order, selector=selector)
+            times.append(time.perf_counter() - started)
+        assert len(listed) == len(range(3, count, 7))
+        found[f"selector {key}"] = statistics.median(times) * 1000
     for event in ("added", "status", "state"):
         times = []
         for n in range(EVENTS):
@@ -113,7 +129,7 @@ def measure(count: int) -> dict[str, float]:
             condition["message"] = f"change {n}"
             if event == "state":
                 condition.update(status="False", reason="Unavailable")
-            frozen = freeze(obj)
+            frozen = freeze(stored(obj))
             started = time.perf_counter()
             store.apply("ADDED" if event == "added" else "MODIFIED", frozen)
             times.append(time.perf_counter() - started)
@@ -125,6 +141,8 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("store", "the store without orders: bytes per Darkroom (RSS)", "{:,.0f}"),
     *((f"{k} memory", f"`sort={k}` kept: bytes per Darkroom (tracemalloc)", "{:,.0f}") for k in SORTS),
     *((f"{s}{k} list", f"`sort={s}{k}`: the list (ms, median of {LISTS})", "{:.2f}") for k in SORTS for s in ("", "-")),
+    ("selector ", f"`labelSelector={SELECTOR}` in key order: the list (ms, median of {LISTS})", "{:.2f}"),
+    ("selector age", f"`labelSelector={SELECTOR}&sort=age`: the list (ms, median of {LISTS})", "{:.2f}"),
     ("added event", "an ADDED event, four orders kept (µs)", "{:.0f}"),
     ("status event", "a MODIFIED event, status message only (µs)", "{:.0f}"),
     ("state event", "a MODIFIED event that changes the state (µs)", "{:.0f}"),

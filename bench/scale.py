@@ -27,7 +27,8 @@ Method
   requests discarded then ``--requests`` measured; p50 and p99 (nearest rank, in ms) of the measured ones:
   ``GET /darkrooms?limit=50`` (checked: 50 items, ``total`` = the count), ``?namespace=<one>&limit=50`` (50 items of
   that namespace), ``/darkrooms/<ns>/<name>`` (a different object each time), ``?q=<a name>&limit=50`` (a different
-  name each time; checked: the object is among the items), the dashboard's first page ``GET /`` (checked: 50 rows),
+  name each time; checked: the object is among the items), ``?labelSelector=team=team-3&limit=50`` (every seventh
+  Darkroom; checked: ``total``, and every item of that team), the dashboard's first page ``GET /`` (checked: 50 rows),
   and that page sorted by each sortable column both ways (``/?sort=name``, ``/?sort=-name``, ... state, age;
   checked: name and namespace orders are sorted, state and age orders are those of ``GET /darkrooms?sort=`` of the
   same key).
@@ -465,6 +466,21 @@ def q_check(count: int) -> Check:
     return check
 
 
+def label_check(count: int, team: int) -> Check:
+    """A page of 50 of the Darkrooms labelled ``team=team-<team>`` (:func:`darkroom`: every seventh), all of them counted."""
+    expected = len(range(team, count, 7))
+
+    def check(k: int, body: bytes) -> str | None:
+        data = orjson.loads(body)
+        if data["total"] != expected or len(data["items"]) != min(PAGE, expected):
+            return f"total {data['total']} and {len(data['items'])} items, expected {expected} and {min(PAGE, expected)}"
+        if any((item.get("labels") or {}).get("team") != f"team-{team}" for item in data["items"]):
+            return "an item of another team"
+        return None
+
+    return check
+
+
 def dashboard_check(conn: Conn, sort: str, count: int) -> Check:
     """A dashboard page of 50 rows (or all), in the order ``sort`` asks for: name and namespace checked by sorting
     the rows' values, state and age by comparing with the JSON API's page of that order."""
@@ -511,6 +527,12 @@ def reads(port: int, count: int, *, warmup: int, requests: int, sorts: tuple[str
             "name filter (`?q=<name>&limit=50`)",
             lambda k: f"/darkrooms?q={name_of(pick(k, count))}&limit={PAGE}",
             q_check(count),
+            TARGET_READ_P99_MS,
+        ),
+        (
+            "label selector (`?labelSelector=team=team-3&limit=50`)",
+            lambda k: f"/darkrooms?labelSelector=team%3Dteam-3&limit={PAGE}",
+            label_check(count, 3),
             TARGET_READ_P99_MS,
         ),
         ("dashboard first page (`GET /`)", lambda k: "/", dashboard_check(conn, "", count), TARGET_READ_P99_MS),

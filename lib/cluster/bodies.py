@@ -5,7 +5,8 @@ server uses it) and :func:`freeze` the result: dicts become :class:`FrozenDict` 
 whose mutating methods raise ``TypeError``) and lists become tuples. The cache can therefore hand
 the same object to every reader with no copying — which is what makes cached lists cheap — while no
 caller can change what other readers see. Callers that want to edit an object call :func:`thaw`
-(or ``copy.deepcopy``) to get plain, mutable dicts and lists. Both serialise with orjson and json.
+(or ``copy.deepcopy``) to get plain, mutable dicts and lists. Both serialise with orjson and json. Equal label
+maps are one shared frozen map in the cache (:func:`share_labels`).
 :func:`thaw` is :func:`mergepatch.copy_json` (the product's one deep copy of a JSON value) under the name
 the cache's callers know.
 """
@@ -74,6 +75,8 @@ def freeze(value: Any) -> Any:
 
 
 def _freeze_other(value: Any) -> Any:
+    if type(value) is FrozenDict:
+        return value  # made by freeze (a shared label map, :func:`share_labels`): frozen all the way down
     if isinstance(value, dict):
         return FrozenDict({_intern(k): freeze(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
@@ -91,6 +94,34 @@ thaw = copy_json
 """A deep, mutable copy of a (frozen) body: plain dicts and lists all the way down (``FrozenDict`` is a dict)."""
 
 
+# Equal label maps, frozen once: most objects share their label set with others (a Deployment's Pods, Darkrooms of one
+# team), so the cache keeps one map per set (a map of two labels costs 184 bytes) and a label selector over the cache
+# reads a few maps, not one per object. Bounded: once full, a new set is frozen for its object alone.
+_LABEL_SETS: dict[frozenset[tuple[str, str]], FrozenDict] = {}
+LABEL_SETS_MAX = 16_384
+
+
+def share_labels(obj: dict[str, Any]) -> dict[str, Any]:
+    """Put the shared frozen copy of its ``metadata.labels`` in ``obj`` (before freezing, in place) and return it."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return obj
+    labels = meta.get("labels")
+    if type(labels) is not dict or not labels:
+        return obj
+    try:
+        key = frozenset(labels.items())
+    except TypeError:  # a value that is not a string: not a label map the server would serve; left to freeze
+        return obj
+    shared = _LABEL_SETS.get(key)
+    if shared is None:
+        shared = freeze(labels)
+        if len(_LABEL_SETS) < LABEL_SETS_MAX:
+            _LABEL_SETS[key] = shared
+    meta["labels"] = shared
+    return obj
+
+
 def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     """Drop ``metadata.managedFields`` in place (before freezing) and return the object."""
     meta = obj.get("metadata")
@@ -104,6 +135,15 @@ def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj["metadata"]
     namespace = meta.get("namespace")
     return f"{namespace}/{meta['name']}" if namespace else str(meta["name"])
+
+
+NO_LABELS: Mapping[str, str] = FrozenDict()
+
+
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    """A stored object's label map (:data:`NO_LABELS` when it has none)."""
+    found: Mapping[str, str] | None = obj["metadata"].get("labels")
+    return found or NO_LABELS
 
 
 def resource_version(obj: Mapping[str, Any]) -> str:

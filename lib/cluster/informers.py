@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster import errors
-from cluster.bodies import FrozenDict, freeze, object_key, resource_version, strip_managed_fields
+from cluster.bodies import FrozenDict, freeze, object_key, resource_version, share_labels, strip_managed_fields
 from cluster.dispatching import Dispatcher, Handler
 from cluster.indexers import IndexFunction
 from cluster.requesting import Stream, Transport
@@ -213,7 +213,7 @@ class Informer:
 
     def _stored(self, raw: dict[str, Any]) -> FrozenDict:
         """The form the store keeps of an object parsed from the server."""
-        obj = strip_managed_fields(raw)
+        obj = share_labels(strip_managed_fields(raw))
         frozen: FrozenDict = freeze(self._transform(obj) if self._transform is not None else obj)
         return frozen
 

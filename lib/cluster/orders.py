@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import compress, islice
 from typing import Any, TypeVar
 
-from cluster.bodies import object_key
+from cluster.bodies import labels_of, object_key
 
 Obj = TypeVar("Obj", bound=Mapping[str, Any])
 Item = TypeVar("Item")
@@ -96,20 +96,22 @@ def _tied_runs(tied: Iterable[int]) -> Iterable[tuple[int, int]]:
 def arrange(objects: Iterable[Obj], order: Order) -> list[Obj]:
     """``objects`` sorted by ``order`` (for objects no store keeps in that order)."""
     by_key = sorted(objects, key=object_key)
-    return SortedRows(order.value, [object_key(obj) for obj in by_key], by_key).objects(order.reverse)
+    return SortedRows(order.value, [object_key(obj) for obj in by_key], by_key, list(map(labels_of, by_key))).objects(order.reverse)[0]
 
 
 class SortedRows:
-    """One order's rows of a store's objects: three lists side by side, ascending — each object's value (None: none),
-    its key and the object; first the objects with a value, by value and in key order among equal values, then those
-    without, in key order. A row costs three references (the value is most often the body's own string and the key the
-    store's), where a row tuple cost 64 bytes more, and no container of its own for the garbage collector to walk.
+    """One order's rows of a store's objects: four lists side by side, ascending — each object's value (None: none),
+    its key, the object and its label map (for selectors: :func:`cluster.selectors.selector_matching`); first the
+    objects with a value, by value and in key order among equal values, then those without, in key order. A row costs
+    four references (the value is most often the body's own string, the key the store's, the label map shared), where
+    a row tuple cost 64 bytes, and no container of its own for the garbage collector to walk.
 
     A change finds its row by binary searches in C: the value's run among the values, then the key within the run (a
     run is in key order). Not thread-safe: the store holds its lock around every call."""
 
-    def __init__(self, value: ValueFunction, keys: Sequence[str], held: Sequence[Any]) -> None:
-        """Rows for the objects ``held`` under ``keys`` (in key order, as the store keeps them): one stable sort."""
+    def __init__(self, value: ValueFunction, keys: Sequence[str], held: Sequence[Any], labels: Sequence[Mapping[str, str]]) -> None:
+        """Rows for the objects ``held`` under ``keys``, with ``labels`` (in key order, as the store keeps them): one stable
+        sort."""
         self.value = value
         values = list(map(value, held))
         ranked = sorted((i for i, found in enumerate(values) if found is not None), key=values.__getitem__)  # stable: keys stay in order
@@ -117,6 +119,7 @@ class SortedRows:
         self.values: list[Any] = [values[i] for i in at]
         self.keys: list[str] = [keys[i] for i in at]
         self.held: list[Any] = [held[i] for i in at]
+        self.labels: list[Mapping[str, str]] = [labels[i] for i in at]
         self.valued = len(ranked)  # rows with a value: the first ones
 
     def _position(self, value: Any, key: str) -> int:
@@ -133,6 +136,7 @@ class SortedRows:
         self.values.insert(at, found)
         self.keys.insert(at, key)
         self.held.insert(at, obj)
+        self.labels.insert(at, labels_of(obj))
         if found is not None:
             self.valued += 1
 
@@ -146,6 +150,7 @@ class SortedRows:
             if at < len(self.keys) and self.keys[at] == key:
                 self.values[at] = found  # the new body's value: the previous body is not kept alive by its row
                 self.held[at] = obj
+                self.labels[at] = labels_of(obj)
                 return
         self.remove(key, previous)
         self.add(key, obj)
@@ -164,18 +169,28 @@ class SortedRows:
         del self.values[at]
         del self.keys[at]
         del self.held[at]
+        del self.labels[at]
 
     def objects(
-        self, reverse: bool, *, namespace: str | None = None, namespaces: Collection[str] | None = None, name_contains: str = ""
-    ) -> list[Any]:
+        self,
+        reverse: bool,
+        *,
+        namespace: str | None = None,
+        namespaces: Collection[str] | None = None,
+        name_contains: str = "",
+        labelled: bool = False,
+    ) -> tuple[list[Any], list[Mapping[str, str]] | None]:
         """Every object in this order (``namespace``: only that namespace's; ``namespaces``, ``name_contains``: as
-        :func:`chosen` keeps keys)."""
+        :func:`chosen` keeps keys), and (``labelled``) their label maps in the same order, else None."""
         if namespace is None and namespaces is None and not name_contains:
-            return in_order(self.values, self.held, self.valued, reverse)
-        prefix = "" if namespace is None else namespace + "/"
-        at = positions(self.keys, prefix=prefix, namespaces=namespaces, name_contains=name_contains)
-        valued = bisect.bisect_left(at, self.valued)
-        return in_order([self.values[i] for i in at[:valued]], [self.held[i] for i in at], valued, reverse)
+            values, held, labels, valued = self.values, self.held, self.labels, self.valued
+        else:
+            prefix = "" if namespace is None else namespace + "/"
+            at = positions(self.keys, prefix=prefix, namespaces=namespaces, name_contains=name_contains)
+            valued = bisect.bisect_left(at, self.valued)
+            values, held = list(map(self.values.__getitem__, at[:valued])), list(map(self.held.__getitem__, at))
+            labels = list(map(self.labels.__getitem__, at)) if labelled else []
+        return in_order(values, held, valued, reverse), (in_order(values, labels, valued, reverse) if labelled else None)
 
 
 def name_has(key: str, part: str) -> bool:

@@ -7,6 +7,8 @@ changes that keep the value, deletes, a relist that changes a few objects and on
 list; :func:`cluster.orders.arrange` (a list no store keeps); and a value that changed although its object did not. The
 values spread over few values (long runs of ties, as states) and over many (few ties, as names): a descending list puts
 the runs back in key order one way or the other (:func:`cluster.orders.descending`), checked alone against a sort.
+Label selectors over every such list keep what a test of each object's labels keeps (the store tests each distinct,
+shared label map once).
 """
 
 from __future__ import annotations
@@ -17,14 +19,21 @@ from typing import Any
 
 import pytest
 
-from cluster.bodies import FrozenDict, freeze, object_key
+from cluster.bodies import FrozenDict, freeze, object_key, share_labels
 from cluster.orders import Order, arrange, descending
+from cluster.selectors import parse
 from cluster.stores import RESORT_MAX_CHANGES, Store
 
 
 def obj(namespace: str, name: str, version: int, rank: int | None) -> FrozenDict:
+    """An object as the informer stores it; labelled by its name's number (one in five without labels), equal label maps
+    shared (:func:`cluster.bodies.share_labels`)."""
     spec = {} if rank is None else {"rank": rank}
-    frozen = freeze({"metadata": {"namespace": namespace, "name": name, "resourceVersion": str(version)}, "spec": spec})
+    number = int("0" + "".join(c for c in name if c.isdigit()))
+    meta: dict[str, Any] = {"namespace": namespace, "name": name, "resourceVersion": str(version)}
+    if number % 5:
+        meta["labels"] = {"team": f"t{number % 3}", **({"tier": "front"} if number % 2 else {})}
+    frozen = freeze(share_labels({"metadata": meta, "spec": spec}))
     assert isinstance(frozen, FrozenDict)
     return frozen
 
@@ -49,6 +58,9 @@ def listed(store: Store, order: Order, namespace: str | None = None) -> list[str
     return [object_key(o) for o in store.list(order=order, namespace=namespace)]
 
 
+SELECTORS = [parse(text) for text in ("team=t1", "team!=t1", "team in (t0,t2),!tier", "tier", "absent", "team notin (t0)")]
+
+
 def check(store: Store) -> None:
     everything = store.list()
     for order in (BY_RANK, BY_RANK_DESCENDING):
@@ -56,6 +68,19 @@ def check(store: Store) -> None:
         for namespace in ("ns-0", "ns-1", "ns-10"):
             theirs = [o for o in everything if o["metadata"]["namespace"] == namespace]
             assert listed(store, order, namespace) == reference(theirs, order.reverse)
+    check_selectors(store)
+
+
+def check_selectors(store: Store) -> None:
+    """A selector keeps, of every list (key order or an order, a namespace or all, a name filter or none), the objects
+    whose labels it matches, in the list's order."""
+    for order in (None, BY_RANK, BY_RANK_DESCENDING):
+        for namespace in (None, "ns-1"):
+            for part in ("", "1"):
+                unselected = store.list(order=order, namespace=namespace, name_contains=part)
+                for selector in SELECTORS:
+                    expected = [o for o in unselected if selector.matches(o["metadata"].get("labels"))]
+                    assert store.list(order=order, namespace=namespace, name_contains=part, selector=selector) == expected
 
 
 def random_rank(rng: random.Random, spread: int = 6) -> int | None:

@@ -5,7 +5,8 @@ and subresources, with quoting, and the errors for impossible paths; lookup by p
 plural, kind and short name; HTTP status + Status body → our error classes (AlreadyExists vs
 Conflict on 409, Invalid causes, 429/5xx → Unavailable, non-JSON bodies); label selector parsing
 and matching (``!=`` / ``notin`` match absent labels) and parse errors; freeze/thaw round trips,
-interning-independent equality, pickling, and resourceVersion ordering.
+interning-independent equality, pickling, and resourceVersion ordering; equal label maps shared by the cache, up to
+a bound.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import pickle
 
 import pytest
 
-from cluster import errors
-from cluster.bodies import FrozenDict, freeze, object_key, thaw, version_at_least
+from cluster import bodies, errors
+from cluster.bodies import FrozenDict, freeze, object_key, share_labels, thaw, version_at_least
 from cluster.resources import CONFIGMAPS, DARKROOMS, NAMESPACES, PODS, REPLICASETS, lookup
 from cluster.selectors import parse
 
@@ -102,6 +103,34 @@ def test_freeze_thaw_roundtrip() -> None:
     assert object_key(frozen) == "ns/n" and object_key({"metadata": {"name": "cluster-wide"}}) == "cluster-wide"
     with pytest.raises(TypeError):
         hash(frozen)
+
+
+def stored(labels: object) -> FrozenDict:
+    frozen: FrozenDict = freeze(share_labels({"metadata": {"name": "x", "labels": labels}}))
+    return frozen
+
+
+def test_equal_label_maps_are_one_frozen_map_and_others_are_left_to_freeze(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bodies, "_LABEL_SETS", {})
+    first, second = stored({"app": "web", "tier": "front"}), stored({"tier": "front", "app": "web"})
+    assert first["metadata"]["labels"] is second["metadata"]["labels"]  # equal, whatever the order: one map
+    assert isinstance(first["metadata"]["labels"], FrozenDict) and first["metadata"]["labels"] == {"app": "web", "tier": "front"}
+    with pytest.raises(TypeError):
+        first["metadata"]["labels"]["app"] = "db"
+    assert stored({"app": "db"})["metadata"]["labels"] is not first["metadata"]["labels"]
+    odd = stored({"app": ["not", "a", "label"]})  # not a label map the server would serve: frozen as any value
+    assert odd["metadata"]["labels"] == {"app": ("not", "a", "label")}
+    assert stored({})["metadata"]["labels"] == {} and stored(None)["metadata"]["labels"] is None
+
+
+def test_the_shared_label_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bodies, "_LABEL_SETS", {})
+    monkeypatch.setattr(bodies, "LABEL_SETS_MAX", 2)
+    kept = [stored({"n": str(n)})["metadata"]["labels"] for n in range(2)]
+    assert stored({"n": "0"})["metadata"]["labels"] is kept[0]
+    beyond = stored({"n": "2"})["metadata"]["labels"]
+    assert beyond == {"n": "2"} and stored({"n": "2"})["metadata"]["labels"] is not beyond  # frozen for its object alone
+    assert len(bodies._LABEL_SETS) == 2
 
 
 def test_version_ordering() -> None:
