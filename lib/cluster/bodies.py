@@ -96,7 +96,8 @@ thaw = copy_json
 
 # Equal label maps, frozen once: most objects share their label set with others (a Deployment's Pods, Darkrooms of one
 # team), so the cache keeps one map per set (a map of two labels costs 184 bytes) and a label selector over the cache
-# reads a few maps, not one per object. Bounded: once full, a new set is frozen for its object alone.
+# reads a few maps, not one per object. Bounded: when full the table starts again, so label sets that come and go (a
+# Job's, a rollout's pod-template-hash) cannot crowd out the ones in use; objects keep the maps they hold.
 _LABEL_SETS: dict[frozenset[tuple[str, str]], FrozenDict] = {}
 LABEL_SETS_MAX = 16_384
 
@@ -116,8 +117,9 @@ def share_labels(obj: dict[str, Any]) -> dict[str, Any]:
     shared = _LABEL_SETS.get(key)
     if shared is None:
         shared = freeze(labels)
-        if len(_LABEL_SETS) < LABEL_SETS_MAX:
-            _LABEL_SETS[key] = shared
+        if len(_LABEL_SETS) >= LABEL_SETS_MAX:
+            _LABEL_SETS.clear()
+        _LABEL_SETS[key] = shared
     meta["labels"] = shared
     return obj
 

@@ -5,8 +5,8 @@ and subresources, with quoting, and the errors for impossible paths; lookup by p
 plural, kind and short name; HTTP status + Status body → our error classes (AlreadyExists vs
 Conflict on 409, Invalid causes, 429/5xx → Unavailable, non-JSON bodies); label selector parsing
 and matching (``!=`` / ``notin`` match absent labels) and parse errors; freeze/thaw round trips,
-interning-independent equality, pickling, and resourceVersion ordering; equal label maps shared by the cache, up to
-a bound.
+interning-independent equality, pickling, and resourceVersion ordering; equal label maps shared by the cache, in a
+bounded table that starts again when full.
 """
 
 from __future__ import annotations
@@ -123,14 +123,16 @@ def test_equal_label_maps_are_one_frozen_map_and_others_are_left_to_freeze(monke
     assert stored({})["metadata"]["labels"] == {} and stored(None)["metadata"]["labels"] is None
 
 
-def test_the_shared_label_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_shared_label_maps_are_bounded_and_start_again_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bodies, "_LABEL_SETS", {})
     monkeypatch.setattr(bodies, "LABEL_SETS_MAX", 2)
     kept = [stored({"n": str(n)})["metadata"]["labels"] for n in range(2)]
     assert stored({"n": "0"})["metadata"]["labels"] is kept[0]
-    beyond = stored({"n": "2"})["metadata"]["labels"]
-    assert beyond == {"n": "2"} and stored({"n": "2"})["metadata"]["labels"] is not beyond  # frozen for its object alone
-    assert len(bodies._LABEL_SETS) == 2
+    third = stored({"n": "2"})["metadata"]["labels"]  # the table was full: it starts again with this set
+    assert len(bodies._LABEL_SETS) == 1 and stored({"n": "2"})["metadata"]["labels"] is third
+    again = stored({"n": "0"})["metadata"]["labels"]
+    assert again == kept[0] and again is not kept[0]  # equal; shared from now on
+    assert stored({"n": "0"})["metadata"]["labels"] is again and len(bodies._LABEL_SETS) == 2
 
 
 def test_version_ordering() -> None:
