@@ -7,8 +7,9 @@ Never run by the test suite; run it with::
 
 Method
 ------
-* No API server: one :class:`cluster.stores.Store` in a fresh process per run, with the API's Darkroom indexes
-  (:attr:`backend.core.kinds.darkrooms.DarkroomKind.indexers`), filled with ``--count`` frozen Darkrooms as kube-apiserver
+* No API server: one :class:`cluster.stores.Store` in a fresh process per run, as the checkout's API keeps Darkrooms
+  (:func:`backend.core.access.kind_store` where it has one: packed, the four orders kept from the start; else frozen,
+  with the Darkroom indexes :attr:`backend.core.kinds.darkrooms.DarkroomKind.indexers`), filled with ``--count`` Darkrooms as kube-apiserver
   serves them (``scale.py``'s bodies: 50 namespaces, labels, a Ready status; plus a uid, a resourceVersion, a
   creationTimestamp ~200 to a second and a condition time of their own), one ``ADDED`` each, made as the checkout's
   informer makes them (``share_labels`` before ``freeze`` where it has one).
@@ -16,7 +17,9 @@ Method
   age), each made by its first list. Its memory is what that first list leaves allocated (``tracemalloc``, the list
   itself dropped), per object; the store's, the process's RSS after a full collection, before and after the fill.
   Each list, ascending and descending (``?sort=<key>``, ``?sort=-<key>``; "age" ascending is youngest first, so it is
-  the rows' descending list), is timed 7 times (median).
+  the rows' descending list), is timed 7 times (median). The store with its four orders: RSS after them, before the
+  fill. A page: the list by age and its first 50 objects read (a packed store decodes them), 7 times (median); one
+  object: ``Store.get`` of 200 keys (median).
 * A label selector (``team=team-3``, every seventh Darkroom) over the whole store, in key order and by age, 7 times each
   (median).
 * With the four orders kept: 200 ``ADDED`` events (new Darkrooms), 200 ``MODIFIED`` events that change a status
@@ -84,7 +87,7 @@ def median_us(samples: list[float]) -> float:
 
 def measure(count: int) -> dict[str, float]:
     """One run in this process (the checkout's modules on ``PYTHONPATH``): the figures of the table, by name."""
-    from backend.core import ordering
+    from backend.core import access, ordering
     from backend.core.kinds.darkrooms import DarkroomKind
     from cluster import bodies
     from cluster.bodies import freeze
@@ -92,7 +95,9 @@ def measure(count: int) -> dict[str, float]:
     from cluster.stores import Store
 
     stored = getattr(bodies, "share_labels", lambda obj: obj)  # what the informer does before freezing, where it exists
-    store = Store(index_functions=DarkroomKind.indexers)
+    kind_store = getattr(access, "kind_store", None)  # how the API keeps Darkrooms, where the checkout says
+    options = {"indexers": DarkroomKind.indexers} if kind_store is None else dict(kind_store(DarkroomKind()))
+    store = Store(index_functions=options.pop("indexers"), **options)
     before = rss()
     for i in range(count):
         store.apply("ADDED", freeze(stored(body(i))))
@@ -111,6 +116,23 @@ def measure(count: int) -> dict[str, float]:
                 times.append(time.perf_counter() - started)
             assert len(listed) == count
             found[f"{label}{key} list"] = statistics.median(times) * 1000
+    found["with orders"] = (rss() - before) / count
+    by_age = ordering.order_of("age", DarkroomKind.sorts)
+    times = []
+    for _ in range(LISTS):
+        started = time.perf_counter()
+        page = [obj["metadata"]["name"] for obj in store.list(order=by_age)[:50]]
+        times.append(time.perf_counter() - started)
+    assert len(page) == 50
+    found["page"] = statistics.median(times) * 1000
+    times = []
+    for n in range(EVENTS):
+        key = f"scale-{n * 397 % count % 50:02}/dr-{n * 397 % count:06}"
+        started = time.perf_counter()
+        got = store.get(key)
+        times.append(time.perf_counter() - started)
+        assert got is not None and got["metadata"]["name"] == key.split("/")[1]
+    found["get"] = median_us(times)
     selector = parse(SELECTOR)
     for key, order in (("", None), ("age", ordering.order_of("age", DarkroomKind.sorts))):
         times = []
@@ -138,11 +160,14 @@ def measure(count: int) -> dict[str, float]:
 
 
 ROWS: tuple[tuple[str, str, str], ...] = (
-    ("store", "the store without orders: bytes per Darkroom (RSS)", "{:,.0f}"),
-    *((f"{k} memory", f"`sort={k}` kept: bytes per Darkroom (tracemalloc)", "{:,.0f}") for k in SORTS),
+    ("store", "the store before any list: bytes per Darkroom (RSS)", "{:,.0f}"),
+    *((f"{k} memory", f"`sort={k}`'s first list: bytes per Darkroom it leaves (tracemalloc)", "{:,.0f}") for k in SORTS),
+    ("with orders", "the store with its four orders: bytes per Darkroom (RSS)", "{:,.0f}"),
     *((f"{s}{k} list", f"`sort={s}{k}`: the list (ms, median of {LISTS})", "{:.2f}") for k in SORTS for s in ("", "-")),
     ("selector ", f"`labelSelector={SELECTOR}` in key order: the list (ms, median of {LISTS})", "{:.2f}"),
     ("selector age", f"`labelSelector={SELECTOR}&sort=age`: the list (ms, median of {LISTS})", "{:.2f}"),
+    ("page", f"`sort=age`: the list and its first 50 objects read (ms, median of {LISTS})", "{:.2f}"),
+    ("get", "one object by key (µs)", "{:.1f}"),
     ("added event", "an ADDED event, four orders kept (µs)", "{:.0f}"),
     ("status event", "a MODIFIED event, status message only (µs)", "{:.0f}"),
     ("state event", "a MODIFIED event that changes the state (µs)", "{:.0f}"),

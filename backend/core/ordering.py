@@ -82,6 +82,11 @@ def sorts(*, state: Callable[[Mapping[str, Any]], State], extra: Mapping[str, So
 TASK_SORTS = {"priority": Sort(_spec_number("priority")), "deadline": Sort(_spec_time("deadline"))}
 
 
+def kept_orders(keys: Mapping[str, Sort]) -> list[Order]:
+    """The orders of a kind's sort keys, for its cache to keep from the start (:class:`cluster.stores.Store`)."""
+    return [Order(name, found.value) for name, found in keys.items()]
+
+
 def order_of(sort: str, keys: Mapping[str, Sort]) -> Order | None:
     """The order ``sort`` (``<key>`` or ``-<key>``) asks for among ``keys``; None for none (empty: the cache's
     namespace/name order)."""

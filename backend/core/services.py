@@ -43,7 +43,7 @@ renderings stay shared.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from marshmallow import Schema
@@ -125,19 +125,25 @@ class KindService:
         wanted = self.settings.namespace
         return wanted is None or namespace == wanted
 
-    def list(self, query: listing.ListQuery) -> builtins.list[FrozenDict]:
+    def list(self, query: listing.ListQuery) -> Sequence[FrozenDict]:
         """The objects a collection query selects, from the cache (a namespace this API does not serve: none): its
         namespace, label selector, name filter (names are lowercase: ``q`` matches whatever its case) and order as the
-        cache answers them, then its field selector."""
+        cache answers them, then its field selector (on the name and namespace: by the cache too, from the keys)."""
         served_namespace = self.settings.namespace
         if served_namespace and query.namespace not in (None, served_namespace):
             return []
         namespace = query.namespace or served_namespace
         order = ordering.order_of(query.sort, self.kind.sorts)
+        key_filter, fields = query.fields.on_keys()  # the metadata's fields are read off the keys
         objects = self.client.list(
-            self.resource, namespace=namespace, label_selector=query.label_selector, order=order, name_contains=query.q.lower()
+            self.resource,
+            namespace=namespace,
+            label_selector=query.label_selector,
+            order=order,
+            name_contains=query.q.lower(),
+            key_filter=key_filter,
         )
-        return objects if query.fields.empty else [obj for obj in objects if query.fields.matches(obj)]
+        return objects if fields.empty else [obj for obj in objects if fields.matches(obj)]
 
     def fetch(self, namespace: str, name: str, *, fresh: bool = False) -> Mapping[str, Any]:
         """The object from the cache (``fresh``: from the API server); :class:`~backend.core.errors.NotFound` when absent

@@ -37,7 +37,7 @@ from cluster.attributes import ResourceAttributes
 from cluster.bodies import FrozenDict
 from cluster.clients import CachedClient, PatchType
 from cluster.identities import OWN, Credentials, Impersonation, User
-from cluster.orders import Order
+from cluster.orders import KeyFilter, Order
 from cluster.resources import PODS, Resource
 from cluster.reviewing import AccessReviewer
 
@@ -128,10 +128,16 @@ class ActingClient:
         label_selector: str | Mapping[str, str] | None = None,
         order: Order | None = None,
         name_contains: str = "",
-    ) -> builtins.list[FrozenDict]:
+        key_filter: KeyFilter | None = None,
+    ) -> Sequence[FrozenDict]:
         """The objects the actor may list (see the module docstring; ``name_contains``: only those whose name contains
-        it), sorted by namespace/name or in ``order``."""
-        chosen: dict[str, Any] = {"label_selector": label_selector, "order": order, "name_contains": name_contains}
+        it; ``key_filter``: whose key it keeps), sorted by namespace/name or in ``order``."""
+        chosen: dict[str, Any] = {
+            "label_selector": label_selector,
+            "order": order,
+            "name_contains": name_contains,
+            "key_filter": key_filter,
+        }
         if not self.client.served_from_cache(resource, namespace):
             return self._sent(lambda: self.client.list(resource, namespace=namespace, credentials=self._creds, **chosen))
         if namespace or not resource.namespaced:

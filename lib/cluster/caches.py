@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from cluster.indexers import IndexFunction
 from cluster.informers import Informer, InformerStats, Transform
+from cluster.orders import Order
 from cluster.requesting import Transport
 from cluster.resources import Resource
 from cluster.settings import InformerSettings
@@ -37,9 +38,12 @@ class Cache:
         label_selector: str | None = None,
         indexers: Mapping[str, IndexFunction] | None = None,
         transform: Transform | None = None,
+        packed: bool = False,
+        orders: Iterable[Order] = (),
     ) -> Informer:
         """Declare an informer (at most one per resource); started now if the cache already runs. ``transform``: what
-        its store keeps of each object (:data:`cluster.informers.Transform`)."""
+        its store keeps of each object (:data:`cluster.informers.Transform`); ``packed``, ``orders``: how
+        (:class:`cluster.stores.Store`)."""
         with self._lock:
             if resource in self._informers:
                 raise ValueError(f"the cache already has an informer for {resource}")
@@ -51,6 +55,8 @@ class Cache:
                 label_selector=label_selector,
                 indexers=indexers,
                 transform=transform,
+                packed=packed,
+                orders=orders,
             )
             self._informers[resource] = informer
             if self._started:

@@ -3,9 +3,10 @@
 Constructed by entry points from a :class:`cluster.requesting.Transport`, a started
 :class:`cluster.caches.Cache` and :class:`cluster.settings.ClientSettings`; used by backend views and
 reconcilers alike. Reads (:meth:`get`, :meth:`list`, :meth:`by_index`) return the cache's frozen
-objects (see :mod:`cluster.bodies`) and, through :mod:`cluster.consistency`, always reflect this
-client's own completed writes. A resource the cache has no informer for is read from the server.
-Writes return the server's answer as plain dicts. All failures are :class:`cluster.errors.ClusterError`.
+objects (see :mod:`cluster.bodies`; a list from a packed store decodes the items read: :mod:`cluster.packing`)
+and, through :mod:`cluster.consistency`, always reflect this client's own completed writes. A resource the cache
+has no informer for is read from the server. Writes return the server's answer as plain dicts. All failures are
+:class:`cluster.errors.ClusterError`.
 
 Every request this client sends goes out with the process's own credentials unless a ``credentials``
 argument says otherwise (:mod:`cluster.identities`): requests made for a person pass theirs, through
@@ -25,7 +26,7 @@ from cluster.consistency import Expectations
 from cluster.identities import OWN, Credentials
 from cluster.indexers import NAMESPACE
 from cluster.informers import Informer
-from cluster.orders import Order, arrange, chosen
+from cluster.orders import KeyFilter, Order, arrange, chosen
 from cluster.requesting import QueryValue, Transport
 from cluster.resources import Resource
 from cluster.selectors import parse
@@ -106,10 +107,12 @@ class CachedClient:
         order: Order | None = None,
         name_contains: str = "",
         namespaces: Collection[str] | None = None,
-    ) -> list[FrozenDict]:
+        key_filter: KeyFilter | None = None,
+    ) -> Sequence[FrozenDict]:
         """Objects of a namespace (None: all namespaces; ``namespaces``: only theirs), optionally label-selected and only
-        those whose name contains ``name_contains``, sorted by namespace/name or in ``order`` (:mod:`cluster.orders`:
-        the store keeps the order's rows; a list from the API server is filtered and sorted here)."""
+        those whose name contains ``name_contains`` and whose key ``key_filter`` keeps, sorted by namespace/name or in
+        ``order`` (:mod:`cluster.orders`: the store keeps the order's rows; a list from the API server is filtered and
+        sorted here)."""
         namespace = namespace if resource.namespaced else None
         selector = parse(label_selector)
         informer = self._informer(resource, namespace)
@@ -120,12 +123,15 @@ class CachedClient:
                 freeze(strip_managed_fields({"apiVersion": resource.api_version, "kind": resource.kind, **i}))
                 for i in page.get("items") or ()
             ]
-            if name_contains or namespaces is not None:
-                wanted = set(chosen([object_key(obj) for obj in listed], namespaces=namespaces, name_contains=name_contains))
+            if name_contains or namespaces is not None or key_filter is not None:
+                keys = [object_key(obj) for obj in listed]
+                wanted = set(chosen(keys, namespaces=namespaces, name_contains=name_contains, key_filter=key_filter))
                 listed = [obj for obj in listed if object_key(obj) in wanted]
             return listed if order is None else arrange(listed, order)
         self._expectations.settle(informer, namespace=namespace)
-        return informer.store.list(namespace=namespace, namespaces=namespaces, selector=selector, order=order, name_contains=name_contains)
+        return informer.store.list(
+            namespace=namespace, namespaces=namespaces, selector=selector, order=order, name_contains=name_contains, key_filter=key_filter
+        )
 
     def lookup(self, resource: Resource, name: str, *, namespace: str | None = None, credentials: Credentials = OWN) -> FrozenDict | None:
         """The object named ``name`` as the API server has it now, or None — through a list with a
@@ -179,7 +185,7 @@ class CachedClient:
             raise KeyError(f"the cache has no informer for {resource}")
         return informer.store.index_values(NAMESPACE)
 
-    def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[FrozenDict]:
+    def by_index(self, resource: Resource, index: str, value: str) -> Sequence[FrozenDict]:
         """Cached objects filed under ``value`` in the informer's index ``index`` (e.g. owner UID)."""
         informer = self.cache.informer(resource)
         if informer is None:

@@ -65,6 +65,11 @@ class Dispatcher:
             for obj in replay:
                 self._queue.put(((handler,), ("ADDED", obj, None), True))
 
+    @property
+    def has_handlers(self) -> bool:
+        """Whether anyone subscribed (an informer need not keep the deltas of a list nobody gets)."""
+        return bool(self._handlers)
+
     def publish(self, deltas: Iterable[Delta], *, initial: bool = False) -> None:
         """Queue ``deltas`` for every handler; ``initial``: they are the informer's first list."""
         with self._lock:

@@ -52,6 +52,20 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.requirements
 
+    def on_keys(self) -> tuple[Callable[[str], bool] | None, FieldSelector]:
+        """This selector as a test of keys (``namespace/name``) for its requirements on :data:`METADATA` (None: it has
+        none), and the rest: a list answers those without reading an object (a packed cache need not decode 100,000)."""
+        on_metadata = [r for r in self.requirements if METADATA.get(r.field) is r.value_of]
+        if not on_metadata:
+            return None, self
+        rest = FieldSelector(tuple(r for r in self.requirements if METADATA.get(r.field) is not r.value_of))
+
+        def keeps(key: str) -> bool:
+            namespace, _, name = key.rpartition("/")
+            return all(((namespace if r.field == "metadata.namespace" else name) == r.value) == (r.operator == "=") for r in on_metadata)
+
+        return keeps, rest
+
 
 def _split(text: str, separator: str) -> list[str]:
     """Split on unescaped ``separator`` (fields.ParseSelector's escaping: backslash)."""

@@ -15,7 +15,8 @@ jitter. Deltas go to handlers through a :class:`cluster.dispatching.Dispatcher`.
 An informer may be given a ``transform`` (client-go's ``SetTransform``): it receives each object as parsed (without
 ``metadata.managedFields``) and returns what the store keeps — a process that draws only part of an object need not
 hold the rest. Its handlers get the transformed objects (a change still reaches them when it touched only what the
-transform drops: the object's resourceVersion moved).
+transform drops: the object's resourceVersion moved). ``packed`` and ``orders`` are its store's
+(:class:`cluster.stores.Store`): a process that reads few of many objects at a time keeps them as their JSON text.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ from cluster import errors
 from cluster.bodies import FrozenDict, freeze, object_key, resource_version, share_labels, strip_managed_fields
 from cluster.dispatching import Dispatcher, Handler
 from cluster.indexers import IndexFunction
+from cluster.orders import Order
 from cluster.requesting import Stream, Transport
 from cluster.resources import Resource
 from cluster.settings import InformerSettings
@@ -68,6 +70,8 @@ class Informer:
         label_selector: str | None = None,
         indexers: Mapping[str, IndexFunction] | None = None,
         transform: Transform | None = None,
+        packed: bool = False,
+        orders: Iterable[Order] = (),
     ) -> None:
         self.transport = transport
         self._transform = transform
@@ -75,7 +79,7 @@ class Informer:
         self.settings = settings
         self.namespace = namespace
         self.label_selector = label_selector
-        self.store = Store(index_functions=indexers)
+        self.store = Store(index_functions=indexers, packed=packed, orders=orders)
         self._dispatcher = Dispatcher(name=f"informer-handlers-{resource}")
         self._stop = threading.Event()
         self._synced = threading.Event()
@@ -97,12 +101,14 @@ class Informer:
         on_update: Callable[[FrozenDict, FrozenDict], Any] | None = None,
         on_delete: Callable[[FrozenDict], Any] | None = None,
         on_initial_add: Callable[[FrozenDict], Any] | None = None,
+        replay: bool = True,
     ) -> None:
-        """Subscribe to changes. Added after sync, the handler first gets every cached object as an add. The adds of
-        that replay and of the first list go to ``on_initial_add`` when given (:class:`~cluster.dispatching.Handler`)."""
+        """Subscribe to changes. Added after sync, the handler first gets every cached object as an add (``replay``
+        False: only the changes from now on). The adds of that replay and of the first list go to ``on_initial_add``
+        when given (:class:`~cluster.dispatching.Handler`)."""
         handler = Handler(on_add, on_update, on_delete, on_initial_add)
         with self.store.changed:
-            self._dispatcher.add(handler, replay=self.store.list() if self._synced.is_set() else ())
+            self._dispatcher.add(handler, replay=self.store.list() if replay and self._synced.is_set() else ())
 
     def start(self) -> Informer:
         self._dispatcher.start()
@@ -178,7 +184,8 @@ class Informer:
         return {"labelSelector": self.label_selector}
 
     def _list(self) -> None:
-        objects: list[FrozenDict] = []
+        objects: list[Any] = []  # as the store holds them (packed: texts, so the list is never held decoded)
+        unchanged: list[str] = []  # a relist keeps what did not change: no second copy of the cache
         token = ""
         path = self.resource.path(namespace=self.namespace)
         while True:
@@ -189,14 +196,14 @@ class Informer:
             if not token:
                 version = str(meta.get("resourceVersion", ""))
             for item in page.get("items") or ():
-                cached = self.store.get(object_key(item))
-                if cached is not None and resource_version(cached) == resource_version(item):
-                    objects.append(cached)  # a relist keeps what did not change: no second copy of the cache
+                key = object_key(item)
+                if self.store.version(key) == resource_version(item):
+                    unchanged.append(key)
                     continue
                 # Items of built-in lists omit kind/apiVersion; the cache holds objects as a GET returns them.
                 item.setdefault("apiVersion", self.resource.api_version)
                 item.setdefault("kind", self.resource.kind)
-                objects.append(self._stored(item))
+                objects.append(self.store.hold(self._stored(item)))
             token = str(meta.get("continue") or "")
             if self._stop.is_set():
                 return  # never swap in half a list
@@ -206,10 +213,15 @@ class Informer:
             self.relists += 1
         with self._lock:
             self._version = version
-        deltas = self.store.replace(objects, version)
-        self._dispatcher.publish(deltas, initial=not self._synced.is_set())
+        # Under the store's lock: a handler added meanwhile (add_handler takes it) gets either these deltas or the
+        # replay of the synced cache, never neither; with no handler yet there are none to keep.
+        with self.store.changed:
+            initial = not self._synced.is_set()
+            deltas = self.store.replace(objects, version, unchanged=unchanged, report=self._dispatcher.has_handlers)
+            del objects
+            self._dispatcher.publish(deltas, initial=initial)
+            self._synced.set()
         self._last_event_at = time.monotonic()
-        self._synced.set()
 
     def _stored(self, raw: dict[str, Any]) -> FrozenDict:
         """The form the store keeps of an object parsed from the server."""

@@ -30,6 +30,9 @@ from cluster.bodies import labels_of, object_key
 Obj = TypeVar("Obj", bound=Mapping[str, Any])
 Item = TypeVar("Item")
 ValueFunction = Callable[[Mapping[str, Any]], Any]
+KeyFilter = Callable[[str], bool]
+"""Which objects a list keeps, told by their keys alone (``namespace/name``): a field selector on the metadata's name
+and namespace (:meth:`cluster.fieldselectors.FieldSelector.on_keys`)."""
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,20 @@ class SortedRows:
     A change finds its row by binary searches in C: the value's run among the values, then the key within the run (a
     run is in key order). Not thread-safe: the store holds its lock around every call."""
 
-    def __init__(self, value: ValueFunction, keys: Sequence[str], held: Sequence[Any], labels: Sequence[Mapping[str, str]]) -> None:
+    def __init__(
+        self,
+        value: ValueFunction,
+        keys: Sequence[str],
+        held: Sequence[Any],
+        labels: Sequence[Mapping[str, str]],
+        *,
+        values: Sequence[Any] | None = None,
+    ) -> None:
         """Rows for the objects ``held`` under ``keys``, with ``labels`` (in key order, as the store keeps them): one stable
-        sort."""
+        sort. ``values``: the objects' values, when ``held`` are not the objects themselves (a packed store's texts:
+        :mod:`cluster.packing`)."""
         self.value = value
-        values = list(map(value, held))
+        values = list(map(value, held)) if values is None else list(values)
         ranked = sorted((i for i, found in enumerate(values) if found is not None), key=values.__getitem__)  # stable: keys stay in order
         at = ranked + [i for i, found in enumerate(values) if found is None]
         self.values: list[Any] = [values[i] for i in at]
@@ -130,30 +142,32 @@ class SortedRows:
         hi = bisect.bisect_right(self.values, value, lo, self.valued)
         return bisect.bisect_left(self.keys, key, lo, hi)
 
-    def add(self, key: str, obj: Any) -> None:
+    def add(self, key: str, obj: Any, held: Any = None) -> None:
+        """A row for ``obj`` under ``key``, holding ``held`` (None: ``obj`` itself; a packed store: its text)."""
         found = self.value(obj)
         at = self._position(found, key)
         self.values.insert(at, found)
         self.keys.insert(at, key)
-        self.held.insert(at, obj)
+        self.held.insert(at, obj if held is None else held)
         self.labels.insert(at, labels_of(obj))
         if found is not None:
             self.valued += 1
 
-    def change(self, key: str, previous: Any, obj: Any) -> None:
-        """Replace the row of ``key``, stored as ``previous``, by ``obj``'s: in place when the value is the same (most
-        changes: a status under a name order), so nothing moves; else removed and added again."""
+    def change(self, key: str, previous: Any, obj: Any, held: Any = None) -> None:
+        """Replace the row of ``key``, stored as ``previous``, by ``obj``'s (holding ``held``, as :meth:`add`): in place
+        when the value is the same (most changes: a status under a name order), so nothing moves; else removed and added
+        again."""
         found = self.value(obj)
         before = self.value(previous)
         if found == before:
             at = self._position(before, key)
             if at < len(self.keys) and self.keys[at] == key:
                 self.values[at] = found  # the new body's value: the previous body is not kept alive by its row
-                self.held[at] = obj
+                self.held[at] = obj if held is None else held
                 self.labels[at] = labels_of(obj)
                 return
         self.remove(key, previous)
-        self.add(key, obj)
+        self.add(key, obj, held)
 
     def remove(self, key: str, obj: Any) -> None:
         """Remove the row of ``key``, whose stored version is ``obj``."""
@@ -178,15 +192,16 @@ class SortedRows:
         namespace: str | None = None,
         namespaces: Collection[str] | None = None,
         name_contains: str = "",
+        key_filter: KeyFilter | None = None,
         labelled: bool = False,
     ) -> tuple[list[Any], list[Mapping[str, str]] | None]:
-        """Every object in this order (``namespace``: only that namespace's; ``namespaces``, ``name_contains``: as
-        :func:`chosen` keeps keys), and (``labelled``) their label maps in the same order, else None."""
-        if namespace is None and namespaces is None and not name_contains:
+        """Every object in this order (``namespace``: only that namespace's; ``namespaces``, ``name_contains``,
+        ``key_filter``: as :func:`chosen` keeps keys), and (``labelled``) their label maps in the same order, else None."""
+        if namespace is None and namespaces is None and not name_contains and key_filter is None:
             values, held, labels, valued = self.values, self.held, self.labels, self.valued
         else:
             prefix = "" if namespace is None else namespace + "/"
-            at = positions(self.keys, prefix=prefix, namespaces=namespaces, name_contains=name_contains)
+            at = positions(self.keys, prefix=prefix, namespaces=namespaces, name_contains=name_contains, key_filter=key_filter)
             valued = bisect.bisect_left(at, self.valued)
             values, held = list(map(self.values.__getitem__, at[:valued])), list(map(self.held.__getitem__, at))
             labels = list(map(self.labels.__getitem__, at)) if labelled else []
@@ -198,21 +213,32 @@ def name_has(key: str, part: str) -> bool:
     return part in key.rpartition("/")[2]
 
 
-def positions(keys: Sequence[str], *, prefix: str = "", namespaces: Collection[str] | None = None, name_contains: str = "") -> list[int]:
-    """Where the ``keys`` (``namespace/name``) are that start with ``prefix``, lie in one of ``namespaces`` (None: any) and
-    whose name contains ``name_contains``: one pass, the cheap tests first (most keys fail the name's, and the whole key
-    is tested before its name is cut out)."""
+def positions(
+    keys: Sequence[str],
+    *,
+    prefix: str = "",
+    namespaces: Collection[str] | None = None,
+    name_contains: str = "",
+    key_filter: KeyFilter | None = None,
+) -> list[int]:
+    """Where the ``keys`` (``namespace/name``) are that start with ``prefix``, lie in one of ``namespaces`` (None: any),
+    whose name contains ``name_contains`` and that ``key_filter`` (None: any) keeps: one pass, the cheap tests first
+    (most keys fail the name's, and the whole key is tested before its name is cut out)."""
     return [
         i
         for i, k in enumerate(keys)
         if k.startswith(prefix)
         and (not name_contains or (name_contains in k and name_has(k, name_contains)))
         and (namespaces is None or k.partition("/")[0] in namespaces)
+        and (key_filter is None or key_filter(k))
     ]
 
 
-def chosen(keys: list[str], *, namespaces: Collection[str] | None = None, name_contains: str = "") -> list[str]:
-    """The ``keys`` (``namespace/name``) in one of ``namespaces`` (None: any) whose name contains ``name_contains``."""
-    if namespaces is None and not name_contains:
+def chosen(
+    keys: list[str], *, namespaces: Collection[str] | None = None, name_contains: str = "", key_filter: KeyFilter | None = None
+) -> list[str]:
+    """The ``keys`` (``namespace/name``) in one of ``namespaces`` (None: any) whose name contains ``name_contains`` and
+    that ``key_filter`` keeps."""
+    if namespaces is None and not name_contains and key_filter is None:
         return keys
-    return [keys[i] for i in positions(keys, namespaces=namespaces, name_contains=name_contains)]
+    return [keys[i] for i in positions(keys, namespaces=namespaces, name_contains=name_contains, key_filter=key_filter)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,16 @@ from cluster.connecting import Connection
 from tests.clusters import ClusterProcess
 
 from .network import TcpProxy
+
+# The forms a store keeps objects in (cluster.stores.Store's arguments): frozen bodies, or packed as their JSON text.
+STORE_FORMS: dict[str, dict[str, Any]] = {"frozen": {}, "packed": {"packed": True}}
+
+
+@pytest.fixture(params=sorted(STORE_FORMS))
+def store_form(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The keyword arguments of a :class:`cluster.stores.Store` in each form (a test using it runs once per form)."""
+    return STORE_FORMS[request.param]
+
 
 # Read timeout above the session devcluster's 1 s bookmark interval; short backoff keeps recovery quick.
 FAST = InformerSettings(page_size=50, watch_timeout_s=60, read_timeout_s=3.0, backoff_initial_s=0.05, backoff_max_s=0.5)

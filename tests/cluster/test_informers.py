@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -39,12 +39,14 @@ def configmap(name: str, namespace: str, labels: dict[str, str] | None = None, o
     return {"metadata": meta, "data": {"k": name}}
 
 
-def test_sync_and_propagation(connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient) -> None:
+def test_sync_and_propagation(
+    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient, store_form: dict[str, Any]
+) -> None:
     core = k8s.CoreV1Api(api_client)
     for i in range(120):  # more than FAST.page_size (50): the initial list takes three pages
         core.create_namespaced_config_map(namespace, configmap(f"pre-{i:03}", namespace))
     cache = make_cache(connection.transport)
-    informer = cache.add(CONFIGMAPS, namespace=namespace)
+    informer = cache.add(CONFIGMAPS, namespace=namespace, **store_form)
     events: list[tuple[str, str, str]] = []
     done = threading.Event()
 
@@ -94,8 +96,11 @@ def test_late_handler_replay_and_failing_handler(
     assert cache.start().wait_for_sync(10)
     seen: list[str] = []
     informer.add_handler(on_add=lambda o: seen.append(o["metadata"]["name"]))
+    changes: list[str] = []  # replay=False: only what happens from now on (the API's /watch)
+    informer.add_handler(on_add=lambda o: changes.append(o["metadata"]["name"]), replay=False)
     core.create_namespaced_config_map(namespace, configmap("b", namespace))
     wait_for(lambda: [n for n in seen if n not in PUBLISHED_CONFIGMAPS] == ["a", "b"], message="replayed add then live add")
+    wait_for(lambda: [n for n in changes if n not in PUBLISHED_CONFIGMAPS] == ["b"], message="the live add alone")
 
 
 def test_adds_of_the_initial_list_go_to_on_initial_add(
@@ -124,7 +129,9 @@ def test_adds_of_the_initial_list_go_to_on_initial_add(
     assert ours(early["initial"]) == ours(late["initial"]) == ["listed"]
 
 
-def test_selectors_and_indexes(connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient) -> None:
+def test_selectors_and_indexes(
+    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient, store_form: dict[str, Any]
+) -> None:
     core = k8s.CoreV1Api(api_client)
     owner_1 = core.create_namespaced_config_map(namespace, configmap("owner-1", namespace, {"role": "owner"}))
     owner_2 = core.create_namespaced_config_map(namespace, configmap("owner-2", namespace, {"role": "owner"}))
@@ -133,11 +140,11 @@ def test_selectors_and_indexes(connection: Connection, make_cache: Callable[...,
     core.create_namespaced_config_map(namespace, configmap("db", namespace, {"app": "db", TASK_UID: "t-9"}, owner=owner_2))
     core.create_namespaced_config_map(namespace, configmap("bare", namespace))
     cache = make_cache(connection.transport)
-    informer = cache.add(CONFIGMAPS, namespace=namespace, indexers={OWNER_UID: by_owner_uid, "task": by_label(TASK_UID)})
+    informer = cache.add(CONFIGMAPS, namespace=namespace, indexers={OWNER_UID: by_owner_uid, "task": by_label(TASK_UID)}, **store_form)
     assert cache.start().wait_for_sync(10)
     store = informer.store
 
-    def names(objs: list[Any]) -> list[str]:
+    def names(objs: Sequence[Any]) -> list[str]:
         return [o["metadata"]["name"] for o in objs if o["metadata"]["name"] not in PUBLISHED_CONFIGMAPS]
 
     everything = ["bare", "db", "owner-1", "owner-2", "web-1", "web-2"]
@@ -176,13 +183,13 @@ def test_label_selected_informer(
 
 
 def test_cached_objects_are_plain_looking_and_immutable(
-    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient
+    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient, store_form: dict[str, Any]
 ) -> None:
     core = k8s.CoreV1Api(api_client)
     owner = core.create_namespaced_config_map(namespace, configmap("owner", namespace))
     core.create_namespaced_config_map(namespace, configmap("frozen", namespace, {"a": "1"}, owner=owner))
     cache = make_cache(connection.transport)
-    informer = cache.add(CONFIGMAPS, namespace=namespace)
+    informer = cache.add(CONFIGMAPS, namespace=namespace, **store_form)
     assert cache.start().wait_for_sync(10)
     obj = informer.store.get(f"{namespace}/frozen")
     assert obj is not None
@@ -210,7 +217,9 @@ def test_cached_objects_are_plain_looking_and_immutable(
     deep = copy.deepcopy(obj)
     deep["data"]["k"] = "changed"
     again = informer.store.get(f"{namespace}/frozen")
-    assert again is obj and obj["metadata"]["labels"] == {"a": "1"} and obj["data"] == {"k": "frozen"}
+    # the same object (frozen bodies), or an equal one decoded again (packed: cluster.packing)
+    assert (again is obj) != informer.store.packed and again == obj
+    assert obj["metadata"]["labels"] == {"a": "1"} and obj["data"] == {"k": "frozen"}
     assert len(obj["metadata"]["ownerReferences"]) == 1
     assert orjson.loads(orjson.dumps(obj)) == json.loads(json.dumps(obj)) == thaw(obj)
 

@@ -8,13 +8,14 @@ list; :func:`cluster.orders.arrange` (a list no store keeps); and a value that c
 values spread over few values (long runs of ties, as states) and over many (few ties, as names): a descending list puts
 the runs back in key order one way or the other (:func:`cluster.orders.descending`), checked alone against a sort.
 Label selectors over every such list keep what a test of each object's labels keeps (the store tests each distinct,
-shared label map once).
+shared label map once). Each store test runs on each store form: frozen or packed bodies, the order made at its first
+list or kept from the start (:data:`FORMS`).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -46,8 +47,22 @@ def rank(o: Mapping[str, Any]) -> int | None:
 BY_RANK = Order("rank", rank)
 BY_RANK_DESCENDING = Order("rank", rank, reverse=True)
 
+# frozen or packed (cluster.packing), the rank order made at its first list or kept from the start
+FORMS: dict[str, dict[str, Any]] = {
+    "frozen": {},
+    "packed": {"packed": True},
+    "frozen, order kept": {"orders": [BY_RANK]},
+    "packed, order kept": {"packed": True, "orders": [BY_RANK]},
+}
 
-def reference(objects: list[FrozenDict], reverse: bool) -> list[str]:
+
+@pytest.fixture(params=list(FORMS))
+def form(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """A :class:`Store`'s arguments, one form per run of the test."""
+    return FORMS[request.param]
+
+
+def reference(objects: Sequence[FrozenDict], reverse: bool) -> list[str]:
     """The rule, written out: valued objects by value (ties by key), then the ones without, by key."""
     valued = sorted((o for o in objects if rank(o) is not None), key=lambda o: (-rank(o) if reverse else rank(o), object_key(o)))  # type: ignore[operator]
     missing = sorted((o for o in objects if rank(o) is None), key=object_key)
@@ -87,11 +102,20 @@ def random_rank(rng: random.Random, spread: int = 6) -> int | None:
     return None if rng.random() < 0.15 else rng.randrange(spread)  # 6 values: long runs of ties; 1,000: few ties
 
 
-@pytest.mark.parametrize("spread", [6, 1000])
-@pytest.mark.parametrize("seed", range(4))
-def test_a_stores_order_follows_adds_changes_and_deletes(seed: int, spread: int) -> None:
+# four random histories of each spread on frozen stores, one on each other form (a packed store decodes each object the
+# checks read: ~4 s a history)
+HISTORIES = [
+    pytest.param(name, seed, spread, id=f"{name}-{seed}-{spread}")
+    for name in FORMS
+    for seed in (range(4) if name == "frozen" else range(1))
+    for spread in (6, 1000)
+]
+
+
+@pytest.mark.parametrize(("form_name", "seed", "spread"), HISTORIES)
+def test_a_stores_order_follows_adds_changes_and_deletes(form_name: str, seed: int, spread: int) -> None:
     rng = random.Random(seed)
-    store = Store()
+    store = Store(**FORMS[form_name])
     version = 0
     for n in range(40):  # before the order was first asked for: made by one sort
         version += 1
@@ -110,16 +134,16 @@ def test_a_stores_order_follows_adds_changes_and_deletes(seed: int, spread: int)
             old = rng.choice(present)
             changed = obj(old["metadata"]["namespace"], old["metadata"]["name"], version, rank(old))
             store.apply("MODIFIED", changed)
-            assert any(o is changed for o in store.list(order=BY_RANK))
+            assert any(o == changed for o in store.list(order=BY_RANK))  # the new version: its resourceVersion
         else:
             store.apply("DELETED", rng.choice(present))
         check(store)
 
 
 @pytest.mark.parametrize("changed", [3, RESORT_MAX_CHANGES + 1])
-def test_a_relist_keeps_the_order_whether_few_or_many_objects_changed(changed: int) -> None:
+def test_a_relist_keeps_the_order_whether_few_or_many_objects_changed(changed: int, form: dict[str, Any]) -> None:
     rng = random.Random(changed)
-    store = Store()
+    store = Store(**form)
     objects = [obj(f"ns-{n % 7}", f"o-{n:04}", n, random_rank(rng)) for n in range(RESORT_MAX_CHANGES + 50)]
     store.replace(objects, "1")
     check(store)
@@ -142,12 +166,12 @@ def test_arrange_sorts_a_list_no_store_keeps_by_the_same_rule() -> None:
         assert [object_key(o) for o in arrange(objects, order)] == reference(objects, order.reverse)
 
 
-def test_a_value_that_changed_without_its_object_is_still_moved_when_the_object_changes() -> None:
+def test_a_value_that_changed_without_its_object_is_still_moved_when_the_object_changes(form: dict[str, Any]) -> None:
     """A value function that is not a function of the object alone (against the module's rule) loses no row: the
     object's row is found by its key and replaced, never left behind as a second row."""
     bonus = {"ns-0/b": 0}
     order = Order("bonus", lambda o: rank(o) + bonus.get(object_key(o), 0))  # type: ignore[operator]
-    store = Store()
+    store = Store(**form)
     for n, name in enumerate("abc"):
         store.apply("ADDED", obj("ns-0", name, n, n))
     assert listed(store, order) == ["ns-0/a", "ns-0/b", "ns-0/c"]
@@ -158,9 +182,9 @@ def test_a_value_that_changed_without_its_object_is_still_moved_when_the_object_
     assert listed(store, order) == ["ns-0/a", "ns-0/c"]
 
 
-def test_the_name_filter_looks_at_names_only_in_key_order_and_in_an_order() -> None:
+def test_the_name_filter_looks_at_names_only_in_key_order_and_in_an_order(form: dict[str, Any]) -> None:
     """``name_contains`` keeps objects whose name contains it: a namespace that contains it does not count."""
-    store = Store()
+    store = Store(**form)
     for n, (namespace, name) in enumerate([("web", "web-a"), ("web", "db-b"), ("api", "web-c"), ("api", "db-d"), ("web", "x-web")]):
         store.apply("ADDED", obj(namespace, name, n, n))
     expected = ["api/web-c", "web/web-a", "web/x-web"]
@@ -169,6 +193,10 @@ def test_the_name_filter_looks_at_names_only_in_key_order_and_in_an_order() -> N
     assert listed_named(store, BY_RANK_DESCENDING, "web") == ["web/x-web", "api/web-c", "web/web-a"]
     assert [object_key(o) for o in store.list(name_contains="web", namespace="web")] == ["web/web-a", "web/x-web"]
     assert listed_named(store, BY_RANK, "db", namespace="api") == ["api/db-d"]
+    not_web_a = lambda key: key != "web/web-a"  # noqa: E731 - a key filter (cluster.orders.KeyFilter)
+    descending_web = store.list(order=BY_RANK_DESCENDING, name_contains="web", key_filter=not_web_a)
+    assert [object_key(o) for o in descending_web] == ["web/x-web", "api/web-c"]
+    assert [object_key(o) for o in store.list(order=BY_RANK, key_filter=not_web_a)] == ["web/db-b", "api/web-c", "api/db-d", "web/x-web"]
     assert store.list(name_contains="nothing") == []
 
 
@@ -176,8 +204,8 @@ def listed_named(store: Store, order: Order, part: str, namespace: str | None = 
     return [object_key(o) for o in store.list(order=order, name_contains=part, namespace=namespace)]
 
 
-def test_a_list_among_namespaces_keeps_only_theirs_in_key_order_and_in_an_order() -> None:
-    store = Store()
+def test_a_list_among_namespaces_keeps_only_theirs_in_key_order_and_in_an_order(form: dict[str, Any]) -> None:
+    store = Store(**form)
     for n, (namespace, name) in enumerate([("a", "x"), ("a-b", "y"), ("b", "z"), ("a", "w"), ("c", "v")]):
         store.apply("ADDED", obj(namespace, name, n, 5 - n))
     assert [object_key(o) for o in store.list(namespaces={"a", "a-b"})] == ["a-b/y", "a/w", "a/x"]  # the keys' order, as etcd's

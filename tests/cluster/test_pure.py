@@ -15,7 +15,7 @@ import pickle
 
 import pytest
 
-from cluster import bodies, errors
+from cluster import bodies, errors, fieldselectors
 from cluster.bodies import FrozenDict, freeze, object_key, share_labels, thaw, version_at_least
 from cluster.resources import CONFIGMAPS, DARKROOMS, NAMESPACES, PODS, REPLICASETS, lookup
 from cluster.selectors import parse
@@ -138,3 +138,31 @@ def test_the_shared_label_maps_are_bounded_and_start_again_when_full(monkeypatch
 def test_version_ordering() -> None:
     assert version_at_least("10", "9") and version_at_least("9", "9") and not version_at_least("9", "10")
     assert version_at_least("opaque", "opaque") and not version_at_least("opaque-2", "opaque-1")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "metadata.name=a",
+        "metadata.name!=a",
+        "metadata.namespace=ns-1",
+        "metadata.namespace==ns-1,metadata.name!=b",
+        "metadata.namespace=",
+        "metadata.name=a,spec.priority=3",
+        "spec.priority!=3",
+    ],
+)
+def test_a_field_selector_on_the_metadata_is_answered_from_keys_as_from_objects(text: str) -> None:
+    """:meth:`FieldSelector.on_keys` keeps the keys of the objects :meth:`FieldSelector.matches` keeps: its key test for
+    the name and namespace, the rest (a CRD's selectable field) left to the objects."""
+    fields = {**fieldselectors.METADATA, "spec.priority": lambda obj: str(obj["spec"]["priority"])}
+    selector = fieldselectors.parse(text, fields)
+    objects = [
+        freeze({"metadata": {"name": name, **({"namespace": ns} if ns else {})}, "spec": {"priority": n % 4}})
+        for n, (ns, name) in enumerate((ns, name) for ns in ("", "ns-1", "ns-2") for name in ("a", "b", "ns-1"))
+    ]
+    key_filter, rest = selector.on_keys()
+    assert (key_filter is None) == all(not r.field.startswith("metadata.") for r in selector.requirements)
+    kept = [o for o in objects if (key_filter is None or key_filter(object_key(o))) and rest.matches(o)]
+    assert kept == [o for o in objects if selector.matches(o)]
+    assert rest.requirements == tuple(r for r in selector.requirements if not r.field.startswith("metadata."))

@@ -85,7 +85,9 @@ def test_silently_dead_connection_is_detected(
 
 
 @pytest.mark.devcluster_only  # forcing 410 Gone needs devcluster's --history-size; kube's watch-cache window is time-based
-def test_gone_relists_without_lost_or_phantom_objects(fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path) -> None:
+def test_gone_relists_without_lost_or_phantom_objects(
+    fresh_devcluster: Callable[..., DevclusterProcess], tmp_path: Path, store_form: dict[str, Any]
+) -> None:
     server = fresh_devcluster("--history-size", "5")
     proxy = TcpProxy(server.port)
     direct = k8s_config.new_client_from_config(config_file=str(server.kubeconfig))
@@ -95,11 +97,11 @@ def test_gone_relists_without_lost_or_phantom_objects(fresh_devcluster: Callable
         core = k8s.CoreV1Api(direct)
         for name in ("keep", "change", "drop-1", "drop-2"):
             core.create_namespaced_config_map("default", {"metadata": {"name": name}, "data": {"v": "0"}})
-        informer = cache.add(CONFIGMAPS, namespace="default")
+        informer = cache.add(CONFIGMAPS, namespace="default", **store_form)
         deleted: list[str] = []
         informer.add_handler(on_delete=lambda o: deleted.append(o["metadata"]["name"]))
         assert cache.start().wait_for_sync(10)
-        kept = informer.store.get("default/keep")
+        kept = informer.store.stored("default/keep")
         assert proxy.silence() >= 1
         old_version = informer.store.progress
         core.delete_namespaced_config_map("drop-1", "default")
@@ -115,7 +117,7 @@ def test_gone_relists_without_lost_or_phantom_objects(fresh_devcluster: Callable
         assert sorted(deleted) == ["drop-1", "drop-2"]
         assert informer.store.get("default/change")["data"] == {"v": "1"}
         assert set(cache_state(informer)) == {"keep", "change", *(f"new-{i}" for i in range(8))}
-        assert informer.store.get("default/keep") is kept  # unchanged: the relist kept the cached object
+        assert informer.store.stored("default/keep") is kept  # unchanged: the relist kept the cached object (or text)
     finally:
         cache.stop()
         conn.close()

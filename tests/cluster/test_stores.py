@@ -2,12 +2,14 @@
 
 Behaviours: every object's list and a namespace's are sorted by key whatever order objects came in; a change keeps an
 object's place and shows its new body; an object that comes or goes (an event, or a relist that adds, drops or keeps)
-is placed or gone in the next list; a label selector filters that order.
+is placed or gone in the next list; a label selector filters that order. Each test runs on a store of each form (frozen
+bodies, packed texts: ``store_form``).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from cluster.bodies import FrozenDict, freeze
@@ -23,12 +25,12 @@ def obj(namespace: str, name: str, version: int, **labels: str) -> FrozenDict:
     return frozen
 
 
-def keys(objects: list[FrozenDict]) -> list[str]:
+def keys(objects: Sequence[FrozenDict]) -> list[str]:
     return [f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in objects]
 
 
-def test_lists_are_in_key_order_through_adds_changes_deletes_and_relists() -> None:
-    store = Store()
+def test_lists_are_in_key_order_through_adds_changes_deletes_and_relists(store_form: dict[str, Any]) -> None:
+    store = Store(**store_form)
     names = [(f"ns-{n % 3}", f"o-{n:03}") for n in range(60)]
     shuffled = random.Random(7).sample(names, len(names))
     for version, (namespace, name) in enumerate(shuffled):
@@ -54,7 +56,7 @@ def test_lists_are_in_key_order_through_adds_changes_deletes_and_relists() -> No
     assert keys(store.list(selector=selector)) == [k for k in keys(store.list()) if k.endswith("3")]
 
 
-def test_an_index_files_each_object_under_its_values_through_changes_deletes_and_relists() -> None:
+def test_an_index_files_each_object_under_its_values_through_changes_deletes_and_relists(store_form: dict[str, Any]) -> None:
     """``by_index`` and ``index_values`` agree with the objects themselves after every step of a random history, with
     values filing one object, several, none any more, and one object filing a value twice (a list with a repeat)."""
 
@@ -68,7 +70,7 @@ def test_an_index_files_each_object_under_its_values_through_changes_deletes_and
                 filed.setdefault(team, set()).add(key)
         return {team: sorted(found) for team, found in filed.items()}
 
-    store = Store(index_functions={"team": teams})
+    store = Store(index_functions={"team": teams}, **store_form)
     alive: dict[str, FrozenDict] = {}
     pick = random.Random(11)
     for version in range(1, 600):
@@ -90,11 +92,11 @@ def test_an_index_files_each_object_under_its_values_through_changes_deletes_and
             assert keys(store.by_index("team", team)) == want.get(team, []), (version, team)
 
 
-def test_lists_by_namespace_and_name_agree_with_the_objects_through_a_random_history() -> None:
+def test_lists_by_namespace_and_name_agree_with_the_objects_through_a_random_history(store_form: dict[str, Any]) -> None:
     """Every list (all, one namespace, several, a name filter) equals the objects sorted by key after each step, with
     namespaces whose names are prefixes of one another's ("a", "a-b", "a1", "ab"): a namespace's keys are neighbours."""
     namespaces = ("a", "a-b", "a1", "ab", "b")
-    store = Store()
+    store = Store(**store_form)
     alive: dict[str, FrozenDict] = {}
     pick = random.Random(5)
     for version in range(1, 500):
@@ -120,9 +122,15 @@ def test_lists_by_namespace_and_name_agree_with_the_objects_through_a_random_his
         assert keys(store.list(name_contains="o-1")) == [k for k in every if "o-1" in k.split("/")[1]]
         assert keys(store.list(namespace="a", name_contains="2")) == [k for k in every if k.startswith("a/") and "2" in k[2:]]
 
+        def odd(key: str) -> bool:  # a key filter (a field selector on the name, read off the keys)
+            return int(key[-1]) % 2 == 1
 
-def test_cluster_scoped_objects_are_the_namespace_index_s_empty_namespace() -> None:
-    store = Store()
+        assert keys(store.list(key_filter=odd)) == [k for k in every if odd(k)]
+        assert keys(store.list(namespace="ab", name_contains="o-", key_filter=odd)) == [k for k in every if k.startswith("ab/") and odd(k)]
+
+
+def test_cluster_scoped_objects_are_the_namespace_index_s_empty_namespace(store_form: dict[str, Any]) -> None:
+    store = Store(**store_form)
     for version, name in enumerate(("b", "a", "c")):
         store.apply("ADDED", freeze({"metadata": {"name": name, "resourceVersion": str(version)}}))
     store.apply("DELETED", freeze({"metadata": {"name": "c", "resourceVersion": "9"}}))

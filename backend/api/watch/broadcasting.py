@@ -240,25 +240,10 @@ def publish_related(broadcaster: Broadcaster, resource: Resource, *, cache: Cach
 
 def _subscribe(informer: Informer, publish: Callable[[str, FrozenDict, FrozenDict | None], None]) -> None:
     """Call ``publish(change, object, previous)`` for every change the informer sees from now on (``previous``: a modified
-    object as it was, else None)."""
-    # Added after the cache synced, a handler first gets every cached object as an add: those are not changes.
-    replayed: set[tuple[str, str]] = set()
-
-    def on_add(obj: FrozenDict) -> None:
-        meta = obj.get("metadata") or {}
-        key = (str(meta.get("uid")), str(meta.get("resourceVersion")))
-        if key in replayed:
-            replayed.discard(key)
-            return
-        publish("ADDED", obj, None)
-
-    with informer.store.changed:  # the store's (reentrant) lock: the replay is exactly this snapshot
-        if informer.has_synced:
-            for obj in informer.store.list():
-                meta = obj.get("metadata") or {}
-                replayed.add((str(meta.get("uid")), str(meta.get("resourceVersion"))))
-        informer.add_handler(
-            on_add=on_add,
-            on_update=lambda old, new: publish("MODIFIED", new, old),
-            on_delete=lambda obj: publish("DELETED", obj, None),
-        )
+    object as it was, else None): not the objects already cached (no replay), which are not changes."""
+    informer.add_handler(
+        on_add=lambda obj: publish("ADDED", obj, None),
+        on_update=lambda old, new: publish("MODIFIED", new, old),
+        on_delete=lambda obj: publish("DELETED", obj, None),
+        replay=False,
+    )
