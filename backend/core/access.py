@@ -119,8 +119,9 @@ SESSIONS_SELECTOR = ",".join(f"{k}={v}" for k, v in SESSIONS_LABELS.items())
 def kind_store(kind: Kind) -> dict[str, Any]:
     """How the cache keeps one of our kinds (:meth:`cluster.caches.Cache.add`'s arguments): with the kind's indexes, packed
     (the API reads a page of many objects at a time: :mod:`cluster.packing`, ~1,300 bytes less per cached Darkroom than
-    frozen bodies) and with every sortable column's order kept from the start (``docs/performance.md``)."""
-    return {"indexers": kind.indexers, "packed": True, "orders": ordering.kept_orders(kind.sorts)}
+    frozen bodies), with every sortable column's order kept from the start (``docs/performance.md``) and an index of each
+    selectable field (:attr:`backend.core.kinds.base.Kind.field_indexes`)."""
+    return {"indexers": {**kind.indexers, **kind.field_indexers}, "packed": True, "orders": ordering.kept_orders(kind.sorts)}
 
 
 @dataclass

@@ -43,6 +43,7 @@ renderings stay shared.
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -53,7 +54,7 @@ from backend.core.access import ClusterAccess
 from backend.core.kinds.base import Kind
 from backend.core.kinds.registry import KINDS
 from backend.settings import ApiSettings
-from cluster import EVENTS, NAMESPACES, Conflict, FrozenDict, NotFound, Resource, taskevents
+from cluster import EVENTS, NAMESPACES, Conflict, FrozenDict, NotFound, Resource, fieldselectors, taskevents
 from cluster.acting import ActingClient, Actor
 from mergepatch import merge_patch
 
@@ -134,7 +135,8 @@ class KindService:
             return []
         namespace = query.namespace or served_namespace
         order = ordering.order_of(query.sort, self.kind.sorts)
-        key_filter, fields = query.fields.on_keys()  # the metadata's fields are read off the keys
+        # the metadata's fields are read off the keys, the others' looked up in their indexes (cluster.fieldselectors)
+        key_filter, fields = query.fields.on_keys(self._field_indexes(namespace))
         objects = self.client.list(
             self.resource,
             namespace=namespace,
@@ -144,6 +146,14 @@ class KindService:
             key_filter=key_filter,
         )
         return objects if fields.empty else [obj for obj in objects if fields.matches(obj)]
+
+    def _field_indexes(self, namespace: str | None) -> dict[str, fieldselectors.KeysHaving]:
+        """By field label, the look-up of the keys filed under a value in the field's index, when the cache answers this
+        list (else none: the objects are read from the API server and tested one by one)."""
+        cached = self.client.client
+        if not cached.served_from_cache(self.resource, namespace):
+            return {}
+        return {label: functools.partial(cached.filed_keys, self.resource, index) for label, index in self.kind.field_indexes.items()}
 
     def fetch(self, namespace: str, name: str, *, fresh: bool = False) -> Mapping[str, Any]:
         """The object from the cache (``fresh``: from the API server); :class:`~backend.core.errors.NotFound` when absent

@@ -193,6 +193,14 @@ class CachedClient:
         self._expectations.settle(informer)
         return informer.store.by_index(index, value)
 
+    def filed_keys(self, resource: Resource, index: str, value: str) -> builtins.list[str]:
+        """The keys (``namespace/name``) of the cached objects filed under ``value`` in the informer's index ``index``."""
+        informer = self.cache.informer(resource)
+        if informer is None:
+            raise KeyError(f"the cache has no informer for {resource}")
+        self._expectations.settle(informer)
+        return informer.store.filed_keys(index, value)
+
     # -- writes --------------------------------------------------------------------------------
 
     def _write(

@@ -12,13 +12,14 @@ supported: ..."), is :class:`~cluster.errors.BadRequest` with kube's message. Us
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from cluster.errors import BadRequest
 
 Value = Callable[[Mapping[str, Any]], str]  # an object's value of one field label, as a string
+KeysHaving = Callable[[str], Collection[str]]  # a field's value → the keys of the objects that have it (an index's)
 
 METADATA: Mapping[str, Value] = {
     "metadata.name": lambda obj: str(obj["metadata"].get("name", "")),
@@ -52,17 +53,32 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.requirements
 
-    def on_keys(self) -> tuple[Callable[[str], bool] | None, FieldSelector]:
-        """This selector as a test of keys (``namespace/name``) for its requirements on :data:`METADATA` (None: it has
-        none), and the rest: a list answers those without reading an object (a packed cache need not decode 100,000)."""
+    def on_keys(self, indexed: Mapping[str, KeysHaving] | None = None) -> tuple[Callable[[str], bool] | None, FieldSelector]:
+        """This selector as a test of keys (``namespace/name``) — for its requirements on :data:`METADATA` (read off the
+        key) and on the fields ``indexed`` looks up (the keys of the objects with the value, asked once per
+        requirement) — and the rest; None for no test. A list answers those without reading an object (a packed cache
+        need not decode 100,000)."""
         on_metadata = [r for r in self.requirements if METADATA.get(r.field) is r.value_of]
-        if not on_metadata:
+        lookups = indexed or {}
+        on_index = [(r, frozenset(lookups[r.field](r.value))) for r in self.requirements if r not in on_metadata and r.field in lookups]
+        if not on_metadata and not on_index:
             return None, self
-        rest = FieldSelector(tuple(r for r in self.requirements if METADATA.get(r.field) is not r.value_of))
+        answered = {r for r, _ in on_index} | set(on_metadata)
+        rest = FieldSelector(tuple(r for r in self.requirements if r not in answered))
+        musts = [having for r, having in on_index if r.operator == "="]
+        allowed = frozenset.intersection(*musts) if musts else None  # the keys every "=" on an index keeps
+        denied = frozenset().union(*(having for r, having in on_index if r.operator != "="))
+        checks = [(r.field == "metadata.name", r.value, r.operator == "=") for r in on_metadata]  # (on the name?, value, =?)
 
         def keeps(key: str) -> bool:
-            namespace, _, name = key.rpartition("/")
-            return all(((namespace if r.field == "metadata.namespace" else name) == r.value) == (r.operator == "=") for r in on_metadata)
+            if (allowed is not None and key not in allowed) or key in denied:
+                return False
+            if checks:
+                namespace, _, name = key.rpartition("/")
+                for on_name, value, equal in checks:
+                    if ((name if on_name else namespace) == value) != equal:
+                        return False
+            return True
 
         return keeps, rest
 

@@ -384,6 +384,13 @@ class Store:
             objects = self._objects
             return self._out([objects[k] for k in self._filed(index, value)])
 
+    def filed_keys(self, index: str, value: str) -> builtins.list[str]:
+        """The keys ``index`` files under ``value``, sorted (no object read)."""
+        with self._lock:
+            if index not in self._indices:
+                raise KeyError(f"no index named {index!r}; indexes: {sorted(self._indices)}")
+            return self._filed(index, value)
+
     def index_values(self, index: str) -> builtins.list[str]:
         """The values ``index`` files objects under (of the namespace index: the namespaces that have objects), sorted."""
         with self._lock:

@@ -154,8 +154,8 @@ def test_version_ordering() -> None:
 )
 def test_a_field_selector_on_the_metadata_is_answered_from_keys_as_from_objects(text: str) -> None:
     """:meth:`FieldSelector.on_keys` keeps the keys of the objects :meth:`FieldSelector.matches` keeps: its key test for
-    the name and namespace, the rest (a CRD's selectable field) left to the objects."""
-    fields = {**fieldselectors.METADATA, "spec.priority": lambda obj: str(obj["spec"]["priority"])}
+    the name and namespace, the rest (a CRD's selectable field) left to the objects, or answered from an index of it."""
+    fields: dict[str, fieldselectors.Value] = {**fieldselectors.METADATA, "spec.priority": lambda obj: str(obj["spec"]["priority"])}
     selector = fieldselectors.parse(text, fields)
     objects = [
         freeze({"metadata": {"name": name, **({"namespace": ns} if ns else {})}, "spec": {"priority": n % 4}})
@@ -166,3 +166,14 @@ def test_a_field_selector_on_the_metadata_is_answered_from_keys_as_from_objects(
     kept = [o for o in objects if (key_filter is None or key_filter(object_key(o))) and rest.matches(o)]
     assert kept == [o for o in objects if selector.matches(o)]
     assert rest.requirements == tuple(r for r in selector.requirements if not r.field.startswith("metadata."))
+    # with an index of spec.priority (value -> keys), the whole selector is a test of keys
+    asked: list[str] = []
+
+    def having(value: str) -> list[str]:
+        asked.append(value)
+        return [object_key(o) for o in objects if fields["spec.priority"](o) == value]
+
+    key_filter, rest = selector.on_keys({"spec.priority": having})
+    assert rest.empty and key_filter is not None
+    assert [o for o in objects if key_filter(object_key(o))] == [o for o in objects if selector.matches(o)]
+    assert asked == [r.value for r in selector.requirements if r.field == "spec.priority"]  # once per requirement

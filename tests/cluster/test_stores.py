@@ -90,6 +90,7 @@ def test_an_index_files_each_object_under_its_values_through_changes_deletes_and
         assert store.index_values("team") == sorted(want), version
         for team in ("t0", "t1", "t2", "t3", "t9"):
             assert keys(store.by_index("team", team)) == want.get(team, []), (version, team)
+            assert store.filed_keys("team", team) == want.get(team, []), (version, team)
 
 
 def test_lists_by_namespace_and_name_agree_with_the_objects_through_a_random_history(store_form: dict[str, Any]) -> None:

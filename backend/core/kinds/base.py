@@ -48,6 +48,17 @@ class Kind:
     # The indexes of the kind's informer (name → function), for what the kind's hooks look up among all its objects.
     indexers: ClassVar[Mapping[str, IndexFunction]] = {}
 
+    @property
+    def field_indexes(self) -> dict[str, str]:
+        """The index of each selectable field but the metadata's (read off the keys), by field label: a field selector
+        on it is answered from the index (:meth:`backend.core.services.KindService.list`), not by reading objects."""
+        return {label: f"field:{label}" for label in self.selectable_fields if label not in METADATA}
+
+    @property
+    def field_indexers(self) -> dict[str, IndexFunction]:
+        """The functions of :attr:`field_indexes`: the field's value, as the field selector compares it."""
+        return {index: _one(self.selectable_fields[label]) for label, index in self.field_indexes.items()}
+
     # The schemas the OpenAPI document names for this kind are the ones that validate: one lookup, no drift.
     @property
     def create_schema(self) -> type[Schema]:
@@ -132,3 +143,7 @@ class Kind:
         body["metadata"]["resourceVersion"] = resource_version
         body.pop("status", None)
         return body
+
+
+def _one(value: Value) -> IndexFunction:
+    return lambda obj: (value(obj),)
