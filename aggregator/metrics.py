@@ -15,7 +15,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from cluster import Transport
-from cluster.requesting import QueryValue, Stream
+from cluster.requesting import JSON, QueryValue, Stream
 
 
 class Metrics:
@@ -54,7 +54,7 @@ class CountingTransport(Transport):
         return super().request(method, path, **kwargs)
 
     @contextmanager
-    def stream(self, path: str, *, query: Mapping[str, QueryValue], read_timeout_s: float) -> Iterator[Stream]:
+    def stream(self, path: str, *, query: Mapping[str, QueryValue], read_timeout_s: float, accept: str = JSON) -> Iterator[Stream]:
         self.metrics.kube_requests.labels("WATCH", _resource(path)).inc()
-        with super().stream(path, query=query, read_timeout_s=read_timeout_s) as stream:
+        with super().stream(path, query=query, read_timeout_s=read_timeout_s, accept=accept) as stream:
             yield stream

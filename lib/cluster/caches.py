@@ -3,7 +3,10 @@
 Built by the entry points (backend app factory, reconciler main) from a
 :class:`cluster.requesting.Transport` and :class:`cluster.settings.InformerSettings`; handed to
 :class:`cluster.clients.CachedClient` for reads and to the reconciler for event handlers. Like
-controller-runtime's cache, but informers are declared up front (no lazy starts behind a read).
+controller-runtime's cache, but informers are declared up front (no lazy starts behind a read). Beside the one
+informer per resource, a resource may have a metadata-only informer (:meth:`Cache.add` with ``metadata_only``, read
+through :meth:`Cache.metadata_informer`), which selects differently: the reconciler watches its own children whole and
+everyone else's by name.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class Cache:
         self.transport = transport
         self.settings = settings
         self._informers: dict[Resource, Informer] = {}
+        self._metadata: dict[Resource, Informer] = {}  # the metadata-only informers
         self._lock = threading.Lock()
         self._started = False
 
@@ -40,13 +44,15 @@ class Cache:
         transform: Transform | None = None,
         packed: bool = False,
         orders: Iterable[Order] = (),
+        metadata_only: bool = False,
     ) -> Informer:
-        """Declare an informer (at most one per resource); started now if the cache already runs. ``transform``: what
-        its store keeps of each object (:data:`cluster.informers.Transform`); ``packed``, ``orders``: how
-        (:class:`cluster.stores.Store`)."""
+        """Declare an informer (at most one per resource, and one metadata-only); started now if the cache already runs.
+        ``transform``: what its store keeps of each object (:data:`cluster.informers.Transform`); ``packed``,
+        ``orders``: how (:class:`cluster.stores.Store`)."""
         with self._lock:
-            if resource in self._informers:
-                raise ValueError(f"the cache already has an informer for {resource}")
+            declared = self._metadata if metadata_only else self._informers
+            if resource in declared:
+                raise ValueError(f"the cache already has {'a metadata-only' if metadata_only else 'an'} informer for {resource}")
             informer = Informer(
                 transport=self.transport,
                 resource=resource,
@@ -57,8 +63,9 @@ class Cache:
                 transform=transform,
                 packed=packed,
                 orders=orders,
+                metadata_only=metadata_only,
             )
-            self._informers[resource] = informer
+            declared[resource] = informer
             if self._started:
                 informer.start()
             return informer
@@ -66,32 +73,39 @@ class Cache:
     def informer(self, resource: Resource) -> Informer | None:
         return self._informers.get(resource)
 
+    def metadata_informer(self, resource: Resource) -> Informer | None:
+        return self._metadata.get(resource)
+
+    def _all(self) -> list[Informer]:
+        with self._lock:
+            return [*self._informers.values(), *self._metadata.values()]
+
     def __contains__(self, resource: object) -> bool:
         return resource in self._informers
 
     def start(self) -> Cache:
         with self._lock:
             self._started = True
-            for informer in self._informers.values():
+            for informer in [*self._informers.values(), *self._metadata.values()]:
                 informer.start()
         return self
 
     def wait_for_sync(self, timeout_s: float) -> bool:
         """True once every informer has listed; False if ``timeout_s`` passes first."""
         deadline = time.monotonic() + timeout_s
-        return all(informer.wait_for_sync(max(0.0, deadline - time.monotonic())) for informer in list(self._informers.values()))
+        return all(informer.wait_for_sync(max(0.0, deadline - time.monotonic())) for informer in self._all())
 
     @property
     def has_synced(self) -> bool:
-        return all(informer.has_synced for informer in list(self._informers.values()))
+        return all(informer.has_synced for informer in self._all())
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Stop every informer in parallel-ish (interrupt all, then join). Idempotent."""
-        informers = list(self._informers.values())
+        informers = self._all()
         for informer in informers:
             informer.request_stop()
         for informer in informers:
             informer.stop(timeout_s)
 
     def stats(self) -> list[InformerStats]:
-        return [informer.stats() for informer in list(self._informers.values())]
+        return [informer.stats() for informer in self._all()]

@@ -178,6 +178,15 @@ class CachedClient:
         self._expectations.settle(informer, key=key)
         return informer.store.get(key)
 
+    def peek_metadata(self, resource: Resource, name: str, *, namespace: str | None = None) -> FrozenDict | None:
+        """The metadata of ``name`` as the cache's metadata-only informer of ``resource`` has it, or None: never a server
+        round trip. ``KeyError`` when the cache has no such informer."""
+        informer = self.cache.metadata_informer(resource)
+        if informer is None:
+            raise KeyError(f"the cache has no metadata-only informer for {resource}")
+        namespace = namespace if resource.namespaced else None
+        return informer.store.get(f"{namespace}/{name}" if namespace else name)
+
     def namespaces_holding(self, resource: Resource) -> builtins.list[str]:
         """The namespaces that have cached objects of ``resource`` (its store's namespace index), sorted."""
         informer = self.cache.informer(resource)

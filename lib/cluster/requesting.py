@@ -37,6 +37,10 @@ from cluster import errors
 from cluster.identities import OWN, Credentials
 
 JSON = "application/json"
+# What a metadata-only list or watch asks for (client-go's metadata client): each object as a PartialObjectMetadata —
+# its metadata alone — with plain JSON as the fallback of a server that cannot serve that form.
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+METADATA_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 QueryValue = str | int | bool | None
 # How long the process's own authentication headers are reused before the official client's auth hook runs
 # again. The hook (kubeconfig and in-cluster loaders) re-reads the token and re-applies the whole configuration
@@ -98,8 +102,10 @@ class Transport:
         if self._anonymous_pool is not None:
             self._anonymous_pool.clear()
 
-    def _headers(self, method: str, path: str, content_type: str | None, credentials: Credentials) -> urllib3.HTTPHeaderDict:
-        headers = {**self.api_client.default_headers, "Accept": JSON}
+    def _headers(
+        self, method: str, path: str, content_type: str | None, credentials: Credentials, accept: str = JSON
+    ) -> urllib3.HTTPHeaderDict:
+        headers = {**self.api_client.default_headers, "Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         if credentials.own_authentication:
@@ -144,13 +150,14 @@ class Transport:
         content_type: str = JSON,
         timeout_s: float | None = None,
         credentials: Credentials = OWN,
+        accept: str = JSON,
     ) -> dict[str, Any]:
         """One request (as ``credentials``: the process itself unless told otherwise); the parsed JSON response.
-        Raises ClusterError subclasses."""
+        ``accept``: the form asked for (:data:`METADATA_LIST`: a list of metadata). Raises ClusterError subclasses."""
         what = f"{method} {path}"
         payload = None if body is None else orjson.dumps(body)
         timeout = urllib3.Timeout(connect=self.connect_timeout_s, read=timeout_s or self.request_timeout_s)
-        headers = self._headers(method, path, content_type if payload is not None else None, credentials)
+        headers = self._headers(method, path, content_type if payload is not None else None, credentials, accept)
         manager = self._pool_for(credentials)
         try:
             pool = self._direct_pool(manager, self._prefix + path)
@@ -192,14 +199,15 @@ class Transport:
         return parsed if isinstance(parsed, dict) else {"items": parsed}
 
     @contextmanager
-    def stream(self, path: str, *, query: Mapping[str, QueryValue], read_timeout_s: float) -> Iterator[Stream]:
-        """A streaming GET (a watch): yields a :class:`Stream` of JSON lines; closed on exit."""
+    def stream(self, path: str, *, query: Mapping[str, QueryValue], read_timeout_s: float, accept: str = JSON) -> Iterator[Stream]:
+        """A streaming GET (a watch): yields a :class:`Stream` of JSON lines; closed on exit. ``accept``: as for
+        :meth:`request` (:data:`METADATA_WATCH`: each event's object as its metadata)."""
         what = f"GET {path} (watch)"
         try:
             response = self._pool.request(
                 "GET",
                 self.host + path + _query_string(query),
-                headers=self._headers("GET", path, None, OWN),
+                headers=self._headers("GET", path, None, OWN, accept),
                 timeout=urllib3.Timeout(connect=self.connect_timeout_s, read=read_timeout_s),
                 retries=False,
                 preload_content=False,

@@ -250,3 +250,46 @@ def test_a_transform_decides_what_the_store_keeps(
     for name in ("listed", "watched"):
         stored = informer.store.get(f"{namespace}/{name}")
         assert stored is not None and set(stored["data"]) == {"k"}
+
+
+def test_a_metadata_only_informer_beside_the_whole_one(
+    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient
+) -> None:
+    """A resource may have one informer of whole objects and one of metadata alone, each with its own selector: the
+    metadata-only one (``PartialObjectMetadata`` lists and watches) keeps no data, follows objects that start or stop
+    matching its selector, and is synced, counted and stopped with the cache."""
+    core = k8s.CoreV1Api(api_client)
+    core.create_namespaced_config_map(namespace, configmap("ours", namespace, {"owner": "us"}))
+    core.create_namespaced_config_map(namespace, configmap("theirs", namespace, {"owner": "them"}))
+    core.create_namespaced_config_map(namespace, configmap("unlabelled", namespace))
+    cache = make_cache(connection.transport)
+    whole = cache.add(CONFIGMAPS, namespace=namespace, label_selector="owner=us")
+    names = cache.add(CONFIGMAPS, namespace=namespace, label_selector="owner!=us", metadata_only=True)
+    with pytest.raises(ValueError, match="metadata-only"):
+        cache.add(CONFIGMAPS, namespace=namespace, metadata_only=True)
+    assert cache.metadata_informer(CONFIGMAPS) is names and cache.informer(CONFIGMAPS) is whole
+    added: list[str] = []
+    names.add_handler(on_add=lambda o: added.append(o["metadata"]["name"]))
+    assert cache.start().wait_for_sync(10)
+
+    def held(informer: Any) -> list[str]:
+        return sorted(o["metadata"]["name"] for o in informer.store.list() if o["metadata"]["name"] != "kube-root-ca.crt")
+
+    assert held(whole) == ["ours"] and held(names) == ["theirs", "unlabelled"]
+    theirs = names.store.get(f"{namespace}/theirs")
+    assert theirs is not None and "data" not in theirs and "managedFields" not in theirs["metadata"]
+    assert theirs["kind"] == "PartialObjectMetadata" and theirs["metadata"]["labels"] == {"owner": "them"}
+    whole_ours = whole.store.get(f"{namespace}/ours")
+    assert whole_ours is not None and whole_ours["data"] == {"k": "ours"}
+
+    core.create_namespaced_config_map(namespace, configmap("new", namespace, {"owner": "them"}))
+    core.patch_namespaced_config_map("ours", namespace, {"metadata": {"labels": {"owner": None}}})
+    wait_for(lambda: held(names) == ["new", "ours", "theirs", "unlabelled"] and held(whole) == [], message="the names follow")
+    watched = names.store.get(f"{namespace}/new")
+    assert watched is not None and "data" not in watched and watched["kind"] == "PartialObjectMetadata"
+    wait_for(lambda: {"new", "ours"} <= set(added), message="the handlers hear of names that come")
+    stats = {s.resource: s for s in cache.stats()}
+    assert stats["configmaps (metadata)"].synced and stats["configmaps (metadata)"].objects == len(names.store)
+    assert stats["configmaps"].objects == 0
+    cache.stop()
+    assert not names._thread.is_alive()

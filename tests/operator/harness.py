@@ -71,6 +71,7 @@ class Harness:
     namespace: str
     settings: OperatorSettings = field(default_factory=lambda: OperatorSettings(identity="harness"))
     clock: Clock = field(default_factory=Clock)
+    names_of_others: bool = True  # the runtime's metadata-only informers of the child kinds (False: the server is asked)
 
     def __post_init__(self) -> None:
         self.connection: Connection = connect(ConnectionSettings(kubeconfig=self.kubeconfig), environ=os.environ)
@@ -90,8 +91,11 @@ class Harness:
         self.cache.add(DARKROOMS, namespace=self.namespace, indexers={hosts.SUBDOMAIN_INDEX: hosts.subdomains})
         self.cache.add(TASKS, namespace=self.namespace)
         selector = f"app.kubernetes.io/managed-by={self.settings.managed_by}"
+        others = f"app.kubernetes.io/managed-by!={self.settings.managed_by}"
         for kind in CHILD_KINDS:
             self.cache.add(kind, namespace=self.namespace, label_selector=selector, indexers={OWNER_UID: by_owner_uid})
+            if self.names_of_others:
+                self.cache.add(kind, namespace=self.namespace, label_selector=others, metadata_only=True)
         self.cache.start()
         assert self.cache.wait_for_sync(30), "the harness cache did not sync"
         self.client = CachedClient(
@@ -139,9 +143,14 @@ class Harness:
         return [thaw(e) for e in self.admin.list(EVENTS, namespace=self.namespace, label_selector=selector)]
 
     def settle(self, resource: Resource, written: Mapping[str, Any] | None = None, *, name: str | None = None, gone: bool = False) -> None:
-        """Wait until the harness cache holds ``written`` (a write response) at least, or no longer holds ``name``."""
+        """Wait until the harness cache holds ``written`` (a write response) at least, or no longer holds ``name``.
+        An object of a child kind without our managed-by label is waited for in the metadata-only informer."""
         informer = self.cache.informer(resource)
         assert informer is not None
+        if written is not None and informer.label_selector and not self._ours(written):
+            informer = self.cache.metadata_informer(resource)
+            if informer is None:
+                return  # the server is asked about names: nothing to wait for
         if gone:
             wait_for(lambda: informer.store.get(self.key(name or "")) is None, timeout_s=10, message=f"cache to drop {resource} {name}")
             return
@@ -159,14 +168,10 @@ class Harness:
         """Wait until every informer of the harness has caught up with the server's current state of the namespace."""
         for resource in (DARKROOMS, TASKS, *CHILD_KINDS):
             for obj in self.admin.list(resource, namespace=self.namespace):
-                informer = self.cache.informer(resource)
-                assert informer is not None
-                if (
-                    informer.label_selector
-                    and (obj["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by") != self.settings.managed_by
-                ):
-                    continue
                 self.settle(resource, obj)
+
+    def _ours(self, obj: Mapping[str, Any]) -> bool:
+        return (obj["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by") == self.settings.managed_by
 
 
 @dataclass

@@ -29,7 +29,7 @@ from darkroom_operator.runtime.conditions import find
 from darkroom_operator.runtime.owning import ChildConflict
 from darkroom_operator.settings import OperatorSettings
 
-from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Invalid
+from cluster import CONFIGMAPS, DARKROOMS, DEPLOYMENTS, INGRESSES, SERVICES, Invalid, Resource
 from tests.clusters import ClusterProcess
 from tests.support import GC_TIMEOUT_S, UNREADY_ANNOTATION, Kubectl, wait_for
 
@@ -383,12 +383,13 @@ def test_child_controlled_by_another_owner_is_not_taken_over(harness: Harness) -
         SERVICES,
         {"metadata": {"name": "taken", "namespace": h.namespace, "ownerReferences": [foreign]}, "spec": {"ports": [{"port": 9999}]}},
     )
+    h.settle(SERVICES, taken)
     create(h, "taken")
     with pytest.raises(ChildConflict):
         h.darkrooms.reconcile(h.key("taken"))
     reconciled = condition(h, "taken", "Reconciled")
     assert (reconciled["status"], reconciled["reason"]) == ("False", "ChildConflict")
-    # The server was asked who controls it (a list by name): the message names the other owner.
+    # The metadata of everyone else's Services says who controls it: the message names the other owner.
     assert f'Service "taken" already exists and is controlled by another owner (uid {other["metadata"]["uid"]})' in reconciled["message"]
     service = h.get(SERVICES, "taken")
     assert service["metadata"]["resourceVersion"] == taken["metadata"]["resourceVersion"]
@@ -403,6 +404,7 @@ def test_objects_someone_else_created_are_never_adopted_changed_or_deleted(harne
     h.admin.create(CONFIGMAPS, {"metadata": {"name": "coredns", "namespace": h.namespace}, "data": {"Corefile": ".:53 {}"}})
     orphan_labels = {**LABELS, "app.kubernetes.io/instance": "orphan"}
     h.admin.create(CONFIGMAPS, {"metadata": {"name": "orphan", "namespace": h.namespace, "labels": orphan_labels}, "data": {"x": "1"}})
+    h.settle_all()
     for name, kind in (("billing", "Service"), ("coredns", "ConfigMap"), ("orphan", "ConfigMap")):
         create(h, name)
         with pytest.raises(ChildConflict):
@@ -424,6 +426,81 @@ def test_objects_someone_else_created_are_never_adopted_changed_or_deleted(harne
         h.settle(DARKROOMS, name=name, gone=True)
     time.sleep(2)  # garbage collection would have acted by now (nothing points at them)
     assert h.exists(SERVICES, "billing") and h.exists(CONFIGMAPS, "coredns") and h.exists(CONFIGMAPS, "orphan")
+
+
+def test_a_new_darkroom_costs_no_request_to_check_its_childrens_names(harness: Harness) -> None:
+    """The names someone else holds are in the cache (their metadata): a new Darkroom's first reconcile sends its four
+    applies and one status write, and no dry-run create per child."""
+    h = harness
+    create(h, "fresh")
+    h.writes.clear()
+    h.darkrooms.reconcile(h.key("fresh"))
+    plurals = ("configmaps", "deployments", "services", "ingresses", "darkrooms", "events")
+    sent = sorted((method, next(p for p in plurals if f"/{p}/" in f"{path}/")) for method, path in h.writes)
+    assert sent == [("PATCH", plural) for plural in ("configmaps", "darkrooms", "deployments", "ingresses", "services")]
+    assert all(h.exists(kind, "fresh") for kind in (CONFIGMAPS, DEPLOYMENTS, SERVICES, INGRESSES))
+
+
+def test_a_child_whose_label_was_taken_off_is_still_ours(harness: Harness) -> None:
+    """Our child without our managed-by label drops out of the child informer and into the others' names: still ours
+    (controlled by the Darkroom), so the next reconcile puts the label back instead of calling it a conflict."""
+    h = harness
+    create(h, "relabelled")
+    h.darkrooms.reconcile(h.key("relabelled"))
+    unlabelled = h.admin.patch(
+        CONFIGMAPS,
+        "relabelled",
+        {"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}},
+        namespace=h.namespace,
+        patch_type="merge",
+    )
+    h.settle(CONFIGMAPS, unlabelled)
+    h.settle(CONFIGMAPS, name="relabelled", gone=True)
+    h.darkrooms.reconcile(h.key("relabelled"))
+    assert h.get(CONFIGMAPS, "relabelled")["metadata"]["labels"]["app.kubernetes.io/managed-by"] == h.settings.managed_by
+    assert condition(h, "relabelled", "Reconciled")["status"] == "True"
+
+
+@pytest.mark.parametrize("names_of_others", [True, False], ids=["cached-names", "server-asked"])
+def test_a_name_someone_else_holds_is_a_conflict_whether_the_cache_or_the_server_says_so(
+    kube: ClusterProcess, crds_installed: None, namespace: str, names_of_others: bool
+) -> None:
+    """Without the metadata-only informers (a caller outside the runtime) a dry-run create asks the server about each
+    name; with them the cache answers. Either way a name someone else holds is a conflict and nothing is written."""
+    h = Harness(kube.kubeconfig, namespace, names_of_others=names_of_others)
+    try:
+        ingress = h.admin.create(
+            INGRESSES,
+            {
+                "metadata": {"name": "held", "namespace": h.namespace},
+                "spec": {"defaultBackend": {"service": {"name": "x", "port": {"number": 80}}}},
+            },
+        )
+        h.settle(INGRESSES, ingress)
+        create(h, "held")
+        h.writes.clear()
+        with pytest.raises(ChildConflict):
+            h.darkrooms.reconcile(h.key("held"))
+        dry_runs = [path for method, path in h.writes if method == "POST" and not path.endswith("/events")]
+        assert len(dry_runs) == (0 if names_of_others else 4)  # the server asked about every name first
+        assert not any(method == "PATCH" and "/darkrooms/" not in path for method, path in h.writes)  # no child written
+        assert not h.exists(DEPLOYMENTS, "held")
+        assert 'Ingress "held" already exists and is not controlled by this Darkroom' in condition(h, "held", "Reconciled")["message"]
+        h.admin.delete(INGRESSES, "held", namespace=h.namespace)
+        if names_of_others:
+            wait_for_gone(h, INGRESSES, "held")
+        h.darkrooms.reconcile(h.key("held"))
+        assert condition(h, "held", "Reconciled")["status"] == "True"
+        assert h.get(INGRESSES, "held")["metadata"]["ownerReferences"][0]["name"] == "held"
+    finally:
+        h.close()
+
+
+def wait_for_gone(h: Harness, resource: Resource, name: str) -> None:
+    """Until the metadata-only informer of ``resource`` no longer holds ``name``."""
+    informer = h.cache.metadata_informer(resource)
+    assert informer is not None
+    wait_for(lambda: informer.store.get(h.key(name)) is None, timeout_s=10, message=f"the others' names to drop {name}")
 
 
 def test_unready_annotation_turns_ready_false_and_back(harness: Harness) -> None:

@@ -4,7 +4,9 @@ Built by :mod:`darkroom_operator.__main__` from the reconcilers, the :class:`clu
 started yet) and the settings; started when this replica leads (:mod:`darkroom_operator.runtime.leading`)
 or at once without leader election. :class:`Controllers` declares the informers every reconciler
 needs — its primary kind in ``settings.namespace``; each owned kind there, label-selected on
-``app.kubernetes.io/managed-by=<settings.managed_by>`` and indexed by owner UID; each extra
+``app.kubernetes.io/managed-by=<settings.managed_by>`` and indexed by owner UID, and beside it the metadata of that
+kind's other objects (``managed-by!=<settings.managed_by>``: the names someone else holds, which
+:mod:`darkroom_operator.runtime.owning` must never take); each extra
 :class:`~darkroom_operator.runtime.reconciling.Watch` — one informer per resource, shared when two
 reconcilers ask for the same one (they must agree on its label selector).
 
@@ -108,6 +110,13 @@ def declare_informers(cache: Cache, reconcilers: Sequence[Reconciler], settings:
         for watch in r.watches:
             indexers = cast(dict[str, IndexFunction], dict(watch.indexers))
             _declare(specs, watch.resource, _InformerSpec(settings.namespace, watch.label_selector, indexers, [f"{r.name} (watch)"]))
+    others_selector = f"{MANAGED_BY_LABEL}!={settings.managed_by}"
+    for resource in dict.fromkeys(resource for r in reconcilers for resource in r.owned):
+        held = cache.metadata_informer(resource)
+        if held is None:
+            cache.add(resource, namespace=settings.namespace, label_selector=others_selector, metadata_only=True)
+        elif (held.namespace, held.label_selector) != (settings.namespace, others_selector):
+            raise ValueError(f"the cache already watches the metadata of {resource} differently from what the reconcilers need")
     informers: dict[Resource, Informer] = {}
     for resource, spec in specs.items():
         informer = cache.informer(resource)

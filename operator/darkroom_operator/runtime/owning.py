@@ -7,10 +7,14 @@ it?" are answered once:
 - **ours** means a controller ownerReference to the primary's UID. A name taken by anything else —
   another controller's object, an orphan, an object someone created by hand — is a
   :class:`ChildConflict`: never modified, adopted or deleted. Children carry our managed-by label,
-  which the owned informers select on; for a name missing from the cache a dry-run create asks the
-  server whether it is free (409 if not), with the ``create`` permission the reconciler has anyway;
-  a taken name is then looked up on the server (a list by name: ``list`` permission) so our own
-  child that the cache has not caught up with is not mistaken for someone else's.
+  which the owned informers select on; everyone else's objects of those kinds are known by their metadata alone
+  (a metadata-only informer selecting the label's absence, :func:`darkroom_operator.runtime.controllers.declare_informers`),
+  so a name missing from both caches is free without asking the server. Like the dry-run create this replaced (a
+  request per child of every new primary), that is a check before the write: an object made by someone else in the
+  moment before our first apply (before its watch event reaches us) is taken over. Without that informer (a caller
+  outside the runtime) a dry-run create asks the server whether the name is free (409 if not), and a taken name is
+  then looked up on the server (a list by name: ``list`` permission) so our own child that the cache has not caught
+  up with is not mistaken for someone else's.
 - **applying** is server-side apply of a :func:`~darkroom_operator.runtime.comparing.stamp` ed body, skipped
   when the live object is :func:`~darkroom_operator.runtime.comparing.up_to_date` (a converged resync writes
   nothing). When another field manager's list entries make the merge invalid or undroppable (an
@@ -78,22 +82,33 @@ class Children:
 
     def ours(self, resource: Resource, owner: Mapping[str, Any], desired: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """Our child named like ``desired``, or None when the name is free; :class:`ChildConflict` when taken."""
-        name = desired["metadata"]["name"]
-        live = self.cached(resource, owner["metadata"]["namespace"], name)
+        name, namespace = desired["metadata"]["name"], owner["metadata"]["namespace"]
+        live = self.cached(resource, namespace, name)
         if live is None:
             try:
-                self.client.create(resource, desired, dry_run=True)
-            except AlreadyExists as e:
-                # Taken — by someone else, or by our own child the cache has not seen yet (a watch that
-                # is catching up after an outage): ask the server before calling it a conflict.
-                live = self.client.lookup(resource, name, namespace=owner["metadata"]["namespace"])
-                if live is None or controller_uid(live) != owner["metadata"]["uid"]:
-                    raise self.conflict(resource, name, live) from e
-                return live
-            return None
+                # Not labelled ours: someone else's, or our child whose label was taken off (our apply puts it back).
+                live = self.client.peek_metadata(resource, name, namespace=namespace)
+            except KeyError:  # no metadata-only informer (a caller outside the runtime): ask the server
+                return self._ask_server(resource, owner, desired)
+            if live is None:
+                return None
         if controller_uid(live) != owner["metadata"]["uid"]:
             raise self.conflict(resource, name, live)
         return live
+
+    def _ask_server(self, resource: Resource, owner: Mapping[str, Any], desired: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """:meth:`ours` for a name missing from the cache, without a cache of the others' names: a dry-run create."""
+        name, namespace = desired["metadata"]["name"], owner["metadata"]["namespace"]
+        try:
+            self.client.create(resource, desired, dry_run=True)
+        except AlreadyExists as e:
+            # Taken — by someone else, or by our own child the cache has not seen yet (a watch that
+            # is catching up after an outage): ask the server before calling it a conflict.
+            live = self.client.lookup(resource, name, namespace=namespace)
+            if live is None or controller_uid(live) != owner["metadata"]["uid"]:
+                raise self.conflict(resource, name, live) from e
+            return live
+        return None
 
     def apply(
         self, resource: Resource, owner: Mapping[str, Any], desired: Mapping[str, Any], live: Mapping[str, Any] | None
