@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster import errors
-from cluster.bodies import FrozenDict, freeze, object_key, resource_version, share_labels, strip_managed_fields
+from cluster.bodies import FrozenDict, freeze_over, object_key, resource_version, share_labels, strip_managed_fields
 from cluster.dispatching import Dispatcher, Handler
 from cluster.indexers import IndexFunction
 from cluster.orders import Order
@@ -215,7 +215,7 @@ class Informer:
                 # Items of built-in lists omit kind/apiVersion; the cache holds objects as a GET returns them.
                 item.setdefault("apiVersion", self.resource.api_version)
                 item.setdefault("kind", self.resource.kind)
-                objects.append(self.store.hold(self._stored(item)))
+                objects.append(self.store.hold(self._stored(item, None if self.store.packed else self.store.get(key))))
             token = str(meta.get("continue") or "")
             if self._stop.is_set():
                 return  # never swap in half a list
@@ -235,13 +235,13 @@ class Informer:
             self._synced.set()
         self._last_event_at = time.monotonic()
 
-    def _stored(self, raw: dict[str, Any]) -> FrozenDict:
-        """The form the store keeps of an object parsed from the server."""
+    def _stored(self, raw: dict[str, Any], previous: FrozenDict | None = None) -> FrozenDict:
+        """The form the store keeps of an object parsed from the server; ``previous``: the cached version it replaces,
+        whose unchanged parts it keeps (:func:`cluster.bodies.freeze_over`)."""
         if self.metadata_only:  # a server that answered with whole objects (the JSON fallback): their metadata
             raw = {"apiVersion": raw.get("apiVersion"), "kind": raw.get("kind"), "metadata": raw.get("metadata") or {}}
         obj = share_labels(strip_managed_fields(raw))
-        frozen: FrozenDict = freeze(self._transform(obj) if self._transform is not None else obj)
-        return frozen
+        return freeze_over(self._transform(obj) if self._transform is not None else obj, previous)
 
     def _watch(self) -> bool:
         """One watch request from the last version; True when it delivered anything."""
@@ -282,7 +282,10 @@ class Informer:
         if kind == "BOOKMARK":
             self.store.advance(version)
         elif kind in ("ADDED", "MODIFIED", "DELETED"):
-            delta = self.store.apply(kind, self._stored(raw))
+            # A frozen store hands out its object as it is: a new version reuses its unchanged parts. (Packed, reading
+            # it would decode it: no gain.)
+            previous = self.store.get(object_key(raw)) if kind == "MODIFIED" and not self.store.packed else None
+            delta = self.store.apply(kind, self._stored(raw, previous))
             if delta is not None:
                 self._dispatcher.publish((delta,))
         else:

@@ -12,11 +12,12 @@ bounded table that starts again when full.
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 
 from cluster import bodies, errors, fieldselectors
-from cluster.bodies import FrozenDict, freeze, object_key, share_labels, thaw, version_at_least
+from cluster.bodies import FrozenDict, freeze, freeze_over, object_key, share_labels, thaw, version_at_least
 from cluster.resources import CONFIGMAPS, DARKROOMS, NAMESPACES, PODS, REPLICASETS, lookup
 from cluster.selectors import parse
 
@@ -103,6 +104,39 @@ def test_freeze_thaw_roundtrip() -> None:
     assert object_key(frozen) == "ns/n" and object_key({"metadata": {"name": "cluster-wide"}}) == "cluster-wide"
     with pytest.raises(TypeError):
         hash(frozen)
+
+
+def test_a_new_version_keeps_the_frozen_parts_that_did_not_change() -> None:
+    """freeze_over: equal to freeze; each top-level part and each metadata value equal to the old version's is the old
+    version's own frozen object; changed ones (a list's order, a number's type or value, a key gone) are frozen anew."""
+
+    def deployment(ready: int, version: str, replicas: Any = 1, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "ns", "resourceVersion": version, "annotations": annotations or {"a": "1"}},
+            "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "c", "args": ["x", "y"]}]}}},
+            "status": {"readyReplicas": ready, "conditions": [{"type": "Available", "status": "True"}]},
+        }
+
+    old = freeze(deployment(0, "1"))
+    new = freeze_over(deployment(1, "2"), old)
+    assert new == freeze(deployment(1, "2")) and type(new) is FrozenDict
+    assert new["spec"] is old["spec"] and new["metadata"]["annotations"] is old["metadata"]["annotations"]
+    assert new["status"] is not old["status"] and new["status"]["readyReplicas"] == 1
+    assert new["metadata"]["resourceVersion"] == "2" and type(new["metadata"]) is FrozenDict
+    for changed in (deployment(0, "3", replicas=2), deployment(0, "3", replicas=1.0), deployment(0, "3", annotations={"a": "2"})):
+        again = freeze_over(changed, old)
+        assert again == freeze(changed) and thaw(again) == changed
+    swapped = deployment(0, "3")
+    swapped["spec"]["template"]["spec"]["containers"][0]["args"] = ["y", "x"]
+    assert freeze_over(swapped, old)["spec"] is not old["spec"]
+    gone = deployment(0, "3")
+    del gone["status"]
+    assert "status" not in freeze_over(gone, old) and freeze_over(deployment(0, "4"), None) == freeze(deployment(0, "4"))
+    assert type(new["spec"]["template"]["spec"]["containers"][0]["args"]) is tuple
+    with pytest.raises(TypeError):
+        new["status"]["conditions"][0]["status"] = "False"
 
 
 def stored(labels: object) -> FrozenDict:

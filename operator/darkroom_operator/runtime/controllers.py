@@ -77,6 +77,17 @@ def owner_key(obj: Mapping[str, Any], primary: Resource) -> str | None:
     return None
 
 
+# What the reconciler keeps of an object someone else holds a child's name with: who it is and who controls it. Not
+# its annotations, which can be large (kubectl's last-applied-configuration is a copy of the whole object).
+_HOLDER_FIELDS = ("name", "namespace", "uid", "resourceVersion", "ownerReferences")
+
+
+def name_holder(obj: dict[str, Any]) -> dict[str, Any]:
+    """The transform of the metadata-only informers: an object's identity and controller, nothing else."""
+    meta = obj.get("metadata") or {}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": {k: meta[k] for k in _HOLDER_FIELDS if k in meta}}
+
+
 @dataclass
 class _InformerSpec:
     namespace: str | None
@@ -114,7 +125,7 @@ def declare_informers(cache: Cache, reconcilers: Sequence[Reconciler], settings:
     for resource in dict.fromkeys(resource for r in reconcilers for resource in r.owned):
         held = cache.metadata_informer(resource)
         if held is None:
-            cache.add(resource, namespace=settings.namespace, label_selector=others_selector, metadata_only=True)
+            cache.add(resource, namespace=settings.namespace, label_selector=others_selector, metadata_only=True, transform=name_holder)
         elif (held.namespace, held.label_selector) != (settings.namespace, others_selector):
             raise ValueError(f"the cache already watches the metadata of {resource} differently from what the reconcilers need")
     informers: dict[Resource, Informer] = {}

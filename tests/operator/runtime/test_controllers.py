@@ -172,6 +172,37 @@ def test_events_are_mapped_to_primary_keys(make_runtime: Callable[..., Runtime],
     wait_for(lambda: rt.reconciler.count(f"{namespace}/watched") >= 1, message="a Watch's to_keys")
 
 
+def test_the_names_others_hold_are_kept_as_who_holds_them(
+    make_runtime: Callable[..., Runtime], client: CachedClient, namespace: str
+) -> None:
+    """Beside each owned kind's informer, one of the metadata of that kind's other objects (not labelled managed-by us):
+    it keeps each object's name, UID, resourceVersion and controller, not its data, labels or annotations (kubectl's
+    last-applied-configuration can be a copy of the whole object); its events enqueue nothing."""
+    rt = make_runtime()
+    owner = create_darkroom(client, namespace, "owner")
+    wait_for(lambda: rt.reconciler.count(f"{namespace}/owner") >= 1)
+    before = rt.reconciler.count(f"{namespace}/owner")
+    big = "x" * 50_000
+    theirs = {
+        "name": "theirs",
+        "namespace": namespace,
+        "labels": {"app": "a"},
+        "annotations": {"kubectl.kubernetes.io/last-applied-configuration": big},
+    }
+    client.create(CONFIGMAPS, {"metadata": theirs, "data": {"k": big}})
+    client.create(CONFIGMAPS, owned_configmap(namespace, "unlabelled", owner, labels={}))
+    others = rt.controllers.cache.metadata_informer(CONFIGMAPS)
+    assert others is not None and others.label_selector == "app.kubernetes.io/managed-by!=darkroom-operator"
+    wait_for(lambda: others.store.get(f"{namespace}/unlabelled") is not None, message="the others' names")
+    held = others.store.get(f"{namespace}/theirs")
+    assert held is not None and set(held) == {"apiVersion", "kind", "metadata"}
+    assert set(held["metadata"]) == {"name", "namespace", "uid", "resourceVersion"}
+    unlabelled = others.store.get(f"{namespace}/unlabelled")
+    assert unlabelled is not None and unlabelled["metadata"]["ownerReferences"][0]["uid"] == owner["metadata"]["uid"]
+    assert rt.controllers.cache.informer(CONFIGMAPS).store.get(f"{namespace}/theirs") is None  # type: ignore[union-attr]
+    assert rt.reconciler.count(f"{namespace}/owner") == before  # the unlabelled child is not the owned informer's
+
+
 def test_owner_key_needs_a_controller_reference_of_the_primary_kind_and_group() -> None:
     def obj(**ref: Any) -> dict[str, Any]:
         return {"metadata": {"namespace": "ns", "ownerReferences": [{"name": "o", "uid": "u", **ref}]}}
