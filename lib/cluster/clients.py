@@ -6,7 +6,8 @@ reconcilers alike. Reads (:meth:`get`, :meth:`list`, :meth:`by_index`) return th
 objects (see :mod:`cluster.bodies`; a list from a packed store decodes the items read: :mod:`cluster.packing`)
 and, through :mod:`cluster.consistency`, always reflect this client's own completed writes. A resource the cache
 has no informer for is read from the server. Writes return the server's answer as plain dicts. All failures are
-:class:`cluster.errors.ClusterError`.
+:class:`cluster.errors.ClusterError`. :meth:`CachedClient.is_echo` tells a watch event that only reports this client's
+own write (the reconciler does not reconcile again for it).
 
 Every request this client sends goes out with the process's own credentials unless a ``credentials``
 argument says otherwise (:mod:`cluster.identities`): requests made for a person pass theirs, through
@@ -16,6 +17,8 @@ argument says otherwise (:mod:`cluster.identities`): requests made for a person 
 from __future__ import annotations
 
 import builtins
+import threading
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
@@ -39,6 +42,10 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "strategic": "application/strategic-merge-patch+json",
 }
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"  # JSON is YAML: the body is sent as JSON
+ECHOES_MAX = 65_536  # writes whose watch event :meth:`CachedClient.is_echo` remembers
+# How long is_echo waits for a write of the same object still under way (its event can come before its answer): past
+# that, the event is not called an echo (a controller then acts on it: the safe side).
+ECHO_WAIT_S = 1.0
 
 
 def _name_and_namespace(resource: Resource, body: Mapping[str, Any], namespace: str | None) -> tuple[str, str | None]:
@@ -49,6 +56,11 @@ def _name_and_namespace(resource: Resource, body: Mapping[str, Any], namespace: 
     return str(name), (namespace or meta.get("namespace")) if resource.namespaced else None
 
 
+def _key(namespace: str | None, name: str) -> str:
+    """The cache key of ``name`` in ``namespace`` (:func:`cluster.bodies.object_key`'s form)."""
+    return f"{namespace}/{name}" if namespace else name
+
+
 class CachedClient:
     """Cache-backed reads with read-your-writes, direct writes. Thread-safe."""
 
@@ -57,6 +69,12 @@ class CachedClient:
         self.cache = cache
         self.settings = settings
         self._expectations = Expectations(timeout_s=settings.read_your_writes_timeout_s)
+        # Echoes (is_echo): (resource, key) → the resourceVersion this client's last write of that cached object returned,
+        # the version its watch event carries; and the writes under way, by object. Bounded: a write whose event never
+        # came (a relist skipped it) ages out.
+        self._echoes: dict[tuple[Resource, str], str] = {}
+        self._writing: Counter[tuple[Resource, str]] = Counter()
+        self._echo_changed = threading.Condition()
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -224,13 +242,53 @@ class CachedClient:
         dry_run: bool = False,
         deleted: bool = False,
         credentials: Credentials = OWN,
+        key: str | None = None,
     ) -> dict[str, Any]:
+        """``key``: the written object's cache key when known before the answer (for :meth:`is_echo`)."""
         if dry_run:
             query["dryRun"] = "All"
-        result = self.transport.request(method, path, query=query, body=body, content_type=content_type, credentials=credentials)
+        informer = None if dry_run else self.cache.informer(resource)
+        echoed = (resource, key) if informer is not None and key and not deleted else None
+        if echoed is not None:
+            with self._echo_changed:
+                self._writing[echoed] += 1
+        result: dict[str, Any] | None = None
+        try:
+            result = self.transport.request(method, path, query=query, body=body, content_type=content_type, credentials=credentials)
+        finally:
+            if echoed is not None:
+                self._written(echoed, result)
         if not dry_run:
-            self._expectations.record(self.cache.informer(resource), result, deleted=deleted)
+            self._expectations.record(informer, result, deleted=deleted)
         return result
+
+    def _written(self, echoed: tuple[Resource, str], result: Mapping[str, Any] | None) -> None:
+        """A write of ``echoed`` is over: its answer's resourceVersion (None: it failed) is what its event will carry."""
+        version = ((result or {}).get("metadata") or {}).get("resourceVersion")
+        with self._echo_changed:
+            self._writing[echoed] -= 1
+            if not self._writing[echoed]:
+                del self._writing[echoed]
+            if version:
+                self._echoes.pop(echoed, None)
+                self._echoes[echoed] = str(version)
+                if len(self._echoes) > ECHOES_MAX:
+                    del self._echoes[next(iter(self._echoes))]
+            self._echo_changed.notify_all()
+
+    def is_echo(self, resource: Resource, obj: Mapping[str, Any]) -> bool:
+        """Whether ``obj``, from a watch event, is exactly what this client's last write of it returned (the same
+        resourceVersion): the event of a change the writer already knows, which a controller need not act on again.
+        Each write's echo is recognised once. The event of a write can come before its answer: while a write of the same
+        object is under way, this waits for it (up to :data:`ECHO_WAIT_S`)."""
+        key = (resource, object_key(obj))
+        version = (obj.get("metadata") or {}).get("resourceVersion")
+        with self._echo_changed:
+            self._echo_changed.wait_for(lambda: self._echoes.get(key) == version or key not in self._writing, ECHO_WAIT_S)
+            if version is None or self._echoes.get(key) != version:
+                return False
+            del self._echoes[key]
+            return True
 
     def create(
         self,
@@ -247,7 +305,10 @@ class CachedClient:
         if resource.namespaced and not ns:
             raise errors.Invalid("metadata.namespace is required", status=422, reason="Invalid")
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
-        return self._write("POST", resource, resource.path(namespace=ns), body, query=query, dry_run=dry_run, credentials=credentials)
+        key = _key(ns, meta["name"]) if meta.get("name") else None
+        return self._write(
+            "POST", resource, resource.path(namespace=ns), body, query=query, dry_run=dry_run, credentials=credentials, key=key
+        )
 
     def update(
         self,
@@ -263,7 +324,7 @@ class CachedClient:
         name, ns = _name_and_namespace(resource, body, None)
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
         path = resource.path(namespace=ns, name=name, subresource=subresource)
-        return self._write("PUT", resource, path, body, query=query, dry_run=dry_run, credentials=credentials)
+        return self._write("PUT", resource, path, body, query=query, dry_run=dry_run, credentials=credentials, key=_key(ns, name))
 
     def update_status(self, resource: Resource, body: Mapping[str, Any], *, field_manager: str | None = None) -> dict[str, Any]:
         return self.update(resource, body, subresource="status", field_manager=field_manager)
@@ -282,9 +343,20 @@ class CachedClient:
         credentials: Credentials = OWN,
     ) -> dict[str, Any]:
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager}
-        path = resource.path(namespace=namespace if resource.namespaced else None, name=name, subresource=subresource)
+        ns = namespace if resource.namespaced else None
+        path = resource.path(namespace=ns, name=name, subresource=subresource)
         content_type = PATCH_CONTENT_TYPES[patch_type]
-        return self._write("PATCH", resource, path, patch, query=query, content_type=content_type, dry_run=dry_run, credentials=credentials)
+        return self._write(
+            "PATCH",
+            resource,
+            path,
+            patch,
+            query=query,
+            content_type=content_type,
+            dry_run=dry_run,
+            credentials=credentials,
+            key=_key(ns, name),
+        )
 
     def apply(
         self,
@@ -302,7 +374,15 @@ class CachedClient:
         query: dict[str, QueryValue] = {"fieldManager": field_manager or self.settings.field_manager, "force": True if force else None}
         path = resource.path(namespace=ns, name=name, subresource=subresource)
         return self._write(
-            "PATCH", resource, path, body, query=query, content_type=APPLY_CONTENT_TYPE, dry_run=dry_run, credentials=credentials
+            "PATCH",
+            resource,
+            path,
+            body,
+            query=query,
+            content_type=APPLY_CONTENT_TYPE,
+            dry_run=dry_run,
+            credentials=credentials,
+            key=_key(ns, name),
         )
 
     def apply_status(

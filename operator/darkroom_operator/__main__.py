@@ -165,7 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     metrics = Metrics()
     try:
-        controllers = Controllers(reconcilers=build_reconcilers(context), cache=cache, settings=settings, metrics=metrics)
+        controllers = Controllers(
+            reconcilers=build_reconcilers(context), cache=cache, settings=settings, metrics=metrics, echo=context.client.is_echo
+        )
         operator = Operator(settings=settings, api_client=connection.api_client, cache=cache, controllers=controllers, metrics=metrics)
     except (ValueError, OSError) as e:  # e.g. lease timings the election refuses, the health port taken
         log.error("cannot start", extra={"error": str(e)})

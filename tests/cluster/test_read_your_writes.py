@@ -32,6 +32,7 @@ from cluster import (
 from cluster.bodies import version_at_least
 from cluster.connecting import Connection
 from tests.clusters import ClusterProcess
+from tests.support import wait_for
 
 from .network import TcpProxy, kubeconfig_for
 
@@ -177,3 +178,34 @@ def test_a_delete_is_read_back_through_a_label_filtered_cache(
         cache.stop()
         conn.close()
         direct.close()
+
+
+def test_the_watch_event_of_a_clients_own_write_is_known_as_its_echo(
+    connection: Connection, make_cache: Callable[..., Cache], namespace: str, api_client: k8s.ApiClient
+) -> None:
+    """``is_echo``: the event of a create, an apply or a status-like write this client made carries the resourceVersion
+    the write returned, and is recognised (once); another client's write of the same object, or a kind the cache does
+    not watch, is not."""
+    cache = make_cache(connection.transport)
+    informer = cache.add(CONFIGMAPS, namespace=namespace)
+    seen: list[tuple[str, bool]] = []
+    client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager="echo-test"))
+    informer.add_handler(
+        on_add=lambda o: seen.append((f"add {o['metadata']['name']}", client.is_echo(CONFIGMAPS, o))),
+        on_update=lambda old, new: seen.append((f"update {new['metadata']['name']}", client.is_echo(CONFIGMAPS, new))),
+    )
+    assert cache.start().wait_for_sync(10)
+    client.create(CONFIGMAPS, {"metadata": {"name": "mine", "namespace": namespace}, "data": {"k": "1"}})
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "mine", "namespace": namespace}, "data": {"k": "2"}}
+    client.apply(CONFIGMAPS, applied, field_manager="echo-test", force=True)
+    k8s.CoreV1Api(api_client).patch_namespaced_config_map("mine", namespace, {"data": {"k": "3"}})
+    k8s.CoreV1Api(api_client).create_namespaced_config_map(namespace, k8s.V1ConfigMap(metadata=k8s.V1ObjectMeta(name="theirs")))
+    wait_for(lambda: len([s for s in seen if "kube-root-ca" not in s[0]]) == 4, message="four events")
+    assert [s for s in seen if "kube-root-ca" not in s[0]] == [
+        ("add mine", True),
+        ("update mine", True),
+        ("update mine", False),
+        ("add theirs", False),
+    ]
+    mine = informer.store.get(f"{namespace}/mine")
+    assert mine is not None and not client.is_echo(CONFIGMAPS, mine)  # recognised once

@@ -14,8 +14,9 @@ Informers run on every replica (a standby keeps a warm cache, so a takeover star
 handlers are attached only by :meth:`Controllers.start`: attaching replays the cache as adds, which
 is the initial full reconcile. Events map to primary keys ``"<namespace>/<name>"``: a primary's
 own key; for an owned object the name in its controller ownerReference of the primary's kind; for
-a watched object whatever ``Watch.to_keys`` answers. Every ``settings.resync_s`` all cached
-primaries are enqueued again.
+a watched object whatever ``Watch.to_keys`` answers. An update that only reports the reconcilers' own write (a
+status write's, an apply's event: the resourceVersion that write returned) enqueues nothing. Every
+``settings.resync_s`` all cached primaries are enqueued again.
 
 Workers: each controller has its own :class:`~darkroom_operator.runtime.workqueues.WorkQueue` and
 ``settings.workers`` threads (like controller-runtime's MaxConcurrentReconciles per controller), so
@@ -262,10 +263,22 @@ class Controller:
 class Controllers:
     """All controllers of the process, their informers, handlers and the resync timer."""
 
-    def __init__(self, *, reconcilers: Sequence[Reconciler], cache: Cache, settings: OperatorSettings, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        *,
+        reconcilers: Sequence[Reconciler],
+        cache: Cache,
+        settings: OperatorSettings,
+        metrics: Metrics,
+        echo: Callable[[Resource, Mapping[str, Any]], bool] = lambda resource, obj: False,
+    ) -> None:
+        """``echo``: whether an event's object is exactly the answer to one of the reconcilers' own writes
+        (:meth:`cluster.CachedClient.is_echo` of their client): such an update of a primary or a child enqueues nothing,
+        since the reconcile that wrote it acted on what it wrote."""
         names = [r.name for r in reconcilers]
         if len(set(names)) != len(names):
             raise ValueError(f"reconciler names must be unique: {names}")
+        self.echo = echo
         self.cache = cache
         self.settings = settings
         self.informers = declare_informers(cache, reconcilers, settings)
@@ -300,18 +313,20 @@ class Controllers:
     def _attach(self, controller: Controller) -> None:
         r = controller.reconciler
         enqueue = controller.enqueue
-        self.informers[r.primary].add_handler(
+        echo = self.echo
+        primary = r.primary
+        self.informers[primary].add_handler(
             on_add=lambda o: enqueue((object_key(o),)),
             on_initial_add=lambda o: enqueue((object_key(o),), LOW),
-            on_update=lambda old, new: enqueue((object_key(new),), primary_update_priority(old, new)),
+            on_update=lambda old, new: None if echo(primary, new) else enqueue((object_key(new),), primary_update_priority(old, new)),
             on_delete=lambda o: enqueue((object_key(o),)),
         )
-        primary = r.primary
         for resource in r.owned:
+            changed = self._child_changed(resource, primary, enqueue)
             self.informers[resource].add_handler(
-                on_add=lambda o: enqueue((owner_key(o, primary),)),
+                on_add=lambda o, changed=changed: changed(None, o),  # type: ignore[misc]
                 on_initial_add=lambda o: enqueue((owner_key(o, primary),), LOW),
-                on_update=lambda old, new: enqueue({owner_key(old, primary), owner_key(new, primary)}),
+                on_update=changed,
                 on_delete=lambda o: enqueue((owner_key(o, primary),)),
             )
         for watch in r.watches:
@@ -324,6 +339,21 @@ class Controllers:
                 on_update=lambda old, new, f=to_keys: enqueue({*f(old), *f(new)}),  # type: ignore[misc]
                 on_delete=lambda o, f=to_keys: enqueue(f(o)),  # type: ignore[misc]
             )
+
+    def _child_changed(
+        self, resource: Resource, primary: Resource, enqueue: Callable[..., None]
+    ) -> Callable[[Mapping[str, Any] | None, Mapping[str, Any]], None]:
+        """The handler of a child's add or update: its owner (before and after) is enqueued, unless the change is the
+        echo of our own write of a child of ``primary`` (asked only then: another kind's controller sharing the
+        informer leaves the echo to the child's own controller)."""
+
+        def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+            owner = owner_key(new, primary)
+            if owner is not None and self.echo(resource, new):
+                return
+            enqueue({owner, owner_key(old, primary) if old is not None else owner})
+
+        return changed
 
     def resync(self) -> int:
         """Enqueue every cached primary object, at low priority; how many keys."""

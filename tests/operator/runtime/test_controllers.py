@@ -78,7 +78,8 @@ class Scripted:
 
 
 class Runtime:
-    def __init__(self, controllers: Controllers, metrics: Metrics, reconciler: Scripted) -> None:
+    def __init__(self, controllers: Controllers, metrics: Metrics, reconciler: Scripted, writer: CachedClient) -> None:
+        self.writer = writer
         self.controllers = controllers
         self.metrics = metrics
         self.reconciler = reconciler
@@ -102,10 +103,12 @@ def make_runtime(kube: ClusterProcess, crds_installed: None, namespace: str) -> 
         reconciler = Scripted(namespace)
         reconciler.script.update(script or {})
         metrics = Metrics()
-        controllers = Controllers(reconcilers=[reconciler], cache=cache, settings=operator_settings, metrics=metrics)
+        # The reconciler's own client (field manager "scripted"), on the runtime's cache: its writes' events are echoes.
+        writer = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager="scripted"))
+        controllers = Controllers(reconcilers=[reconciler], cache=cache, settings=operator_settings, metrics=metrics, echo=writer.is_echo)
         assert cache.start().wait_for_sync(30)
         controllers.start()
-        runtime = Runtime(controllers, metrics, reconciler)
+        runtime = Runtime(controllers, metrics, reconciler, writer)
         runtimes.append(runtime)
         return runtime
 
@@ -201,6 +204,36 @@ def test_the_names_others_hold_are_kept_as_who_holds_them(
     assert unlabelled is not None and unlabelled["metadata"]["ownerReferences"][0]["uid"] == owner["metadata"]["uid"]
     assert rt.controllers.cache.informer(CONFIGMAPS).store.get(f"{namespace}/theirs") is None  # type: ignore[union-attr]
     assert rt.reconciler.count(f"{namespace}/owner") == before  # the unlabelled child is not the owned informer's
+
+
+def test_the_events_of_the_reconcilers_own_writes_enqueue_nothing(
+    make_runtime: Callable[..., Runtime], client: CachedClient, namespace: str
+) -> None:
+    """A status write and a child's create made by the reconciler's own client come back as events that report only what
+    it wrote: they enqueue nothing. The same writes by someone else enqueue the Darkroom."""
+    rt = make_runtime()
+    echoed, marker = create_darkroom(client, namespace, "echoed"), create_darkroom(client, namespace, "marker")
+    wait_for(lambda: rt.reconciler.count(f"{namespace}/echoed") >= 1 and rt.reconciler.count(f"{namespace}/marker") >= 1)
+    before = rt.reconciler.count(f"{namespace}/echoed")
+
+    def status(name: str, generation: int) -> dict[str, Any]:
+        meta = {"name": name, "namespace": namespace}
+        return {"apiVersion": DARKROOMS.api_version, "kind": "Darkroom", "metadata": meta, "status": {"observedGeneration": generation}}
+
+    rt.writer.apply_status(DARKROOMS, status("echoed", 1), field_manager="scripted", force=True)
+    rt.writer.create(CONFIGMAPS, owned_configmap(namespace, "echoed-child", echoed))
+    # Handlers run in event order, one informer at a time: once someone else's writes of the same kinds (for the
+    # marker) have enqueued, the echoes' handlers have run.
+    marked = rt.reconciler.count(f"{namespace}/marker")
+    client.create(CONFIGMAPS, owned_configmap(namespace, "marker-child", marker))
+    wait_for(lambda: rt.reconciler.count(f"{namespace}/marker") > marked, message="someone else's child enqueues its owner")
+    marked = rt.reconciler.count(f"{namespace}/marker")
+    client.apply_status(DARKROOMS, status("marker", 1), field_manager="someone", force=True)
+    wait_for(lambda: rt.reconciler.count(f"{namespace}/marker") > marked, message="someone else's status write enqueues")
+    assert rt.reconciler.count(f"{namespace}/echoed") == before
+
+    client.apply_status(DARKROOMS, status("echoed", 2), field_manager="someone", force=True)
+    wait_for(lambda: rt.reconciler.count(f"{namespace}/echoed") == before + 1, message="a status write not ours enqueues")
 
 
 def test_owner_key_needs_a_controller_reference_of_the_primary_kind_and_group() -> None:
