@@ -112,6 +112,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         ),
     ),
     Benchmark(
+        "reconcile_cpu",
+        "bench/reconcile_cpu.py",
+        "the reconciler's own CPU per new Darkroom, step by step, and its requests, on an otherwise idle server; main vs this tree",
+        "both",
+        (Run("", "~3.5 min"), Run("--server dev --count 100 --runs 5", "~2 min")),
+    ),
+    Benchmark(
         "outage",
         "bench/outage.py",
         "the reconciler's convergence after the API server is killed and restarted mid-wave (5,000 Darkrooms)",

@@ -64,8 +64,11 @@ def _key(namespace: str | None, name: str) -> str:
 class CachedClient:
     """Cache-backed reads with read-your-writes, direct writes. Thread-safe."""
 
-    def __init__(self, *, transport: Transport, cache: Cache, settings: ClientSettings) -> None:
+    def __init__(self, *, transport: Transport, cache: Cache, settings: ClientSettings, echoes: bool = False) -> None:
+        """``echoes``: remember what each write returned, for :meth:`is_echo` (a controller's client; not the API's, which
+        never asks)."""
         self.transport = transport
+        self._remembers_echoes = echoes
         self.cache = cache
         self.settings = settings
         self._expectations = Expectations(timeout_s=settings.read_your_writes_timeout_s)
@@ -248,7 +251,7 @@ class CachedClient:
         if dry_run:
             query["dryRun"] = "All"
         informer = None if dry_run else self.cache.informer(resource)
-        echoed = (resource, key) if informer is not None and key and not deleted else None
+        echoed = (resource, key) if self._remembers_echoes and informer is not None and key and not deleted else None
         if echoed is not None:
             with self._echo_changed:
                 self._writing[echoed] += 1
@@ -279,8 +282,9 @@ class CachedClient:
     def is_echo(self, resource: Resource, obj: Mapping[str, Any]) -> bool:
         """Whether ``obj``, from a watch event, is exactly what this client's last write of it returned (the same
         resourceVersion): the event of a change the writer already knows, which a controller need not act on again.
-        Each write's echo is recognised once. The event of a write can come before its answer: while a write of the same
-        object is under way, this waits for it (up to :data:`ECHO_WAIT_S`)."""
+        Each write's echo is recognised once; a client made without ``echoes=True`` remembers no write. The event of a
+        write can come before its answer: while a write of the same object is under way, this waits for it (up to
+        :data:`ECHO_WAIT_S`)."""
         key = (resource, object_key(obj))
         version = (obj.get("metadata") or {}).get("resourceVersion")
         with self._echo_changed:

@@ -153,7 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
     )
     cache = Cache(transport=connection.transport, settings=InformerSettings())
-    client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager))
+    client = CachedClient(
+        transport=connection.transport, cache=cache, settings=ClientSettings(field_manager=settings.field_manager), echoes=True
+    )
     if settings.leader_election:
         problem = check_lease_namespace(client, settings)
         if problem:

@@ -189,7 +189,8 @@ def test_the_watch_event_of_a_clients_own_write_is_known_as_its_echo(
     cache = make_cache(connection.transport)
     informer = cache.add(CONFIGMAPS, namespace=namespace)
     seen: list[tuple[str, bool]] = []
-    client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager="echo-test"))
+    client = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager="echo-test"), echoes=True)
+    quiet = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager="echo-test"))
     informer.add_handler(
         on_add=lambda o: seen.append((f"add {o['metadata']['name']}", client.is_echo(CONFIGMAPS, o))),
         on_update=lambda old, new: seen.append((f"update {new['metadata']['name']}", client.is_echo(CONFIGMAPS, new))),
@@ -209,3 +210,6 @@ def test_the_watch_event_of_a_clients_own_write_is_known_as_its_echo(
     ]
     mine = informer.store.get(f"{namespace}/mine")
     assert mine is not None and not client.is_echo(CONFIGMAPS, mine)  # recognised once
+    written = quiet.apply(CONFIGMAPS, {**applied, "data": {"k": "4"}}, field_manager="echo-test", force=True)
+    wait_for(lambda: len([s for s in seen if "kube-root-ca" not in s[0]]) == 5, message="the fifth event")
+    assert not quiet.is_echo(CONFIGMAPS, written)  # a client made without echoes=True remembers no write

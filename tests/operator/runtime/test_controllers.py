@@ -104,7 +104,7 @@ def make_runtime(kube: ClusterProcess, crds_installed: None, namespace: str) -> 
         reconciler.script.update(script or {})
         metrics = Metrics()
         # The reconciler's own client (field manager "scripted"), on the runtime's cache: its writes' events are echoes.
-        writer = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager="scripted"))
+        writer = CachedClient(transport=connection.transport, cache=cache, settings=ClientSettings(field_manager="scripted"), echoes=True)
         controllers = Controllers(reconcilers=[reconciler], cache=cache, settings=operator_settings, metrics=metrics, echo=writer.is_echo)
         assert cache.start().wait_for_sync(30)
         controllers.start()
