@@ -271,3 +271,27 @@ def machine_summary() -> str:
                 break
     nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return f"nproc={nproc}{f' ({cpu})' if cpu else ''}"
+
+
+def print_medians(
+    title: str,
+    command: str,
+    load_start: float,
+    names: list[str],
+    rows: Iterable[tuple[str, str, str]],
+    results: dict[str, list[dict[str, float]]],
+) -> None:
+    """The report of a benchmark that compares checkouts: its title, the machine and load line, the command, then a
+    table with a column per checkout (``names``) and a row per ``(key, label, format)`` giving the median of the runs."""
+    import platform
+    import statistics
+
+    print(title)
+    load = f"load average {load_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end"
+    print(f"machine: {machine_summary()}, Python {platform.python_version()}; {load}")
+    print(f"command: {command}")
+    print()
+    print("| " + " | ".join(["", *names]) + " |")
+    print("|---|" + "---:|" * len(names))
+    for key, label, form in rows:
+        print(f"| {label} | " + " | ".join(form.format(statistics.median(r[key] for r in results[n])) for n in names) + " |")

@@ -37,7 +37,6 @@ import datetime
 import gc
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -48,7 +47,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from common import add_baseline_arguments, checkouts, log, machine_summary
+from common import add_baseline_arguments, checkouts, log, print_medians
 
 HERE = Path(__file__).resolve().parent
 SORTS = ("name", "namespace", "state", "age")
@@ -203,18 +202,10 @@ def main(argv: list[str] | None = None) -> int:
                     text=True,
                 ).stdout
                 results[name].append(json.loads(out.strip().splitlines()[-1]))
-    load_end = os.getloadavg()
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"The cache's kept sort orders at {args.count:,} Darkrooms, {now}")
-    load = f"load average {load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end"
-    print(f"machine: {machine_summary()}, Python {platform.python_version()}; {load}")
     command = " ".join(argv if argv is not None else sys.argv[1:])
-    print(f"command: bench/orders.py {command}; median of {args.runs} runs; total {time.monotonic() - started:.0f} s")
-    print()
-    print("| " + " | ".join(["", *names]) + " |")
-    print("|---|" + "---:|" * len(names))
-    for key, label, form in ROWS:
-        print(f"| {label} | " + " | ".join(form.format(statistics.median(r[key] for r in results[n])) for n in names) + " |")
+    line = f"bench/orders.py {command}; median of {args.runs} runs; total {time.monotonic() - started:.0f} s"
+    print_medians(f"The cache's kept sort orders at {args.count:,} Darkrooms, {now}", line, load_start[0], names, ROWS, results)
     return 0
 
 

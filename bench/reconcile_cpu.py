@@ -38,8 +38,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import Conn, add_baseline_arguments, checkouts, install_crds, log, machine_summary, wait_until
+from common import Conn, add_baseline_arguments, checkouts, install_crds, log, print_medians, wait_until
 from servers import choose_servers, make_server
 
 HERE = Path(__file__).resolve().parent
@@ -199,19 +197,11 @@ def main(argv: list[str] | None = None) -> int:
             conn.close()
         finally:
             server.close()
-    load_end = os.getloadavg()
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"The reconciler's own CPU per new Darkroom on an otherwise idle {kinds[0]} server, {now}")
-    load = f"load average {load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end"
-    print(f"machine: {machine_summary()}, Python {platform.python_version()}; {load}")
     command = " ".join(argv if argv is not None else sys.argv[1:])
     total = f"{args.count} Darkrooms per run, median of {args.runs} runs; total {time.monotonic() - started:.0f} s"
-    print(f"command: bench/reconcile_cpu.py {command}; {total}")
-    print()
-    print("| " + " | ".join(["", *names]) + " |")
-    print("|---|" + "---:|" * len(names))
-    for key, label, form in ROWS:
-        print(f"| {label} | " + " | ".join(form.format(statistics.median(r[key] for r in results[n])) for n in names) + " |")
+    title = f"The reconciler's own CPU per new Darkroom on an otherwise idle {kinds[0]} server, {now}"
+    print_medians(title, f"bench/reconcile_cpu.py {command}; {total}", load_start[0], names, ROWS, results)
     return 0
 
 
