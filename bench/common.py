@@ -273,6 +273,15 @@ def machine_summary() -> str:
     return f"nproc={nproc}{f' ({cpu})' if cpu else ''}"
 
 
+def measured(argv: list[str], pythonpath: Iterable[Path]) -> dict[str, float]:
+    """One run of a benchmark's measuring mode (``argv``: the script and its arguments) in a fresh process importing from
+    ``pythonpath`` (a checkout's packages first); the last line it prints, a JSON object."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath)}
+    out = subprocess.run([sys.executable, *argv], env=env, check=True, capture_output=True, text=True).stdout
+    found: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return found
+
+
 def print_medians(
     title: str,
     command: str,

@@ -38,7 +38,6 @@ import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +46,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from common import add_baseline_arguments, checkouts, log, print_medians
+from common import add_baseline_arguments, checkouts, log, measured, print_medians
 
 HERE = Path(__file__).resolve().parent
 SORTS = ("name", "namespace", "state", "age")
@@ -192,16 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(args.runs):
             for name in names:
                 root = trees[name]
-                path = os.pathsep.join(str(p) for p in (root, root / "lib", root / "lib" / "shared", HERE))
                 log(f"run {run + 1}/{args.runs}: {name} ({root})")
-                out = subprocess.run(
-                    [sys.executable, str(HERE / "orders.py"), "--measure", "--count", str(args.count)],
-                    env={**os.environ, "PYTHONPATH": path},
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                ).stdout
-                results[name].append(json.loads(out.strip().splitlines()[-1]))
+                measuring = [str(HERE / "orders.py"), "--measure", "--count", str(args.count)]
+                results[name].append(measured(measuring, (root, root / "lib", root / "lib" / "shared", HERE)))
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     command = " ".join(argv if argv is not None else sys.argv[1:])
     line = f"bench/orders.py {command}; median of {args.runs} runs; total {time.monotonic() - started:.0f} s"

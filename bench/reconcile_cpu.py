@@ -38,7 +38,6 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -46,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import Conn, add_baseline_arguments, checkouts, install_crds, log, print_medians, wait_until
+from common import Conn, add_baseline_arguments, checkouts, install_crds, log, measured, print_medians, wait_until
 from servers import choose_servers, make_server
 
 HERE = Path(__file__).resolve().parent
@@ -175,24 +174,9 @@ def main(argv: list[str] | None = None) -> int:
                     namespace = f"reconcile-cpu-{run + 1}-{name}"
                     conn.expect(201, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
                     root = trees[name]
-                    path = os.pathsep.join(str(p) for p in (root / "operator", root / "lib", root / "lib" / "shared", HERE))
                     log(f"run {run + 1}/{args.runs}: {name} ({root}), {args.count} Darkrooms in {namespace}")
-                    out = subprocess.run(
-                        [
-                            sys.executable,
-                            str(HERE / "reconcile_cpu.py"),
-                            "--count",
-                            str(args.count),
-                            "--measure",
-                            str(server.kubeconfig),
-                            namespace,
-                        ],
-                        env={**os.environ, "PYTHONPATH": path},
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                    ).stdout
-                    results[name].append(json.loads(out.strip().splitlines()[-1]))
+                    measuring = [str(HERE / "reconcile_cpu.py"), "--count", str(args.count), "--measure", str(server.kubeconfig), namespace]
+                    results[name].append(measured(measuring, (root / "operator", root / "lib", root / "lib" / "shared", HERE)))
                     log(f"    {results[name][-1]}")
             conn.close()
         finally:
