@@ -110,7 +110,9 @@ def _moment(value: str) -> datetime:
 
 def collapse(events: Iterable[Mapping[str, Any]], *, own_uid: str) -> list[Row]:
     """``events`` as timeline rows, newest first: one row per involved object, type, reason and message, with the
-    summed count, the earliest first and the latest last time seen."""
+    summed count, the earliest first and the latest last time seen. Rows last seen in the same second (core/v1 Event
+    times are whole seconds) are ordered by reason, then message, both descending: an order that stays put, since the
+    cache cannot tell which of them came later."""
     rows: dict[tuple[str, str, str, str], Row] = {}
     for e in events:
         involved = e.get("involvedObject") or {}

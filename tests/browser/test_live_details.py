@@ -53,9 +53,13 @@ def darkroom(stack: Stack, name: str) -> dict[str, Any]:
     return make(stack, DARKROOMS, name, spec)
 
 
-def record_event(stack: Stack, about: dict[str, Any], message: str, *, type: str = "Normal", count: int = 1) -> None:
-    """An Event about ``about`` (kind, name, uid), as a controller would record it, through the cluster's client."""
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def record_event(
+    stack: Stack, about: dict[str, Any], message: str, *, type: str = "Normal", count: int = 1, at: datetime | None = None
+) -> None:
+    """An Event about ``about`` (kind, name, uid), as a controller would record it, through the cluster's client; first
+    and last seen ``at`` (now unless told: core/v1 Event times are whole seconds, so two Events recorded in one second
+    have the same time)."""
+    now = (at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     involved = {"apiVersion": about.get("apiVersion", "v1"), "namespace": stack.namespace, **about}
     stack.core().create_namespaced_event(
         stack.namespace,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -59,8 +60,11 @@ def test_the_filter_works_by_keyboard_and_stays_through_live_refreshes(
 ) -> None:
     name = f"tl-{size}-{scheme}"
     created = darkroom(stack, name)
-    record_event(stack, about(created), "the origin answers 503", type="Warning", count=3)
-    record_event(stack, about(created), "configured", type="Normal")
+    # A minute ago: the Warning recorded while the page is open must be the newer one. Recorded now, both could carry
+    # the same whole second, and rows of one second are ordered by reason and message, not by arrival.
+    earlier = datetime.now(UTC) - timedelta(minutes=1)
+    record_event(stack, about(created), "the origin answers 503", type="Warning", count=3, at=earlier)
+    record_event(stack, about(created), "configured", type="Normal", at=earlier)
     path = stack.when_shown(f"/ui/darkrooms/{stack.namespace}/{name}")
     page = open_live(new_page(viewport=SIZES[size], color_scheme=scheme), path)
     control = page.locator("#darkroom-events form.segmented")
