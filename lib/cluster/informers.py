@@ -3,8 +3,9 @@
 Created by :class:`cluster.caches.Cache` (or directly by tests and tools) with a
 :class:`cluster.requesting.Transport`. One daemon thread per informer: a paginated list (a
 consistent snapshot), then watches from the list's resourceVersion with ``allowWatchBookmarks``.
-Each watch carries a server-side ``timeoutSeconds`` and a client-side read timeout longer than the
-bookmark interval, so a connection that silently stopped delivering is noticed and re-opened. A
+Each watch carries a server-side ``timeoutSeconds`` and a client-side read timeout: a watch silent that long is
+opened again at once, without a warning (routine for a quiet resource: kube-apiserver sends Events no periodic
+bookmarks), which also notices a connection that silently stopped delivering. A
 watch that ends or breaks resumes from the last resourceVersion seen (events and bookmarks); 410
 Gone (history compacted) triggers a relist, whose differences from the cache become add / update /
 delete deltas, so nothing is lost and nothing phantom stays. A relist keeps the cached object of every
@@ -270,6 +271,9 @@ class Informer:
             finally:
                 with self._lock:
                     self._stream = None
+        if stream.went_silent:  # no failure: watched again at once, from the same version
+            quiet_s = self.settings.read_timeout_s
+            log.debug("%s: the watch sent nothing for %.0f s; watching again from %s", self.name, quiet_s, self._version)
         return delivered
 
     def _handle(self, event: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from urllib.parse import urlencode, urlsplit
 import orjson
 import urllib3
 from kubernetes.client.rest import RESTClientObject
-from urllib3.exceptions import HTTPError
+from urllib3.exceptions import HTTPError, ReadTimeoutError
 
 from cluster import errors
 from cluster.identities import OWN, Credentials
@@ -245,12 +245,17 @@ class _SentAs:
 
 
 class Stream:
-    """The lines of a streaming response, parsed; :meth:`interrupt` unblocks a reader from another thread."""
+    """The lines of a streaming response, parsed; :meth:`interrupt` unblocks a reader from another thread.
+
+    A response that sends nothing for the stream's read timeout ends, with :attr:`went_silent` set, rather than failing:
+    for a watch that is routine (kube-apiserver sends Events no periodic bookmarks), and its reader, which cannot tell a
+    quiet stream from a connection that died without closing, opens another either way."""
 
     def __init__(self, response: urllib3.BaseHTTPResponse, *, what: str) -> None:
         self._response = response
         self._what = what
         self.interrupted = False
+        self.went_silent = False
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         buffer = b""
@@ -263,6 +268,9 @@ class Stream:
                         yield orjson.loads(line)
         except (HTTPError, OSError) as e:
             if self.interrupted:
+                return
+            if isinstance(e, ReadTimeoutError | TimeoutError):
+                self.went_silent = True  # what arrived of a line is dropped with the connection: it is sent again
                 return
             raise errors.from_transport(e, what=self._what) from e
         except orjson.JSONDecodeError as e:

@@ -9,13 +9,16 @@ deleted meanwhile are gone (with delete handlers called), new ones present, chan
 new version, unchanged ones the very objects cached before (no second copy) — and a list at a
 compacted version is ``Gone`` (devcluster only: forcing it needs its history knob); when the API
 server is stopped and restarted mid-watch the informer keeps retrying, reconnects and converges;
-stopping a cache (informers idle in a watch, or still failing to connect) leaves no threads behind.
+stopping a cache (informers idle in a watch, or still failing to connect) leaves no threads behind; a watch that
+sends nothing for the read timeout is watched again at once, without a warning or the failure backoff.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +82,46 @@ def test_silently_dead_connection_is_detected(
         assert informer.relists == 0  # resumed from its resourceVersion: history still covers it
         assert len(lists) == 1, lists  # and no LIST was sent
         assert len(watched_from) >= 2 and all(version_at_least(v, version) for v in watched_from)  # each from where the cache was
+    finally:
+        cache.stop()
+        conn.close()
+
+
+def test_a_watch_that_sends_nothing_is_watched_again_at_once_without_a_warning(
+    kube: ClusterProcess, proxy: TcpProxy, namespace: str, api_client: k8s.ApiClient, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A watch silent for the read timeout is routine (kube-apiserver sends Events no periodic bookmarks): the informer
+    watches again from its version at once — not after the failure backoff, 60 s here — and logs no warning."""
+    conn = connect(ConnectionSettings(kubeconfig=kubeconfig_for(kube, tmp_path / "kubeconfig", port=proxy.port)), environ={})
+    cache = Cache(transport=conn.transport, settings=InformerSettings(read_timeout_s=2, backoff_initial_s=60, backoff_max_s=60))
+    watching = threading.Event()  # set once a watch has its response: silencing earlier would leave a request unanswered
+    stream = conn.transport.stream
+
+    @contextmanager
+    def noted(path: str, **kwargs: Any) -> Iterator[Any]:
+        with stream(path, **kwargs) as opened:
+            watching.set()
+            yield opened
+
+    conn.transport.stream = noted  # type: ignore[method-assign]
+    try:
+        informer = cache.add(CONFIGMAPS, namespace=namespace)
+        assert cache.start().wait_for_sync(10)
+        restarts = informer.watch_restarts
+        with caplog.at_level(logging.DEBUG, logger="cluster.informers"):
+            assert watching.wait(10)
+            assert proxy.silence() == 1  # the watch's connection: the only one (the list's was reused for it)
+            k8s.CoreV1Api(api_client).create_namespaced_config_map(namespace, {"metadata": {"name": "after-quiet"}})
+            wait_for(
+                lambda: informer.store.get(f"{namespace}/after-quiet") is not None,
+                timeout_s=30,
+                message="a change after a silent watch, sooner than the failure backoff",
+            )
+        assert informer.watch_restarts > restarts
+        assert informer.relists == 0
+        informers = [r for r in caplog.records if r.name == "cluster.informers"]
+        assert any("sent nothing" in r.getMessage() for r in informers)
+        assert [r.getMessage() for r in informers if r.levelno >= logging.WARNING] == []
     finally:
         cache.stop()
         conn.close()
