@@ -119,6 +119,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         (Run("", "~3.5 min"), Run("--server dev --count 100 --runs 5", "~2.5 min")),
     ),
     Benchmark(
+        "foreign",
+        "bench/foreign.py",
+        "what everyone else's objects cost the reconciler (its metadata-only watch): memory and CPU per foreign ConfigMap",
+        "both",
+        (Run("", "~1 min"), Run("--count 100000 --runs 1", "~3 min")),
+    ),
+    Benchmark(
         "outage",
         "bench/outage.py",
         "the reconciler's convergence after the API server is killed and restarted mid-wave (5,000 Darkrooms)",

@@ -17,7 +17,8 @@ Method
 * One server (``--server real``: realcluster, pods Ready 0.5 s after they land; ``dev``: devcluster), the product's
   CRDs; each run gets a namespace of its own.
 * A run is a fresh process that imports the checkout's own ``operator`` and ``lib`` (``PYTHONPATH``) and wires the
-  Darkroom reconciler as ``python -m darkroom_operator`` does — its :class:`cluster.Cache` declared by
+  Darkroom reconciler as ``python -m darkroom_operator`` does (which, as it starts, keeps the dev toolchain's
+  ``kubernetes_validate`` out: ``envsettings.startup``) — its :class:`cluster.Cache` declared by
   ``darkroom_operator.runtime.controllers.declare_informers``, a :class:`cluster.CachedClient`, an ``EventRecorder`` —
   but calls ``reconcile(key)`` itself, in one thread, with no workqueue and no event handlers:
   1. ``--count`` Darkrooms (``workloads.darkroom_body``) are created on another connection; once the cache holds them,
@@ -153,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     add_baseline_arguments(parser, "tree")
     args = parser.parse_args(argv)
     if args.measure:
+        from envsettings.startup import skip_kubernetes_validate
+
+        skip_kubernetes_validate()  # as the operator starts: the dev toolchain's validator would add its objects to each GC
         print(json.dumps(measure(args.measure[0], args.measure[1], args.count)))
         return 0
     started = time.monotonic()

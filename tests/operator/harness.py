@@ -22,6 +22,7 @@ from typing import Any
 
 from darkroom_operator import hosts
 from darkroom_operator.darkrooms import DarkroomReconciler
+from darkroom_operator.runtime.controllers import NAME_HOLDERS
 from darkroom_operator.runtime.reconciling import Context
 from darkroom_operator.runtime.recording import EventRecorder
 from darkroom_operator.settings import OperatorSettings
@@ -95,7 +96,7 @@ class Harness:
         for kind in CHILD_KINDS:
             self.cache.add(kind, namespace=self.namespace, label_selector=selector, indexers={OWNER_UID: by_owner_uid})
             if self.names_of_others:
-                self.cache.add(kind, namespace=self.namespace, label_selector=others, metadata_only=True)
+                self.cache.add(kind, namespace=self.namespace, label_selector=others, **NAME_HOLDERS)
         self.cache.start()
         assert self.cache.wait_for_sync(30), "the harness cache did not sync"
         self.client = CachedClient(

@@ -461,6 +461,26 @@ def test_a_child_whose_label_was_taken_off_is_still_ours(harness: Harness) -> No
     assert condition(h, "relabelled", "Reconciled")["status"] == "True"
 
 
+def test_a_child_whose_label_was_taken_off_is_still_withdrawn_when_its_darkroom_serves_no_host(harness: Harness) -> None:
+    """The others' names keep a holder's UID: our unlabelled Deployment, found there, is deleted (UID precondition) when
+    its Darkroom loses every host to an older one, as a labelled one would be."""
+    h = harness
+    create(h, "older", subDomains=["taken"])
+    reconcile_until(h, "older", "Ready", "True")
+    time.sleep(1.1)  # creationTimestamp has one-second resolution: make the order unambiguous
+    create(h, "newer", subDomains=["own"])
+    h.darkrooms.reconcile(h.key("newer"))
+    unlabelled = h.admin.patch(
+        DEPLOYMENTS, "newer", {"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}}, namespace=h.namespace, patch_type="merge"
+    )
+    h.settle(DEPLOYMENTS, unlabelled)
+    h.settle(DEPLOYMENTS, name="newer", gone=True)
+    update_spec(h, "newer", subDomains=["taken"])
+    h.darkrooms.reconcile(h.key("newer"))
+    assert not h.exists(DEPLOYMENTS, "newer") and not h.exists(INGRESSES, "newer")
+    assert condition(h, "newer", "Ready")["reason"] == "HostConflict"
+
+
 @pytest.mark.parametrize("names_of_others", [True, False], ids=["cached-names", "server-asked"])
 def test_a_name_someone_else_holds_is_a_conflict_whether_the_cache_or_the_server_says_so(
     kube: ClusterProcess, crds_installed: None, namespace: str, names_of_others: bool
