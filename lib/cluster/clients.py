@@ -42,7 +42,10 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "strategic": "application/strategic-merge-patch+json",
 }
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"  # JSON is YAML: the body is sent as JSON
-ECHOES_MAX = 65_536  # writes whose watch event :meth:`CachedClient.is_echo` remembers
+ECHOES_MAX = 65_536  # objects whose writes :meth:`CachedClient.is_echo` remembers
+# Writes of one object whose watch events have not come yet (a finalizer, then a status: two writes before the first
+# event), remembered in order; past that, the oldest is forgotten and its event is not called an echo.
+ECHOES_PER_OBJECT = 8
 # How long is_echo waits for a write of the same object still under way (its event can come before its answer): past
 # that, the event is not called an echo (a controller then acts on it: the safe side).
 ECHO_WAIT_S = 1.0
@@ -72,10 +75,10 @@ class CachedClient:
         self.cache = cache
         self.settings = settings
         self._expectations = Expectations(timeout_s=settings.read_your_writes_timeout_s)
-        # Echoes (is_echo): (resource, key) → the resourceVersion this client's last write of that cached object returned,
-        # the version its watch event carries; and the writes under way, by object. Bounded: a write whose event never
-        # came (a relist skipped it) ages out.
-        self._echoes: dict[tuple[Resource, str], str] = {}
+        # Echoes (is_echo): (resource, key) → the resourceVersions this client's writes of that cached object returned
+        # whose watch events have not come yet, oldest first (the versions those events carry); and the writes under
+        # way, by object. Bounded: a write whose event never came (a relist skipped it) ages out.
+        self._echoes: dict[tuple[Resource, str], list[str]] = {}
         self._writing: Counter[tuple[Resource, str]] = Counter()
         self._echo_changed = threading.Condition()
 
@@ -273,25 +276,34 @@ class CachedClient:
             if not self._writing[echoed]:
                 del self._writing[echoed]
             if version:
-                self._echoes.pop(echoed, None)
-                self._echoes[echoed] = str(version)
+                versions = self._echoes.pop(echoed, None) or []
+                versions.append(str(version))
+                self._echoes[echoed] = versions[-ECHOES_PER_OBJECT:]  # re-inserted: the most recently written object is last
                 if len(self._echoes) > ECHOES_MAX:
                     del self._echoes[next(iter(self._echoes))]
             self._echo_changed.notify_all()
 
     def is_echo(self, resource: Resource, obj: Mapping[str, Any]) -> bool:
-        """Whether ``obj``, from a watch event, is exactly what this client's last write of it returned (the same
+        """Whether ``obj``, from a watch event, is exactly what one of this client's writes of it returned (the same
         resourceVersion): the event of a change the writer already knows, which a controller need not act on again.
-        Each write's echo is recognised once; a client made without ``echoes=True`` remembers no write. The event of a
-        write can come before its answer: while a write of the same object is under way, this waits for it (up to
-        :data:`ECHO_WAIT_S`)."""
+
+        Each write's echo is recognised once. Several writes of one object can be made before the first one's event
+        comes; each is remembered (up to :data:`ECHOES_PER_OBJECT`). A watch reports one object's changes in order, so
+        an echo also forgets the writes made before it whose events never came (a relist skipped them). A client made
+        without ``echoes=True`` remembers no write. The event of a write can come before its answer: while a write of
+        the same object is under way, this waits for it (up to :data:`ECHO_WAIT_S`)."""
         key = (resource, object_key(obj))
         version = (obj.get("metadata") or {}).get("resourceVersion")
+        if version is None:
+            return False
         with self._echo_changed:
-            self._echo_changed.wait_for(lambda: self._echoes.get(key) == version or key not in self._writing, ECHO_WAIT_S)
-            if version is None or self._echoes.get(key) != version:
+            self._echo_changed.wait_for(lambda: version in self._echoes.get(key, ()) or key not in self._writing, ECHO_WAIT_S)
+            versions = self._echoes.get(key)
+            if versions is None or version not in versions:
                 return False
-            del self._echoes[key]
+            del versions[: versions.index(version) + 1]
+            if not versions:
+                del self._echoes[key]
             return True
 
     def create(
