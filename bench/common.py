@@ -117,16 +117,35 @@ class Conn:
     Handles what devcluster, gunicorn and kube-apiserver send here: responses with a Content-Length,
     or chunked (kube-apiserver, for bodies of more than ~2 KiB). ``target`` is a port (plain HTTP)
     or an :class:`Endpoint` (TLS and a bearer token for the real control plane).
-    Subclasses set ``USER_AGENT`` (the audit log tells the scripts apart by it) and ``RECV_BYTES``."""
+    Subclasses set ``USER_AGENT`` (the audit log tells the scripts apart by it) and ``RECV_BYTES``.
+
+    A server may close a keep-alive connection that sat idle (kube-apiserver does, while a benchmark waits for a
+    run of minutes): a request that finds its connection closed before any byte of the answer came is sent once
+    more on a new one, as HTTP clients do — the server closed it without reading the request."""
 
     USER_AGENT = "bench/1"
     RECV_BYTES = 1 << 18
 
     def __init__(self, target: int | Endpoint, timeout_s: float = 60.0) -> None:
-        endpoint = as_endpoint(target)
-        self.sock = endpoint.connect(timeout_s)
-        self.prefix = endpoint.headers(self.USER_AGENT)
+        self.endpoint = as_endpoint(target)
+        self.timeout_s = timeout_s
+        self.sock = self.endpoint.connect(timeout_s)
+        self.prefix = self.endpoint.headers(self.USER_AGENT)
         self.buf = bytearray()
+
+    def _send(self, message: bytes) -> None:
+        """Send ``message`` and wait for the answer's first bytes, on a new connection when the idle one was closed."""
+        try:
+            self.sock.sendall(message)
+            if not self.buf:
+                self._fill()
+            return
+        except OSError:  # ConnectionError included: reset, broken pipe, or closed before answering
+            if self.buf:
+                raise
+        self.sock.close()
+        self.sock = self.endpoint.connect(self.timeout_s)
+        self.sock.sendall(message)
 
     def _fill(self) -> None:
         chunk = self.sock.recv(self.RECV_BYTES)
@@ -138,7 +157,7 @@ class Conn:
         head = b"%s %s HTTP/1.1\r\n" % (method.encode(), path.encode()) + self.prefix
         if body is not None:
             head += b"Content-Type: %s\r\nContent-Length: %d\r\n" % (content_type.encode(), len(body))
-        self.sock.sendall(head + b"\r\n" + (body or b""))
+        self._send(head + b"\r\n" + (body or b""))
         buf, recv, size = self.buf, self.sock.recv, self.RECV_BYTES
         end = buf.find(b"\r\n\r\n")
         while end < 0:
