@@ -8,11 +8,15 @@ are in ``clusters.py`` and their audit logs are read by ``auditlog.py``, both sh
 
 from __future__ import annotations
 
+import importlib
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 from tests.clusters import ROOT
@@ -108,3 +112,19 @@ def wait_for(predicate: Callable[[], _T | None], timeout_s: float = 10.0, interv
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s}s waiting for {message}")
         time.sleep(interval_s)
+
+
+@contextmanager
+def bench_module(name: str) -> Iterator[ModuleType]:
+    """``bench/<name>.py`` imported the way the benchmarks run (``bench/`` first on ``sys.path``); on exit ``bench/``
+    leaves ``sys.path`` and its modules (common, servers, ...) leave ``sys.modules``, so no later import finds them."""
+    bench = str(ROOT / "bench")
+    before = set(sys.modules)
+    sys.path.insert(0, bench)
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path.remove(bench)
+        for module in set(sys.modules) - before:
+            if (getattr(sys.modules[module], "__file__", None) or "").startswith(bench):
+                del sys.modules[module]

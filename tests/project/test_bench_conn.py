@@ -7,32 +7,22 @@ the benchmarks run, and its modules leave with it.
 
 from __future__ import annotations
 
-import importlib
 import socket
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import pytest
 
-from tests.clusters import ROOT
+from tests.support import bench_module
 
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
 
 
 @pytest.fixture(scope="module")
 def common() -> Iterator[ModuleType]:
-    bench = str(ROOT / "bench")
-    before = set(sys.modules)
-    sys.path.insert(0, bench)
-    try:
-        yield importlib.import_module("common")
-    finally:
-        sys.path.remove(bench)
-        for name in set(sys.modules) - before:
-            if (getattr(sys.modules[name], "__file__", None) or "").startswith(bench):
-                del sys.modules[name]
+    with bench_module("common") as module:
+        yield module
 
 
 def answer_and_close(connection: socket.socket, _: int) -> bool:

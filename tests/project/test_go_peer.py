@@ -8,17 +8,16 @@ argument parser.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
 
 from tests.clusters import ROOT
+from tests.support import bench_module
 
 MODULE = ROOT / "bench" / "peers" / "go-darkroom"
 SCRIPT = ROOT / "scripts" / "build_go_peer.sh"
@@ -27,16 +26,8 @@ SCRIPT = ROOT / "scripts" / "build_go_peer.sh"
 @pytest.fixture(scope="module")
 def reconcile() -> Iterator[ModuleType]:
     """bench/reconcile.py as a module (bench/ first on sys.path, as ``python bench/reconcile.py`` has it)."""
-    bench = str(ROOT / "bench")
-    before = set(sys.modules)
-    sys.path.insert(0, bench)
-    try:
-        yield importlib.import_module("reconcile")
-    finally:
-        sys.path.remove(bench)
-        for name in set(sys.modules) - before:  # bench's modules (common, servers, ...) leave with it: no later import finds them
-            if (getattr(sys.modules[name], "__file__", None) or "").startswith(bench):
-                del sys.modules[name]
+    with bench_module("reconcile") as module:
+        yield module
 
 
 def test_go_mod_pins_controller_runtime_and_go_sum_exists() -> None:
