@@ -164,4 +164,7 @@ def crd_deletion(s: Side) -> None:
     s.post("create-while-terminating", path, widget("late", {"size": 1}, group))
     s.patch("release", f"{path}/h", {"metadata": {"finalizers": None}}, MERGE)
     s.wait("crd-gone", s.gone(f"{CRDS}/{name}"), timeout_s=CRD_GONE_S)
+    # kube-apiserver stops serving the kind when its CRD informer sees the deletion, which may come a
+    # moment after the CRD itself is gone (CI saw a 200 with an empty list there): wait for that too.
+    s.wait("crs-unserved", s.gone(path))
     s.get("crs-404", path)
