@@ -462,6 +462,7 @@ def run_once(server: str, name: str, load: Workload, opts: argparse.Namespace, w
         operator.start()
         operator.wait_ready()
         result = converge(operator, tracker, opts, work)
+        log(converged_line(result))
         if isinstance(operator, Ours):
             resync_window(operator, result, opts)
         result.peak_rss_mib = peak_rss_mib(operator.pid)
@@ -590,7 +591,7 @@ def restart_window(operator: Operator, result: RunResult, opts: argparse.Namespa
     since = audit.mark()
     started = time.monotonic()
     operator.start()
-    operator.wait_ready()
+    operator.wait_ready(opts.timeout_s)  # with every object to re-handle, kopf's watches start minutes late at 10,000
 
     def handled() -> bool:
         operator.check_alive()
@@ -687,16 +688,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return opts
 
 
+def converged_line(r: RunResult) -> str:
+    """The convergence figures of a run, logged as soon as they are known (a later phase may fail)."""
+    controllers = "" if r.controllers_cpu_s is None else f", kcm+sched CPU {r.controllers_cpu_s:.1f} s"
+    return (
+        f"    {r.server}/{r.workload}/{r.operator}: all Ready in {r.time_to_ready_s:.1f} s (create {r.create_s:.1f} s), p50/p99 "
+        f"{r.latency_p50_s:.1f}/{r.latency_p99_s:.1f} s, {r.reconciles} reconciles, {r.writes} writes ({r.writes_detail}), "
+        f"CPU {r.cpu_s:.1f} s, server CPU {r.server_cpu_s:.1f} s{controllers}, bench CPU {r.extra['bench_cpu_s']:.1f} s"
+    )
+
+
 def log_run(r: RunResult) -> None:
     resync = "" if r.resync_writes is None else f"; resync: {r.resync_writes} writes ({r.resync_detail}) in {r.resync_s:.1f} s"
     if r.resync_writes:
         resync += f" [{r.resync_requests}]"
-    controllers = "" if r.controllers_cpu_s is None else f", kcm+sched CPU {r.controllers_cpu_s:.1f} s"
     log(
-        f"    {r.server}/{r.workload}/{r.operator}: all Ready in {r.time_to_ready_s:.1f} s (create {r.create_s:.1f} s), p50/p99 "
-        f"{r.latency_p50_s:.1f}/{r.latency_p99_s:.1f} s, {r.reconciles} reconciles, {r.writes} writes ({r.writes_detail}), "
-        f"CPU {r.cpu_s:.1f} s, server CPU {r.server_cpu_s:.1f} s{controllers}, bench CPU {r.extra['bench_cpu_s']:.1f} s, "
-        f"peak RSS {r.peak_rss_mib:.0f} MiB{resync}; "
+        f"{converged_line(r)}, peak RSS {r.peak_rss_mib:.0f} MiB{resync}; "
         f"restart: {r.restart_writes} writes ({r.restart_detail}) in {r.restart_s:.1f} s"
     )
 
